@@ -1,0 +1,11 @@
+module github.com/ometiff-go/ometiff
+
+go 1.26
+
+require (
+	github.com/google/tiff v0.0.0-20161109161721-4b31f3041d9a // indirect
+	github.com/hhrutter/lzw v1.0.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	golang.org/x/image v0.48.0 // indirect
+)
