@@ -1,0 +1,195 @@
+package ifd
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Entry is one field of a directory. Value holds Count values of Type in
+// little-endian order, whatever the file's byte order; Encode and Decode
+// convert.
+type Entry struct {
+	Tag   uint16
+	Type  Type
+	Count uint64
+	Value []byte
+}
+
+// Fraction is the value of a RATIONAL field: Num / Den.
+type Fraction struct{ Num, Den uint32 }
+
+// Builder collects the fields of one directory. The zero value is an empty
+// directory. Adders record the first error they meet (a duplicate tag, an
+// empty list, an unknown type); Err, Size's callers and Encode report it.
+type Builder struct {
+	entries []Entry // sorted by tag
+	err     error
+}
+
+// Err returns the first error an adder met.
+func (b *Builder) Err() error { return b.err }
+
+// Len returns the number of fields.
+func (b *Builder) Len() int { return len(b.entries) }
+
+// Reset empties the builder for reuse.
+func (b *Builder) Reset() {
+	clear(b.entries)
+	b.entries = b.entries[:0]
+	b.err = nil
+}
+
+// Clone returns an independent copy of the builder.
+func (b *Builder) Clone() *Builder {
+	c := &Builder{entries: make([]Entry, len(b.entries)), err: b.err}
+	for i, e := range b.entries {
+		e.Value = slices.Clone(e.Value)
+		c.entries[i] = e
+	}
+	return c
+}
+
+// Entries returns the fields sorted by tag. The slice is the builder's own;
+// do not modify it.
+func (b *Builder) Entries() []Entry { return b.entries }
+
+// Get returns the field with the tag, if present.
+func (b *Builder) Get(tag uint16) (Entry, bool) {
+	i, ok := b.find(tag)
+	if !ok {
+		return Entry{}, false
+	}
+	return b.entries[i], true
+}
+
+// Remove deletes the field with the tag, if present.
+func (b *Builder) Remove(tag uint16) {
+	if i, ok := b.find(tag); ok {
+		b.entries = slices.Delete(b.entries, i, i+1)
+	}
+}
+
+func (b *Builder) find(tag uint16) (int, bool) {
+	return slices.BinarySearchFunc(b.entries, tag, func(e Entry, t uint16) int { return int(e.Tag) - int(t) })
+}
+
+// Add adds a field given as raw little-endian values. It checks that the
+// type is known and that Value holds exactly Count values.
+func (b *Builder) Add(e Entry) {
+	switch {
+	case !e.Type.Valid():
+		b.fail(fmt.Errorf("%w: tag %d has type %d", ErrType, e.Tag, uint16(e.Type)))
+	case e.Count == 0:
+		b.fail(fmt.Errorf("%w: tag %d", ErrEmpty, e.Tag))
+	case uint64(len(e.Value)) != e.Count*uint64(e.Type.Size()) || e.Count > math.MaxInt64/8:
+		b.fail(fmt.Errorf("%w: tag %d holds %d bytes for %d %v values", ErrType, e.Tag, len(e.Value), e.Count, e.Type))
+	default:
+		b.insert(e)
+	}
+}
+
+func (b *Builder) insert(e Entry) {
+	i, dup := b.find(e.Tag)
+	if dup {
+		b.fail(fmt.Errorf("%w: %d", ErrDuplicate, e.Tag))
+		return
+	}
+	b.entries = slices.Insert(b.entries, i, e)
+}
+
+func (b *Builder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// AddByte adds a BYTE field.
+func (b *Builder) AddByte(tag uint16, v ...byte) {
+	b.Add(Entry{Tag: tag, Type: Byte, Count: uint64(len(v)), Value: slices.Clone(v)})
+}
+
+// AddASCII adds an ASCII field holding s and the terminating NUL. TIFF
+// says 7-bit ASCII; UTF-8 (as OME-XML uses) passes through unchanged. A
+// NUL inside s is an error.
+func (b *Builder) AddASCII(tag uint16, s string) {
+	if strings.IndexByte(s, 0) >= 0 {
+		b.fail(fmt.Errorf("%w: tag %d", ErrText, tag))
+		return
+	}
+	v := make([]byte, len(s)+1)
+	copy(v, s)
+	b.Add(Entry{Tag: tag, Type: ASCII, Count: uint64(len(v)), Value: v})
+}
+
+// AddShort adds a SHORT field.
+func (b *Builder) AddShort(tag uint16, v ...uint16) {
+	b.addWords(tag, Short, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint16(p, v[i]) })
+}
+
+// AddLong adds a LONG field.
+func (b *Builder) AddLong(tag uint16, v ...uint32) {
+	b.addWords(tag, Long, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, v[i]) })
+}
+
+// AddLong8 adds a LONG8 field (BigTIFF only).
+func (b *Builder) AddLong8(tag uint16, v ...uint64) {
+	b.addWords(tag, Long8, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint64(p, v[i]) })
+}
+
+// AddIFD adds an IFD field: offsets of directories.
+func (b *Builder) AddIFD(tag uint16, v ...uint32) {
+	b.addWords(tag, IFD, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, v[i]) })
+}
+
+// AddIFD8 adds an IFD8 field: 64-bit offsets of directories (BigTIFF only).
+func (b *Builder) AddIFD8(tag uint16, v ...uint64) {
+	b.addWords(tag, IFD8, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint64(p, v[i]) })
+}
+
+// AddRational adds a RATIONAL field.
+func (b *Builder) AddRational(tag uint16, v ...Fraction) {
+	b.addWords(tag, Rational, len(v), func(p []byte, i int) {
+		binary.LittleEndian.PutUint32(p, v[i].Num)
+		binary.LittleEndian.PutUint32(p[4:], v[i].Den)
+	})
+}
+
+// AddFloat adds a FLOAT field.
+func (b *Builder) AddFloat(tag uint16, v ...float32) {
+	b.addWords(tag, Float, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, math.Float32bits(v[i])) })
+}
+
+// AddDouble adds a DOUBLE field.
+func (b *Builder) AddDouble(tag uint16, v ...float64) {
+	b.addWords(tag, Double, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint64(p, math.Float64bits(v[i])) })
+}
+
+// AddUint adds unsigned integers as SHORT, LONG or LONG8: the smallest type
+// that holds every value. A LONG8 field makes the directory BigTIFF-only.
+func (b *Builder) AddUint(tag uint16, v ...uint64) {
+	var largest uint64
+	for _, x := range v {
+		largest = max(largest, x)
+	}
+	switch {
+	case largest <= math.MaxUint16:
+		b.addWords(tag, Short, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint16(p, uint16(v[i])) })
+	case largest <= math.MaxUint32:
+		b.addWords(tag, Long, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, uint32(v[i])) })
+	default:
+		b.AddLong8(tag, v...)
+	}
+}
+
+// addWords adds n values of t, each put by put into its slot.
+func (b *Builder) addWords(tag uint16, t Type, n int, put func(p []byte, i int)) {
+	size := t.Size()
+	value := make([]byte, n*size)
+	for i := range n {
+		put(value[i*size:], i)
+	}
+	b.Add(Entry{Tag: tag, Type: t, Count: uint64(n), Value: value})
+}

@@ -1,0 +1,249 @@
+package ifd
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	classicLE = Format{}
+	classicBE = Format{Order: binary.BigEndian}
+	bigLE     = Format{BigTIFF: true}
+	bigBE     = Format{Order: binary.BigEndian, BigTIFF: true}
+	formats   = map[string]Format{"classic LE": classicLE, "classic BE": classicBE, "BigTIFF LE": bigLE, "BigTIFF BE": bigBE}
+)
+
+func TestEncodeKnownBytes(t *testing.T) {
+	var b Builder
+	b.AddASCII(305, "ometiff") // out of line, added first: entries get sorted
+	b.AddLong(273, 8)
+	b.AddShort(256, 100)
+
+	got, err := b.Encode(nil, 8, 0, classicLE)
+	require.NoError(t, err)
+	want := "0300" +
+		"0001" + "0300" + "01000000" + "64000000" +
+		"1101" + "0400" + "01000000" + "08000000" +
+		"3101" + "0200" + "08000000" + "32000000" +
+		"00000000" +
+		hex.EncodeToString([]byte("ometiff\x00"))
+	assert.Equal(t, want, hex.EncodeToString(got))
+	assert.Equal(t, int64(len(got)), b.Size(false))
+
+	got, err = b.Encode(nil, 16, 0x1234, bigBE)
+	require.NoError(t, err)
+	want = "0000000000000003" +
+		"0100" + "0003" + "0000000000000001" + "0064000000000000" +
+		"0111" + "0004" + "0000000000000001" + "0000000800000000" +
+		"0131" + "0002" + "0000000000000008" + "6f6d657469666600" + // 8 bytes fit inline in BigTIFF
+		"0000000000001234"
+	assert.Equal(t, want, hex.EncodeToString(got))
+}
+
+// sample builds a directory with every adder and values in and out of line.
+func sample() *Builder {
+	var b Builder
+	b.AddShort(256, 70000%65536)
+	b.AddUint(257, 70000)
+	b.AddShort(258, 16, 16, 16)
+	b.AddByte(400, 1, 2, 3, 4, 5)
+	b.AddASCII(270, "<OME>déjà vu</OME>")
+	b.AddASCII(305, "")
+	b.AddLong(324, 16, 1<<31, 1<<32-1)
+	b.AddRational(282, Fraction{10000, 1}, Fraction{3, 7})
+	b.AddFloat(401, 1.5, float32(math.Inf(-1)))
+	b.AddDouble(402, math.Pi)
+	b.AddIFD(330, 1000, 2000)
+	b.Add(Entry{Tag: 403, Type: SShort, Count: 2, Value: []byte{0xff, 0xff, 1, 0}})
+	b.Add(Entry{Tag: 404, Type: SRational, Count: 1, Value: []byte{0xfe, 0xff, 0xff, 0xff, 3, 0, 0, 0}})
+	return &b
+}
+
+func TestRoundTrip(t *testing.T) {
+	for name, f := range formats {
+		t.Run(name, func(t *testing.T) {
+			b := sample()
+			if f.BigTIFF {
+				b.AddLong8(405, 1<<40, 7)
+				b.AddIFD8(406, 1<<33)
+			}
+			const pos = 1000
+			enc, err := b.Encode(make([]byte, pos), pos, 42, f)
+			require.NoError(t, err)
+			assert.Equal(t, b.Size(f.BigTIFF), int64(len(enc)-pos))
+
+			d, err := Decode(bytes.NewReader(enc), int64(len(enc)), pos, f)
+			require.NoError(t, err)
+			assert.Equal(t, uint64(42), d.Next)
+			assert.Equal(t, b.Entries(), d.Entries)
+		})
+	}
+}
+
+func TestOutOfLineValuesAreWordAligned(t *testing.T) {
+	var b Builder
+	b.AddASCII(270, "odd") // 4 bytes: inline in classic
+	b.AddASCII(271, "oddly")
+	b.AddByte(272, 1, 2, 3, 4, 5, 6, 7)
+	b.AddASCII(273, "x")
+	enc, err := b.Encode(nil, 0, 0, classicLE)
+	require.NoError(t, err)
+	d, err := Decode(bytes.NewReader(enc), int64(len(enc)), 0, classicLE)
+	require.NoError(t, err)
+	assert.Equal(t, b.Entries(), d.Entries)
+	for _, off := range []int{2 + 1*12 + 8, 2 + 2*12 + 8} {
+		assert.Zero(t, binary.LittleEndian.Uint32(enc[off:])&1, "value offset in entry at %d is even", off)
+	}
+	assert.Zero(t, len(enc)&1)
+}
+
+func TestAddUintPicksSmallestType(t *testing.T) {
+	tests := []struct {
+		values []uint64
+		want   Type
+	}{
+		{[]uint64{0, 65535}, Short},
+		{[]uint64{65536}, Long},
+		{[]uint64{1, 1<<32 - 1}, Long},
+		{[]uint64{1 << 32}, Long8},
+	}
+	for _, tt := range tests {
+		var b Builder
+		b.AddUint(256, tt.values...)
+		e, ok := b.Get(256)
+		require.True(t, ok)
+		assert.Equal(t, tt.want, e.Type, "%v", tt.values)
+		got, err := e.Uints()
+		require.NoError(t, err)
+		assert.Equal(t, tt.values, got, "nothing truncated")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(b *Builder)
+		pos   int64
+		next  uint64
+		f     Format
+		want  error
+	}{
+		{"duplicate", func(b *Builder) { b.AddShort(256, 1); b.AddLong(256, 2) }, 8, 0, classicLE, ErrDuplicate},
+		{"empty list", func(b *Builder) { b.AddShort(256) }, 8, 0, classicLE, ErrEmpty},
+		{"empty raw", func(b *Builder) { b.Add(Entry{Tag: 1, Type: Byte}) }, 8, 0, classicLE, ErrEmpty},
+		{"unknown type", func(b *Builder) { b.Add(Entry{Tag: 1, Type: 99, Count: 1, Value: []byte{0}}) }, 8, 0, classicLE, ErrType},
+		{"short value", func(b *Builder) { b.Add(Entry{Tag: 1, Type: Long, Count: 2, Value: []byte{0}}) }, 8, 0, classicLE, ErrType},
+		{"NUL in text", func(b *Builder) { b.AddASCII(270, "a\x00b") }, 8, 0, classicLE, ErrText},
+		{"LONG8 in classic", func(b *Builder) { b.AddLong8(324, 1) }, 8, 0, classicLE, ErrRange},
+		{"IFD8 in classic", func(b *Builder) { b.AddIFD8(330, 1) }, 8, 0, classicLE, ErrRange},
+		{"large AddUint in classic", func(b *Builder) { b.AddUint(324, 1<<32) }, 8, 0, classicLE, ErrRange},
+		{"directory past 4 GiB", func(b *Builder) { b.AddShort(256, 1) }, 1 << 32, 0, classicLE, ErrRange},
+		{"values cross 4 GiB", func(b *Builder) { b.AddASCII(270, "long text") }, 1<<32 - 20, 0, classicLE, ErrRange},
+		{"next past 4 GiB", func(b *Builder) { b.AddShort(256, 1) }, 8, 1 << 32, classicLE, ErrRange},
+		{"odd position", func(b *Builder) { b.AddShort(256, 1) }, 9, 0, classicLE, ErrAlign},
+		{"negative position", func(b *Builder) { b.AddShort(256, 1) }, -2, 0, bigLE, ErrAlign},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b Builder
+			tt.build(&b)
+			_, err := b.Encode(nil, tt.pos, tt.next, tt.f)
+			assert.ErrorIs(t, err, tt.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "ifd: "), err.Error())
+		})
+	}
+}
+
+func TestBigTIFFTakesWhatClassicCannot(t *testing.T) {
+	var b Builder
+	b.AddLong8(324, 1<<40)
+	b.AddASCII(270, "long text")
+	_, err := b.Encode(nil, 1<<33, 1<<34, bigLE)
+	assert.NoError(t, err)
+}
+
+func TestFirstErrorIsSticky(t *testing.T) {
+	var b Builder
+	b.AddShort(256)
+	b.AddShort(256, 1)
+	b.AddShort(256, 2)
+	assert.ErrorIs(t, b.Err(), ErrEmpty)
+	b.Reset()
+	assert.NoError(t, b.Err())
+	assert.Zero(t, b.Len())
+}
+
+func TestCloneIsIndependent(t *testing.T) {
+	b := sample()
+	c := b.Clone()
+	c.AddShort(259, 5)
+	c.Remove(256)
+	c.Entries()[0].Value[0] ^= 0xff
+	assert.Equal(t, sample().Entries(), b.Entries())
+	_, ok := c.Get(256)
+	assert.False(t, ok)
+}
+
+func TestEntryAccessors(t *testing.T) {
+	b := sample()
+	e, _ := b.Get(282)
+	f, err := e.Floats()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{10000, 3.0 / 7}, f)
+	e, _ = b.Get(270)
+	s, err := e.Text()
+	require.NoError(t, err)
+	assert.Equal(t, "<OME>déjà vu</OME>", s)
+	_, err = e.Uints()
+	assert.ErrorIs(t, err, ErrType)
+	e, _ = b.Get(403)
+	f, err = e.Floats()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{-1, 1}, f)
+	e, _ = b.Get(258)
+	v, err := e.Uint()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(16), v)
+}
+
+func TestDecodeRejectsMalformed(t *testing.T) {
+	var b Builder
+	b.AddASCII(270, "some description")
+	b.AddShort(256, 1)
+	good, err := b.Encode(nil, 0, 0, classicLE)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name   string
+		mutate func(p []byte) []byte
+		pos    int64
+	}{
+		{"offset outside", func(p []byte) []byte { return p }, 1 << 20},
+		{"truncated table", func(p []byte) []byte { return p[:10] }, 0},
+		{"count too large", func(p []byte) []byte { binary.LittleEndian.PutUint16(p, 999); return p }, 0},
+		{"value past end", func(p []byte) []byte { binary.LittleEndian.PutUint32(p[2+12+8:], 1<<30); return p }, 0},
+		{"value count past end", func(p []byte) []byte { binary.LittleEndian.PutUint32(p[2+12+4:], 1<<31); return p }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.mutate(bytes.Clone(good))
+			_, err := Decode(bytes.NewReader(p), int64(len(p)), tt.pos, classicLE)
+			assert.ErrorIs(t, err, ErrMalformed)
+		})
+	}
+}
+
+func TestDecodeKeepsUnknownTypes(t *testing.T) {
+	p := []byte{1, 0, 0x10, 0x01, 99, 0, 1, 0, 0, 0, 0xAA, 0, 0, 0, 0, 0, 0, 0}
+	d, err := Decode(bytes.NewReader(p), int64(len(p)), 0, classicLE)
+	require.NoError(t, err)
+	require.Len(t, d.Entries, 1)
+	assert.Equal(t, Entry{Tag: 0x110, Type: 99, Count: 1}, d.Entries[0])
+}

@@ -1,0 +1,108 @@
+package ifd
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// FuzzRoundTrip decodes random entry sets from the input, encodes them in
+// the flavour the input picks, parses them back and requires the same
+// entries, the promised size and the next offset. Inputs the builder or the
+// format rejects must give a typed error.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add(byte(0), uint32(8), []byte{1, 1, 3, 2, 0xff, 0xff, 2, 1, 2, 5, 'h', 'i', 'x', 'y', 'z'})
+	f.Add(byte(3), uint32(16), []byte{0x30, 1, 16, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Fuzz(func(t *testing.T, flavour byte, pos uint32, data []byte) {
+		format := Format{BigTIFF: flavour&1 != 0}
+		if flavour&2 != 0 {
+			format.Order = binary.BigEndian
+		}
+		b := entriesFrom(data)
+		enc, err := b.Encode(make([]byte, pos%4096), int64(pos%4096), uint64(pos), format)
+		if err != nil {
+			if !typedError(err) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		start := int64(pos % 4096)
+		if got := int64(len(enc)) - start; got != b.Size(format.BigTIFF) {
+			t.Fatalf("encoded %d bytes, Size %d", got, b.Size(format.BigTIFF))
+		}
+		d, err := Decode(bytes.NewReader(enc), int64(len(enc)), start, format)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if d.Next != uint64(pos) {
+			t.Fatalf("next %d, want %d", d.Next, pos)
+		}
+		if len(d.Entries) != b.Len() {
+			t.Fatalf("%d entries, want %d", len(d.Entries), b.Len())
+		}
+		for i, e := range b.Entries() {
+			g := d.Entries[i]
+			if g.Tag != e.Tag || g.Type != e.Type || g.Count != e.Count || !bytes.Equal(g.Value, e.Value) {
+				t.Fatalf("entry %d: got %+v, want %+v", i, g, e)
+			}
+		}
+	})
+}
+
+// FuzzDecode parses arbitrary bytes: errors are fine, panics are not.
+func FuzzDecode(f *testing.F) {
+	var b Builder
+	b.AddASCII(270, "description")
+	b.AddLong(324, 1, 2, 3)
+	seed, _ := b.Encode(nil, 0, 0, Format{})
+	f.Add(seed, byte(0))
+	f.Fuzz(func(t *testing.T, data []byte, flavour byte) {
+		format := Format{BigTIFF: flavour&1 != 0}
+		if flavour&2 != 0 {
+			format.Order = binary.BigEndian
+		}
+		if _, err := Decode(bytes.NewReader(data), int64(len(data)), int64(flavour>>2), format); err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("untyped error: %v", err)
+		}
+	})
+}
+
+// entriesFrom reads entries from data: tag low byte, type, count, then the
+// value bytes (cycled from the input when it runs short).
+func entriesFrom(data []byte) *Builder {
+	var b Builder
+	for len(data) >= 3 {
+		tag, count := uint16(data[0])<<4|uint16(data[1]&0xf), uint64(data[2]%40)
+		typ := fuzzTypes[int(data[1]>>4)%len(fuzzTypes)]
+		data = data[3:]
+		n := int(count) * typ.Size()
+		value := make([]byte, n)
+		for i := range value {
+			if len(data) > 0 {
+				value[i] = data[i%len(data)]
+			}
+		}
+		if typ == ASCII {
+			value = bytes.ReplaceAll(value, []byte{0}, []byte{'.'})
+			if len(value) > 0 {
+				value[len(value)-1] = 0
+			}
+		}
+		b.Add(Entry{Tag: tag, Type: typ, Count: count, Value: value})
+		data = data[min(len(data), n):]
+	}
+	return &b
+}
+
+// fuzzTypes are the known types plus one unknown.
+var fuzzTypes = []Type{Byte, ASCII, Short, Long, Rational, SByte, Undefined, SShort, SLong, SRational, Float, Double, IFD, Long8, SLong8, IFD8, 99}
+
+func typedError(err error) bool {
+	for _, e := range []error{ErrDuplicate, ErrEmpty, ErrType, ErrText, ErrRange, ErrAlign} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

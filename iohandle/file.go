@@ -1,0 +1,351 @@
+package iohandle
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// Options configures a File handle. The zero value works: a 1 MiB buffer,
+// fsync at Commit, and an error if the destination exists.
+type Options struct {
+	// BufferSize is the append buffer in bytes; 0 means DefaultBufferSize.
+	// Appends at least this large bypass the buffer.
+	BufferSize int
+	// Replace lets Commit replace an existing destination. Without it,
+	// Create fails with ErrExist when the destination exists, and Commit
+	// fails with ErrExist if one appeared meanwhile.
+	Replace bool
+	// NoSync skips the fsync of the file and its directory at Commit.
+	NoSync bool
+	// Perm is the permission of the new file before the umask; 0 means 0666.
+	Perm fs.FileMode
+}
+
+// osFile is the part of *os.File a File handle uses. Tests substitute it.
+type osFile interface {
+	Write(p []byte) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
+	Sync() error
+	Close() error
+}
+
+// handleState is where a handle is in its life.
+type handleState uint8
+
+const (
+	stateOpen handleState = iota
+	stateCommitted
+	stateClosed
+)
+
+// File is a Handle on a file in the file system. Create makes one.
+type File struct {
+	f       osFile
+	path    string // destination
+	tmp     string // temporary file beside it
+	opts    Options
+	buf     []byte // buffered appends; cap is the buffer size
+	flushed int64  // bytes already handed to the file
+	err     error  // first failure; sticky
+	state   handleState
+	stats   Stats
+}
+
+var _ Handle = (*File)(nil)
+
+// Create starts a new output file for path. It creates a temporary file
+// with O_CREAT|O_EXCL in path's directory; Commit renames it onto path.
+func Create(path string, opts Options) (*File, error) {
+	if !opts.Replace {
+		if _, err := os.Lstat(path); err == nil {
+			return nil, fmt.Errorf("%w: %s", ErrExist, path)
+		}
+	}
+	perm := opts.Perm
+	if perm == 0 {
+		perm = 0o666
+	}
+	f, tmp, err := createTemp(path, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: f, path: path, tmp: tmp, opts: opts, buf: getBuffer(opts.BufferSize)}, nil
+}
+
+// bufferPool recycles default-size append buffers across handles, so that a
+// program writing many files does not fault in a fresh MiB for each.
+var bufferPool sync.Pool // of *[]byte with cap DefaultBufferSize
+
+// getBuffer returns an empty append buffer of the given capacity.
+func getBuffer(size int) []byte {
+	if size > 0 && size != DefaultBufferSize {
+		return make([]byte, 0, size)
+	}
+	if p, ok := bufferPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, DefaultBufferSize)
+}
+
+// releaseBuffer drops the handle's buffer, recycling it when it has the
+// default size.
+func (h *File) releaseBuffer() {
+	buf := h.buf
+	h.buf = nil
+	if cap(buf) == DefaultBufferSize {
+		bufferPool.Put(&buf)
+	}
+}
+
+// createTemp creates a new file beside path with an unused random name.
+func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
+	dir, base := filepath.Split(path)
+	for range 100 {
+		var suffix [8]byte
+		_, _ = rand.Read(suffix[:])
+		tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+".tmp")
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, tmp, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, "", fmt.Errorf("iohandle: create: %w", err)
+		}
+	}
+	return nil, "", fmt.Errorf("iohandle: create: no unused temporary name beside %s", path)
+}
+
+// Path is the destination the handle commits to.
+func (h *File) Path() string { return h.path }
+
+// Len returns the number of bytes written so far.
+func (h *File) Len() int64 { return h.flushed + int64(len(h.buf)) }
+
+// Stats returns the write calls issued to the operating system so far.
+func (h *File) Stats() Stats { return h.stats }
+
+// Write appends p. Small writes are buffered; a write at least as large as
+// the buffer goes to the file directly, after what is buffered.
+func (h *File) Write(p []byte) (int, error) {
+	if len(p) < cap(h.buf)-len(h.buf) && h.err == nil && h.state == stateOpen {
+		h.buf = append(h.buf, p...)
+		return len(p), nil
+	}
+	return h.writeSlow(p)
+}
+
+// writeSlow handles appends that do not fit in the buffer, and errors.
+func (h *File) writeSlow(p []byte) (int, error) {
+	if err := h.usable("write"); err != nil {
+		return 0, err
+	}
+	if len(p) >= cap(h.buf) {
+		if err := h.Flush(); err != nil {
+			return 0, err
+		}
+		if err := h.writeOS(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	n := copy(h.buf[len(h.buf):cap(h.buf)], p)
+	h.buf = h.buf[:len(h.buf)+n]
+	if err := h.Flush(); err != nil {
+		return 0, err
+	}
+	h.buf = append(h.buf, p[n:]...)
+	return len(p), nil
+}
+
+// WriteAt overwrites len(p) bytes at off, which must lie within Len. Bytes
+// still buffered are patched in the buffer; the rest takes one positioned
+// write.
+func (h *File) WriteAt(p []byte, off int64) (int, error) {
+	if err := h.usable("write at"); err != nil {
+		return 0, err
+	}
+	if err := checkPatch(off, len(p), h.Len()); err != nil {
+		return 0, err
+	}
+	n := len(p)
+	if off < h.flushed {
+		head := p[:min(int64(len(p)), h.flushed-off)]
+		if err := h.patchOS(head, off); err != nil {
+			return 0, err
+		}
+		off += int64(len(head))
+		p = p[len(head):]
+	}
+	if len(p) > 0 {
+		copy(h.buf[off-h.flushed:], p)
+	}
+	return n, nil
+}
+
+// Flush writes the buffered bytes to the file in one write call.
+func (h *File) Flush() error {
+	if err := h.usable("flush"); err != nil {
+		return err
+	}
+	if len(h.buf) == 0 {
+		return nil
+	}
+	if err := h.writeOS(h.buf); err != nil {
+		return err
+	}
+	h.buf = h.buf[:0]
+	return nil
+}
+
+// Commit flushes, syncs the file unless Options.NoSync, closes it and
+// renames it onto the destination. Any failure discards the output.
+func (h *File) Commit() error {
+	if err := h.Flush(); err != nil {
+		return err
+	}
+	if !h.opts.NoSync {
+		h.stats.Syncs++
+		if err := h.f.Sync(); err != nil {
+			return h.fail(fmt.Errorf("iohandle: sync: %w", err))
+		}
+	}
+	if err := h.f.Close(); err != nil {
+		return h.fail(fmt.Errorf("iohandle: close: %w", err))
+	}
+	h.f = nil
+	if err := h.publish(); err != nil {
+		return h.fail(err)
+	}
+	h.tmp = ""
+	h.state = stateCommitted
+	h.releaseBuffer()
+	if !h.opts.NoSync {
+		syncDir(filepath.Dir(h.path))
+	}
+	return nil
+}
+
+// publish moves the temporary file onto the destination. Without
+// Options.Replace it links first, so an existing destination is never
+// overwritten, and falls back to a checked rename where links are not
+// supported.
+func (h *File) publish() error {
+	if h.opts.Replace {
+		return renameFile(h.tmp, h.path)
+	}
+	err := linkFile(h.tmp, h.path)
+	switch {
+	case err == nil:
+		_ = removeFile(h.tmp)
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%w: %s", ErrExist, h.path)
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.ENOTSUP), errors.Is(err, syscall.EXDEV):
+		if _, statErr := os.Lstat(h.path); statErr == nil {
+			return fmt.Errorf("%w: %s", ErrExist, h.path)
+		}
+		return renameFile(h.tmp, h.path)
+	default:
+		return fmt.Errorf("iohandle: link: %w", err)
+	}
+}
+
+// Abort discards the output: it closes and removes the temporary file. It
+// is harmless after Commit or a previous Abort, and returns nil then.
+func (h *File) Abort() error {
+	if h.state != stateOpen {
+		return nil
+	}
+	h.state = stateClosed
+	h.releaseBuffer()
+	return h.discard()
+}
+
+// Close releases the handle. Without a Commit before it, it discards the
+// output like Abort. A second Close is harmless.
+func (h *File) Close() error { return h.Abort() }
+
+// usable returns the error any operation must return now, if any.
+func (h *File) usable(op string) error {
+	if h.state != stateOpen {
+		return closedError(op)
+	}
+	return h.err
+}
+
+// writeOS appends p to the file with one write call.
+func (h *File) writeOS(p []byte) error {
+	h.stats.Appends++
+	n, err := h.f.Write(p)
+	h.stats.Bytes += int64(n)
+	h.flushed += int64(n)
+	if err != nil {
+		return h.fail(fmt.Errorf("iohandle: write: %w", err))
+	}
+	return nil
+}
+
+// patchOS overwrites bytes already in the file with one positioned write.
+func (h *File) patchOS(p []byte, off int64) error {
+	h.stats.Patches++
+	n, err := h.f.WriteAt(p, off)
+	h.stats.Bytes += int64(n)
+	if err != nil {
+		return h.fail(fmt.Errorf("iohandle: write at %d: %w", off, err))
+	}
+	return nil
+}
+
+// fail records err as the sticky error and discards the output, so a failed
+// handle never leaves a file behind.
+func (h *File) fail(err error) error {
+	if h.err == nil {
+		h.err = err
+	}
+	h.releaseBuffer()
+	_ = h.discard()
+	return h.err
+}
+
+// discard closes and removes the temporary file.
+func (h *File) discard() error {
+	var closeErr error
+	if h.f != nil {
+		closeErr = h.f.Close()
+		h.f = nil
+	}
+	if h.tmp == "" {
+		return closeErr
+	}
+	err := removeFile(h.tmp)
+	h.tmp = ""
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("iohandle: remove temporary file: %w", err)
+	}
+	return nil
+}
+
+// File-system operations, variables so that tests can make them fail.
+var (
+	renameFile = os.Rename
+	linkFile   = os.Link
+	removeFile = os.Remove
+)
+
+// syncDir makes a rename in dir durable; failures only cost durability, and
+// some file systems refuse to sync directories, so they are ignored.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}

@@ -1,0 +1,406 @@
+package iohandle
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newFile creates a File handle for a destination in a fresh directory.
+func newFile(t testing.TB, opts Options) (*File, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.tif")
+	h, err := Create(path, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	return h, path
+}
+
+// sizeOnDisk returns the size of the handle's temporary file.
+func sizeOnDisk(t testing.TB, h *File) int64 {
+	t.Helper()
+	fi, err := os.Stat(h.tmp)
+	require.NoError(t, err)
+	return fi.Size()
+}
+
+// dirEntries lists the names in dir.
+func dirEntries(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestFileBuffersAppends(t *testing.T) {
+	h, _ := newFile(t, Options{BufferSize: 16, NoSync: true})
+	for range 7 {
+		_, err := h.Write([]byte("ab"))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int64(14), h.Len())
+	assert.Equal(t, Stats{}, h.Stats(), "no system call while the buffer has room")
+	assert.Equal(t, int64(0), sizeOnDisk(t, h))
+
+	_, err := h.Write([]byte("cdef")) // 18 bytes: fills the buffer, flushes 16
+	require.NoError(t, err)
+	assert.Equal(t, Stats{Appends: 1, Bytes: 16}, h.Stats())
+	assert.Equal(t, int64(16), sizeOnDisk(t, h))
+
+	require.NoError(t, h.Flush())
+	assert.Equal(t, h.Len(), sizeOnDisk(t, h))
+	assert.Equal(t, Stats{Appends: 2, Bytes: 18}, h.Stats())
+}
+
+func TestFileLargeWriteBypassesBuffer(t *testing.T) {
+	tests := []struct {
+		name        string
+		buffered    int
+		write       int
+		wantAppends int64
+	}{
+		{"empty buffer, exactly buffer size", 0, 16, 1},
+		{"empty buffer, larger", 0, 100, 1},
+		{"something buffered", 3, 16, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := newFile(t, Options{BufferSize: 16, NoSync: true})
+			_, err := h.Write(make([]byte, tt.buffered))
+			require.NoError(t, err)
+			big := bytes.Repeat([]byte{7}, tt.write)
+			_, err = h.Write(big)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantAppends, h.Stats().Appends)
+			assert.Equal(t, h.Len(), sizeOnDisk(t, h), "nothing left in the buffer")
+		})
+	}
+}
+
+func TestFileWriteAt(t *testing.T) {
+	tests := []struct {
+		name        string
+		off         int64
+		patch       string
+		wantPatches int64
+	}{
+		{"in the buffer", 18, "XY", 0},
+		{"in the file", 2, "XY", 1},
+		{"straddling", 14, "XYZW", 1},
+		{"whole content", 0, "ABCDEFGHIJKLMNOPQRST", 1},
+		{"empty at end", 20, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, path := newFile(t, Options{BufferSize: 16, NoSync: true})
+			_, err := h.Write([]byte("0123456789"))
+			require.NoError(t, err)
+			_, err = h.Write([]byte("abcdefghij")) // 16 flushed, 4 buffered
+			require.NoError(t, err)
+			want := []byte("0123456789abcdefghij")
+			copy(want[tt.off:], tt.patch)
+
+			n, err := h.WriteAt([]byte(tt.patch), tt.off)
+			require.NoError(t, err)
+			assert.Equal(t, len(tt.patch), n)
+			assert.Equal(t, tt.wantPatches, h.Stats().Patches)
+			assert.Equal(t, int64(20), h.Len())
+			require.NoError(t, h.Commit())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		})
+	}
+}
+
+func TestWriteAtOutsideContent(t *testing.T) {
+	for _, h := range []Handle{NewMemory(), must(Create(filepath.Join(t.TempDir(), "f"), Options{NoSync: true}))} {
+		_, err := h.Write([]byte("abcd"))
+		require.NoError(t, err)
+		for _, off := range []int64{-1, 3, 5} {
+			_, err := h.WriteAt([]byte("xy"), off)
+			assert.ErrorIs(t, err, ErrRange, "offset %d", off)
+		}
+		_, err = h.Write([]byte("e"))
+		assert.NoError(t, err, "a range error is the caller's and does not break the handle")
+		require.NoError(t, h.Close())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestCommitPublishesAndRemovesTemporary(t *testing.T) {
+	h, path := newFile(t, Options{})
+	_, err := h.Write([]byte("content"))
+	require.NoError(t, err)
+	assert.NoFileExists(t, path, "nothing at the destination before Commit")
+	require.NoError(t, h.Commit())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "content", string(got))
+	assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
+	assert.Equal(t, int64(1), h.Stats().Syncs)
+}
+
+func TestAbortLeavesNothing(t *testing.T) {
+	for _, abort := range []func(*File) error{(*File).Abort, (*File).Close} {
+		h, path := newFile(t, Options{BufferSize: 4})
+		_, err := h.Write([]byte("0123456789"))
+		require.NoError(t, err)
+		require.NoError(t, abort(h))
+		assert.Empty(t, dirEntries(t, filepath.Dir(path)))
+		require.NoError(t, h.Abort(), "second abort is harmless")
+		require.NoError(t, h.Close(), "close after abort is harmless")
+	}
+}
+
+func TestUseAfterClose(t *testing.T) {
+	handles := map[string]func(t *testing.T) Handle{
+		"file committed": func(t *testing.T) Handle {
+			h, _ := newFile(t, Options{NoSync: true})
+			require.NoError(t, h.Commit())
+			return h
+		},
+		"file closed": func(t *testing.T) Handle {
+			h, _ := newFile(t, Options{NoSync: true})
+			require.NoError(t, h.Close())
+			return h
+		},
+		"memory committed": func(t *testing.T) Handle {
+			h := NewMemory()
+			require.NoError(t, h.Commit())
+			return h
+		},
+		"memory closed": func(t *testing.T) Handle {
+			h := NewMemory()
+			require.NoError(t, h.Close())
+			return h
+		},
+	}
+	for name, open := range handles {
+		t.Run(name, func(t *testing.T) {
+			h := open(t)
+			_, err := h.Write([]byte("x"))
+			assert.ErrorIs(t, err, ErrClosed)
+			_, err = h.Write(make([]byte, 1<<21))
+			assert.ErrorIs(t, err, ErrClosed)
+			_, err = h.WriteAt([]byte("x"), 0)
+			assert.ErrorIs(t, err, ErrClosed)
+			assert.ErrorIs(t, h.Flush(), ErrClosed)
+			assert.ErrorIs(t, h.Commit(), ErrClosed)
+			assert.NoError(t, h.Close())
+			assert.NoError(t, h.Close())
+			assert.NoError(t, h.Abort())
+		})
+	}
+}
+
+func TestCommittedFileSurvivesClose(t *testing.T) {
+	h, path := newFile(t, Options{NoSync: true})
+	_, err := h.Write([]byte("kept"))
+	require.NoError(t, err)
+	require.NoError(t, h.Commit())
+	require.NoError(t, h.Close())
+	require.NoError(t, h.Abort())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "kept", string(got))
+}
+
+func TestExistingDestination(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.tif")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+
+	_, err := Create(path, Options{})
+	assert.ErrorIs(t, err, ErrExist)
+	assert.ErrorIs(t, err, fs.ErrExist)
+
+	h, err := Create(path, Options{Replace: true, NoSync: true})
+	require.NoError(t, err)
+	_, err = h.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, h.Commit())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "new", string(got))
+	assert.Equal(t, []string{"out.tif"}, dirEntries(t, dir))
+}
+
+func TestDestinationAppearsBeforeCommit(t *testing.T) {
+	h, path := newFile(t, Options{NoSync: true})
+	_, err := h.Write([]byte("ours"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte("theirs"), 0o644))
+	assert.ErrorIs(t, h.Commit(), ErrExist)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "theirs", string(got), "never overwritten without Replace")
+	assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)), "temporary removed")
+}
+
+func TestCreateInMissingDirectory(t *testing.T) {
+	_, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir", "f.tif"), Options{})
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+// failingFile is an osFile that fails one kind of call.
+type failingFile struct {
+	osFile
+	failWrite, failWriteAt, failSync bool
+}
+
+var errDisk = errors.New("disk on fire")
+
+func (f *failingFile) Write(p []byte) (int, error) {
+	if f.failWrite {
+		return len(p) / 2, errDisk
+	}
+	return f.osFile.Write(p)
+}
+
+func (f *failingFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.failWriteAt {
+		return 0, errDisk
+	}
+	return f.osFile.WriteAt(p, off)
+}
+
+func (f *failingFile) Sync() error {
+	if f.failSync {
+		return errDisk
+	}
+	return f.osFile.Sync()
+}
+
+func TestOSFailuresDiscardOutput(t *testing.T) {
+	tests := []struct {
+		name string
+		file failingFile
+		run  func(h *File) error
+	}{
+		{"write", failingFile{failWrite: true}, func(h *File) error {
+			_, err := h.Write(make([]byte, 64))
+			return err
+		}},
+		{"flush", failingFile{failWrite: true}, func(h *File) error { return h.Flush() }},
+		{"positioned write", failingFile{failWriteAt: true}, func(h *File) error {
+			if err := h.Flush(); err != nil {
+				return err
+			}
+			_, err := h.WriteAt([]byte("x"), 0)
+			return err
+		}},
+		{"sync", failingFile{failSync: true}, func(h *File) error { return h.Commit() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, path := newFile(t, Options{BufferSize: 16})
+			_, err := h.Write([]byte("abc"))
+			require.NoError(t, err)
+			tt.file.osFile = h.f
+			h.f = &tt.file
+
+			err = tt.run(h)
+			require.ErrorIs(t, err, errDisk)
+			assert.Empty(t, dirEntries(t, filepath.Dir(path)), "failure removes the temporary file")
+			_, err = h.Write([]byte("x"))
+			assert.ErrorIs(t, err, errDisk, "sticky")
+			assert.ErrorIs(t, h.Commit(), errDisk, "sticky")
+			assert.NoFileExists(t, path)
+			assert.NoError(t, h.Close())
+		})
+	}
+}
+
+func TestPublishFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		replace bool
+		stub    *func(string, string) error
+		err     error
+	}{
+		{"rename", true, &renameFile, syscall.EIO},
+		{"link", false, &linkFile, syscall.EIO},
+		{"link unsupported, rename fails", false, &renameFile, syscall.EIO},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig := *tt.stub
+			*tt.stub = func(string, string) error { return &os.LinkError{Op: "stub", Err: tt.err} }
+			defer func() { *tt.stub = orig }()
+			if tt.stub == &renameFile && !tt.replace {
+				origLink := linkFile
+				linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+				defer func() { linkFile = origLink }()
+			}
+
+			h, path := newFile(t, Options{Replace: tt.replace, NoSync: true})
+			_, err := h.Write([]byte("abc"))
+			require.NoError(t, err)
+			assert.ErrorIs(t, h.Commit(), tt.err)
+			assert.Empty(t, dirEntries(t, filepath.Dir(path)))
+		})
+	}
+}
+
+func TestLinkUnsupportedFallsBackToRename(t *testing.T) {
+	orig := linkFile
+	linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	defer func() { linkFile = orig }()
+
+	h, path := newFile(t, Options{NoSync: true})
+	_, err := h.Write([]byte("abc"))
+	require.NoError(t, err)
+	require.NoError(t, h.Commit())
+	assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
+}
+
+// TestFileNeverLongerThanContent applies a fixed mix of appends and patches
+// and checks after every operation that the file on disk is never longer
+// than the logical length, and equals it after Flush.
+func TestFileNeverLongerThanContent(t *testing.T) {
+	h, _ := newFile(t, Options{BufferSize: 64, NoSync: true})
+	model := NewMemory()
+	sizes := []int{1, 2, 63, 64, 65, 200, 3, 0, 17}
+	for i := range 200 {
+		p := bytes.Repeat([]byte{byte(i)}, sizes[i%len(sizes)])
+		_, err := h.Write(p)
+		require.NoError(t, err)
+		_, _ = model.Write(p)
+		if i%3 == 0 && h.Len() > 10 {
+			off := h.Len() * int64(i%7) / 7
+			q := []byte{byte(i), 0xEE, byte(i)}
+			if off+3 <= h.Len() {
+				_, err := h.WriteAt(q, off)
+				require.NoError(t, err)
+				_, _ = model.WriteAt(q, off)
+			}
+		}
+		assert.LessOrEqual(t, sizeOnDisk(t, h), h.Len())
+		if i%10 == 0 {
+			require.NoError(t, h.Flush())
+			assert.Equal(t, h.Len(), sizeOnDisk(t, h))
+		}
+	}
+	require.NoError(t, h.Flush())
+	got, err := os.ReadFile(h.tmp)
+	require.NoError(t, err)
+	assert.Equal(t, model.Bytes(), got)
+}

@@ -1,0 +1,74 @@
+package iohandle
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzFileOps drives a File with a small buffer and a Memory model through
+// the same appends, patches and flushes decoded from the input, and checks
+// that both hold the same bytes, that the file is never longer than its
+// content and that it equals Len after Flush.
+func FuzzFileOps(f *testing.F) {
+	f.Add([]byte{0, 5, 1, 2, 0, 40, 2, 0})
+	f.Add([]byte{0, 30, 0, 30, 1, 3, 1, 250, 2})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		dir := t.TempDir()
+		h, err := Create(filepath.Join(dir, "f"), Options{BufferSize: 16, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		model := NewMemory()
+		for i := 0; i+1 < len(ops); i += 2 {
+			arg := int(ops[i+1])
+			switch ops[i] % 3 {
+			case 0:
+				p := bytes.Repeat([]byte{byte(i)}, arg%48)
+				mustWrite(t, h, model, p)
+			case 1:
+				if model.Len() == 0 {
+					continue
+				}
+				off := int64(arg) % model.Len()
+				p := binary.LittleEndian.AppendUint16(nil, uint16(i))[:min(2, model.Len()-off)]
+				_, err1 := h.WriteAt(p, off)
+				_, err2 := model.WriteAt(p, off)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("WriteAt(%d bytes, %d): %v / %v", len(p), off, err1, err2)
+				}
+			case 2:
+				if err := h.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				if got := sizeOnDisk(t, h); got != h.Len() {
+					t.Fatalf("after Flush: size %d, Len %d", got, h.Len())
+				}
+			}
+			if got := sizeOnDisk(t, h); got > h.Len() {
+				t.Fatalf("file %d bytes, content %d", got, h.Len())
+			}
+		}
+		if err := h.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(h.tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, model.Bytes()) {
+			t.Fatalf("file %x, model %x", got, model.Bytes())
+		}
+	})
+}
+
+func mustWrite(t *testing.T, h Handle, model *Memory, p []byte) {
+	t.Helper()
+	if _, err := h.Write(p); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = model.Write(p)
+}

@@ -1,0 +1,95 @@
+// Package iohandle provides the buffered output handles that ometiff's
+// writers append tiles and whole IFDs to.
+//
+// A TIFF writer mostly appends: compressed tiles, then serialized
+// directories. A Handle collects appends in one reusable buffer and hands the
+// operating system large writes, so a file of many small directories costs a
+// few write calls per MiB instead of a few per field. Earlier bytes (the
+// header, a link between directories) are patched with WriteAt, which lands
+// in the buffer while the range is still buffered and becomes one positioned
+// write otherwise.
+//
+// A Handle never truncates, preallocates or seeks past the end: the file on
+// disk is never longer than its content, and after Flush its size equals
+// Len. File handles are created under a temporary name beside the
+// destination and renamed into place by Commit, so the destination never
+// holds a partial file. Memory and Faulty handles have the same interface for
+// tests.
+//
+// Handles are not safe for concurrent use; the writers above serialize their
+// output through one goroutine.
+package iohandle
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+)
+
+// DefaultBufferSize is the append buffer of a File handle when
+// Options.BufferSize is zero.
+const DefaultBufferSize = 1 << 20
+
+var (
+	// ErrClosed is wrapped by the error of any use of a handle after Close,
+	// Abort or Commit.
+	ErrClosed = errors.New("iohandle: handle is closed")
+	// ErrExist is returned when the destination exists and Options.Replace is
+	// false. It wraps fs.ErrExist.
+	ErrExist = fmt.Errorf("iohandle: destination exists: %w", fs.ErrExist)
+	// ErrRange is returned by WriteAt for a range that is not entirely inside
+	// the bytes written so far.
+	ErrRange = errors.New("iohandle: write outside the written range")
+	// ErrInjected is wrapped by every failure a Faulty handle injects.
+	ErrInjected = errors.New("iohandle: injected fault")
+)
+
+// Handle is an append-mostly output file.
+//
+// Write appends. WriteAt overwrites bytes already written (off+len(p) must
+// not exceed Len). Len is the logical length: every byte written so far,
+// buffered or not. Flush hands buffered bytes to the destination. Commit
+// flushes and makes the output permanent; Abort discards it. Close releases
+// the handle, discarding the output unless it was committed; it may be
+// called more than once. After Commit, Abort or Close every other method
+// returns an error wrapping ErrClosed.
+//
+// Errors are sticky: after a failed write every later call returns the
+// same error, and the output is discarded.
+type Handle interface {
+	io.Writer
+	io.WriterAt
+	Len() int64
+	Flush() error
+	Commit() error
+	Abort() error
+	Close() error
+	Stats() Stats
+}
+
+// Stats counts what a handle asked of its destination. For a File handle
+// these are system calls; for a Memory handle they are the calls it
+// received.
+type Stats struct {
+	Appends int64 // sequential write calls
+	Patches int64 // positioned write calls
+	Bytes   int64 // bytes handed over by both
+	Syncs   int64 // fsync calls
+}
+
+// Writes is the number of write calls of both kinds.
+func (s Stats) Writes() int64 { return s.Appends + s.Patches }
+
+// checkPatch validates a WriteAt of n bytes at off against the length.
+func checkPatch(off int64, n int, length int64) error {
+	if off < 0 || off > length || int64(n) > length-off {
+		return fmt.Errorf("%w: %d bytes at %d, length %d", ErrRange, n, off, length)
+	}
+	return nil
+}
+
+// closedError is what any use after close returns.
+func closedError(op string) error {
+	return fmt.Errorf("%w (%s)", ErrClosed, op)
+}
