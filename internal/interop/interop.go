@@ -1,0 +1,92 @@
+// Package interop runs the external TIFF readers (libtiff's tools,
+// tifffile, libvips, GDAL, xmllint) from tests, so that files the library
+// writes are checked by readers nobody on the team wrote.
+//
+// Tests call Need first. Without OMETIFF_INTEROP set, a missing tool skips
+// the test, so `go test` passes on a bare machine; with it set (as `make
+// interop` and CI do) a missing tool fails the test.
+package interop
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+)
+
+// Required reports whether missing tools must fail tests.
+func Required() bool { return os.Getenv("OMETIFF_INTEROP") != "" }
+
+// Need skips the test, or fails it under OMETIFF_INTEROP, unless every
+// named tool is available. "tifffile" stands for a Python 3 with the
+// tifffile and numpy modules.
+func Need(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		ok := false
+		if tool == "tifffile" {
+			ok = Python() != ""
+		} else {
+			_, err := exec.LookPath(tool)
+			ok = err == nil
+		}
+		if ok {
+			continue
+		}
+		if Required() {
+			t.Fatalf("interop: %s is not installed (OMETIFF_INTEROP is set)", tool)
+		}
+		t.Skipf("interop: %s is not installed", tool)
+	}
+}
+
+var python = sync.OnceValue(func() string {
+	candidates := []string{os.Getenv("OMETIFF_PYTHON"), "/usr/bin/python3", "python3"}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if err := exec.Command(c, "-c", "import tifffile, numpy").Run(); err == nil {
+			return c
+		}
+	}
+	return ""
+})
+
+// Python returns a Python 3 interpreter that can import tifffile and numpy
+// (OMETIFF_PYTHON, then the system's /usr/bin/python3, then python3 on the
+// PATH), or "" if there is none.
+func Python() string { return python() }
+
+// Result is what a tool printed.
+type Result struct {
+	Stdout, Stderr string
+	Err            error
+}
+
+// Run runs a tool and returns what it printed.
+func Run(name string, args ...string) Result {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// MustRun runs a tool and fails the test if it fails or writes to stderr.
+func MustRun(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	r := Run(name, args...)
+	if r.Err != nil || r.Stderr != "" {
+		t.Fatalf("%s %v: %v\nstderr: %s\nstdout: %.2000s", name, args, r.Err, r.Stderr, r.Stdout)
+	}
+	return r.Stdout
+}
+
+// RunPython runs a Python script with tifffile available and returns its
+// standard output; a failure or anything on stderr fails the test.
+func RunPython(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	return MustRun(t, Python(), append([]string{"-c", script}, args...)...)
+}

@@ -1,0 +1,153 @@
+package tiff
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ometiff-go/ometiff/ifd"
+)
+
+var tagNames = map[uint16]string{
+	TagNewSubfileType: "NewSubfileType", TagSubfileType: "SubfileType",
+	TagImageWidth: "ImageWidth", TagImageLength: "ImageLength",
+	TagBitsPerSample: "BitsPerSample", TagCompression: "Compression",
+	TagPhotometricInterpretation: "PhotometricInterpretation",
+	TagImageDescription:          "ImageDescription", TagMake: "Make", TagModel: "Model",
+	TagStripOffsets: "StripOffsets", TagOrientation: "Orientation",
+	TagSamplesPerPixel: "SamplesPerPixel", TagRowsPerStrip: "RowsPerStrip",
+	TagStripByteCounts: "StripByteCounts", TagXResolution: "XResolution",
+	TagYResolution: "YResolution", TagPlanarConfiguration: "PlanarConfiguration",
+	TagResolutionUnit: "ResolutionUnit", TagSoftware: "Software", TagDateTime: "DateTime",
+	TagArtist: "Artist", TagHostComputer: "HostComputer", TagColorMap: "ColorMap",
+	TagExtraSamples: "ExtraSamples", TagPredictor: "Predictor", TagTileWidth: "TileWidth",
+	TagTileLength: "TileLength", TagTileOffsets: "TileOffsets",
+	TagTileByteCounts: "TileByteCounts", TagSubIFDs: "SubIFDs",
+	TagSampleFormat: "SampleFormat", TagSMinSampleValue: "SMinSampleValue",
+	TagSMaxSampleValue: "SMaxSampleValue",
+}
+
+// TagName returns the specification's name of a tag, or "Tag<n>".
+func TagName(tag uint16) string {
+	if name, ok := tagNames[tag]; ok {
+		return name
+	}
+	return "Tag" + strconv.Itoa(int(tag))
+}
+
+var valueNames = map[uint16]map[uint64]string{
+	TagCompression: {
+		uint64(CompressionNone): "none", uint64(CompressionCCITTRLE): "CCITT RLE",
+		uint64(CompressionLZW): "LZW", uint64(CompressionOldJPEG): "old JPEG",
+		uint64(CompressionJPEG): "JPEG", uint64(CompressionDeflate): "Deflate",
+		uint64(CompressionPackBits): "PackBits", uint64(CompressionDeflateOld): "Deflate (old)",
+		uint64(CompressionZstd): "Zstd", uint64(CompressionWebP): "WebP",
+		uint64(CompressionJPEGXLDraft): "JPEG XL",
+	},
+	TagPhotometricInterpretation: {
+		uint64(PhotometricWhiteIsZero): "WhiteIsZero", uint64(PhotometricBlackIsZero): "BlackIsZero",
+		uint64(PhotometricRGB): "RGB", uint64(PhotometricPalette): "Palette",
+		uint64(PhotometricMask): "Mask", uint64(PhotometricSeparated): "Separated",
+		uint64(PhotometricYCbCr): "YCbCr",
+	},
+	TagPlanarConfiguration: {uint64(PlanarContig): "contig", uint64(PlanarSeparate): "separate"},
+	TagPredictor: {
+		uint64(PredictorNone): "none", uint64(PredictorHorizontal): "horizontal",
+		uint64(PredictorFloatingPoint): "floating point",
+	},
+	TagSampleFormat: {
+		uint64(SampleFormatUint): "uint", uint64(SampleFormatInt): "int",
+		uint64(SampleFormatFloat): "float", uint64(SampleFormatUndefined): "undefined",
+	},
+	TagResolutionUnit: {
+		uint64(ResolutionUnitNone): "none", uint64(ResolutionUnitInch): "inch",
+		uint64(ResolutionUnitCentimeter): "cm",
+	},
+	TagNewSubfileType: {0: "full resolution", uint64(SubfileReducedImage): "reduced"},
+}
+
+// DumpOptions tunes Dump. The zero value prints up to 16 values per field
+// and up to 80 bytes of text.
+type DumpOptions struct {
+	MaxValues int // values printed per field before "..."
+	MaxText   int // bytes of ASCII text printed before "..."
+}
+
+// Dump writes a stable, human-readable description of the file's
+// structure: the header, then every directory of the main chain with its
+// fields and, indented below it, its SubIFDs. The text depends only on the
+// file's bytes, so it serves golden-file tests.
+func Dump(w io.Writer, f *File, opts DumpOptions) error {
+	if opts.MaxValues <= 0 {
+		opts.MaxValues = 16
+	}
+	if opts.MaxText <= 0 {
+		opts.MaxText = 80
+	}
+	bw := bufio.NewWriter(w)
+	order, flavour := "little-endian", "classic TIFF"
+	if f.bigEndian() {
+		order = "big-endian"
+	}
+	if f.BigTIFF {
+		flavour = "BigTIFF"
+	}
+	fmt.Fprintf(bw, "%s, %s, %d bytes, first IFD at %d, %d IFDs in the main chain\n",
+		flavour, order, f.Size, f.FirstIFD, len(f.IFDs))
+	for i, d := range f.IFDs {
+		dumpIFD(bw, d, strconv.Itoa(i), "", opts)
+	}
+	return bw.Flush()
+}
+
+func dumpIFD(w *bufio.Writer, d *IFD, name, indent string, opts DumpOptions) {
+	fmt.Fprintf(w, "%sIFD %s at %d: %d entries, next %d\n", indent, name, d.Offset, len(d.Entries), d.Next)
+	for _, e := range d.Entries {
+		fmt.Fprintf(w, "%s  %5d %-26s %-9s %6d  %s\n", indent, e.Tag, TagName(e.Tag), e.Type, e.Count, formatValue(e, opts))
+	}
+	for i, s := range d.SubIFDs {
+		dumpIFD(w, s, name+"."+strconv.Itoa(i+1), indent+"    ", opts)
+	}
+}
+
+// formatValue renders an entry's value for the dump.
+func formatValue(e ifd.Entry, opts DumpOptions) string {
+	switch {
+	case e.Value == nil:
+		return "(unknown type)"
+	case e.Type == ifd.ASCII:
+		s, _ := e.Text()
+		if len(s) > opts.MaxText {
+			return strconv.Quote(s[:opts.MaxText]) + "..."
+		}
+		return strconv.Quote(s)
+	case e.Type == ifd.Undefined:
+		return fmt.Sprintf("(%d bytes)", len(e.Value))
+	}
+	if v, err := e.Uints(); err == nil {
+		return joinValues(len(v), opts.MaxValues, func(i int) string { return namedValue(e.Tag, v[i]) })
+	}
+	v, _ := e.Floats()
+	return joinValues(len(v), opts.MaxValues, func(i int) string { return strconv.FormatFloat(v[i], 'g', -1, 64) })
+}
+
+func namedValue(tag uint16, v uint64) string {
+	if name, ok := valueNames[tag][v]; ok {
+		return fmt.Sprintf("%d (%s)", v, name)
+	}
+	return strconv.FormatUint(v, 10)
+}
+
+func joinValues(n, limit int, format func(i int) string) string {
+	var parts []string
+	for i := range min(n, limit) {
+		parts = append(parts, format(i))
+	}
+	s := strings.Join(parts, " ")
+	if n > limit {
+		s += fmt.Sprintf(" ... (%d values)", n)
+	}
+	return s
+}

@@ -1,0 +1,331 @@
+package tiff
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/iohandle"
+)
+
+// Errors. Each message starts with "tiff: "; test with errors.Is.
+var (
+	// ErrTooLarge is a file that needs BigTIFF written as classic TIFF.
+	ErrTooLarge = errors.New("tiff: offsets past 4 GiB need BigTIFF")
+	// ErrNoDirectory is a file closed without any directory.
+	ErrNoDirectory = errors.New("tiff: no directory")
+	// ErrClosed is any use of a Writer after Close.
+	ErrClosed = errors.New("tiff: writer is closed")
+	// ErrDirectory is a directory the writer cannot lay out.
+	ErrDirectory = errors.New("tiff: bad directory")
+	// ErrNotTIFF is input that is not a TIFF file.
+	ErrNotTIFF = errors.New("tiff: not a TIFF file")
+	// ErrMalformed is a TIFF file whose structure is broken.
+	ErrMalformed = errors.New("tiff: malformed file")
+)
+
+// Version chooses between classic TIFF and BigTIFF.
+type Version int
+
+// Versions.
+const (
+	// Auto writes classic TIFF when every offset fits in 32 bits, else
+	// BigTIFF. The choice is made at Close from the final offsets.
+	Auto Version = iota
+	// Classic always writes classic TIFF; Close fails with ErrTooLarge when
+	// the file does not fit.
+	Classic
+	// BigTIFF always writes BigTIFF.
+	BigTIFF
+)
+
+// Options configures a Writer. The zero value writes little-endian files
+// and picks classic or BigTIFF automatically.
+type Options struct {
+	// ByteOrder is binary.BigEndian for a big-endian file; anything else
+	// (nil included) means little-endian.
+	ByteOrder binary.ByteOrder
+	// Version forces classic TIFF or BigTIFF; Auto decides at Close.
+	Version Version
+}
+
+// Block locates one strip or tile in the file.
+type Block struct {
+	Offset uint64
+	Size   uint64
+}
+
+// Directory is one image of the file: its fields, the strips or tiles it
+// points to, and its SubIFDs. The writer adds the data-location fields
+// (OffsetsTag and CountsTag from Blocks, and SubIFDs) at Close, typed for
+// the final flavour; Fields holds everything else.
+type Directory struct {
+	// Fields are the directory's own fields.
+	Fields ifd.Builder
+	// OffsetsTag and CountsTag record Blocks: TagTileOffsets and
+	// TagTileByteCounts for a tiled image, TagStripOffsets and
+	// TagStripByteCounts for a stripped one. Zero means no blocks.
+	OffsetsTag, CountsTag uint16
+	// Blocks are the image's strips or tiles, in the order of the
+	// specification (tiles left to right, top to bottom).
+	Blocks []Block
+	// SubIFDs are child directories (reduced resolutions), written after
+	// this one and listed in its SubIFDs field, in this order. Their own
+	// next-IFD offset is 0.
+	SubIFDs []*Directory
+}
+
+// Writer lays out a TIFF file on an output handle: it reserves the header,
+// appends data blocks as they come, and at Close writes every directory,
+// each serialized whole and handed over in one write, links the main
+// chain, and writes the header last.
+//
+// A Writer is not safe for concurrent use. It stops at the first error.
+type Writer struct {
+	h       iohandle.Handle
+	opts    Options
+	dirs    []*Directory
+	err     error
+	closed  bool
+	scratch []byte // one encoded directory at a time
+}
+
+// NewWriter starts a TIFF file on h, which must be empty. It reserves
+// ReservedHeaderSize bytes for the header.
+func NewWriter(h iohandle.Handle, opts Options) (*Writer, error) {
+	if h.Len() != 0 {
+		return nil, fmt.Errorf("tiff: the output already holds %d bytes", h.Len())
+	}
+	if opts.Version < Auto || opts.Version > BigTIFF {
+		return nil, fmt.Errorf("%w: unknown version option %d", ErrDirectory, opts.Version)
+	}
+	var reserved [ReservedHeaderSize]byte
+	if _, err := h.Write(reserved[:]); err != nil {
+		return nil, err
+	}
+	return &Writer{h: h, opts: opts}, nil
+}
+
+// WriteBlock appends one strip or tile and returns where it lies.
+func (w *Writer) WriteBlock(p []byte) (Block, error) {
+	if err := w.usable(); err != nil {
+		return Block{}, err
+	}
+	b := Block{Offset: uint64(w.h.Len()), Size: uint64(len(p))}
+	if _, err := w.h.Write(p); err != nil {
+		w.err = err
+		return Block{}, err
+	}
+	return b, nil
+}
+
+// AddDirectory appends d to the main chain. The writer keeps d until Close,
+// and its fields may still change until then.
+func (w *Writer) AddDirectory(d *Directory) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if d == nil {
+		return fmt.Errorf("%w: nil directory", ErrDirectory)
+	}
+	w.dirs = append(w.dirs, d)
+	return nil
+}
+
+// Close writes every directory and the header. It does not commit the
+// handle: the caller does, or aborts. Close decides between classic TIFF
+// and BigTIFF from the final offsets, as Options.Version allows.
+func (w *Writer) Close() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.closed = true
+	if err := w.finish(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+func (w *Writer) usable() error {
+	if w.closed {
+		return ErrClosed
+	}
+	return w.err
+}
+
+// finish plans the directories, writes them and then the header.
+func (w *Writer) finish() error {
+	if len(w.dirs) == 0 {
+		return ErrNoDirectory
+	}
+	start := w.h.Len()
+	if start&1 != 0 { // directories start on a word boundary
+		if _, err := w.h.Write([]byte{0}); err != nil {
+			return err
+		}
+		start++
+	}
+	p, err := w.plan(start)
+	if err != nil {
+		return err
+	}
+	if err := w.writeDirectories(p); err != nil {
+		return err
+	}
+	header, err := Header{Order: w.opts.ByteOrder, BigTIFF: p.format.BigTIFF, FirstIFD: uint64(p.pos[w.dirs[0]])}.Append(nil)
+	if err != nil {
+		return err
+	}
+	_, err = w.h.WriteAt(header, 0)
+	return err
+}
+
+// layout is where every directory goes, in one flavour.
+type layout struct {
+	format ifd.Format
+	order  []*Directory // main directories, each followed by its SubIFDs
+	pos    map[*Directory]int64
+	end    int64
+}
+
+// plan places the directories from start on, in classic TIFF if the
+// options allow and everything fits, else in BigTIFF.
+func (w *Writer) plan(start int64) (*layout, error) {
+	f := ifd.Format{Order: w.opts.ByteOrder}
+	if w.opts.Version != BigTIFF {
+		p, err := w.place(start, f)
+		switch {
+		case err == nil && p.end-1 <= math.MaxUint32:
+			return p, nil
+		case err != nil && !errors.Is(err, ErrTooLarge):
+			return nil, err
+		case w.opts.Version == Classic && err != nil:
+			return nil, err
+		case w.opts.Version == Classic:
+			return nil, fmt.Errorf("%w: the directories would end at %d", ErrTooLarge, p.end)
+		}
+	}
+	f.BigTIFF = true
+	return w.place(start, f)
+}
+
+// place assigns every directory its position in format f.
+func (w *Writer) place(start int64, f ifd.Format) (*layout, error) {
+	p := &layout{format: f, pos: make(map[*Directory]int64)}
+	pos := start
+	var visit func(d *Directory, depth int) error
+	visit = func(d *Directory, depth int) error {
+		if _, seen := p.pos[d]; seen || depth > maxDepth {
+			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
+		}
+		b, err := finalFields(d, f, make([]uint64, len(d.SubIFDs)))
+		if err != nil {
+			return err
+		}
+		p.pos[d] = pos
+		p.order = append(p.order, d)
+		pos += b.Size(f.BigTIFF)
+		for _, sub := range d.SubIFDs {
+			if err := visit(sub, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, d := range w.dirs {
+		if err := visit(d, 0); err != nil {
+			return nil, err
+		}
+	}
+	p.end = pos
+	return p, nil
+}
+
+// maxDepth bounds SubIFD nesting.
+const maxDepth = 8
+
+// writeDirectories encodes every directory at its planned position and
+// appends each in one write.
+func (w *Writer) writeDirectories(p *layout) error {
+	next := make(map[*Directory]uint64, len(w.dirs))
+	for i := 0; i+1 < len(w.dirs); i++ {
+		next[w.dirs[i]] = uint64(p.pos[w.dirs[i+1]])
+	}
+	for _, d := range p.order {
+		subs := make([]uint64, len(d.SubIFDs))
+		for i, s := range d.SubIFDs {
+			subs[i] = uint64(p.pos[s])
+		}
+		b, err := finalFields(d, p.format, subs)
+		if err != nil {
+			return err
+		}
+		if w.scratch, err = b.Encode(w.scratch[:0], p.pos[d], next[d], p.format); err != nil {
+			return fmt.Errorf("tiff: directory at %d: %w", p.pos[d], err)
+		}
+		if _, err := w.h.Write(w.scratch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finalFields returns d's fields with the data-location fields added for
+// format f: block offsets and counts, and the SubIFDs offsets subs.
+func finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
+	if err := d.Fields.Err(); err != nil {
+		return nil, err
+	}
+	b := d.Fields.Clone()
+	if len(d.Blocks) > 0 {
+		if d.OffsetsTag == 0 || d.CountsTag == 0 {
+			return nil, fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
+		}
+		offsets, counts := make([]uint64, len(d.Blocks)), make([]uint64, len(d.Blocks))
+		for i, blk := range d.Blocks {
+			offsets[i], counts[i] = blk.Offset, blk.Size
+		}
+		if err := addOffsets(b, d.OffsetsTag, offsets, f, false); err != nil {
+			return nil, err
+		}
+		if err := addOffsets(b, d.CountsTag, counts, f, false); err != nil {
+			return nil, err
+		}
+	}
+	if len(subs) > 0 {
+		if err := addOffsets(b, TagSubIFDs, subs, f, true); err != nil {
+			return nil, err
+		}
+	}
+	return b, b.Err()
+}
+
+// addOffsets adds offsets or byte counts: LONG (IFD for directories) in
+// classic TIFF, LONG8 (IFD8) in BigTIFF. A value past 32 bits in classic
+// TIFF is ErrTooLarge, never truncated.
+func addOffsets(b *ifd.Builder, tag uint16, v []uint64, f ifd.Format, directories bool) error {
+	if f.BigTIFF {
+		if directories {
+			b.AddIFD8(tag, v...)
+		} else {
+			b.AddLong8(tag, v...)
+		}
+		return nil
+	}
+	v32 := make([]uint32, len(v))
+	for i, x := range v {
+		if x > math.MaxUint32 {
+			return fmt.Errorf("%w: tag %d value %d", ErrTooLarge, tag, x)
+		}
+		v32[i] = uint32(x)
+	}
+	if directories {
+		b.AddIFD(tag, v32...)
+	} else {
+		b.AddLong(tag, v32...)
+	}
+	return nil
+}

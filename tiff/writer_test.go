@@ -1,0 +1,318 @@
+package tiff
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/iohandle"
+)
+
+func TestHeader(t *testing.T) {
+	tests := []struct {
+		h    Header
+		want string
+	}{
+		{Header{FirstIFD: 0x1234}, "II\x2a\x00\x34\x12\x00\x00"},
+		{Header{Order: binary.BigEndian, FirstIFD: 0x1234}, "MM\x00\x2a\x00\x00\x12\x34"},
+		{Header{BigTIFF: true, FirstIFD: 1 << 33}, "II\x2b\x00\x08\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00"},
+		{Header{Order: binary.BigEndian, BigTIFF: true, FirstIFD: 16}, "MM\x00\x2b\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x10"},
+	}
+	for _, tt := range tests {
+		got, err := tt.h.Append(nil)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, string(got))
+		assert.Equal(t, tt.h.Size(), len(got))
+		back, err := ParseHeader(got)
+		require.NoError(t, err)
+		assert.Equal(t, tt.h.BigTIFF, back.BigTIFF)
+		assert.Equal(t, tt.h.FirstIFD, back.FirstIFD)
+		assert.Equal(t, tt.h.bigEndian(), back.bigEndian())
+	}
+	_, err := Header{FirstIFD: 1 << 32}.Append(nil)
+	assert.ErrorIs(t, err, ErrTooLarge)
+	for _, bad := range []string{"", "II*", "XX\x2a\x00\x08\x00\x00\x00", "II\x2c\x00\x08\x00\x00\x00", "II\x2b\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"} {
+		_, err := ParseHeader([]byte(bad))
+		assert.ErrorIs(t, err, ErrNotTIFF, "%q", bad)
+	}
+}
+
+// tinyDirectory returns a one-strip 2x1 gray image's directory.
+func tinyDirectory(t *testing.T, w *Writer) *Directory {
+	t.Helper()
+	bw := &blockWriter{w: w}
+	d := bw.stripped(newImage(2, 1, 1, 1, nil, 0), 1)
+	require.NoError(t, bw.err)
+	return d
+}
+
+// subIFDGolden is the golden file with SubIFDs.
+func subIFDGolden() golden {
+	for _, g := range goldens() {
+		if g.name == "tiled-subifds" {
+			return g
+		}
+	}
+	panic("no tiled-subifds golden")
+}
+
+func TestEveryDirectoryInOneWrite(t *testing.T) {
+	h := iohandle.NewMemory()
+	w, err := NewWriter(h, Options{})
+	require.NoError(t, err)
+	const dirs = 5
+	for range dirs {
+		d := tinyDirectory(t, w)
+		d.SubIFDs = []*Directory{tinyDirectory(t, w), tinyDirectory(t, w)}
+		require.NoError(t, w.AddDirectory(d))
+	}
+	before := h.Stats()
+	require.NoError(t, w.Close())
+	after := h.Stats()
+	assert.Equal(t, int64(3*dirs), after.Appends-before.Appends, "one append per directory (main and SubIFD), nothing else")
+	assert.Equal(t, int64(1), after.Patches, "the header, once")
+
+	f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
+	require.NoError(t, err)
+	require.Len(t, f.IFDs, dirs)
+	for _, d := range f.IFDs {
+		require.Len(t, d.SubIFDs, 2)
+		for _, s := range d.SubIFDs {
+			assert.Zero(t, s.Next, "SubIFDs end their own chain")
+		}
+		assert.Zero(t, d.Offset&1, "word aligned")
+	}
+}
+
+func TestOddDataIsPaddedBeforeDirectories(t *testing.T) {
+	h := iohandle.NewMemory()
+	w, err := NewWriter(h, Options{})
+	require.NoError(t, err)
+	bw := &blockWriter{w: w}
+	d := bw.stripped(newImage(3, 1, 1, 1, nil, 0), 1) // 3 bytes of data
+	require.NoError(t, bw.err)
+	require.NoError(t, w.AddDirectory(d))
+	require.NoError(t, w.Close())
+	f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
+	require.NoError(t, err)
+	assert.Equal(t, int64(ReservedHeaderSize+4), f.IFDs[0].Offset)
+}
+
+// sparseHandle pretends to hold skipped bytes without storing them, so
+// tests can place directories near 4 GiB. It keeps what is written after
+// the skip, and the header.
+type sparseHandle struct {
+	iohandle.Memory
+	skip int64
+	tail []byte
+}
+
+func (s *sparseHandle) Len() int64 { return s.Memory.Len() + s.skip + int64(len(s.tail)) }
+
+func (s *sparseHandle) Write(p []byte) (int, error) {
+	if s.skip == 0 {
+		return s.Memory.Write(p)
+	}
+	s.tail = append(s.tail, p...)
+	return len(p), nil
+}
+
+// directoriesEndingAt lays out one tiny directory so that the directory
+// region ends at end, and returns the flavour the writer chose.
+func directoriesEndingAt(t *testing.T, end int64, version Version) (bool, error) {
+	t.Helper()
+	h := &sparseHandle{}
+	w, err := NewWriter(h, Options{Version: version})
+	require.NoError(t, err)
+	d := &Directory{OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts, Blocks: []Block{{Offset: 16, Size: 2}}}
+	d.Fields.AddShort(TagImageWidth, 2)
+	classicSize := int64(0)
+	if b, err := finalFields(d, ifd.Format{}, nil); assert.NoError(t, err) {
+		classicSize = b.Size(false)
+	}
+	h.skip = end - classicSize - ReservedHeaderSize
+	require.NoError(t, w.AddDirectory(d))
+	if err := w.Close(); err != nil {
+		return false, err
+	}
+	hdr, err := ParseHeader(h.Bytes())
+	require.NoError(t, err)
+	return hdr.BigTIFF, nil
+}
+
+func TestClassicOrBigTIFFDecidedExactly(t *testing.T) {
+	big, err := directoriesEndingAt(t, 1<<32, Auto)
+	require.NoError(t, err)
+	assert.False(t, big, "ending exactly at 4 GiB fits classic TIFF")
+
+	big, err = directoriesEndingAt(t, 1<<32+2, Auto)
+	require.NoError(t, err)
+	assert.True(t, big, "two bytes more needs BigTIFF")
+
+	_, err = directoriesEndingAt(t, 1<<32+2, Classic)
+	assert.ErrorIs(t, err, ErrTooLarge)
+
+	big, err = directoriesEndingAt(t, 1<<20, BigTIFF)
+	require.NoError(t, err)
+	assert.True(t, big, "forced")
+}
+
+func TestBlockPast4GiBNeedsBigTIFF(t *testing.T) {
+	for _, version := range []Version{Auto, Classic} {
+		h := iohandle.NewMemory()
+		w, err := NewWriter(h, Options{Version: version})
+		require.NoError(t, err)
+		d := &Directory{OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{{Offset: 5 << 30, Size: 10}}}
+		d.Fields.AddShort(TagImageWidth, 16)
+		require.NoError(t, w.AddDirectory(d))
+		err = w.Close()
+		if version == Classic {
+			assert.ErrorIs(t, err, ErrTooLarge)
+			continue
+		}
+		require.NoError(t, err)
+		f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
+		require.NoError(t, err)
+		assert.True(t, f.BigTIFF)
+		e, _ := f.IFDs[0].Get(TagTileOffsets)
+		assert.Equal(t, ifd.Long8, e.Type)
+		v, _ := e.Uint()
+		assert.Equal(t, uint64(5<<30), v, "not truncated")
+	}
+}
+
+func TestWriterErrors(t *testing.T) {
+	t.Run("no directory", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		assert.ErrorIs(t, w.Close(), ErrNoDirectory)
+	})
+	t.Run("used after close", func(t *testing.T) {
+		h := iohandle.NewMemory()
+		w, err := NewWriter(h, Options{})
+		require.NoError(t, err)
+		require.NoError(t, w.AddDirectory(tinyDirectory(t, w)))
+		require.NoError(t, w.Close())
+		_, err = w.WriteBlock([]byte{1})
+		assert.ErrorIs(t, err, ErrClosed)
+		assert.ErrorIs(t, w.AddDirectory(&Directory{}), ErrClosed)
+		assert.ErrorIs(t, w.Close(), ErrClosed)
+	})
+	t.Run("output not empty", func(t *testing.T) {
+		h := iohandle.NewMemory()
+		_, _ = h.Write([]byte("x"))
+		_, err := NewWriter(h, Options{})
+		assert.Error(t, err)
+	})
+	t.Run("bad fields", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		d := tinyDirectory(t, w)
+		d.Fields.AddShort(TagImageWidth, 9) // duplicate
+		require.NoError(t, w.AddDirectory(d))
+		assert.ErrorIs(t, w.Close(), ifd.ErrDuplicate)
+	})
+	t.Run("blocks without tags", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		require.NoError(t, w.AddDirectory(&Directory{Blocks: []Block{{16, 1}}}))
+		assert.ErrorIs(t, w.Close(), ErrDirectory)
+	})
+	t.Run("directory twice", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		d := tinyDirectory(t, w)
+		d.SubIFDs = []*Directory{d}
+		require.NoError(t, w.AddDirectory(d))
+		assert.ErrorIs(t, w.Close(), ErrDirectory)
+	})
+	t.Run("nil directory", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		assert.ErrorIs(t, w.AddDirectory(nil), ErrDirectory)
+	})
+}
+
+// TestFaultAtEveryWrite fails the output at every write call in turn, and at
+// sync and rename: each gives an error, no panic, and no file.
+func TestFaultAtEveryWrite(t *testing.T) {
+	dir := t.TempDir()
+	count := iohandle.NewMemory()
+	require.NoError(t, subIFDGolden().writeTo(count))
+	calls := int(count.Stats().Writes())
+	require.Greater(t, calls, 10)
+
+	faults := []iohandle.Faults{{Sync: true}, {Rename: true}}
+	for i := 1; i <= calls; i++ {
+		faults = append(faults, iohandle.Faults{Write: i})
+	}
+	for i := int64(1); i < count.Len(); i += count.Len() / 37 {
+		faults = append(faults, iohandle.Faults{MaxBytes: i})
+	}
+	for _, fault := range faults {
+		path := filepath.Join(dir, "out.tif")
+		f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 64})
+		require.NoError(t, err)
+		h := iohandle.NewFaulty(f, fault)
+		err = subIFDGolden().writeTo(h)
+		assert.ErrorIs(t, err, iohandle.ErrInjected, "%+v", fault)
+		require.NoError(t, h.Close())
+		entries, _ := os.ReadDir(dir)
+		assert.Empty(t, entries, "%+v leaves nothing", fault)
+	}
+
+	f, err := iohandle.Create(filepath.Join(dir, "out.tif"), iohandle.Options{NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, subIFDGolden().writeTo(iohandle.NewFaulty(f, iohandle.Faults{Write: calls + 1})), "one past the last write")
+	got, err := os.ReadFile(filepath.Join(dir, "out.tif"))
+	require.NoError(t, err)
+	want, err := os.ReadFile(goldenPath(subIFDGolden().name))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+// TestThousandDirectoriesSyscalls writes 1,000 tiled directories through a
+// file handle and checks with its counters that the OS saw at most one
+// write per directory plus one per MiB of data, and that the file on disk
+// is exactly as long as its content.
+func TestThousandDirectoriesSyscalls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "many.tif")
+	h, err := iohandle.Create(path, iohandle.Options{NoSync: true})
+	require.NoError(t, err)
+	defer h.Close()
+	w, err := NewWriter(h, Options{})
+	require.NoError(t, err)
+	im := newImage(64, 64, 1, 2, nil, 0)
+	const dirs = 1000
+	bw := &blockWriter{w: w}
+	for range dirs {
+		require.NoError(t, w.AddDirectory(bw.tiled(im, 32, 32, SubfileFullResolution)))
+	}
+	require.NoError(t, bw.err)
+	require.NoError(t, w.Close())
+	length := h.Len()
+	require.NoError(t, h.Commit())
+
+	s := h.Stats()
+	mib := int64(math.Ceil(float64(length) / (1 << 20)))
+	t.Logf("%d directories, %d bytes: %d appends, %d positioned writes", dirs, length, s.Appends, s.Patches)
+	assert.LessOrEqual(t, s.Writes(), int64(dirs)+mib)
+	assert.LessOrEqual(t, s.Writes(), mib+1, "in fact, one write per MiB and the header")
+	assert.Equal(t, length, s.Bytes-ReservedHeaderSize+int64(Header{}.Size()), "every byte handed over once, plus the header patch")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, length, fi.Size(), "the file is exactly its content")
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	f, err := Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	assert.Len(t, f.IFDs, dirs)
+}
