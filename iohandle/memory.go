@@ -24,8 +24,9 @@ func (m *Memory) Bytes() []byte {
 	return m.data
 }
 
-// Len returns the number of bytes written so far.
-func (m *Memory) Len() int64 { return int64(len(m.data)) }
+// Len returns the number of bytes written so far (the committed output's
+// length after Commit).
+func (m *Memory) Len() int64 { return int64(len(m.Bytes())) }
 
 // Stats returns the calls received so far.
 func (m *Memory) Stats() Stats { return m.stats }

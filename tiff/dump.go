@@ -134,10 +134,17 @@ func formatValue(e ifd.Entry, opts DumpOptions) string {
 }
 
 func namedValue(tag uint16, v uint64) string {
-	if name, ok := valueNames[tag][v]; ok {
+	if name, ok := ValueName(tag, v); ok {
 		return fmt.Sprintf("%d (%s)", v, name)
 	}
 	return strconv.FormatUint(v, 10)
+}
+
+// ValueName returns the name of a value of an enumerated field
+// (Compression, Predictor, SampleFormat, ...), if it has one.
+func ValueName(tag uint16, v uint64) (string, bool) {
+	name, ok := valueNames[tag][v]
+	return name, ok
 }
 
 func joinValues(n, limit int, format func(i int) string) string {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 )
 
@@ -55,7 +56,7 @@ func FuzzWriterLayout(f *testing.F) {
 		var dirs []*Directory
 		spec = spec[1:]
 		for i := 0; i < len(spec) && len(dirs) < 20; i++ {
-			d := &Directory{OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts}
+			d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts}
 			d.Fields.AddShort(TagImageWidth, uint16(i))
 			for j := range int(spec[i] % 4) {
 				b, err := w.WriteBlock(bytes.Repeat([]byte{spec[i]}, int(spec[i])/3+j))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 )
 
@@ -78,7 +79,8 @@ func (im *image) tile(tx, ty, tw, th int) []byte {
 
 // baseFields adds the fields every uncompressed golden image carries.
 func baseFields(d *Directory, im *image, subfile uint32) {
-	f := &d.Fields
+	d.Fields = &ifd.Builder{}
+	f := d.Fields
 	f.AddLong(TagNewSubfileType, subfile)
 	f.AddUint(TagImageWidth, uint64(im.width))
 	f.AddUint(TagImageLength, uint64(im.height))

@@ -62,8 +62,10 @@ type Block struct {
 // (OffsetsTag and CountsTag from Blocks, and SubIFDs) at Close, typed for
 // the final flavour; Fields holds everything else.
 type Directory struct {
-	// Fields are the directory's own fields.
-	Fields ifd.Builder
+	// Fields are the directory's own fields; nil means none. The writer
+	// only reads them, so directories with equal fields (the planes of a
+	// stack) may share one Builder.
+	Fields *ifd.Builder
 	// OffsetsTag and CountsTag record Blocks: TagTileOffsets and
 	// TagTileByteCounts for a tiled image, TagStripOffsets and
 	// TagStripByteCounts for a stripped one. Zero means no blocks.
@@ -276,10 +278,13 @@ func (w *Writer) writeDirectories(p *layout) error {
 // finalFields returns d's fields with the data-location fields added for
 // format f: block offsets and counts, and the SubIFDs offsets subs.
 func finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
-	if err := d.Fields.Err(); err != nil {
-		return nil, err
+	b := &ifd.Builder{}
+	if d.Fields != nil {
+		if err := d.Fields.Err(); err != nil {
+			return nil, err
+		}
+		b = d.Fields.Clone()
 	}
-	b := d.Fields.Clone()
 	if len(d.Blocks) > 0 {
 		if d.OffsetsTag == 0 || d.CountsTag == 0 {
 			return nil, fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)

@@ -131,7 +131,7 @@ func directoriesEndingAt(t *testing.T, end int64, version Version) (bool, error)
 	h := &sparseHandle{}
 	w, err := NewWriter(h, Options{Version: version})
 	require.NoError(t, err)
-	d := &Directory{OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts, Blocks: []Block{{Offset: 16, Size: 2}}}
+	d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts, Blocks: []Block{{Offset: 16, Size: 2}}}
 	d.Fields.AddShort(TagImageWidth, 2)
 	classicSize := int64(0)
 	if b, err := finalFields(d, ifd.Format{}, nil); assert.NoError(t, err) {
@@ -169,7 +169,7 @@ func TestBlockPast4GiBNeedsBigTIFF(t *testing.T) {
 		h := iohandle.NewMemory()
 		w, err := NewWriter(h, Options{Version: version})
 		require.NoError(t, err)
-		d := &Directory{OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{{Offset: 5 << 30, Size: 10}}}
+		d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{{Offset: 5 << 30, Size: 10}}}
 		d.Fields.AddShort(TagImageWidth, 16)
 		require.NoError(t, w.AddDirectory(d))
 		err = w.Close()

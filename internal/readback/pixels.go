@@ -70,10 +70,10 @@ func (f *File) Image(d *IFD) (*Image, error) {
 	im := &Image{Width: g.width, Height: g.height, Samples: g.samples, BytesPerSample: g.bps,
 		SampleFormat: d.Uint(339, 1), Pix: make([]byte, g.width*g.height*pixel)}
 	for i, off := range offsets {
-		if off+counts[i] > uint64(len(f.data)) {
-			return nil, fmt.Errorf("readback: block %d at %d+%d past the end", i, off, counts[i])
+		raw, err := f.Block(off, counts[i])
+		if err == nil {
+			raw, err = decode(raw)
 		}
-		raw, err := decode(f.data[off : off+counts[i]])
 		if err != nil {
 			return nil, fmt.Errorf("readback: block %d: %w", i, err)
 		}
@@ -92,6 +92,18 @@ func (f *File) Image(d *IFD) (*Image, error) {
 		place(im, block, g, bx, by, rows)
 	}
 	return im, nil
+}
+
+// Block reads the n bytes of a tile or strip at off.
+func (f *File) Block(off, n uint64) ([]byte, error) {
+	if off > uint64(f.size) || n > uint64(f.size)-off {
+		return nil, fmt.Errorf("readback: block at %d+%d past the end (%d)", off, n, f.size)
+	}
+	p := make([]byte, n)
+	if _, err := f.r.ReadAt(p, int64(off)); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // place copies a decoded block into the image, dropping tile padding.

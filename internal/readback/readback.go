@@ -25,7 +25,8 @@ type File struct {
 	BigTIFF bool
 	Order   binary.ByteOrder
 	IFDs    []*IFD // the main chain
-	data    []byte
+	r       io.ReaderAt
+	size    int64
 }
 
 // IFD is one directory with its SubIFDs.
@@ -48,13 +49,22 @@ const timeout = 20 * time.Second
 
 // Parse reads data's structure with google/tiff, walking SubIFDs itself.
 func Parse(data []byte) (*File, error) {
+	return ParseFile(bytes.NewReader(data), int64(len(data)))
+}
+
+// ParseFile reads the structure of a file of size bytes behind r (an
+// *os.File, say, for files too large for memory).
+func ParseFile(r interface {
+	io.ReaderAt
+	io.ReadSeeker
+}, size int64) (*File, error) {
 	type result struct {
 		f   *File
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		f, err := parse(data)
+		f, err := parse(r, size)
 		done <- result{f, err}
 	}()
 	select {
@@ -65,12 +75,12 @@ func Parse(data []byte) (*File, error) {
 	}
 }
 
-func parse(data []byte) (*File, error) {
-	t, err := gtiff.Parse(gtiff.NewReadAtReadSeeker(bytes.NewReader(data)), nil, nil)
+func parse(r gtiff.ReadAtReadSeeker, size int64) (*File, error) {
+	t, err := gtiff.Parse(r, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	f := &File{BigTIFF: t.Version() == bigtiff.Version, Order: t.R().ByteOrder(), data: data}
+	f := &File{BigTIFF: t.Version() == bigtiff.Version, Order: t.R().ByteOrder(), r: r, size: size}
 	off := t.FirstOffset()
 	for _, d := range t.IFDs() {
 		ifd, err := f.convert(t.R(), d, 0)
