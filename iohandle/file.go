@@ -116,7 +116,11 @@ func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
 			return f, tmp, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, "", fmt.Errorf("iohandle: create: %w", err)
+			var pathErr *fs.PathError
+			if errors.As(err, &pathErr) {
+				err = pathErr.Err // name the destination, not the temporary file
+			}
+			return nil, "", fmt.Errorf("iohandle: create %s: %w", path, err)
 		}
 	}
 	return nil, "", fmt.Errorf("iohandle: create: no unused temporary name beside %s", path)

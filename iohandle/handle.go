@@ -36,8 +36,8 @@ var (
 	// Abort or Commit.
 	ErrClosed = errors.New("iohandle: handle is closed")
 	// ErrExist is returned when the destination exists and Options.Replace is
-	// false. It wraps fs.ErrExist.
-	ErrExist = fmt.Errorf("iohandle: destination exists: %w", fs.ErrExist)
+	// false. errors.Is(ErrExist, fs.ErrExist) holds too.
+	ErrExist error = existError{}
 	// ErrRange is returned by WriteAt for a range that is not entirely inside
 	// the bytes written so far.
 	ErrRange = errors.New("iohandle: write outside the written range")
@@ -88,6 +88,12 @@ func checkPatch(off int64, n int, length int64) error {
 	}
 	return nil
 }
+
+// existError is ErrExist: its own sentinel that also matches fs.ErrExist.
+type existError struct{}
+
+func (existError) Error() string        { return "iohandle: destination exists" }
+func (existError) Is(target error) bool { return target == fs.ErrExist }
 
 // closedError is what any use after close returns.
 func closedError(op string) error {

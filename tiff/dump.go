@@ -94,8 +94,12 @@ func Dump(w io.Writer, f *File, opts DumpOptions) error {
 	if f.BigTIFF {
 		flavour = "BigTIFF"
 	}
-	fmt.Fprintf(bw, "%s, %s, %d bytes, first IFD at %d, %d IFDs in the main chain\n",
-		flavour, order, f.Size, f.FirstIFD, len(f.IFDs))
+	chain := fmt.Sprintf("%d IFDs", len(f.IFDs))
+	if len(f.IFDs) == 1 {
+		chain = "1 IFD"
+	}
+	fmt.Fprintf(bw, "%s, %s, %d bytes, first IFD at %d, %s in the main chain\n",
+		flavour, order, f.Size, f.FirstIFD, chain)
 	for i, d := range f.IFDs {
 		dumpIFD(bw, d, strconv.Itoa(i), "", opts)
 	}

@@ -13,6 +13,7 @@ import (
 // every strip and tile) with nothing on stderr, and tiffdump list the
 // SubIFDs.
 func TestInteropLibtiff(t *testing.T) {
+	interop.Selected(t)
 	interop.Need(t, "tiffinfo", "tiffdump")
 	for _, g := range goldens() {
 		t.Run(g.name, func(t *testing.T) {
@@ -29,6 +30,7 @@ func TestInteropLibtiff(t *testing.T) {
 // TestInteropTifffile has tifffile read every directory of every golden
 // and compares the pixels with the source.
 func TestInteropTifffile(t *testing.T) {
+	interop.Selected(t)
 	interop.Need(t, "tifffile")
 	for _, g := range goldens() {
 		t.Run(g.name, func(t *testing.T) {

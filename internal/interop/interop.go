@@ -2,9 +2,12 @@
 // tifffile, libvips, GDAL, xmllint) from tests, so that files the library
 // writes are checked by readers nobody on the team wrote.
 //
-// Tests call Need first. Without OMETIFF_INTEROP set, a missing tool skips
-// the test, so `go test` passes on a bare machine; with it set (as `make
-// interop` and CI do) a missing tool fails the test.
+// The checks against external readers are tests named TestInterop...;
+// they call Selected first and run only under OMETIFF_INTEROP=1 (`make
+// interop`), so `make test` does not repeat them. Every test that uses a
+// tool calls Need: without OMETIFF_INTEROP a missing tool skips the test,
+// so `go test` passes on a bare machine; with it (as in CI) a missing tool
+// fails the test.
 package interop
 
 import (
@@ -17,6 +20,14 @@ import (
 
 // Required reports whether missing tools must fail tests.
 func Required() bool { return os.Getenv("OMETIFF_INTEROP") != "" }
+
+// Selected skips an external-reader check unless OMETIFF_INTEROP is set.
+func Selected(t testing.TB) {
+	t.Helper()
+	if !Required() {
+		t.Skip("interop: external-reader check; run it with make interop (OMETIFF_INTEROP=1)")
+	}
+}
 
 // Need skips the test, or fails it under OMETIFF_INTEROP, unless every
 // named tool is available. "tifffile" stands for a Python 3 with the
