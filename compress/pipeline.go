@@ -1,0 +1,483 @@
+package compress
+
+import (
+	"context"
+	"errors"
+	"math/bits"
+	"runtime"
+	"sync"
+)
+
+// Encoder encodes one tile: it appends the encoded src to dst and returns
+// the extended slice. *TileEncoder and every Codec implement it.
+type Encoder interface {
+	Encode(dst, src []byte) ([]byte, error)
+}
+
+// ErrClosed reports a Submit after Close.
+var ErrClosed = errors.New("compress: pipeline closed")
+
+// Defaults of Options.
+const (
+	DefaultBatchBytes       = 256 << 10
+	DefaultMinInFlightBytes = 4 << 20
+)
+
+// Options configure a Pipeline. The zero value is ready to use.
+type Options struct {
+	// Workers is the number of goroutines compressing tiles. 0 (or less)
+	// means GOMAXPROCS; 1 compresses synchronously inside Submit, with no
+	// goroutine at all.
+	Workers int
+	// MaxInFlightBytes bounds the raw bytes of the tiles submitted but not
+	// yet handed to the consumer: Submit blocks while the bound would be
+	// passed. A tile larger than the bound is accepted when nothing else is
+	// in flight. 0 (or less) means the larger of DefaultMinInFlightBytes
+	// and 2 × Workers × the largest job (batch or single tile) so far,
+	// enough to keep every worker busy whatever the tile size.
+	MaxInFlightBytes int
+	// BatchBytes is how many raw bytes of consecutive tiles make one job
+	// for a worker: small tiles travel in batches so that the
+	// synchronisation per job is amortized. 0 (or less) means
+	// DefaultBatchBytes.
+	BatchBytes int
+}
+
+// Pipeline compresses a stream of tiles on several goroutines and hands
+// the encoded tiles to one consumer in submission order.
+//
+// The producer, a single goroutine, calls Buffer for a raw tile buffer,
+// fills it, passes it to Submit with the Encoder to use, and calls Close at
+// the end. The consumer function is called once per tile, in order, never
+// concurrently; the encoded slice it receives is reused after it returns,
+// so it must not retain it. Raw tiles are recycled as soon as they are
+// encoded, encoded tiles after the consumer returns.
+//
+// The first error of an encoder or of the consumer, or the cancellation of
+// the context, stops the pipeline: its goroutines exit at once, and Submit
+// and Close return that error.
+type Pipeline struct {
+	consume     func(seq int64, encoded []byte) error
+	ctx         context.Context
+	stopCtx     func() bool
+	synchronous bool
+	workers     int
+	batchBytes  int
+	maxInFlight int
+	autoLimit   bool // maxInFlight follows the largest job
+
+	// Owned by the producer.
+	batch   *job   // tiles not yet dispatched
+	seq     int64  // sequence number of the next tile submitted
+	syncOut []byte // encoding buffer of the synchronous mode
+	closed  bool
+
+	mu       sync.Mutex
+	work     sync.Cond // a job was queued, or the pipeline stops
+	ready    sync.Cond // the oldest pending job was encoded, or the pipeline stops
+	space    sync.Cond // bytes in flight dropped, or the pipeline stops
+	queue    fifo      // jobs waiting for a worker
+	pending  fifo      // jobs not yet consumed, in submission order
+	inFlight int       // raw bytes of the pending jobs
+	closing  bool      // no more jobs will be queued
+	err      error     // the first error
+	raw      bufferPool
+	jobs     []*job // recycled jobs, with their encoded-tile buffers
+	wg       sync.WaitGroup
+}
+
+// NewPipeline starts a pipeline that passes each encoded tile, with its
+// sequence number (0 for the first tile submitted), to consume. A nil
+// consume discards the encoded tiles; a nil ctx means context.Background.
+func NewPipeline(ctx context.Context, opts Options, consume func(seq int64, encoded []byte) error) *Pipeline {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if consume == nil {
+		consume = func(int64, []byte) error { return nil }
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	p := &Pipeline{
+		consume:     consume,
+		ctx:         ctx,
+		synchronous: workers == 1,
+		workers:     workers,
+		batchBytes:  opts.BatchBytes,
+		maxInFlight: opts.MaxInFlightBytes,
+		autoLimit:   opts.MaxInFlightBytes <= 0,
+	}
+	if p.batchBytes <= 0 {
+		p.batchBytes = DefaultBatchBytes
+	}
+	if p.autoLimit {
+		p.maxInFlight = DefaultMinInFlightBytes
+	}
+	p.raw.limit = p.maxInFlight
+	p.work.L, p.ready.L, p.space.L = &p.mu, &p.mu, &p.mu
+	if p.synchronous {
+		p.stopCtx = func() bool { return false }
+		return p
+	}
+	p.stopCtx = context.AfterFunc(ctx, func() { p.fail(context.Cause(ctx)) })
+	p.wg.Add(workers + 1)
+	for range workers {
+		go p.runWorker()
+	}
+	go p.runConsumer()
+	return p
+}
+
+// Buffer returns a raw tile buffer of length n for the producer to fill and
+// Submit. Its contents are undefined.
+func (p *Pipeline) Buffer(n int) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.raw.get(n)
+}
+
+// Submit queues tile, encoded by enc (nil: stored unchanged, as None),
+// behind the tiles submitted before it. It takes ownership of tile, which
+// should come from Buffer. It blocks while too many bytes are in flight, and
+// returns the pipeline's first error, if any, or ErrClosed after Close.
+func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
+	if p.closed {
+		return ErrClosed
+	}
+	if enc == nil {
+		enc = None{}
+	}
+	if err := p.Err(); err != nil {
+		p.recycle(tile)
+		return err
+	}
+	if p.synchronous {
+		return p.encodeNow(enc, tile)
+	}
+	if p.batch == nil {
+		p.batch = p.newJob()
+		p.batch.seq = p.seq
+	}
+	p.batch.add(enc, tile)
+	p.seq++
+	if p.batch.bytes < p.batchBytes {
+		return nil
+	}
+	return p.dispatch()
+}
+
+// Close submits the last batch, waits until every tile is consumed or the
+// pipeline fails, stops all goroutines and returns the first error. Later
+// calls return the same error.
+func (p *Pipeline) Close() error {
+	if !p.closed {
+		p.closed = true
+		if p.batch != nil {
+			_ = p.dispatch() // a failure is p.err, returned below
+		}
+		p.mu.Lock()
+		p.closing = true
+		p.work.Broadcast()
+		p.ready.Broadcast()
+		p.mu.Unlock()
+		p.wg.Wait()
+		p.stopCtx()
+	}
+	return p.Err()
+}
+
+// Err returns the pipeline's first error, or nil.
+func (p *Pipeline) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// encodeNow encodes and consumes one tile in the synchronous mode.
+func (p *Pipeline) encodeNow(enc Encoder, tile []byte) error {
+	err := p.ctx.Err()
+	if err == nil {
+		p.syncOut, err = enc.Encode(p.syncOut[:0], tile)
+	}
+	p.recycle(tile)
+	if err == nil {
+		err = p.consume(p.seq, p.syncOut)
+	}
+	p.seq++
+	if err != nil {
+		p.fail(err)
+	}
+	return err
+}
+
+// dispatch queues the current batch once there is room for it.
+func (p *Pipeline) dispatch() error {
+	j := p.batch
+	p.batch = nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.autoLimit && 2*p.workers*j.bytes > p.maxInFlight {
+		p.maxInFlight = 2 * p.workers * j.bytes
+		p.raw.limit = p.maxInFlight
+	}
+	for p.err == nil && p.inFlight > 0 && p.inFlight+j.bytes > p.maxInFlight {
+		p.space.Wait()
+	}
+	if p.err != nil {
+		return p.err
+	}
+	p.inFlight += j.bytes
+	p.queue.push(j)
+	p.pending.push(j)
+	p.work.Signal()
+	return nil
+}
+
+// runWorker encodes queued jobs until the pipeline closes or fails.
+func (p *Pipeline) runWorker() {
+	defer p.wg.Done()
+	for {
+		j := p.takeJob()
+		if j == nil {
+			return
+		}
+		p.encoded(j, j.encode())
+	}
+}
+
+// takeJob waits for a queued job; nil means the worker should exit.
+func (p *Pipeline) takeJob() *job {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.err == nil && p.queue.len() == 0 && !p.closing {
+		p.work.Wait()
+	}
+	if p.err != nil || p.queue.len() == 0 {
+		return nil
+	}
+	return p.queue.pop()
+}
+
+// encoded recycles the raw tiles of j and marks it ready for the consumer.
+func (p *Pipeline) encoded(j *job, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range j.tiles {
+		p.raw.put(j.tiles[i].raw)
+		j.tiles[i].raw = nil
+	}
+	if err != nil {
+		p.failLocked(err)
+		return
+	}
+	j.ready = true
+	if p.pending.len() > 0 && p.pending.peek() == j {
+		p.ready.Signal()
+	}
+}
+
+// runConsumer hands encoded jobs to the consumer in order until the
+// pipeline has consumed everything after Close, or fails.
+func (p *Pipeline) runConsumer() {
+	defer p.wg.Done()
+	for {
+		j := p.nextReady()
+		if j == nil {
+			return
+		}
+		p.consumed(j, j.deliver(p.consume))
+	}
+}
+
+// nextReady waits for the oldest pending job to be encoded; nil means the
+// consumer should exit.
+func (p *Pipeline) nextReady() *job {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.err == nil && !(p.pending.len() > 0 && p.pending.peek().ready) && !(p.closing && p.pending.len() == 0) {
+		p.ready.Wait()
+	}
+	if p.err != nil || p.pending.len() == 0 {
+		return nil
+	}
+	return p.pending.pop()
+}
+
+// consumed releases the bytes of a consumed job and recycles it.
+func (p *Pipeline) consumed(j *job, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inFlight -= j.bytes
+	p.space.Signal()
+	j.reset()
+	p.jobs = append(p.jobs, j)
+	if err != nil {
+		p.failLocked(err)
+	}
+}
+
+// newJob returns an empty job, recycled if possible.
+func (p *Pipeline) newJob() *job {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.jobs); n > 0 {
+		j := p.jobs[n-1]
+		p.jobs[n-1] = nil
+		p.jobs = p.jobs[:n-1]
+		return j
+	}
+	return new(job)
+}
+
+// recycle returns a raw tile buffer to the pool.
+func (p *Pipeline) recycle(tile []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.raw.put(tile)
+}
+
+// fail records err as the pipeline's error if it is the first one.
+func (p *Pipeline) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failLocked(err)
+}
+
+// failLocked records the first error and wakes every goroutine so that it
+// exits. The caller holds p.mu.
+func (p *Pipeline) failLocked(err error) {
+	if p.err != nil {
+		return
+	}
+	p.err = err
+	p.work.Broadcast()
+	p.ready.Broadcast()
+	p.space.Broadcast()
+	p.stopCtx()
+}
+
+// job is a batch of consecutive tiles, encoded by one worker.
+type job struct {
+	seq   int64 // sequence number of tiles[0]
+	tiles []tileJob
+	bytes int  // raw bytes of the tiles
+	ready bool // encoded
+}
+
+// tileJob is one tile of a job. Its out buffer stays with the job when the
+// job is recycled.
+type tileJob struct {
+	enc Encoder
+	raw []byte
+	out []byte
+}
+
+// add appends a tile to the job.
+func (j *job) add(enc Encoder, raw []byte) {
+	if len(j.tiles) < cap(j.tiles) {
+		j.tiles = j.tiles[:len(j.tiles)+1]
+	} else {
+		j.tiles = append(j.tiles, tileJob{})
+	}
+	t := &j.tiles[len(j.tiles)-1]
+	t.enc, t.raw = enc, raw
+	j.bytes += len(raw)
+}
+
+// encode encodes every tile of the job into its out buffer.
+func (j *job) encode() error {
+	for i := range j.tiles {
+		t := &j.tiles[i]
+		out, err := t.enc.Encode(t.out[:0], t.raw)
+		if err != nil {
+			return err
+		}
+		t.out = out
+	}
+	return nil
+}
+
+// deliver passes the encoded tiles to consume in order.
+func (j *job) deliver(consume func(int64, []byte) error) error {
+	for i := range j.tiles {
+		if err := consume(j.seq+int64(i), j.tiles[i].out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reset empties the job for reuse, dropping its references to encoders.
+func (j *job) reset() {
+	for i := range j.tiles {
+		j.tiles[i].enc = nil
+	}
+	j.tiles = j.tiles[:0]
+	j.bytes = 0
+	j.ready = false
+}
+
+// fifo is a queue of jobs.
+type fifo struct {
+	jobs []*job
+	head int
+}
+
+func (f *fifo) len() int { return len(f.jobs) - f.head }
+
+func (f *fifo) peek() *job { return f.jobs[f.head] }
+
+func (f *fifo) push(j *job) {
+	if f.head > 0 && f.head >= len(f.jobs)/2 {
+		n := copy(f.jobs, f.jobs[f.head:])
+		clear(f.jobs[n:])
+		f.jobs = f.jobs[:n]
+		f.head = 0
+	}
+	f.jobs = append(f.jobs, j)
+}
+
+func (f *fifo) pop() *job {
+	j := f.jobs[f.head]
+	f.jobs[f.head] = nil
+	f.head++
+	return j
+}
+
+// bufferPool keeps raw tile buffers by capacity class, up to limit bytes.
+type bufferPool struct {
+	classes [bits.UintSize + 1][][]byte // by bits.Len of the capacity
+	bytes   int
+	limit   int
+}
+
+// get returns a buffer of length n, pooled if one is large enough.
+func (b *bufferPool) get(n int) []byte {
+	class := bits.Len(uint(n))
+	for _, c := range [2]int{class, class + 1} {
+		if c >= len(b.classes) {
+			break
+		}
+		list := b.classes[c]
+		if k := len(list) - 1; k >= 0 && cap(list[k]) >= n {
+			buf := list[k]
+			list[k] = nil
+			b.classes[c] = list[:k]
+			b.bytes -= cap(buf)
+			return buf[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// put keeps buf for reuse unless the pool is full.
+func (b *bufferPool) put(buf []byte) {
+	if cap(buf) == 0 || b.bytes+cap(buf) > b.limit {
+		return
+	}
+	c := bits.Len(uint(cap(buf)))
+	b.classes[c] = append(b.classes[c], buf)
+	b.bytes += cap(buf)
+}

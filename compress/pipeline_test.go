@@ -1,0 +1,292 @@
+package compress
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// pipelineTiles returns tiles of mixed sizes and contents, with the encoder
+// for each.
+func pipelineTiles(n int) (tiles [][]byte, encoders []Encoder) {
+	sizes := []int{16, 64, 128}
+	slide := map[int][][]byte{}
+	for _, s := range sizes {
+		slide[s] = slideTiles(4, s)
+	}
+	codecs := testCodecs()
+	for i := range n {
+		s := sizes[i%len(sizes)]
+		tiles = append(tiles, slide[s][i%4])
+		encoders = append(encoders, &TileEncoder{
+			Codec: codecs[i%len(codecs)], Predictor: tiff.PredictorHorizontal,
+			Format: Format{BitsPerSample: 16}, Width: s,
+		})
+	}
+	return tiles, encoders
+}
+
+// runPipeline submits the tiles and returns copies of the encoded tiles in
+// the order the consumer received them.
+func runPipeline(t *testing.T, opts Options, tiles [][]byte, encoders []Encoder) [][]byte {
+	t.Helper()
+	var got [][]byte
+	p := NewPipeline(context.Background(), opts, func(seq int64, encoded []byte) error {
+		if seq != int64(len(got)) {
+			return fmt.Errorf("tile %d delivered as %d", len(got), seq)
+		}
+		got = append(got, bytes.Clone(encoded))
+		return nil
+	})
+	for i, tile := range tiles {
+		buf := p.Buffer(len(tile))
+		copy(buf, tile)
+		require.NoError(t, p.Submit(encoders[i], buf))
+	}
+	require.NoError(t, p.Close())
+	return got
+}
+
+func TestPipelineOrderAndIdentity(t *testing.T) {
+	tiles, encoders := pipelineTiles(150)
+	want := make([][]byte, len(tiles))
+	for i, tile := range tiles {
+		var err error
+		want[i], err = encoders[i].Encode(nil, tile)
+		require.NoError(t, err)
+	}
+	for _, workers := range []int{1, 2, 8} {
+		for _, batch := range []int{1, 10 << 10, 0} {
+			t.Run(fmt.Sprintf("workers=%d/batch=%d", workers, batch), func(t *testing.T) {
+				got := runPipeline(t, Options{Workers: workers, BatchBytes: batch}, tiles, encoders)
+				require.Equal(t, len(want), len(got))
+				for i := range want {
+					require.True(t, bytes.Equal(want[i], got[i]), "tile %d differs", i)
+				}
+			})
+		}
+	}
+}
+
+func TestPipelineDefaultWorkers(t *testing.T) {
+	tiles, encoders := pipelineTiles(20)
+	assert.Len(t, runPipeline(t, Options{}, tiles, encoders), 20)
+}
+
+// TestPipelineBoundsBytesInFlight checks that Submit waits while the raw
+// bytes submitted but not consumed would pass MaxInFlightBytes.
+func TestPipelineBoundsBytesInFlight(t *testing.T) {
+	const tile, limit = 1000, 5000
+	var consumed atomic.Int64
+	p := NewPipeline(context.Background(), Options{Workers: 2, MaxInFlightBytes: limit, BatchBytes: 1}, func(int64, []byte) error {
+		time.Sleep(time.Millisecond) // a slow consumer
+		consumed.Add(tile)
+		return nil
+	})
+	for i := range 40 {
+		require.NoError(t, p.Submit(None{}, p.Buffer(tile)))
+		submitted := int64(i+1) * tile
+		assert.LessOrEqual(t, submitted-consumed.Load(), int64(limit), "after tile %d", i)
+	}
+	require.NoError(t, p.Close())
+	assert.Equal(t, int64(40*tile), consumed.Load())
+}
+
+// TestPipelineDefaultBoundFollowsJobs checks that the default bound grows
+// with the tile size so that every worker can have a tile.
+func TestPipelineDefaultBoundFollowsJobs(t *testing.T) {
+	p := NewPipeline(context.Background(), Options{Workers: 2}, nil)
+	assert.Equal(t, DefaultMinInFlightBytes, p.maxInFlight)
+	require.NoError(t, p.Submit(None{}, make([]byte, 3<<20)))
+	assert.Equal(t, 2*2*3<<20, p.maxInFlight)
+	require.NoError(t, p.Close())
+}
+
+// TestPipelineOversizedTile checks that a tile above MaxInFlightBytes still
+// goes through.
+func TestPipelineOversizedTile(t *testing.T) {
+	var n int
+	p := NewPipeline(context.Background(), Options{Workers: 2, MaxInFlightBytes: 10}, func(int64, []byte) error { n++; return nil })
+	for range 3 {
+		require.NoError(t, p.Submit(None{}, make([]byte, 100)))
+	}
+	require.NoError(t, p.Close())
+	assert.Equal(t, 3, n)
+}
+
+// failingEncoder fails on its fail-th call and encodes as None otherwise.
+type failingEncoder struct {
+	calls atomic.Int64
+	fail  int64
+	err   error
+}
+
+func (f *failingEncoder) Encode(dst, src []byte) ([]byte, error) {
+	if f.calls.Add(1) == f.fail {
+		return dst, f.err
+	}
+	return append(dst, src...), nil
+}
+
+// waitForGoroutines waits until no more than n goroutines run.
+func waitForGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), n, "goroutines leaked")
+}
+
+// submitUntilError submits up to n tiles and returns the first error.
+func submitUntilError(p *Pipeline, enc Encoder, n int) error {
+	for range n {
+		if err := p.Submit(enc, p.Buffer(64)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestPipelineStops checks each way a pipeline stops early: its goroutines
+// exit without Close, the consumer sees a gapless prefix of the tiles,
+// Submit and Close report the cause.
+func TestPipelineStops(t *testing.T) {
+	errEncoder := errors.New("encoder failed")
+	errConsumer := errors.New("consumer failed")
+	cases := []struct {
+		name    string
+		encoder *failingEncoder
+		consume func(seq int64) error
+		cancel  int64 // cancel the context when this tile is consumed
+		want    error
+	}{
+		{"encoder error", &failingEncoder{fail: 50, err: errEncoder}, nil, -1, errEncoder},
+		{"consumer error", &failingEncoder{}, func(seq int64) error {
+			if seq == 30 {
+				return errConsumer
+			}
+			return nil
+		}, -1, errConsumer},
+		{"cancel", &failingEncoder{}, nil, 20, context.Canceled},
+	}
+	for _, c := range cases {
+		for _, workers := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(t *testing.T) {
+				before := runtime.NumGoroutine()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				enc := &failingEncoder{fail: c.encoder.fail, err: c.encoder.err}
+				var next int64
+				p := NewPipeline(ctx, Options{Workers: workers, BatchBytes: 200}, func(seq int64, _ []byte) error {
+					if seq != next {
+						return fmt.Errorf("got tile %d, want %d", seq, next)
+					}
+					next++
+					if seq == c.cancel {
+						cancel()
+					}
+					if c.consume != nil {
+						return c.consume(seq)
+					}
+					return nil
+				})
+				err := submitUntilError(p, enc, 100000)
+				assert.ErrorIs(t, err, c.want)
+				waitForGoroutines(t, before) // before Close
+				assert.ErrorIs(t, p.Submit(enc, make([]byte, 8)), c.want, "the error is sticky")
+				assert.ErrorIs(t, p.Close(), c.want)
+				assert.ErrorIs(t, p.Close(), c.want, "Close again")
+			})
+		}
+	}
+}
+
+func TestPipelineNoGoroutineOutlivesClose(t *testing.T) {
+	for _, workers := range []int{1, 2, 8} {
+		before := runtime.NumGoroutine()
+		tiles, encoders := pipelineTiles(30)
+		runPipeline(t, Options{Workers: workers}, tiles, encoders)
+		waitForGoroutines(t, before) // exiting goroutines may still be counted for an instant
+
+	}
+}
+
+// TestPipelineSynchronous checks that one worker means no goroutine: the
+// consumer runs inside Submit.
+func TestPipelineSynchronous(t *testing.T) {
+	before := runtime.NumGoroutine()
+	var during []int
+	p := NewPipeline(context.Background(), Options{Workers: 1}, func(int64, []byte) error {
+		during = append(during, runtime.NumGoroutine())
+		return nil
+	})
+	require.NoError(t, p.Submit(LZW{}, p.Buffer(100)))
+	assert.Equal(t, []int{before}, during, "consumed synchronously, without goroutines")
+	require.NoError(t, p.Close())
+}
+
+func TestPipelineNilEncoderStores(t *testing.T) {
+	got := runPipeline(t, Options{Workers: 2}, [][]byte{[]byte("raw")}, []Encoder{nil})
+	assert.Equal(t, [][]byte{[]byte("raw")}, got)
+}
+
+func TestPipelineSubmitAfterClose(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		p := NewPipeline(context.Background(), Options{Workers: workers}, nil)
+		require.NoError(t, p.Close())
+		assert.ErrorIs(t, p.Submit(None{}, make([]byte, 1)), ErrClosed)
+		assert.NoError(t, p.Close())
+	}
+}
+
+// TestPipelineReusesBuffers checks that in a steady state (here reached
+// quickly through a small MaxInFlightBytes) tiles go through without
+// allocating.
+func TestPipelineReusesBuffers(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	tile := slideTiles(1, 64)[0]
+	enc := &TileEncoder{Codec: &Deflate{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 64}
+	for _, workers := range []int{1, 2} {
+		opts := Options{Workers: workers, BatchBytes: 1, MaxInFlightBytes: 4 * len(tile)}
+		p := NewPipeline(context.Background(), opts, nil)
+		submit := func() {
+			buf := p.Buffer(len(tile))
+			copy(buf, tile)
+			if err := p.Submit(enc, buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 100 {
+			submit()
+		}
+		allocs := testing.AllocsPerRun(200, submit)
+		assert.Less(t, allocs, 0.5, "workers=%d", workers)
+		require.NoError(t, p.Close())
+	}
+}
+
+func TestBufferPool(t *testing.T) {
+	b := bufferPool{limit: 1000}
+	small := b.get(100)
+	assert.Len(t, small, 100)
+	b.put(small)
+	again := b.get(90)
+	assert.Len(t, again, 90)
+	assert.Same(t, &small[0], &again[0], "reused")
+	b.put(make([]byte, 2000)) // over the limit: dropped
+	assert.Equal(t, 0, b.bytes)
+	assert.Len(t, b.get(0), 0)
+}
