@@ -44,9 +44,18 @@ func (b *Builder) Reset() {
 
 // Clone returns an independent copy of the builder.
 func (b *Builder) Clone() *Builder {
-	c := &Builder{entries: make([]Entry, len(b.entries)), err: b.err}
+	size := 0
+	for _, e := range b.entries {
+		size += len(e.Value)
+	}
+	// Two allocations whatever the number of fields, with room for a few
+	// more entries: writers clone a shared directory to add its offsets.
+	c := &Builder{entries: make([]Entry, len(b.entries), len(b.entries)+4), err: b.err}
+	values := make([]byte, 0, size)
 	for i, e := range b.entries {
-		e.Value = slices.Clone(e.Value)
+		start := len(values)
+		values = append(values, e.Value...)
+		e.Value = values[start:len(values):len(values)]
 		c.entries[i] = e
 	}
 	return c

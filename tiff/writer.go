@@ -214,22 +214,42 @@ func (w *Writer) plan(start int64) (*layout, error) {
 	return w.place(start, f)
 }
 
+// shape is what the encoded size of a directory depends on: its fields,
+// and how many blocks and SubIFDs it lists. Directories sharing a shape (the
+// planes of a stack) are sized once.
+type shape struct {
+	fields       *ifd.Builder
+	blocks, subs int
+}
+
 // place assigns every directory its position in format f.
 func (w *Writer) place(start int64, f ifd.Format) (*layout, error) {
 	p := &layout{format: f, pos: make(map[*Directory]int64)}
+	sizes := map[shape]int64{}
 	pos := start
 	var visit func(d *Directory, depth int) error
 	visit = func(d *Directory, depth int) error {
 		if _, seen := p.pos[d]; seen || depth > maxDepth {
 			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
 		}
-		b, err := finalFields(d, f, make([]uint64, len(d.SubIFDs)))
-		if err != nil {
-			return err
+		if !f.BigTIFF {
+			if err := fitClassic(d.Blocks); err != nil {
+				return err
+			}
+		}
+		key := shape{d.Fields, len(d.Blocks), len(d.SubIFDs)}
+		size, known := sizes[key]
+		if !known {
+			b, err := finalFields(d, f, make([]uint64, len(d.SubIFDs)))
+			if err != nil {
+				return err
+			}
+			size = b.Size(f.BigTIFF)
+			sizes[key] = size
 		}
 		p.pos[d] = pos
 		p.order = append(p.order, d)
-		pos += b.Size(f.BigTIFF)
+		pos += size
 		for _, sub := range d.SubIFDs {
 			if err := visit(sub, depth+1); err != nil {
 				return err
@@ -244,6 +264,16 @@ func (w *Writer) place(start int64, f ifd.Format) (*layout, error) {
 	}
 	p.end = pos
 	return p, nil
+}
+
+// fitClassic reports blocks that classic TIFF cannot point to.
+func fitClassic(blocks []Block) error {
+	for _, b := range blocks {
+		if b.Offset > math.MaxUint32 || b.Size > math.MaxUint32 {
+			return fmt.Errorf("%w: a block at %d of %d bytes", ErrTooLarge, b.Offset, b.Size)
+		}
+	}
+	return nil
 }
 
 // maxDepth bounds SubIFD nesting.

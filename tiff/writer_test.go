@@ -316,3 +316,22 @@ func TestThousandDirectoriesSyscalls(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, f.IFDs, dirs)
 }
+
+// TestSharedFieldsStillCheckEveryBlock gives two directories the same
+// fields and shape, the second with a block past 4 GiB: Auto must still
+// choose BigTIFF.
+func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
+	h := iohandle.NewMemory()
+	w, err := NewWriter(h, Options{})
+	require.NoError(t, err)
+	fields := &ifd.Builder{}
+	fields.AddShort(TagImageWidth, 16)
+	for _, off := range []uint64{16, 5 << 30} {
+		d := &Directory{Fields: fields, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{{Offset: off, Size: 1}}}
+		require.NoError(t, w.AddDirectory(d))
+	}
+	require.NoError(t, w.Close())
+	hdr, err := ParseHeader(h.Bytes())
+	require.NoError(t, err)
+	assert.True(t, hdr.BigTIFF)
+}
