@@ -1,0 +1,35 @@
+// Package pyramid writes pyramidal OME-TIFF files: the format QuPath,
+// napari, OMERO, Bio-Formats, tifffile and libvips read for whole-slide and
+// multi-dimensional images.
+//
+// A Writer holds one file. Each image added to it is an OME Image (a
+// series) of SizeZ x SizeC x SizeT planes; each plane is stored as a tiled
+// full-resolution IFD in the main chain, in DimensionOrder, with every
+// reduced level (halved in X and Y each time) as a tiled SubIFD, largest
+// first, as the OME-TIFF pyramid convention and Bio-Formats 6 expect. The
+// OME-XML describing every image goes into the first IFD.
+//
+// Planes arrive whole (Image.WritePlane), as a stream of rows in bands of
+// any height (Image.Plane), or as an image.Image (Writer.AddImageData,
+// WriteImage). The levels are computed while the rows stream in: each band
+// of full-resolution rows feeds the next level, so memory stays at a few
+// rows of tiles per level whatever the height of the plane or the number of
+// planes. Tiles are compressed in parallel by package compress, in an
+// ordered pipeline, and appended to the file as they are done; the
+// directories, the OME-XML and the header are written at Close, when
+// package tiff decides between classic TIFF and BigTIFF from the final
+// offsets. Output is byte-identical at every Workers value.
+//
+//	w, err := pyramid.Create("slide.ome.tif", pyramid.Options{})
+//	img, err := w.AddImage(pyramid.ImageSpec{Name: "slide", SizeX: 8192, SizeY: 8192,
+//		SizeC: 3, PixelType: pyramid.Uint16, PhysicalSizeX: 0.25, PhysicalSizeY: 0.25})
+//	for c := range 3 {
+//		err = img.WritePlane(0, c, 0, pixels[c]) // little-endian uint16 samples
+//	}
+//	err = w.Close()
+//
+// Pixel bytes are little-endian samples, SamplesPerPixel of them per pixel
+// (interleaved RGB when 3), rows top to bottom. Bad input returns an error
+// that errors.Is matches against this package's sentinel errors, and leaves
+// no file at the destination.
+package pyramid

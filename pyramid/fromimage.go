@@ -1,0 +1,198 @@
+package pyramid
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+)
+
+// WriteImage writes img to path as a pyramidal OME-TIFF of one image.
+func WriteImage(path string, img image.Image, opts Options) error {
+	w, err := Create(path, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := w.AddImageData(ImageSpec{}, img); err != nil {
+		_ = w.Abort()
+		return err
+	}
+	return w.Close()
+}
+
+// AddImageData adds img as an image of one plane and writes it. spec gives
+// the metadata (name, physical sizes, channel, annotations); the pixel
+// layout comes from img, so spec's sizes, pixel type and samples must be
+// zero or agree with it. Gray images become one uint8 or uint16 channel;
+// everything else becomes RGB, uint16 for 16-bit colour models and uint8
+// otherwise. Alpha is dropped (colours are taken un-premultiplied). An
+// empty name becomes "image N". It returns the image, whose Spec tells the
+// layout chosen.
+func (w *Writer) AddImageData(spec ImageSpec, img image.Image) (*Image, error) {
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	if img == nil {
+		return nil, fmt.Errorf("%w: nil image", ErrData)
+	}
+	im, err := w.addImageData(spec, img)
+	if err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// addImageData adds and writes the image.
+func (w *Writer) addImageData(spec ImageSpec, img image.Image) (*Image, error) {
+	b := img.Bounds()
+	conv := converterFor(img)
+	if spec.Name == "" {
+		spec.Name = fmt.Sprintf("image %d", len(w.images))
+	}
+	if err := spec.takeLayout(b.Dx(), b.Dy(), conv); err != nil {
+		return nil, err
+	}
+	im, err := w.AddImage(spec)
+	if err != nil {
+		return nil, err
+	}
+	pw, err := im.Plane(0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	const bandRows = 64
+	rowBytes := b.Dx() * conv.samples * conv.pixelType.Size()
+	band := make([]byte, 0, bandRows*rowBytes)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		band = conv.appendRow(band, img, y)
+		if len(band) == cap(band) || y == b.Max.Y-1 {
+			if _, err := pw.Write(band); err != nil {
+				return nil, err
+			}
+			band = band[:0]
+		}
+	}
+	return im, pw.Close()
+}
+
+// takeLayout fills the spec's pixel layout from an image, refusing values
+// that disagree.
+func (s *ImageSpec) takeLayout(width, height int, conv converter) error {
+	layout := []struct {
+		field *int
+		value int
+	}{{&s.SizeX, width}, {&s.SizeY, height}, {&s.SizeZ, 1}, {&s.SizeC, 1}, {&s.SizeT, 1}, {&s.SamplesPerPixel, conv.samples}}
+	for _, l := range layout {
+		if *l.field != 0 && *l.field != l.value {
+			return fmt.Errorf("%w: the spec says %d where the image has %d", ErrData, *l.field, l.value)
+		}
+		*l.field = l.value
+	}
+	if s.PixelType != Uint8 && s.PixelType != conv.pixelType {
+		return fmt.Errorf("%w: the spec says %v, the image holds %v", ErrData, s.PixelType, conv.pixelType)
+	}
+	s.PixelType = conv.pixelType
+	return nil
+}
+
+// converter turns rows of an image.Image into little-endian samples.
+type converter struct {
+	pixelType PixelType
+	samples   int
+	appendRow func(dst []byte, img image.Image, y int) []byte
+}
+
+func converterFor(img image.Image) converter {
+	switch m := img.(type) {
+	case *image.Gray:
+		return converter{Uint8, 1, func(dst []byte, _ image.Image, y int) []byte {
+			i := m.PixOffset(m.Rect.Min.X, y)
+			return append(dst, m.Pix[i:i+m.Rect.Dx()]...)
+		}}
+	case *image.Gray16:
+		return converter{Uint16, 1, func(dst []byte, _ image.Image, y int) []byte {
+			i := m.PixOffset(m.Rect.Min.X, y)
+			for p := m.Pix[i : i+2*m.Rect.Dx()]; len(p) >= 2; p = p[2:] {
+				dst = append(dst, p[1], p[0]) // big-endian in image.Gray16
+			}
+			return dst
+		}}
+	case *image.NRGBA:
+		return converter{Uint8, 3, func(dst []byte, _ image.Image, y int) []byte {
+			i := m.PixOffset(m.Rect.Min.X, y)
+			for p := m.Pix[i : i+4*m.Rect.Dx()]; len(p) >= 4; p = p[4:] {
+				dst = append(dst, p[0], p[1], p[2])
+			}
+			return dst
+		}}
+	case *image.RGBA:
+		return converter{Uint8, 3, func(dst []byte, _ image.Image, y int) []byte {
+			i := m.PixOffset(m.Rect.Min.X, y)
+			for p := m.Pix[i : i+4*m.Rect.Dx()]; len(p) >= 4; p = p[4:] {
+				if p[3] == 0xff {
+					dst = append(dst, p[0], p[1], p[2])
+					continue
+				}
+				c := color.NRGBAModel.Convert(color.RGBA{p[0], p[1], p[2], p[3]}).(color.NRGBA)
+				dst = append(dst, c.R, c.G, c.B)
+			}
+			return dst
+		}}
+	case *image.YCbCr:
+		return converter{Uint8, 3, func(dst []byte, _ image.Image, y int) []byte {
+			for x := m.Rect.Min.X; x < m.Rect.Max.X; x++ {
+				r, g, b, _ := m.YCbCrAt(x, y).RGBA() // opaque: what NRGBAModel gives
+				dst = append(dst, byte(r>>8), byte(g>>8), byte(b>>8))
+			}
+			return dst
+		}}
+	case *image.Paletted:
+		palette := make([]color.NRGBA, 256)
+		for i, c := range m.Palette {
+			palette[i] = color.NRGBAModel.Convert(c).(color.NRGBA)
+		}
+		return converter{Uint8, 3, func(dst []byte, _ image.Image, y int) []byte {
+			i := m.PixOffset(m.Rect.Min.X, y)
+			for _, index := range m.Pix[i : i+m.Rect.Dx()] {
+				c := palette[index]
+				dst = append(dst, c.R, c.G, c.B)
+			}
+			return dst
+		}}
+	}
+	switch img.ColorModel() {
+	case color.GrayModel:
+		return converter{Uint8, 1, func(dst []byte, img image.Image, y int) []byte {
+			b := img.Bounds()
+			for x := b.Min.X; x < b.Max.X; x++ {
+				dst = append(dst, color.GrayModel.Convert(img.At(x, y)).(color.Gray).Y)
+			}
+			return dst
+		}}
+	case color.Gray16Model:
+		return converter{Uint16, 1, func(dst []byte, img image.Image, y int) []byte {
+			b := img.Bounds()
+			for x := b.Min.X; x < b.Max.X; x++ {
+				v := color.Gray16Model.Convert(img.At(x, y)).(color.Gray16).Y
+				dst = append(dst, byte(v), byte(v>>8))
+			}
+			return dst
+		}}
+	case color.RGBA64Model, color.NRGBA64Model:
+		return converter{Uint16, 3, func(dst []byte, img image.Image, y int) []byte {
+			b := img.Bounds()
+			for x := b.Min.X; x < b.Max.X; x++ {
+				c := color.NRGBA64Model.Convert(img.At(x, y)).(color.NRGBA64)
+				dst = append(dst, byte(c.R), byte(c.R>>8), byte(c.G), byte(c.G>>8), byte(c.B), byte(c.B>>8))
+			}
+			return dst
+		}}
+	}
+	return converter{Uint8, 3, func(dst []byte, img image.Image, y int) []byte {
+		b := img.Bounds()
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+			dst = append(dst, c.R, c.G, c.B)
+		}
+		return dst
+	}}
+}

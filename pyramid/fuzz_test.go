@@ -1,0 +1,140 @@
+package pyramid
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/iohandle"
+)
+
+// fuzzInput reads small numbers from the fuzzer's bytes, zero when they
+// run out.
+type fuzzInput []byte
+
+func (f *fuzzInput) next(n int) int {
+	if len(*f) == 0 {
+		return 0
+	}
+	v := int((*f)[0])
+	*f = (*f)[1:]
+	return v % n
+}
+
+// FuzzWriter drives the public API with random specs, options and write
+// sequences, valid or not. Errors are fine and must be typed; panics are
+// not; and a file that closes without error must read back pixel-exact.
+func FuzzWriter(f *testing.F) {
+	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 1, 200})
+	f.Add([]byte{70, 3, 0, 1, 1, 2, 1, 2, 0, 1, 1, 0, 1, 1, 0, 2, 0, 1, 3, 9, 9})
+	f.Add([]byte{17, 33, 3, 2, 0, 0, 2, 1, 2, 1, 1, 2, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := fuzzInput(data)
+		spec := ImageSpec{
+			SizeX: in.next(80) - 2, SizeY: in.next(80) - 2,
+			SizeZ: in.next(3) + 1, SizeC: in.next(3), SizeT: in.next(2) + 1,
+			PixelType: PixelType(in.next(9)), SamplesPerPixel: []int{1, 1, 3, 2}[in.next(4)],
+			DimensionOrder: []DimensionOrder{XYZCT, XYTZC, XYCZT, "bad"}[in.next(4)],
+		}
+		opts := Options{
+			TileSize: []int{16, 32, 24}[in.next(3)], Compression: Compression(in.next(5)),
+			Downsampling: Downsampling(in.next(3)), Levels: in.next(4), Workers: in.next(3),
+		}
+		h := iohandle.NewMemory()
+		w, err := New(h, opts)
+		if err != nil {
+			requireTyped(t, err)
+			return
+		}
+		im, err := w.AddImage(spec)
+		if err != nil {
+			requireTyped(t, err)
+			_ = w.Abort()
+			return
+		}
+		spec = im.Spec()
+		written := map[int]refPlane{}
+		for in.next(8) != 0 && len(in) > 0 {
+			z, c, tt := in.next(spec.SizeZ+1), in.next(spec.SizeC+1), in.next(spec.SizeT+1)
+			plane := randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(len(in)), opts.Downsampling == Mode)
+			pix := plane.pix
+			if in.next(6) == 0 {
+				pix = pix[:len(pix)-in.next(len(pix)+1)]
+			}
+			if err := writeBands(im, z, c, tt, pix, 1+in.next(300)); err != nil {
+				requireTyped(t, err)
+				continue
+			}
+			p, _ := spec.PlaneIndex(z, c, tt)
+			written[p] = plane
+		}
+		err = w.Close()
+		if err != nil {
+			requireTyped(t, err)
+			if h.Bytes() != nil {
+				t.Fatal("a failed writer left output")
+			}
+			return
+		}
+		checkFuzzedFile(t, h.Bytes(), spec, opts, written)
+	})
+}
+
+// writeBands writes a plane in bands of the given size.
+func writeBands(im *Image, z, c, t int, pix []byte, band int) error {
+	pw, err := im.Plane(z, c, t)
+	if err != nil {
+		return err
+	}
+	for len(pix) > 0 {
+		n := min(band, len(pix))
+		if _, err := pw.Write(pix[:n]); err != nil {
+			return err
+		}
+		pix = pix[n:]
+	}
+	return pw.Close()
+}
+
+// checkFuzzedFile reads a fuzzed file back and compares every plane.
+func checkFuzzedFile(t *testing.T, data []byte, spec ImageSpec, opts Options, written map[int]refPlane) {
+	levels, err := pyramidLevels(spec.SizeX, spec.SizeY, opts.TileSize, opts.Levels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := readback.Parse(data)
+	if err != nil {
+		t.Fatalf("written file does not parse: %v", err)
+	}
+	if len(f.IFDs) != spec.Planes() {
+		t.Fatalf("%d planes in the file, want %d", len(f.IFDs), spec.Planes())
+	}
+	for p, d := range f.IFDs {
+		want := referencePyramid(written[p], spec.PixelType, opts.Downsampling, len(levels))
+		for l := range want {
+			dir := d
+			if l > 0 {
+				dir = d.SubIFDs[l-1]
+			}
+			got, err := f.Image(dir)
+			if err != nil {
+				t.Fatalf("plane %d level %d: %v", p, l, err)
+			}
+			if !bytes.Equal(got.Pix, want[l].pix) {
+				t.Fatalf("plane %d level %d differs", p, l)
+			}
+		}
+	}
+}
+
+// requireTyped fails unless err matches one of the package's errors.
+func requireTyped(t *testing.T, err error) {
+	t.Helper()
+	for _, e := range []error{ErrOption, ErrSize, ErrPixelType, ErrMetadata, ErrPlane, ErrData, ErrMissingPlanes, ErrTooLarge, ErrClosed} {
+		if errors.Is(err, e) {
+			return
+		}
+	}
+	t.Fatalf("untyped error: %v", err)
+}

@@ -1,0 +1,153 @@
+package pyramid
+
+import (
+	"bytes"
+	"flag"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const goldenDir = "../testdata/pyramid"
+
+// smooth fills a plane with a smooth, compressible pattern, so golden files
+// stay small.
+func smooth(w, h, spp int, t PixelType, seed int) refPlane {
+	c := codecOf(t)
+	p := refPlane{w: w, h: h, spp: spp, pix: make([]byte, w*h*spp*c.size)}
+	for y := range h {
+		for x := range w {
+			for s := range spp {
+				v := 100 + 80*math.Sin(float64(x+seed)/9)*math.Cos(float64(y-seed)/13) + float64(20*s) + float64((x*y+seed)%7)
+				if t == Int8 || t == Int16 || t == Int32 {
+					v -= 120
+				}
+				if t == Uint16 || t == Uint32 {
+					v *= 100
+				}
+				c.write(p.pix[((y*w+x)*spp+s)*c.size:], math.Round(v))
+			}
+		}
+	}
+	return p
+}
+
+// goldenImage is one image of a golden file and the planes written to it.
+type goldenImage struct {
+	spec   ImageSpec
+	planes []refPlane // in DimensionOrder
+}
+
+type goldenPyramid struct {
+	name   string
+	opts   Options
+	images []goldenImage
+}
+
+func goldenPyramids() []goldenPyramid {
+	acquired := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	zct := ImageSpec{Name: "stack", SizeX: 64, SizeY: 48, SizeZ: 3, SizeC: 2, SizeT: 2, PixelType: Uint8,
+		PhysicalSizeX: 0.5, PhysicalSizeY: 0.5, PhysicalSizeZ: 2,
+		Channels:        []Channel{{Name: "DAPI", Color: color.NRGBA{0, 0, 255, 255}}, {Name: "GFP", Color: color.NRGBA{0, 255, 0, 255}}},
+		AcquisitionDate: acquired, Annotations: []KeyValue{{"objective", "20x"}, {"note", "a <b> & 'c'"}}}
+	ctz := ImageSpec{Name: "second", SizeX: 40, SizeY: 40, SizeZ: 2, SizeC: 1, SizeT: 1, PixelType: Int16, DimensionOrder: XYCTZ}
+	return []goldenPyramid{
+		{name: "one-series-levels", opts: Options{TileSize: 64}, images: []goldenImage{
+			planesFor(ImageSpec{Name: "slide", SizeX: 300, SizeY: 200, PixelType: Uint16, PhysicalSizeX: 0.25, PhysicalSizeY: 0.25,
+				Channels: []Channel{{Name: "Hoechst"}}}),
+		}},
+		{name: "series-zct", opts: Options{TileSize: 32, Compression: Deflate}, images: []goldenImage{planesFor(zct), planesFor(ctz)}},
+		{name: "rgb", opts: Options{TileSize: 32, Compression: Zstd}, images: []goldenImage{
+			planesFor(ImageSpec{Name: "brightfield", SizeX: 96, SizeY: 70, PixelType: Uint8, SamplesPerPixel: 3}),
+		}},
+		{name: "float-none", opts: Options{TileSize: 16, Compression: None, Levels: 2, Downsampling: Nearest}, images: []goldenImage{
+			planesFor(ImageSpec{Name: "float", SizeX: 40, SizeY: 24, PixelType: Float32}),
+		}},
+	}
+}
+
+// planesFor makes the planes of a golden image.
+func planesFor(spec ImageSpec) goldenImage {
+	n, _ := spec.normalized()
+	g := goldenImage{spec: spec}
+	for p := range n.Planes() {
+		g.planes = append(g.planes, smooth(n.SizeX, n.SizeY, n.SamplesPerPixel, n.PixelType, p))
+	}
+	return g
+}
+
+// write produces the golden file.
+func (g goldenPyramid) write(t testing.TB) []byte {
+	return writeMemory(t, g.opts, func(w *Writer) error {
+		for _, gi := range g.images {
+			im, err := w.AddImage(gi.spec)
+			if err != nil {
+				return err
+			}
+			for p, plane := range gi.planes {
+				z, c, tt := im.Spec().PlaneCoords(p)
+				if err := im.WritePlane(z, c, tt, plane.pix); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// expected returns the reference pyramids of the golden's main chain.
+func (g goldenPyramid) expected(t testing.TB) [][]refPlane {
+	var want [][]refPlane
+	for _, gi := range g.images {
+		n, err := gi.spec.normalized()
+		require.NoError(t, err)
+		levels, err := pyramidLevels(n.SizeX, n.SizeY, max(g.opts.TileSize, 16), g.opts.Levels)
+		require.NoError(t, err)
+		for _, plane := range gi.planes {
+			want = append(want, referencePyramid(plane, n.PixelType, g.opts.Downsampling, len(levels)))
+		}
+	}
+	return want
+}
+
+func goldenPath(name string) string { return filepath.Join(goldenDir, name+".ome.tif") }
+
+// inspectText is the golden dump: Inspect's summary and every field.
+func inspectText(t testing.TB, data []byte) string {
+	var b bytes.Buffer
+	require.NoError(t, Inspect(&b, bytes.NewReader(data), int64(len(data)), InspectOptions{Fields: true}))
+	return b.String()
+}
+
+// TestGoldenPyramids writes every golden pyramid, compares it with
+// testdata/pyramid byte for byte and its dump line for line, and reads it
+// back pixel-exact. -update rewrites the goldens.
+func TestGoldenPyramids(t *testing.T) {
+	for _, g := range goldenPyramids() {
+		t.Run(g.name, func(t *testing.T) {
+			data := g.write(t)
+			text := inspectText(t, data)
+			path := goldenPath(g.name)
+			if *update {
+				require.NoError(t, os.MkdirAll(goldenDir, 0o755))
+				require.NoError(t, os.WriteFile(path, data, 0o644))
+				require.NoError(t, os.WriteFile(path+".txt", []byte(text), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run with -update to create")
+			wantText, err := os.ReadFile(path + ".txt")
+			require.NoError(t, err)
+			assert.Equal(t, string(wantText), text)
+			assert.True(t, bytes.Equal(want, data), "%s differs from the golden file", path)
+			checkPyramid(t, want, g.expected(t))
+		})
+	}
+}

@@ -1,0 +1,248 @@
+package pyramid
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// Image is one image of the file (an OME series) being written: a stack of
+// planes, each stored with its pyramid of reduced levels.
+type Image struct {
+	w        *Writer
+	spec     ImageSpec
+	index    int
+	levels   []levelGeom
+	fields   []*ifd.Builder          // per level, without data locations; shared by the planes
+	encoders []*compress.TileEncoder // per level (tile widths differ)
+	reduce   reduceFunc
+	planes   []planeState // by index in DimensionOrder
+	free     *planeStream // a finished plane's buffers, for the next
+}
+
+// planeState is one plane's directories, and its stream while it is open.
+type planeState struct {
+	dirs   []levelDir // per level; nil until the plane is started
+	stream *planeStream
+	writer PlaneWriter
+	done   bool
+}
+
+// levelDir is one level's directory with the sequence numbers of its tiles.
+type levelDir struct {
+	dir  tiff.Directory
+	seqs []int64
+}
+
+// newImage validates spec and prepares everything its planes share.
+func newImage(w *Writer, spec ImageSpec, index int) (*Image, error) {
+	spec, err := spec.normalized()
+	if err != nil {
+		return nil, err
+	}
+	levels, err := pyramidLevels(spec.SizeX, spec.SizeY, w.opts.TileSize, w.opts.Levels)
+	if err != nil {
+		return nil, err
+	}
+	predictor, err := w.predictorFor(spec.PixelType)
+	if err != nil {
+		return nil, err
+	}
+	im := &Image{w: w, spec: spec, index: index, levels: levels,
+		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling),
+		planes: make([]planeState, spec.Planes())}
+	format := compress.Format{BitsPerSample: 8 * spec.PixelType.Size(), SamplesPerPixel: spec.SamplesPerPixel, Float: spec.PixelType.Float(), ByteOrder: byteOrder}
+	for l, g := range levels {
+		enc := &compress.TileEncoder{Codec: w.codec, Predictor: predictor, Format: format, Width: g.tileW}
+		if err := enc.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOption, err)
+		}
+		im.encoders = append(im.encoders, enc)
+		im.fields = append(im.fields, im.levelFields(l, predictor))
+	}
+	return im, nil
+}
+
+// predictorFor resolves the predictor option for a pixel type.
+func (w *Writer) predictorFor(p PixelType) (uint16, error) {
+	switch w.opts.Predictor {
+	case PredictorNone:
+		return tiff.PredictorNone, nil
+	case PredictorHorizontal:
+		if p.Float() {
+			return 0, fmt.Errorf("%w: horizontal predictor on %v samples", ErrOption, p)
+		}
+		return tiff.PredictorHorizontal, nil
+	case PredictorFloatingPoint:
+		if !p.Float() {
+			return 0, fmt.Errorf("%w: floating-point predictor on %v samples", ErrOption, p)
+		}
+		return tiff.PredictorFloatingPoint, nil
+	}
+	switch {
+	case w.opts.Compression == None:
+		return tiff.PredictorNone, nil
+	case p.Float():
+		return tiff.PredictorFloatingPoint, nil
+	}
+	return tiff.PredictorHorizontal, nil
+}
+
+// levelFields builds the fields every plane's directory of level l carries.
+func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
+	g, s := im.levels[l], im.spec
+	b := &ifd.Builder{}
+	subfile := tiff.SubfileFullResolution
+	if l > 0 {
+		subfile = tiff.SubfileReducedImage
+	}
+	b.AddLong(tiff.TagNewSubfileType, subfile)
+	b.AddUint(tiff.TagImageWidth, uint64(g.width))
+	b.AddUint(tiff.TagImageLength, uint64(g.height))
+	bits, formats := make([]uint16, s.SamplesPerPixel), make([]uint16, s.SamplesPerPixel)
+	for i := range bits {
+		bits[i], formats[i] = uint16(8*s.PixelType.Size()), pixelTypes[s.PixelType].sampleFormat
+	}
+	b.AddShort(tiff.TagBitsPerSample, bits...)
+	b.AddShort(tiff.TagCompression, im.w.codec.Compression())
+	photometric := tiff.PhotometricBlackIsZero
+	if s.SamplesPerPixel == 3 {
+		photometric = tiff.PhotometricRGB
+	}
+	b.AddShort(tiff.TagPhotometricInterpretation, photometric)
+	b.AddShort(tiff.TagSamplesPerPixel, uint16(s.SamplesPerPixel))
+	b.AddShort(tiff.TagPlanarConfiguration, tiff.PlanarContig)
+	scale := float64(int(1) << l) // a level's pixels are 2^l times larger
+	if x, ok := pixelsPerCentimetre(s.PhysicalSizeX*scale, s.PhysicalSizeXUnit); ok {
+		if y, ok := pixelsPerCentimetre(s.PhysicalSizeY*scale, s.PhysicalSizeYUnit); ok {
+			b.AddRational(tiff.TagXResolution, x)
+			b.AddRational(tiff.TagYResolution, y)
+			b.AddShort(tiff.TagResolutionUnit, tiff.ResolutionUnitCentimeter)
+		}
+	}
+	b.AddASCII(tiff.TagSoftware, software)
+	b.AddUint(tiff.TagTileWidth, uint64(g.tileW))
+	b.AddUint(tiff.TagTileLength, uint64(g.tileH))
+	if predictor != tiff.PredictorNone {
+		b.AddShort(tiff.TagPredictor, predictor)
+	}
+	b.AddShort(tiff.TagSampleFormat, formats...)
+	return b
+}
+
+// pixelsPerCentimetre converts a pixel size to a TIFF resolution.
+func pixelsPerCentimetre(size float64, unit string) (ifd.Fraction, bool) {
+	cm := lengthUnits[unit]
+	if size <= 0 || cm == 0 {
+		return ifd.Fraction{}, false
+	}
+	return fraction(1 / (size * cm))
+}
+
+// fraction returns the closest fraction with 32-bit terms, by continued
+// fractions, or false when v is out of their range.
+func fraction(v float64) (ifd.Fraction, bool) {
+	if v <= 0 || v > math.MaxUint32 || math.IsNaN(v) {
+		return ifd.Fraction{}, false
+	}
+	// Convergents h/k of v's continued fraction.
+	h0, h1, k0, k1 := 0.0, 1.0, 1.0, 0.0
+	x := v
+	best := ifd.Fraction{}
+	for range 64 {
+		a := math.Floor(x)
+		h2, k2 := a*h1+h0, a*k1+k0
+		if h2 > math.MaxUint32 || k2 > math.MaxUint32 {
+			break
+		}
+		best = ifd.Fraction{Num: uint32(h2), Den: uint32(k2)}
+		if x == a || math.Abs(h2/k2-v) <= v*1e-15 {
+			break
+		}
+		h0, h1, k0, k1 = h1, h2, k1, k2
+		x = 1 / (x - a)
+	}
+	return best, best.Den != 0 && best.Num != 0
+}
+
+// tilesPerPlane counts the tiles of every level of one plane.
+func (im *Image) tilesPerPlane() int64 {
+	var n int64
+	for _, g := range im.levels {
+		n += int64(g.tiles())
+	}
+	return n
+}
+
+// Spec returns the image's spec with defaults filled in.
+func (im *Image) Spec() ImageSpec { return im.spec }
+
+// PlaneBytes is the length of one plane's pixel data: SizeY rows of SizeX
+// pixels of SamplesPerPixel little-endian samples.
+func (im *Image) PlaneBytes() int64 {
+	return int64(im.spec.SizeY) * int64(im.spec.SizeX) * int64(im.spec.pixelBytes())
+}
+
+// WritePlane writes plane (z, c, t) whole: SizeY rows of SizeX pixels of
+// SamplesPerPixel little-endian samples, interleaved.
+func (im *Image) WritePlane(z, c, t int, pix []byte) error {
+	if int64(len(pix)) != im.PlaneBytes() {
+		if err := im.w.usable(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %d bytes for a plane of %d", ErrData, len(pix), im.PlaneBytes())
+	}
+	pw, err := im.Plane(z, c, t)
+	if err != nil {
+		return err
+	}
+	if _, err := pw.Write(pix); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// Plane starts plane (z, c, t) for streaming: write its rows in order, in
+// bands of any size, through the returned writer. Each plane is written
+// once. Several planes may be open at once.
+func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
+	if err := im.w.usable(); err != nil {
+		return nil, err
+	}
+	p, err := im.spec.PlaneIndex(z, c, t)
+	if err != nil {
+		return nil, err
+	}
+	st := &im.planes[p]
+	if st.dirs != nil {
+		return nil, fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, im.index)
+	}
+	im.startPlane(st)
+	return &st.writer, nil
+}
+
+// startPlane gives a plane its directories, with room for the sequence
+// numbers of all its tiles, and a stream.
+func (im *Image) startPlane(st *planeState) {
+	st.dirs = make([]levelDir, len(im.levels))
+	seqs := make([]int64, 0, im.tilesPerPlane())
+	for l, g := range im.levels {
+		st.dirs[l] = levelDir{
+			dir:  tiff.Directory{Fields: im.fields[l], OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts},
+			seqs: seqs[:0:g.tiles()],
+		}
+		seqs = seqs[g.tiles():g.tiles()]
+	}
+	if len(st.dirs) > 1 {
+		st.dirs[0].dir.SubIFDs = make([]*tiff.Directory, 0, len(st.dirs)-1)
+		for l := 1; l < len(st.dirs); l++ {
+			st.dirs[0].dir.SubIFDs = append(st.dirs[0].dir.SubIFDs, &st.dirs[l].dir)
+		}
+	}
+	st.stream = im.newStream()
+	st.stream.state = st
+	st.writer = PlaneWriter{im: im, st: st, size: im.PlaneBytes()}
+}

@@ -1,0 +1,216 @@
+package pyramid
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// InspectOptions tunes Inspect. The zero value prints the summary only.
+type InspectOptions struct {
+	// Fields adds every field of every directory (tiff.Dump's listing).
+	Fields bool
+}
+
+// Inspect writes a stable, human-readable description of any TIFF or
+// OME-TIFF of size bytes read through r: the header, a summary of the
+// OME-XML (images, dimensions, pixel types, channels, annotations), and
+// every directory of the main chain with its SubIFDs (size, tiling,
+// compression, predictor, pixel type). The text depends only on the file's
+// bytes, so it suits golden-file tests.
+func Inspect(w io.Writer, r io.ReaderAt, size int64, opts InspectOptions) error {
+	f, err := tiff.Read(r, size)
+	if err != nil {
+		return fmt.Errorf("pyramid: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	flavour, order := "classic TIFF", "little-endian"
+	if f.BigTIFF {
+		flavour = "BigTIFF"
+	}
+	if f.Header.Order == binary.BigEndian {
+		order = "big-endian"
+	}
+	fmt.Fprintf(bw, "%s, %s, %d bytes, %s in the main chain\n", flavour, order, size, plural(len(f.IFDs), "IFD"))
+	if len(f.IFDs) > 0 {
+		if e, ok := f.IFDs[0].Get(tiff.TagImageDescription); ok {
+			text, _ := e.Text()
+			summarizeOME(bw, text)
+		}
+	}
+	for i, d := range f.IFDs {
+		fmt.Fprintf(bw, "IFD %d: %s\n", i, describeIFD(d))
+		for j, s := range d.SubIFDs {
+			fmt.Fprintf(bw, "    SubIFD %d.%d: %s\n", i, j+1, describeIFD(s))
+		}
+	}
+	if opts.Fields {
+		bw.WriteString("\n")
+		if err := tiff.Dump(bw, f, tiff.DumpOptions{}); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// describeIFD summarizes one directory in a line.
+func describeIFD(d *tiff.IFD) string {
+	get := func(tag uint16, def uint64) uint64 {
+		if v, ok := d.Uint(tag); ok {
+			return v
+		}
+		return def
+	}
+	width, height := get(tiff.TagImageWidth, 0), get(tiff.TagImageLength, 0)
+	samples := get(tiff.TagSamplesPerPixel, 1)
+	bits := get(tiff.TagBitsPerSample, 1)
+	format := valueName(tiff.TagSampleFormat, get(tiff.TagSampleFormat, 1))
+	s := fmt.Sprintf("%d x %d, %d x %s%d", width, height, samples, format, bits)
+	if tw, ok := d.Uint(tiff.TagTileWidth); ok {
+		th := get(tiff.TagTileLength, 0)
+		s += fmt.Sprintf(", tiles %d x %d (%d x %d)", tw, th, ceilDivU(width, tw), ceilDivU(height, th))
+	} else {
+		s += fmt.Sprintf(", strips of %d rows", get(tiff.TagRowsPerStrip, height))
+	}
+	s += ", " + valueName(tiff.TagCompression, get(tiff.TagCompression, 1))
+	if p := get(tiff.TagPredictor, 1); p != 1 {
+		s += ", predictor " + valueName(tiff.TagPredictor, p)
+	}
+	if blocks, err := d.Blocks(); err == nil {
+		var n uint64
+		for _, b := range blocks {
+			n += b.Size
+		}
+		s += fmt.Sprintf(", %d bytes", n)
+	}
+	if sub := get(tiff.TagNewSubfileType, 0); sub&uint64(tiff.SubfileReducedImage) != 0 {
+		s += ", reduced"
+	}
+	return s
+}
+
+func ceilDivU(a, b uint64) uint64 {
+	if b == 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// valueName renders a field value by its name, if it has one.
+func valueName(tag uint16, v uint64) string {
+	if n, ok := tiff.ValueName(tag, v); ok {
+		return n
+	}
+	return fmt.Sprintf("%d", v)
+}
+
+// plural returns "1 plane", "2 planes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// omeDoc is the part of the OME-XML Inspect reports.
+type omeDoc struct {
+	UUID    string `xml:"UUID,attr"`
+	Creator string `xml:"Creator,attr"`
+	Images  []struct {
+		ID              string `xml:"ID,attr"`
+		Name            string `xml:"Name,attr"`
+		AcquisitionDate string `xml:"AcquisitionDate"`
+		Pixels          struct {
+			DimensionOrder string  `xml:"DimensionOrder,attr"`
+			Type           string  `xml:"Type,attr"`
+			SizeX          int     `xml:"SizeX,attr"`
+			SizeY          int     `xml:"SizeY,attr"`
+			SizeZ          int     `xml:"SizeZ,attr"`
+			SizeC          int     `xml:"SizeC,attr"`
+			SizeT          int     `xml:"SizeT,attr"`
+			PhysicalSizeX  float64 `xml:"PhysicalSizeX,attr"`
+			PhysicalSizeXU string  `xml:"PhysicalSizeXUnit,attr"`
+			PhysicalSizeY  float64 `xml:"PhysicalSizeY,attr"`
+			PhysicalSizeYU string  `xml:"PhysicalSizeYUnit,attr"`
+			PhysicalSizeZ  float64 `xml:"PhysicalSizeZ,attr"`
+			PhysicalSizeZU string  `xml:"PhysicalSizeZUnit,attr"`
+			Channels       []struct {
+				Name            string `xml:"Name,attr"`
+				SamplesPerPixel int    `xml:"SamplesPerPixel,attr"`
+				Color           *int32 `xml:"Color,attr"`
+			} `xml:"Channel"`
+			TiffData []struct {
+				IFD int `xml:"IFD,attr"`
+			} `xml:"TiffData"`
+			Planes []struct{} `xml:"Plane"`
+		} `xml:"Pixels"`
+		AnnotationRefs []struct {
+			ID string `xml:"ID,attr"`
+		} `xml:"AnnotationRef"`
+	} `xml:"Image"`
+	MapAnnotations []struct {
+		ID     string `xml:"ID,attr"`
+		Values []struct {
+			Key   string `xml:"K,attr"`
+			Value string `xml:",chardata"`
+		} `xml:"Value>M"`
+	} `xml:"StructuredAnnotations>MapAnnotation"`
+}
+
+// summarizeOME writes the OME-XML summary, or says the description is not
+// OME-XML.
+func summarizeOME(w *bufio.Writer, text string) {
+	trimmed := strings.TrimSpace(text)
+	if !strings.HasPrefix(trimmed, "<") || !strings.HasSuffix(trimmed, "OME>") {
+		fmt.Fprintf(w, "ImageDescription: %d bytes, not OME-XML\n", len(text))
+		return
+	}
+	var doc omeDoc
+	if err := xml.Unmarshal([]byte(trimmed), &doc); err != nil {
+		fmt.Fprintf(w, "OME-XML: %d bytes, does not parse: %v\n", len(text), err)
+		return
+	}
+	fmt.Fprintf(w, "OME-XML: %d bytes, %s, UUID %s, creator %q\n", len(text), plural(len(doc.Images), "image"), doc.UUID, doc.Creator)
+	annotations := map[string]int{}
+	for i, a := range doc.MapAnnotations {
+		annotations[a.ID] = i
+	}
+	for _, im := range doc.Images {
+		p := im.Pixels
+		fmt.Fprintf(w, "  %s %q: %d x %d, Z %d, C %d, T %d, %s, %s, %s in TiffData",
+			im.ID, im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, p.Type, p.DimensionOrder, plural(len(p.TiffData), "plane"))
+		if p.PhysicalSizeX > 0 {
+			fmt.Fprintf(w, ", pixel %g %s x %g %s", p.PhysicalSizeX, p.PhysicalSizeXU, p.PhysicalSizeY, p.PhysicalSizeYU)
+		}
+		if p.PhysicalSizeZ > 0 {
+			fmt.Fprintf(w, ", Z step %g %s", p.PhysicalSizeZ, p.PhysicalSizeZU)
+		}
+		if im.AcquisitionDate != "" {
+			fmt.Fprintf(w, ", acquired %s", im.AcquisitionDate)
+		}
+		w.WriteString("\n")
+		for i, c := range p.Channels {
+			fmt.Fprintf(w, "    channel %d", i)
+			if c.Name != "" {
+				fmt.Fprintf(w, " %q", c.Name)
+			}
+			fmt.Fprintf(w, ", %s", plural(c.SamplesPerPixel, "sample"))
+			if c.Color != nil {
+				fmt.Fprintf(w, ", colour #%08X", uint32(*c.Color))
+			}
+			w.WriteString("\n")
+		}
+		for _, ref := range im.AnnotationRefs {
+			if i, ok := annotations[ref.ID]; ok {
+				for _, kv := range doc.MapAnnotations[i].Values {
+					fmt.Fprintf(w, "    %q = %q\n", kv.Key, kv.Value)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package pyramid
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// schemaPath is the OME 2016-06 schema beside the project (../shared),
+// or OMETIFF_OME_XSD.
+func schemaPath() string {
+	if p := os.Getenv("OMETIFF_OME_XSD"); p != "" {
+		return p
+	}
+	return filepath.Join("..", "..", "shared", "schema", "ome.xsd")
+}
+
+// TestOMEXMLValidatesAgainstSchema validates the OME-XML of every golden
+// pyramid with xmllint against the OME 2016-06 schema. It skips when
+// xmllint or the schema is missing (CI has both: there it fails instead).
+func TestOMEXMLValidatesAgainstSchema(t *testing.T) {
+	interop.Need(t, "xmllint")
+	if _, err := os.Stat(schemaPath()); err != nil {
+		if interop.Required() {
+			t.Fatalf("OME schema not found at %s", schemaPath())
+		}
+		t.Skipf("OME schema not found at %s", schemaPath())
+	}
+	for _, g := range goldenPyramids() {
+		t.Run(g.name, func(t *testing.T) {
+			f, err := readback.Parse(g.write(t))
+			require.NoError(t, err)
+			xml := filepath.Join(t.TempDir(), "ome.xml")
+			require.NoError(t, os.WriteFile(xml, []byte(f.IFDs[0].Text(tiff.TagImageDescription)), 0o644))
+			r := interop.Run("xmllint", "--noout", "--nonet", "--schema", schemaPath(), xml)
+			require.NoError(t, r.Err, r.Stderr)
+			assert.Contains(t, r.Stderr, "validates")
+		})
+	}
+}
+
+// interopFile is a file written for the external readers, with what they
+// should find in it.
+type interopFile struct {
+	path  string
+	gold  goldenPyramid
+	want  [][]refPlane // reference pyramids of the main chain
+	pixel bool         // tifffile can decode it (none, deflate)
+}
+
+// interopFiles writes every golden and a deflate and a none variant of
+// each to dir.
+func interopFiles(t *testing.T, dir string) []interopFile {
+	var files []interopFile
+	for _, g := range goldenPyramids() {
+		seen := map[Compression]bool{}
+		for _, comp := range []Compression{g.opts.Compression, None, Deflate} {
+			if seen[comp] {
+				continue
+			}
+			seen[comp] = true
+			v := g
+			v.opts.Compression = comp
+			if comp == None {
+				v.opts.Predictor = PredictorNone
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%s-%v.ome.tif", g.name, comp))
+			require.NoError(t, os.WriteFile(path, v.write(t), 0o644))
+			files = append(files, interopFile{path: path, gold: v, want: v.expected(t), pixel: comp == None || comp == Deflate && !isFloat(v)})
+		}
+	}
+	return files
+}
+
+func isFloat(g goldenPyramid) bool {
+	for _, im := range g.images {
+		if im.spec.PixelType.Float() {
+			return true
+		}
+	}
+	return false
+}
+
+// tifffileSummary is a Python script printing, as JSON, what tifffile sees
+// in an OME-TIFF: is_ome, and per series its shape, dtype and level shapes;
+// with a second argument it also writes level L of series S, as raw
+// little-endian samples, to the file named by the third.
+const tifffileSummary = `
+import json, sys, numpy as np, tifffile
+with tifffile.TiffFile(sys.argv[1]) as tif:
+    out = {"is_ome": tif.is_ome, "series": [
+        {"shape": list(s.shape), "dtype": str(s.dtype), "axes": s.axes,
+         "levels": [list(l.shape) for l in s.levels]} for s in tif.series]}
+    if len(sys.argv) > 2:
+        s, l = map(int, sys.argv[2].split(","))
+        a = tif.series[s].levels[l].asarray()
+        open(sys.argv[3], "wb").write(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes())
+    print(json.dumps(out))
+`
+
+type tifffileSeries struct {
+	Shape  []int   `json:"shape"`
+	Dtype  string  `json:"dtype"`
+	Axes   string  `json:"axes"`
+	Levels [][]int `json:"levels"`
+}
+
+// TestInteropTifffile: tifffile sees an OME-TIFF with every series at the
+// right shape, dtype and number of levels, and reads pixels equal to the
+// source where it can decode them without imagecodecs.
+func TestInteropTifffile(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tifffile")
+	dir := t.TempDir()
+	for _, f := range interopFiles(t, dir) {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			out := interop.RunPython(t, tifffileSummary, f.path)
+			var got struct {
+				IsOME  bool             `json:"is_ome"`
+				Series []tifffileSeries `json:"series"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+			assert.True(t, got.IsOME)
+			require.Len(t, got.Series, len(f.gold.images))
+			plane := 0
+			for s, gi := range f.gold.images {
+				spec, _ := gi.spec.normalized()
+				ser := got.Series[s]
+				assert.Equal(t, map[PixelType]string{Uint8: "uint8", Int8: "int8", Uint16: "uint16", Int16: "int16", Uint32: "uint32", Int32: "int32", Float32: "float32", Float64: "float64"}[spec.PixelType], ser.Dtype)
+				levels := f.want[plane]
+				require.Len(t, ser.Levels, len(levels), "levels of series %d", s)
+				for l, lv := range levels {
+					shape := ser.Levels[l]
+					yx := shape[len(shape)-2:]
+					if spec.SamplesPerPixel == 3 {
+						yx = shape[len(shape)-3 : len(shape)-1]
+					}
+					assert.Equal(t, []int{lv.h, lv.w}, yx, "series %d level %d", s, l)
+				}
+				if f.pixel {
+					for l := range levels {
+						raw := filepath.Join(dir, "pixels.raw")
+						interop.RunPython(t, tifffileSummary, f.path, fmt.Sprintf("%d,%d", s, l), raw)
+						data, err := os.ReadFile(raw)
+						require.NoError(t, err)
+						var want []byte
+						for p := range spec.Planes() {
+							want = append(want, f.want[plane+p][l].pix...)
+						}
+						assert.True(t, string(want) == string(data), "series %d level %d pixels (%s)", s, l, ser.Axes)
+					}
+				}
+				plane += spec.Planes()
+			}
+		})
+	}
+}
+
+// TestInteropLibvips: libvips opens every SubIFD level at the right size
+// and decodes it (vips avg reads every pixel).
+func TestInteropLibvips(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "vipsheader")
+	for _, f := range interopFiles(t, t.TempDir()) {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			for l, lv := range f.want[0] {
+				name := fmt.Sprintf("%s[subifd=%d]", f.path, l-1)
+				w := strings.TrimSpace(interop.MustRun(t, "vipsheader", "-f", "width", name))
+				h := strings.TrimSpace(interop.MustRun(t, "vipsheader", "-f", "height", name))
+				assert.Equal(t, strconv.Itoa(lv.w), w, "level %d width", l)
+				assert.Equal(t, strconv.Itoa(lv.h), h, "level %d height", l)
+				interop.MustRun(t, "vips", "avg", name)
+			}
+		})
+	}
+}
+
+// TestInteropLibtiff: tiffinfo -D decodes every tile of the main chain with
+// nothing on stderr, and tiffdump shows the SubIFDs.
+func TestInteropLibtiff(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tiffinfo", "tiffdump")
+	for _, f := range interopFiles(t, t.TempDir()) {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			out := interop.MustRun(t, "tiffinfo", "-D", f.path)
+			directories := 0
+			for _, levels := range f.want {
+				directories += len(levels)
+			}
+			assert.Equal(t, directories, strings.Count(out, "TIFF Directory at offset"), "tiffinfo walks the SubIFDs too")
+			if len(f.want[0]) > 1 {
+				assert.Contains(t, interop.MustRun(t, "tiffdump", f.path), "SubIFD (330)")
+			}
+		})
+	}
+}
+
+// TestInteropGDAL: gdalinfo opens every file and checksums its first image.
+func TestInteropGDAL(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "gdalinfo")
+	for _, f := range interopFiles(t, t.TempDir()) {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			r := interop.Run("gdalinfo", "-checksum", f.path)
+			require.NoError(t, r.Err, r.Stderr)
+			assert.NotContains(t, r.Stderr, "ERROR")
+			assert.Contains(t, r.Stdout, fmt.Sprintf("Size is %d, %d", f.want[0][0].w, f.want[0][0].h))
+			assert.Contains(t, r.Stdout, "Checksum=")
+		})
+	}
+}
+
+// TestInteropLibtiffPixels: libtiff decodes every codec and predictor to
+// the source pixels: the main chain through `tiffcp -c none` (read back
+// uncompressed), and every level of the first plane through libvips's
+// rawsave, which decodes with libtiff.
+func TestInteropLibtiffPixels(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tiffcp", "vips")
+	dir := t.TempDir()
+	files := interopFiles(t, dir)
+	for _, g := range goldenPyramids() { // every codec on the first golden
+		for _, comp := range []Compression{LZW, Zstd} {
+			v := g
+			v.opts.Compression = comp
+			path := filepath.Join(dir, fmt.Sprintf("%s-%v-extra.ome.tif", g.name, comp))
+			require.NoError(t, os.WriteFile(path, v.write(t), 0o644))
+			files = append(files, interopFile{path: path, gold: v, want: v.expected(t)})
+		}
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			plain := filepath.Join(dir, "plain.tif")
+			interop.MustRun(t, "tiffcp", "-c", "none", f.path, plain)
+			data, err := os.ReadFile(plain)
+			require.NoError(t, err)
+			copied, err := readback.Parse(data)
+			require.NoError(t, err)
+			require.Len(t, copied.IFDs, len(f.want))
+			for i, d := range copied.IFDs {
+				assert.Equal(t, uint64(tiff.CompressionNone), d.Uint(tiff.TagCompression, 0))
+				im, err := copied.Image(d)
+				require.NoError(t, err)
+				assert.True(t, string(f.want[i][0].pix) == string(im.Pix), "plane %d decoded by libtiff", i)
+			}
+			for l, lv := range f.want[0] {
+				raw := filepath.Join(dir, "level.raw")
+				interop.MustRun(t, "vips", "rawsave", fmt.Sprintf("%s[subifd=%d]", f.path, l-1), raw)
+				got, err := os.ReadFile(raw)
+				require.NoError(t, err)
+				assert.True(t, string(lv.pix) == string(got), "level %d decoded by libvips/libtiff", l)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package pyramid
+
+import "fmt"
+
+// levelGeom is the size and tiling of one resolution level.
+type levelGeom struct {
+	width, height int
+	tileW, tileH  int
+	across, down  int // tiles
+}
+
+func (g levelGeom) tiles() int { return g.across * g.down }
+
+// newLevelGeom tiles a level of w x h pixels with tiles of at most tile
+// pixels a side, shrunk to the level rounded up to 16.
+func newLevelGeom(w, h, tile int) levelGeom {
+	g := levelGeom{width: w, height: h, tileW: min(tile, roundUp16(w)), tileH: min(tile, roundUp16(h))}
+	g.across, g.down = ceilDiv(w, g.tileW), ceilDiv(h, g.tileH)
+	return g
+}
+
+func roundUp16(v int) int      { return (v + 15) &^ 15 }
+func ceilDiv(a, b int) int     { return (a + b - 1) / b }
+func halve(v int) int          { return (v + 1) / 2 }
+func fits(w, h, tile int) bool { return w <= tile && h <= tile }
+
+// pyramidLevels returns the levels of a w x h image: levels of them, or
+// with levels 0, halving until a level fits in one tile.
+func pyramidLevels(w, h, tile, levels int) ([]levelGeom, error) {
+	most := 1
+	for x, y := w, h; x > 1 || y > 1; x, y = halve(x), halve(y) {
+		most++
+	}
+	if levels > most {
+		return nil, fmt.Errorf("%w: %d levels asked of a %dx%d image, which has at most %d", ErrOption, levels, w, h, most)
+	}
+	var out []levelGeom
+	for x, y := w, h; ; x, y = halve(x), halve(y) {
+		out = append(out, newLevelGeom(x, y, tile))
+		if levels > 0 && len(out) == levels || levels == 0 && fits(x, y, tile) {
+			return out, nil
+		}
+	}
+}
+
+// levelStream turns the rows of one level of one plane into tiles, and
+// feeds the reduced rows to the next level.
+type levelStream struct {
+	geom      levelGeom
+	index     int // level, 0 for full resolution
+	rowBytes  int
+	band      []byte // rows waiting for a full tile row
+	bandRows  int
+	rows      int    // rows received
+	tileRow   int    // next tile row to emit
+	pending   []byte // a row waiting for its pair below
+	paired    bool   // pending holds a row
+	reduced   []byte // rows of the next level, built here
+	next      *levelStream
+	reduce    reduceFunc
+	emitTiles func(l *levelStream, src []byte, rows int) error
+}
+
+// addRows takes n rows held contiguously in src.
+func (l *levelStream) addRows(src []byte, n int) error {
+	if l.rows+n > l.geom.height {
+		return fmt.Errorf("%w: level %d gets row %d of %d", ErrData, l.index, l.rows+n, l.geom.height)
+	}
+	if err := l.tileRows(src, n); err != nil {
+		return err
+	}
+	l.rows += n
+	if l.rows == l.geom.height && l.bandRows > 0 {
+		if err := l.emit(l.band, l.bandRows); err != nil {
+			return err
+		}
+	}
+	if l.next == nil {
+		return nil
+	}
+	return l.reduceRows(src, n)
+}
+
+// tileRows emits whole tile rows straight from src when the band is empty,
+// and collects the rest in the band.
+func (l *levelStream) tileRows(src []byte, n int) error {
+	th := l.geom.tileH
+	for done := 0; done < n; {
+		if l.bandRows == 0 && n-done >= th {
+			if err := l.emit(src[done*l.rowBytes:], th); err != nil {
+				return err
+			}
+			done += th
+			continue
+		}
+		take := min(th-l.bandRows, n-done)
+		copy(l.band[l.bandRows*l.rowBytes:], src[done*l.rowBytes:(done+take)*l.rowBytes])
+		l.bandRows += take
+		done += take
+		if l.bandRows == th {
+			if err := l.emit(l.band, th); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit hands one tile row (rows rows of src) to be cut into tiles.
+func (l *levelStream) emit(src []byte, rows int) error {
+	l.bandRows = 0
+	err := l.emitTiles(l, src, rows)
+	l.tileRow++
+	return err
+}
+
+// reduceRows pairs the rows (with a pending one from before) into rows of
+// the next level and passes them on. The last row of an odd height is
+// reduced alone.
+func (l *levelStream) reduceRows(src []byte, n int) error {
+	out, outRow := 0, l.next.rowBytes
+	row := func(i int) []byte { return src[i*l.rowBytes : (i+1)*l.rowBytes] }
+	i := 0
+	if l.paired && n > 0 {
+		l.reduce(l.reduced[:outRow], l.pending, row(0), l.geom.width)
+		out, i, l.paired = 1, 1, false
+	}
+	for ; i+1 < n; i += 2 {
+		l.reduce(l.reduced[out*outRow:(out+1)*outRow], row(i), row(i+1), l.geom.width)
+		out++
+	}
+	if i < n {
+		copy(l.pending, row(i))
+		l.paired = true
+	}
+	if l.rows == l.geom.height && l.paired {
+		l.reduce(l.reduced[out*outRow:(out+1)*outRow], l.pending, nil, l.geom.width)
+		out++
+		l.paired = false
+	}
+	if out == 0 {
+		return nil
+	}
+	return l.next.addRows(l.reduced[:out*outRow], out)
+}
+
+// done reports whether every row of the level arrived.
+func (l *levelStream) done() bool { return l.rows == l.geom.height }
+
+// reset prepares the stream for another plane of the same image.
+func (l *levelStream) reset() {
+	l.bandRows, l.rows, l.tileRow, l.paired = 0, 0, 0, false
+}

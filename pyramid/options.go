@@ -1,0 +1,191 @@
+package pyramid
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Errors. Each message starts with "pyramid: "; test with errors.Is. Errors
+// from the layers below (I/O failures, context cancellation) are returned
+// wrapped, so errors.Is finds them too.
+var (
+	// ErrOption is an option the writer cannot honour.
+	ErrOption = errors.New("pyramid: bad option")
+	// ErrSize is a zero, negative or overflowing image size.
+	ErrSize = errors.New("pyramid: bad image size")
+	// ErrPixelType is an unsupported pixel type and samples combination.
+	ErrPixelType = errors.New("pyramid: unsupported pixel type")
+	// ErrMetadata is metadata that cannot be written: invalid UTF-8, a
+	// character XML cannot hold, an unknown unit or dimension order.
+	ErrMetadata = errors.New("pyramid: bad metadata")
+	// ErrPlane is a plane index out of range or a plane written twice.
+	ErrPlane = errors.New("pyramid: bad plane")
+	// ErrData is pixel data of the wrong length, or rows past the end of a
+	// plane.
+	ErrData = errors.New("pyramid: bad pixel data")
+	// ErrMissingPlanes is a Close before every plane was written; the
+	// message lists them.
+	ErrMissingPlanes = errors.New("pyramid: planes not written")
+	// ErrTooLarge is a file past 4 GiB with BigTIFF set to Never.
+	ErrTooLarge = errors.New("pyramid: file needs BigTIFF")
+	// ErrClosed is any call after Close or Abort, or after the writer
+	// failed.
+	ErrClosed = errors.New("pyramid: writer is closed")
+)
+
+// Compression selects the codec of every tile. The zero value is LZW.
+type Compression int
+
+// Compressions.
+const (
+	LZW     Compression = iota // TIFF Compression 5
+	None                       // uncompressed
+	Deflate                    // Adobe Deflate (zlib), Compression 8
+	Zstd                       // Zstandard, Compression 50000
+)
+
+func (c Compression) String() string {
+	switch c {
+	case LZW:
+		return "LZW"
+	case None:
+		return "none"
+	case Deflate:
+		return "Deflate"
+	case Zstd:
+		return "Zstd"
+	}
+	return fmt.Sprintf("Compression(%d)", int(c))
+}
+
+// Predictor selects the TIFF predictor. The zero value, PredictorAuto,
+// uses horizontal differencing for integers and the floating-point
+// predictor for floats whenever tiles are compressed.
+type Predictor int
+
+// Predictors.
+const (
+	PredictorAuto Predictor = iota
+	PredictorNone
+	PredictorHorizontal    // TIFF Predictor 2, integer pixel types
+	PredictorFloatingPoint // TIFF Predictor 3, float32 and float64
+)
+
+// Downsampling selects how each level is computed from the one above,
+// 2x2 pixels into one. The zero value is Mean.
+type Downsampling int
+
+// Downsamplings.
+const (
+	// Mean averages the pixels of each 2x2 block that exist (odd edges
+	// average 2 or 1 pixels): integers are rounded half up exactly, floats
+	// are accumulated in float64.
+	Mean Downsampling = iota
+	// Nearest keeps the top-left pixel of each block.
+	Nearest
+	// Mode keeps the most frequent value of each block, per sample; ties go
+	// to the first in the order top-left, top-right, bottom-left,
+	// bottom-right. For label images.
+	Mode
+)
+
+// BigTIFF says when the file is written as BigTIFF. The zero value decides
+// at Close from the final offsets.
+type BigTIFF int
+
+// BigTIFF choices.
+const (
+	BigTIFFAuto BigTIFF = iota
+	BigTIFFAlways
+	BigTIFFNever
+)
+
+// Progress reports the tiles written so far. Total grows as images are
+// added.
+type Progress struct {
+	Tiles, TotalTiles int64 // tiles of every level written, and known so far
+	Bytes             int64 // bytes of the file so far
+}
+
+// Options configures a Writer. The zero value works: 256x256 tiles, LZW
+// with the matching predictor, levels halved until one fits in a tile,
+// mean downsampling, one encoding goroutine per CPU, BigTIFF when needed.
+type Options struct {
+	// TileSize is the tile width and height, a multiple of 16; 0 means 256.
+	// Images and levels smaller than a tile get tiles just large enough.
+	TileSize int
+	// Compression of every tile; the zero value is LZW.
+	Compression Compression
+	// Level is the Deflate or Zstd compression level; 0 is the codec's
+	// default.
+	Level int
+	// Predictor; the zero value picks one when tiles are compressed.
+	Predictor Predictor
+	// Levels is the number of resolutions including the full one; 0 halves
+	// until the level fits in one tile.
+	Levels int
+	// Downsampling computes each level from the one above.
+	Downsampling Downsampling
+	// Workers encode tiles in parallel: 0 means GOMAXPROCS, 1 encodes in the
+	// calling goroutine. Output is byte-identical at every value.
+	Workers int
+	// BigTIFF says when to write BigTIFF.
+	BigTIFF BigTIFF
+	// Progress, if set, is called after each tile is written, from one
+	// goroutine at a time.
+	Progress func(Progress)
+	// Context cancels the writing; nil means context.Background().
+	Context context.Context
+	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
+	// derives one from a hash of the content, so equal input gives equal
+	// files.
+	UUID string
+	// Replace lets Create replace an existing file. (With New, the handle
+	// decides.)
+	Replace bool
+	// NoSync skips the fsync at Close, for Create. (With New, the handle
+	// decides.)
+	NoSync bool
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	if o.TileSize == 0 {
+		o.TileSize = 256
+	}
+	if o.TileSize < 16 || o.TileSize%16 != 0 || o.TileSize > 1<<15 {
+		return o, fmt.Errorf("%w: tile size %d is not a multiple of 16 between 16 and 32768", ErrOption, o.TileSize)
+	}
+	if o.Compression < LZW || o.Compression > Zstd {
+		return o, fmt.Errorf("%w: compression %d", ErrOption, int(o.Compression))
+	}
+	if o.Predictor < PredictorAuto || o.Predictor > PredictorFloatingPoint {
+		return o, fmt.Errorf("%w: predictor %d", ErrOption, int(o.Predictor))
+	}
+	if o.Compression == None && (o.Predictor == PredictorHorizontal || o.Predictor == PredictorFloatingPoint) {
+		return o, fmt.Errorf("%w: a predictor needs compression", ErrOption)
+	}
+	if o.Levels < 0 || o.Downsampling < Mean || o.Downsampling > Mode || o.Workers < 0 {
+		return o, fmt.Errorf("%w: levels %d, downsampling %d, workers %d", ErrOption, o.Levels, int(o.Downsampling), o.Workers)
+	}
+	if o.BigTIFF < BigTIFFAuto || o.BigTIFF > BigTIFFNever {
+		return o, fmt.Errorf("%w: BigTIFF %d", ErrOption, int(o.BigTIFF))
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	if o.UUID != "" {
+		uuid, err := normalizeUUID(o.UUID)
+		if err != nil {
+			return o, err
+		}
+		o.UUID = uuid
+	}
+	return o, nil
+}
+
+// byteOrder is the order of every file the writer produces, and of the
+// pixel bytes it takes.
+var byteOrder = binary.LittleEndian

@@ -1,0 +1,277 @@
+package pyramid
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// PixelType is the type of one sample.
+type PixelType int
+
+// Pixel types. The zero value is Uint8.
+const (
+	Uint8 PixelType = iota
+	Int8
+	Uint16
+	Int16
+	Uint32
+	Int32
+	Float32
+	Float64
+)
+
+var pixelTypes = [...]struct {
+	ome          string // OME PixelType
+	size         int    // bytes per sample
+	sampleFormat uint16 // TIFF SampleFormat
+}{
+	Uint8: {"uint8", 1, tiff.SampleFormatUint}, Int8: {"int8", 1, tiff.SampleFormatInt},
+	Uint16: {"uint16", 2, tiff.SampleFormatUint}, Int16: {"int16", 2, tiff.SampleFormatInt},
+	Uint32: {"uint32", 4, tiff.SampleFormatUint}, Int32: {"int32", 4, tiff.SampleFormatInt},
+	Float32: {"float", 4, tiff.SampleFormatFloat}, Float64: {"double", 8, tiff.SampleFormatFloat},
+}
+
+func (p PixelType) valid() bool { return p >= Uint8 && p <= Float64 }
+
+// Size is the number of bytes of one sample.
+func (p PixelType) Size() int { return pixelTypes[p].size }
+
+// Float reports whether samples are floating point.
+func (p PixelType) Float() bool { return p == Float32 || p == Float64 }
+
+// String returns the OME name of the type ("uint16", "float", ...).
+func (p PixelType) String() string {
+	if !p.valid() {
+		return fmt.Sprintf("PixelType(%d)", int(p))
+	}
+	return pixelTypes[p].ome
+}
+
+// DimensionOrder is the order of the planes in the file, fastest first
+// after X and Y, as OME spells it. The empty value means XYZCT.
+type DimensionOrder string
+
+// Dimension orders.
+const (
+	XYZCT DimensionOrder = "XYZCT"
+	XYZTC DimensionOrder = "XYZTC"
+	XYCTZ DimensionOrder = "XYCTZ"
+	XYCZT DimensionOrder = "XYCZT"
+	XYTCZ DimensionOrder = "XYTCZ"
+	XYTZC DimensionOrder = "XYTZC"
+)
+
+// Channel describes one channel of an image.
+type Channel struct {
+	Name  string
+	Color color.Color // nil: none
+}
+
+// KeyValue is one entry of an image's key/value annotation.
+type KeyValue struct{ Key, Value string }
+
+// ImageSpec describes one image (an OME Image: one series of the file).
+type ImageSpec struct {
+	// Name of the image.
+	Name string
+	// SizeX and SizeY are the plane's width and height in pixels.
+	SizeX, SizeY int
+	// SizeZ, SizeC and SizeT count focal planes, channels and time points;
+	// 0 means 1. An RGB image counts as one channel.
+	SizeZ, SizeC, SizeT int
+	// DimensionOrder orders the planes; empty means XYZCT.
+	DimensionOrder DimensionOrder
+	// PixelType of each sample.
+	PixelType PixelType
+	// SamplesPerPixel is 1 (0 means 1), or 3 for interleaved RGB of Uint8
+	// or Uint16.
+	SamplesPerPixel int
+	// PhysicalSizeX, Y and Z are the size of a pixel (Z: the step between
+	// focal planes); 0 means unknown. Their units are OME length units;
+	// empty means "µm".
+	PhysicalSizeX, PhysicalSizeY, PhysicalSizeZ             float64
+	PhysicalSizeXUnit, PhysicalSizeYUnit, PhysicalSizeZUnit string
+	// Channels names and colours the channels; empty or shorter than SizeC
+	// leaves the rest unnamed.
+	Channels []Channel
+	// AcquisitionDate, when not zero, is written to the metadata.
+	AcquisitionDate time.Time
+	// Description of the image.
+	Description string
+	// Annotations are written as an OME MapAnnotation linked to the image.
+	Annotations []KeyValue
+}
+
+// maxPlanes bounds SizeZ*SizeC*SizeT of one image.
+const maxPlanes = 1 << 24
+
+// normalized returns the spec with defaults filled in, or why it is bad.
+func (s ImageSpec) normalized() (ImageSpec, error) {
+	for _, d := range []*int{&s.SizeZ, &s.SizeC, &s.SizeT, &s.SamplesPerPixel} {
+		if *d == 0 {
+			*d = 1
+		}
+	}
+	if s.DimensionOrder == "" {
+		s.DimensionOrder = XYZCT
+	}
+	if s.SizeX <= 0 || s.SizeY <= 0 || s.SizeZ < 0 || s.SizeC < 0 || s.SizeT < 0 || s.SizeX > math.MaxUint32 || s.SizeY > math.MaxUint32 {
+		return s, fmt.Errorf("%w: %dx%d, Z %d, C %d, T %d", ErrSize, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
+	}
+	if planes, ok := mul(s.SizeZ, s.SizeC, s.SizeT); !ok || planes > maxPlanes {
+		return s, fmt.Errorf("%w: %d x %d x %d planes", ErrSize, s.SizeZ, s.SizeC, s.SizeT)
+	}
+	if !s.PixelType.valid() {
+		return s, fmt.Errorf("%w: pixel type %d", ErrPixelType, int(s.PixelType))
+	}
+	switch {
+	case s.SamplesPerPixel == 1:
+	case s.SamplesPerPixel == 3 && (s.PixelType == Uint8 || s.PixelType == Uint16):
+	default:
+		return s, fmt.Errorf("%w: %d samples of %v (RGB takes uint8 or uint16)", ErrPixelType, s.SamplesPerPixel, s.PixelType)
+	}
+	if row, ok := mul(s.SizeX, s.SamplesPerPixel, s.PixelType.Size()); !ok || row > 1<<40 {
+		return s, fmt.Errorf("%w: rows of %d pixels", ErrSize, s.SizeX)
+	}
+	if _, ok := planeStrides(s.DimensionOrder); !ok {
+		return s, fmt.Errorf("%w: dimension order %q", ErrMetadata, s.DimensionOrder)
+	}
+	if len(s.Channels) > s.SizeC {
+		return s, fmt.Errorf("%w: %d channels described for SizeC %d", ErrMetadata, len(s.Channels), s.SizeC)
+	}
+	if err := s.checkPhysical(); err != nil {
+		return s, err
+	}
+	return s, s.checkText()
+}
+
+// checkPhysical validates physical sizes and fills in default units.
+func (s *ImageSpec) checkPhysical() error {
+	sizes := []struct {
+		v    float64
+		unit *string
+	}{{s.PhysicalSizeX, &s.PhysicalSizeXUnit}, {s.PhysicalSizeY, &s.PhysicalSizeYUnit}, {s.PhysicalSizeZ, &s.PhysicalSizeZUnit}}
+	for _, p := range sizes {
+		if p.v < 0 || math.IsNaN(p.v) || math.IsInf(p.v, 0) {
+			return fmt.Errorf("%w: physical size %v", ErrMetadata, p.v)
+		}
+		if *p.unit == "" {
+			*p.unit = "µm"
+		}
+		if _, ok := lengthUnits[*p.unit]; !ok {
+			return fmt.Errorf("%w: unknown length unit %q", ErrMetadata, *p.unit)
+		}
+	}
+	return nil
+}
+
+// checkText validates every string that goes into the OME-XML.
+func (s *ImageSpec) checkText() error {
+	texts := []string{s.Name, s.Description}
+	for _, c := range s.Channels {
+		texts = append(texts, c.Name)
+	}
+	for _, kv := range s.Annotations {
+		texts = append(texts, kv.Key, kv.Value)
+	}
+	for _, t := range texts {
+		if err := checkXMLText(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Planes is the number of planes of the image: SizeZ x SizeC x SizeT,
+// each 0 counting as 1.
+func (s ImageSpec) Planes() int { return s.sizes()[0] * s.sizes()[1] * s.sizes()[2] }
+
+// pixelBytes is the size of one pixel.
+func (s ImageSpec) pixelBytes() int { return max(s.SamplesPerPixel, 1) * s.PixelType.Size() }
+
+// PlaneIndex returns the position of plane (z, c, t) among the image's
+// planes, in DimensionOrder: its place in the file's main chain relative to
+// the image's first plane.
+func (s ImageSpec) PlaneIndex(z, c, t int) (int, error) {
+	size := s.sizes()
+	if z < 0 || z >= size[0] || c < 0 || c >= size[1] || t < 0 || t >= size[2] {
+		return 0, fmt.Errorf("%w: plane z=%d c=%d t=%d outside Z %d, C %d, T %d", ErrPlane, z, c, t, size[0], size[1], size[2])
+	}
+	order, ok := planeStrides(s.DimensionOrder)
+	if !ok {
+		return 0, fmt.Errorf("%w: dimension order %q", ErrMetadata, s.DimensionOrder)
+	}
+	coords := zct{z, c, t}
+	index, stride := 0, 1
+	for _, d := range order {
+		index += coords.get(d) * stride
+		stride *= size.get(d)
+	}
+	return index, nil
+}
+
+// PlaneCoords returns the plane at position index in DimensionOrder; it is
+// the inverse of PlaneIndex.
+func (s ImageSpec) PlaneCoords(index int) (z, c, t int) {
+	order, _ := planeStrides(s.DimensionOrder)
+	size := s.sizes()
+	var coords zct
+	for _, d := range order {
+		coords.set(d, index%size.get(d))
+		index /= size.get(d)
+	}
+	return coords[0], coords[1], coords[2]
+}
+
+// zct holds a value per dimension Z, C and T.
+type zct [3]int
+
+// sizes returns SizeZ, SizeC and SizeT, 0 counting as 1.
+func (s ImageSpec) sizes() zct { return zct{max(s.SizeZ, 1), max(s.SizeC, 1), max(s.SizeT, 1)} }
+
+// dimIndex maps 'Z', 'C' and 'T' to 0, 1 and 2.
+func dimIndex(d byte) int {
+	switch d {
+	case 'Z':
+		return 0
+	case 'C':
+		return 1
+	}
+	return 2
+}
+
+func (v zct) get(d byte) int     { return v[dimIndex(d)] }
+func (v *zct) set(d byte, x int) { v[dimIndex(d)] = x }
+
+// planeStrides returns the dimensions of order after XY, fastest first;
+// the empty order is XYZCT.
+func planeStrides(order DimensionOrder) ([3]byte, bool) {
+	switch order {
+	case "":
+		return [3]byte{'Z', 'C', 'T'}, true
+	case XYZCT, XYZTC, XYCTZ, XYCZT, XYTCZ, XYTZC:
+		return [3]byte{order[2], order[3], order[4]}, true
+	}
+	return [3]byte{}, false
+}
+
+// mul multiplies positive ints, reporting overflow.
+func mul(v ...int) (int, bool) {
+	p := 1
+	for _, x := range v {
+		if x < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(uint64(p), uint64(x))
+		if hi != 0 || lo > math.MaxInt {
+			return 0, false
+		}
+		p = int(lo)
+	}
+	return p, true
+}

@@ -1,0 +1,163 @@
+package pyramid
+
+import (
+	"errors"
+	"fmt"
+)
+
+// PlaneWriter streams the rows of one plane: SizeY rows of SizeX pixels of
+// SamplesPerPixel little-endian samples, in order, in writes of any size
+// (a write may end inside a row). The plane is complete when its last
+// byte is written; every level of its pyramid is computed on the way, so
+// memory does not grow with the plane's height.
+type PlaneWriter struct {
+	im            *Image
+	st            *planeState
+	size, written int64
+}
+
+// Write takes the next len(p) bytes of the plane. Bytes past the end of the
+// plane are an error, and nothing of p is taken then.
+func (pw *PlaneWriter) Write(p []byte) (int, error) {
+	w := pw.im.w
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	if pw.st.done {
+		return 0, fmt.Errorf("%w: the plane is complete", ErrData)
+	}
+	if int64(len(p)) > pw.size-pw.written {
+		return 0, fmt.Errorf("%w: %d bytes past the end of the plane", ErrData, int64(len(p))-(pw.size-pw.written))
+	}
+	if err := pw.st.stream.write(p); err != nil {
+		return 0, w.fail(wrapStreamError(err))
+	}
+	pw.written += int64(len(p))
+	if pw.written == pw.size {
+		pw.finish()
+	}
+	return len(p), nil
+}
+
+// wrapStreamError gives errors from below this package's prefix, keeping
+// them testable with errors.Is.
+func wrapStreamError(err error) error {
+	if errors.Is(err, ErrData) || errors.Is(err, ErrTooLarge) {
+		return err
+	}
+	return fmt.Errorf("pyramid: %w", err)
+}
+
+// finish marks the plane written and keeps its buffers for the next plane.
+func (pw *PlaneWriter) finish() {
+	pw.st.done = true
+	pw.im.free = pw.st.stream
+	pw.st.stream = nil
+}
+
+// Close reports whether the plane is complete. An incomplete plane stays
+// open; the writer's Close reports it missing.
+func (pw *PlaneWriter) Close() error {
+	if !pw.st.done {
+		return fmt.Errorf("%w: plane has %d of %d bytes", ErrData, pw.written, pw.size)
+	}
+	return nil
+}
+
+// planeStream holds the per-level state of one open plane.
+type planeStream struct {
+	im        *Image
+	state     *planeState
+	levels    []*levelStream
+	rowBytes  int
+	chunkRows int    // rows handed down at once; bounds every level's scratch
+	stage     []byte // rows assembled from partial or misaligned writes
+	staged    int    // bytes in stage
+	scratch   []byte // one tile when tiles are stored unchanged
+}
+
+// newStream returns buffers for a new plane, reusing a finished plane's.
+func (im *Image) newStream() *planeStream {
+	if s := im.free; s != nil {
+		im.free = nil
+		s.staged = 0
+		for _, l := range s.levels {
+			l.reset()
+		}
+		return s
+	}
+	pb := im.spec.pixelBytes()
+	s := &planeStream{im: im, rowBytes: im.spec.SizeX * pb, chunkRows: im.levels[0].tileH}
+	for i, g := range im.levels {
+		l := &levelStream{geom: g, index: i, rowBytes: g.width * pb, reduce: im.reduce, emitTiles: s.emitTiles}
+		l.band = make([]byte, g.tileH*l.rowBytes)
+		s.levels = append(s.levels, l)
+	}
+	for i := 0; i+1 < len(s.levels); i++ {
+		l := s.levels[i]
+		l.next = s.levels[i+1]
+		l.pending = make([]byte, l.rowBytes)
+		l.reduced = make([]byte, s.chunkRows*l.next.rowBytes)
+	}
+	return s
+}
+
+// write takes the next bytes of the plane. Whole, aligned rows go down
+// without a copy; the rest is assembled in the stage.
+func (s *planeStream) write(p []byte) error {
+	sample := s.im.spec.PixelType.Size()
+	for len(p) > 0 {
+		if s.staged == 0 && len(p) >= s.rowBytes && aligned(p, sample) {
+			n := min(len(p)/s.rowBytes, s.chunkRows)
+			if err := s.levels[0].addRows(p[:n*s.rowBytes], n); err != nil {
+				return err
+			}
+			p = p[n*s.rowBytes:]
+			continue
+		}
+		if s.stage == nil {
+			s.stage = make([]byte, s.chunkRows*s.rowBytes)
+		}
+		k := copy(s.stage[s.staged:], p)
+		s.staged += k
+		p = p[k:]
+		if rows := s.staged / s.rowBytes; rows == s.chunkRows || len(p) == 0 && rows > 0 {
+			if err := s.levels[0].addRows(s.stage[:rows*s.rowBytes], rows); err != nil {
+				return err
+			}
+			s.staged = copy(s.stage, s.stage[rows*s.rowBytes:s.staged])
+		}
+	}
+	return nil
+}
+
+// emitTiles cuts one tile row of a level, rows rows of src, into tiles and
+// submits them left to right. Tiles past the image's edges are padded with
+// zeros.
+func (s *planeStream) emitTiles(l *levelStream, src []byte, rows int) error {
+	g, w := l.geom, s.im.w
+	pb := s.im.spec.pixelBytes()
+	tileRow := g.tileW * pb
+	dir, enc := &s.state.dirs[l.index], s.im.encoders[l.index]
+	for tx := range g.across {
+		x0 := tx * tileRow
+		n := min(tileRow, l.rowBytes-x0)
+		if w.pipe == nil && n == l.rowBytes && n == tileRow && rows == g.tileH {
+			if err := w.submit(dir, enc, src[:rows*tileRow]); err != nil { // contiguous already
+				return err
+			}
+			continue
+		}
+		tile := w.tileBuffer(g.tileH*tileRow, &s.scratch)
+		for y := range rows {
+			row := tile[y*tileRow : (y+1)*tileRow]
+			copy(row, src[y*l.rowBytes+x0:y*l.rowBytes+x0+n])
+			clear(row[n:])
+		}
+		clear(tile[rows*tileRow:])
+		if err := w.submit(dir, enc, tile); err != nil {
+			return err
+		}
+	}
+	return nil
+}

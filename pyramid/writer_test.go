@@ -1,0 +1,609 @@
+package pyramid
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// writeMemory writes images built by fill into memory and returns the file.
+func writeMemory(t testing.TB, opts Options, fill func(w *Writer) error) []byte {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := New(h, opts)
+	require.NoError(t, err)
+	require.NoError(t, fill(w))
+	require.NoError(t, w.Close())
+	return h.Bytes()
+}
+
+// checkPyramid reads data back independently and compares every level of
+// every plane with the reference pyramids, main chain in order.
+func checkPyramid(t *testing.T, data []byte, want [][]refPlane) {
+	t.Helper()
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	require.Len(t, f.IFDs, len(want), "planes in the main chain")
+	for i, d := range f.IFDs {
+		require.Len(t, d.SubIFDs, len(want[i])-1, "plane %d SubIFDs", i)
+		assert.Zero(t, d.Uint(tiff.TagNewSubfileType, 9), "full resolution")
+		for l, lv := range want[i] {
+			dir := d
+			if l > 0 {
+				dir = d.SubIFDs[l-1]
+				assert.Equal(t, uint64(1), dir.Uint(tiff.TagNewSubfileType, 9), "reduced")
+			}
+			got, err := f.Image(dir)
+			require.NoError(t, err, "plane %d level %d", i, l)
+			require.Equal(t, lv.w, got.Width, "plane %d level %d width", i, l)
+			require.Equal(t, lv.h, got.Height, "plane %d level %d height", i, l)
+			if !bytes.Equal(lv.pix, got.Pix) {
+				t.Fatalf("plane %d level %d (%dx%d): pixels differ", i, l, lv.w, lv.h)
+			}
+		}
+	}
+}
+
+// TestPyramidPixelExact writes planes of every pixel type with every
+// downsampling and codec, and compares every tile of every level with the
+// reference pyramid.
+func TestPyramidPixelExact(t *testing.T) {
+	types := []PixelType{Uint8, Int8, Uint16, Int16, Uint32, Int32, Float32, Float64}
+	codecs := []Compression{None, LZW, Deflate, Zstd}
+	methods := []Downsampling{Mean, Nearest, Mode}
+	for ti, pt := range types {
+		for ci, comp := range codecs {
+			for _, method := range methods {
+				name := fmt.Sprintf("%v/%v/%v", pt, comp, map[Downsampling]string{Mean: "mean", Nearest: "nearest", Mode: "mode"}[method])
+				t.Run(name, func(t *testing.T) {
+					const w, h = 77, 53 // odd sizes at every level
+					base := randomPlane(w, h, 1, pt, uint64(ti*10+ci), method == Mode)
+					opts := Options{TileSize: 16, Compression: comp, Downsampling: method}
+					data := writeMemory(t, opts, func(wr *Writer) error {
+						im, err := wr.AddImage(ImageSpec{SizeX: w, SizeY: h, PixelType: pt})
+						if err != nil {
+							return err
+						}
+						return im.WritePlane(0, 0, 0, base.pix)
+					})
+					levels := len(referenceLevels(w, h, 16))
+					checkPyramid(t, data, [][]refPlane{referencePyramid(base, pt, method, levels)})
+				})
+			}
+		}
+	}
+}
+
+// referenceLevels lists the level sizes the automatic rule gives: halve
+// until the level fits in one tile.
+func referenceLevels(w, h, tile int) [][2]int {
+	out := [][2]int{{w, h}}
+	for w > tile || h > tile {
+		w, h = (w+1)/2, (h+1)/2
+		out = append(out, [2]int{w, h})
+	}
+	return out
+}
+
+func TestRGBPyramid(t *testing.T) {
+	for _, pt := range []PixelType{Uint8, Uint16} {
+		t.Run(pt.String(), func(t *testing.T) {
+			base := randomPlane(45, 38, 3, pt, 7, false)
+			data := writeMemory(t, Options{TileSize: 16, Compression: Deflate}, func(w *Writer) error {
+				im, err := w.AddImage(ImageSpec{SizeX: 45, SizeY: 38, PixelType: pt, SamplesPerPixel: 3})
+				if err != nil {
+					return err
+				}
+				return im.WritePlane(0, 0, 0, base.pix)
+			})
+			checkPyramid(t, data, [][]refPlane{referencePyramid(base, pt, Mean, 3)})
+			f, err := readback.Parse(data)
+			require.NoError(t, err)
+			assert.Equal(t, uint64(tiff.PhotometricRGB), f.IFDs[0].Uint(tiff.TagPhotometricInterpretation, 0))
+			assert.Equal(t, []uint64{8 * uint64(pt.Size()), 8 * uint64(pt.Size()), 8 * uint64(pt.Size())}, f.IFDs[0].Uints(tiff.TagBitsPerSample))
+		})
+	}
+}
+
+// TestPlanesInDimensionOrder writes several images with Z, C and T, planes
+// submitted in a scrambled order, and checks the main chain follows
+// DimensionOrder, image after image.
+func TestPlanesInDimensionOrder(t *testing.T) {
+	specs := []ImageSpec{
+		{Name: "a", SizeX: 40, SizeY: 20, SizeZ: 3, SizeC: 2, SizeT: 2, PixelType: Uint16},
+		{Name: "b", SizeX: 17, SizeY: 33, SizeZ: 2, SizeC: 3, DimensionOrder: XYCZT, PixelType: Uint8},
+		{Name: "c", SizeX: 16, SizeY: 16, SizeT: 3, DimensionOrder: XYTZC, PixelType: Float32},
+	}
+	var want [][]refPlane
+	planes := map[[4]int]refPlane{}
+	for i, s := range specs {
+		s, _ = s.normalized()
+		for p := range s.Planes() {
+			z, c, tt := s.PlaneCoords(p)
+			base := randomPlane(s.SizeX, s.SizeY, 1, s.PixelType, uint64(1000*i+p), false)
+			planes[[4]int{i, z, c, tt}] = base
+			want = append(want, referencePyramid(base, s.PixelType, Mean, len(referenceLevels(s.SizeX, s.SizeY, 16))))
+		}
+	}
+	data := writeMemory(t, Options{TileSize: 16}, func(w *Writer) error {
+		var ims []*Image
+		for _, s := range specs {
+			im, err := w.AddImage(s)
+			if err != nil {
+				return err
+			}
+			ims = append(ims, im)
+		}
+		// Last image first, T and C descending: file order must not depend
+		// on write order.
+		for i := len(specs) - 1; i >= 0; i-- {
+			s := ims[i].Spec()
+			for tt := s.SizeT - 1; tt >= 0; tt-- {
+				for c := s.SizeC - 1; c >= 0; c-- {
+					for z := range s.SizeZ {
+						if err := ims[i].WritePlane(z, c, tt, planes[[4]int{i, z, c, tt}].pix); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	checkPyramid(t, data, want)
+}
+
+// TestStreamingEqualsWholePlane streams a plane in bands of many sizes,
+// from misaligned slices and across row boundaries, and requires the same
+// file as writing it whole.
+func TestStreamingEqualsWholePlane(t *testing.T) {
+	base := randomPlane(70, 61, 1, Uint16, 3, false)
+	spec := ImageSpec{SizeX: 70, SizeY: 61, PixelType: Uint16}
+	opts := Options{TileSize: 16, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
+	whole := writeMemory(t, opts, func(w *Writer) error {
+		im, err := w.AddImage(spec)
+		if err != nil {
+			return err
+		}
+		return im.WritePlane(0, 0, 0, base.pix)
+	})
+	for _, band := range []int{1, 2, 3, 139, 140, 141, 7 * 140, 16 * 140, 33 * 140, len(base.pix)} {
+		t.Run(fmt.Sprint(band), func(t *testing.T) {
+			streamed := writeMemory(t, opts, func(w *Writer) error {
+				im, err := w.AddImage(spec)
+				if err != nil {
+					return err
+				}
+				pw, err := im.Plane(0, 0, 0)
+				if err != nil {
+					return err
+				}
+				buf := make([]byte, band+1)
+				for p := base.pix; len(p) > 0; {
+					n := min(band, len(p))
+					chunk := buf[1 : 1+n] // odd address: never aligned for uint16
+					copy(chunk, p[:n])
+					if _, err := pw.Write(chunk); err != nil {
+						return err
+					}
+					p = p[n:]
+				}
+				return pw.Close()
+			})
+			assert.True(t, bytes.Equal(whole, streamed))
+		})
+	}
+}
+
+// TestByteIdenticalAtAnyWorkers writes the same input with 1, 2 and 8
+// workers, and with a derived UUID, and requires identical files.
+func TestByteIdenticalAtAnyWorkers(t *testing.T) {
+	for _, comp := range []Compression{LZW, Deflate, Zstd, None} {
+		t.Run(comp.String(), func(t *testing.T) {
+			var files [][]byte
+			for _, workers := range []int{1, 2, 8} {
+				files = append(files, writeMemory(t, Options{TileSize: 32, Workers: workers, Compression: comp}, func(w *Writer) error {
+					for i := range 3 {
+						base := randomPlane(150+i, 90, 1, Uint16, uint64(i), false)
+						im, err := w.AddImage(ImageSpec{SizeX: base.w, SizeY: base.h, PixelType: Uint16})
+						if err != nil {
+							return err
+						}
+						if err := im.WritePlane(0, 0, 0, base.pix); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+			}
+			assert.True(t, bytes.Equal(files[0], files[1]), "workers 1 and 2")
+			assert.True(t, bytes.Equal(files[0], files[2]), "workers 1 and 8")
+		})
+	}
+}
+
+func TestUUIDFollowsContent(t *testing.T) {
+	write := func(seed uint64, uuid string) string {
+		data := writeMemory(t, Options{UUID: uuid}, func(w *Writer) error {
+			base := randomPlane(20, 20, 1, Uint8, seed, false)
+			im, err := w.AddImage(ImageSpec{SizeX: 20, SizeY: 20})
+			if err != nil {
+				return err
+			}
+			return im.WritePlane(0, 0, 0, base.pix)
+		})
+		f, err := readback.Parse(data)
+		require.NoError(t, err)
+		desc := f.IFDs[0].Text(tiff.TagImageDescription)
+		i := strings.Index(desc, `UUID="`)
+		return desc[i+6 : i+6+45]
+	}
+	assert.Equal(t, write(1, ""), write(1, ""), "same content, same UUID")
+	assert.NotEqual(t, write(1, ""), write(2, ""), "other content, other UUID")
+	assert.Equal(t, "urn:uuid:01234567-89ab-cdef-0123-456789abcdef", write(1, "01234567-89AB-CDEF-0123-456789ABCDEF"))
+}
+
+func TestLevelsOption(t *testing.T) {
+	tests := []struct {
+		levels, tile int
+		want         [][2]int
+	}{
+		{0, 256, [][2]int{{1000, 300}, {500, 150}, {250, 75}}},
+		{2, 256, [][2]int{{1000, 300}, {500, 150}}},
+		{1, 16, [][2]int{{1000, 300}}},
+		{11, 16, [][2]int{{1000, 300}, {500, 150}, {250, 75}, {125, 38}, {63, 19}, {32, 10}, {16, 5}, {8, 3}, {4, 2}, {2, 1}, {1, 1}}},
+	}
+	for _, tt := range tests {
+		got, err := pyramidLevels(1000, 300, tt.tile, tt.levels)
+		require.NoError(t, err)
+		var sizes [][2]int
+		for _, g := range got {
+			sizes = append(sizes, [2]int{g.width, g.height})
+			assert.Zero(t, g.tileW%16)
+			assert.Zero(t, g.tileH%16)
+		}
+		assert.Equal(t, tt.want, sizes)
+	}
+	_, err := pyramidLevels(1000, 300, 16, 12)
+	assert.ErrorIs(t, err, ErrOption)
+}
+
+func TestImageData(t *testing.T) {
+	gray := image.NewGray16(image.Rect(0, 0, 30, 20))
+	rgba := image.NewNRGBA(image.Rect(5, 5, 25, 17))
+	for i := range gray.Pix {
+		gray.Pix[i] = byte(i * 7)
+	}
+	for i := range rgba.Pix {
+		rgba.Pix[i] = byte(i * 3)
+	}
+	data := writeMemory(t, Options{TileSize: 16}, func(w *Writer) error {
+		if _, err := w.AddImageData(ImageSpec{Name: "gray", PhysicalSizeX: 2, PhysicalSizeY: 2}, gray); err != nil {
+			return err
+		}
+		im, err := w.AddImageData(ImageSpec{}, rgba)
+		if err == nil && (im.Spec().SamplesPerPixel != 3 || im.Spec().PixelType != Uint8) {
+			return fmt.Errorf("layout %+v", im.Spec())
+		}
+		return err
+	})
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	require.Len(t, f.IFDs, 2)
+	g, err := f.Image(f.IFDs[0])
+	require.NoError(t, err)
+	assert.Equal(t, gray.Gray16At(3, 2).Y, uint16(g.Pix[2*(2*30+3)])|uint16(g.Pix[2*(2*30+3)+1])<<8)
+	c, err := f.Image(f.IFDs[1])
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.Samples)
+	want := rgba.NRGBAAt(9, 8)
+	i := 3 * (3*20 + 4)
+	assert.Equal(t, []byte{want.R, want.G, want.B}, c.Pix[i:i+3])
+	assert.Contains(t, f.IFDs[0].Text(tiff.TagImageDescription), `Name="image 1"`)
+}
+
+func TestWriteImageCreatesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.ome.tif")
+	m := image.NewGray(image.Rect(0, 0, 40, 40))
+	require.NoError(t, WriteImage(path, m, Options{}))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	assert.Contains(t, f.IFDs[0].Text(tiff.TagImageDescription), `FileName="one.ome.tif"`)
+	assert.ErrorIs(t, WriteImage(path, m, Options{}), iohandle.ErrExist, "never replaced unless asked")
+	assert.NoError(t, WriteImage(path, m, Options{Replace: true}))
+}
+
+func TestMetadata(t *testing.T) {
+	data := writeMemory(t, Options{}, func(w *Writer) error {
+		im, err := w.AddImage(ImageSpec{Name: `A "quoted" <name> & more`, SizeX: 8, SizeY: 8, SizeC: 2,
+			PhysicalSizeX: 0.325, PhysicalSizeY: 0.5, PhysicalSizeZ: 2, PhysicalSizeZUnit: "mm",
+			Channels:    []Channel{{Name: "DAPI", Color: color.NRGBA{0, 0, 255, 255}}, {Name: "ünïcödé"}},
+			Annotations: []KeyValue{{"stain", "H&E"}, {"scanner", "x<y>"}},
+			Description: "line one\nline two",
+		})
+		if err != nil {
+			return err
+		}
+		for c := range 2 {
+			if err := im.WritePlane(0, c, 0, make([]byte, 64)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var out bytes.Buffer
+	require.NoError(t, Inspect(&out, bytes.NewReader(data), int64(len(data)), InspectOptions{}))
+	text := out.String()
+	assert.Contains(t, text, `"A \"quoted\" <name> & more": 8 x 8, Z 1, C 2, T 1, uint8, XYZCT, 2 planes in TiffData, pixel 0.325 µm x 0.5 µm, Z step 2 mm`)
+	assert.Contains(t, text, `channel 0 "DAPI", 1 sample, colour #0000FFFF`)
+	assert.Contains(t, text, `channel 1 "ünïcödé"`)
+	assert.Contains(t, text, `"stain" = "H&E"`)
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	assert.InDelta(t, 1/0.325e-4, f.IFDs[0].Rational(tiff.TagXResolution), 1e-3)
+	assert.InDelta(t, 1/0.5e-4, f.IFDs[0].Rational(tiff.TagYResolution), 1e-6)
+	assert.Empty(t, f.IFDs[0].SubIFDs, "one tile: no reduced levels")
+}
+
+// errorCase is a misuse and the error it must give.
+type errorCase struct {
+	name string
+	run  func(w *Writer) error
+	want error
+}
+
+func plane8(n int) []byte { return make([]byte, n) }
+
+func TestBadInputErrors(t *testing.T) {
+	ok := ImageSpec{SizeX: 20, SizeY: 10}
+	addOK := func(w *Writer) *Image {
+		im, err := w.AddImage(ok)
+		if err != nil {
+			panic(err)
+		}
+		return im
+	}
+	cases := []errorCase{
+		{"zero width", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeY: 4}); return err }, ErrSize},
+		{"negative height", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: -1}); return err }, ErrSize},
+		{"negative Z", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, SizeZ: -2}); return err }, ErrSize},
+		{"overflowing planes", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, SizeZ: 1 << 30, SizeC: 1 << 30, SizeT: 1 << 30})
+			return err
+		}, ErrSize},
+		{"width past 32 bits", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeX: 1 << 33, SizeY: 1}); return err }, ErrSize},
+		{"RGB float", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PixelType: Float32, SamplesPerPixel: 3})
+			return err
+		}, ErrPixelType},
+		{"two samples", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, SamplesPerPixel: 2})
+			return err
+		}, ErrPixelType},
+		{"unknown pixel type", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PixelType: 42}); return err }, ErrPixelType},
+		{"bad dimension order", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, DimensionOrder: "XYZZT"})
+			return err
+		}, ErrMetadata},
+		{"invalid UTF-8", func(w *Writer) error { _, err := w.AddImage(ImageSpec{Name: "a\xffb", SizeX: 4, SizeY: 4}); return err }, ErrMetadata},
+		{"control character", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Annotations: []KeyValue{{"k", "\x01"}}})
+			return err
+		}, ErrMetadata},
+		{"unknown unit", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 1, PhysicalSizeXUnit: "furlong"})
+			return err
+		}, ErrMetadata},
+		{"too many channel names", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Channels: []Channel{{Name: "a"}, {Name: "b"}}})
+			return err
+		}, ErrMetadata},
+		{"plane out of range", func(w *Writer) error { return addOK(w).WritePlane(0, 1, 0, plane8(200)) }, ErrPlane},
+		{"negative plane", func(w *Writer) error { _, err := addOK(w).Plane(-1, 0, 0); return err }, ErrPlane},
+		{"short data", func(w *Writer) error { return addOK(w).WritePlane(0, 0, 0, plane8(199)) }, ErrData},
+		{"long data", func(w *Writer) error { return addOK(w).WritePlane(0, 0, 0, plane8(201)) }, ErrData},
+		{"plane twice", func(w *Writer) error {
+			im := addOK(w)
+			if err := im.WritePlane(0, 0, 0, plane8(200)); err != nil {
+				return err
+			}
+			return im.WritePlane(0, 0, 0, plane8(200))
+		}, ErrPlane},
+		{"rows past the end", func(w *Writer) error {
+			pw, err := addOK(w).Plane(0, 0, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := pw.Write(plane8(150)); err != nil {
+				return err
+			}
+			_, err = pw.Write(plane8(60))
+			return err
+		}, ErrData},
+		{"incomplete plane closed", func(w *Writer) error {
+			pw, err := addOK(w).Plane(0, 0, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := pw.Write(plane8(20)); err != nil {
+				return err
+			}
+			return pw.Close()
+		}, ErrData},
+		{"missing planes at close", func(w *Writer) error {
+			im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, SizeZ: 3})
+			if err != nil {
+				return err
+			}
+			if err := im.WritePlane(1, 0, 0, plane8(16)); err != nil {
+				return err
+			}
+			return w.Close()
+		}, ErrMissingPlanes},
+		{"no image at close", func(w *Writer) error { return w.Close() }, ErrMissingPlanes},
+		{"call after close", func(w *Writer) error {
+			im := addOK(w)
+			if err := im.WritePlane(0, 0, 0, plane8(200)); err != nil {
+				return err
+			}
+			if err := w.Close(); err != nil {
+				return err
+			}
+			_, err := w.AddImage(ok)
+			if !errors.Is(err, ErrClosed) {
+				return fmt.Errorf("AddImage after Close: %v", err)
+			}
+			return w.Close()
+		}, ErrClosed},
+		{"nil image", func(w *Writer) error { _, err := w.AddImageData(ImageSpec{}, nil); return err }, ErrData},
+		{"image data with other sizes", func(w *Writer) error {
+			_, err := w.AddImageData(ImageSpec{SizeX: 3}, image.NewGray(image.Rect(0, 0, 4, 4)))
+			return err
+		}, ErrData},
+		{"image data with another pixel type", func(w *Writer) error {
+			_, err := w.AddImageData(ImageSpec{PixelType: Float32}, image.NewGray(image.Rect(0, 0, 4, 4)))
+			return err
+		}, ErrData},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.ome.tif")
+			w, err := Create(path, Options{})
+			require.NoError(t, err)
+			err = tc.run(w)
+			require.ErrorIs(t, err, tc.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "pyramid: "), err.Error())
+			closeErr := w.Close()
+			if errors.Is(tc.want, ErrClosed) {
+				assert.ErrorIs(t, closeErr, ErrClosed)
+				return
+			}
+			if closeErr == nil && tc.want != ErrMissingPlanes {
+				// The writer survived a rejected call and wrote a valid file;
+				// that is allowed only when every plane was written.
+				return
+			}
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries, "no file at the destination after a failure")
+		})
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	bad := []Options{
+		{TileSize: 24}, {TileSize: -16}, {TileSize: 8}, {Compression: 9}, {Predictor: 7},
+		{Compression: None, Predictor: PredictorHorizontal}, {Levels: -1}, {Downsampling: 5},
+		{Workers: -1}, {BigTIFF: 4}, {UUID: "not-a-uuid"}, {Compression: Deflate, Level: 99},
+	}
+	for _, o := range bad {
+		_, err := New(iohandle.NewMemory(), o)
+		assert.ErrorIs(t, err, ErrOption, "%+v", o)
+	}
+	w, err := New(iohandle.NewMemory(), Options{Predictor: PredictorHorizontal})
+	require.NoError(t, err)
+	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PixelType: Float32})
+	assert.ErrorIs(t, err, ErrOption, "horizontal predictor on floats")
+}
+
+func TestCancelledContext(t *testing.T) {
+	for _, comp := range []Compression{LZW, None} {
+		t.Run(comp.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			w, err := Create(filepath.Join(dir, "x.ome.tif"), Options{Context: ctx, Compression: comp, TileSize: 16})
+			require.NoError(t, err)
+			im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 50})
+			require.NoError(t, err)
+			require.NoError(t, im.WritePlane(0, 0, 0, plane8(64*64)))
+			cancel()
+			for z := 1; z < 50 && err == nil; z++ {
+				err = im.WritePlane(z, 0, 0, plane8(64*64))
+			}
+			if err == nil {
+				err = w.Close()
+			} else {
+				assert.ErrorIs(t, w.Close(), context.Canceled)
+			}
+			assert.ErrorIs(t, err, context.Canceled)
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries)
+		})
+	}
+}
+
+// TestFaultsLeaveNoFile fails the output at every write call in turn and at
+// commit: every attempt returns an error, and no file is left.
+func TestFaultsLeaveNoFile(t *testing.T) {
+	write := func(h iohandle.Handle) error {
+		w, err := New(h, Options{TileSize: 16, Workers: 2})
+		if err != nil {
+			return err
+		}
+		im, err := w.AddImage(ImageSpec{SizeX: 60, SizeY: 40, SizeC: 2, PixelType: Uint16})
+		if err != nil {
+			return err
+		}
+		for c := range 2 {
+			if err := im.WritePlane(0, c, 0, randomPlane(60, 40, 1, Uint16, uint64(c), false).pix); err != nil {
+				_ = w.Abort()
+				return err
+			}
+		}
+		return w.Close()
+	}
+	count := iohandle.NewMemory()
+	require.NoError(t, write(count))
+	calls := int(count.Stats().Writes())
+	dir := t.TempDir()
+	faults := []iohandle.Faults{{Sync: true}, {Rename: true}, {MaxBytes: count.Len() / 2}, {MaxBytes: count.Len() - 1}}
+	for i := 1; i <= calls; i++ {
+		faults = append(faults, iohandle.Faults{Write: i})
+	}
+	for _, fault := range faults {
+		f, err := iohandle.Create(filepath.Join(dir, "out.ome.tif"), iohandle.Options{NoSync: true, BufferSize: 256})
+		require.NoError(t, err)
+		err = write(iohandle.NewFaulty(f, fault))
+		assert.ErrorIs(t, err, iohandle.ErrInjected, "%+v", fault)
+		entries, _ := os.ReadDir(dir)
+		assert.Empty(t, entries, "%+v", fault)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var last Progress
+	calls := 0
+	writeMemory(t, Options{TileSize: 16, Progress: func(p Progress) { last = p; calls++ }}, func(w *Writer) error {
+		im, err := w.AddImage(ImageSpec{SizeX: 50, SizeY: 40, SizeZ: 2})
+		if err != nil {
+			return err
+		}
+		for z := range 2 {
+			if err := im.WritePlane(z, 0, 0, plane8(2000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	// Levels 50x40 (4x3 tiles) and 25x20 (2x2) and 13x10 (1): 17 per plane.
+	assert.Equal(t, 34, calls)
+	assert.Equal(t, int64(34), last.Tiles)
+	assert.Equal(t, int64(34), last.TotalTiles)
+	assert.Positive(t, last.Bytes)
+}
