@@ -1,0 +1,215 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// hugeRSSLimit is the peak resident memory our writer must stay under on
+// the huge workload.
+const hugeRSSLimit = 300 << 20
+
+// A comparison is one run of the program: where it works, the writers it
+// runs and what they cost.
+type comparison struct {
+	cfg      config
+	dir      string
+	writers  []writer
+	verifier verifier
+	log      io.Writer // progress
+	results  []*result
+	verified []string // what the readers saw of our outputs, per workload
+	failures []string
+}
+
+// An entry is one writer's part in one workload.
+type entry struct {
+	w writer
+	t task
+	r *result
+}
+
+// compare runs every workload of cfg with every writer that can do it,
+// printing the header at once and the table at the end to stdout, and
+// progress to stderr. It returns an error if anything failed.
+func compare(cfg config, stdout, stderr io.Writer) error {
+	start := time.Now()
+	dir, err := os.MkdirTemp(cfg.dir, "ometiff-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	writers, skipped := findWriters(cfg.python, dir)
+	c := &comparison{cfg: cfg, dir: dir, writers: writers, verifier: newVerifier(writers, cfg.python, dir), log: stderr}
+	c.printHeader(stdout, skipped, start)
+	for _, wl := range cfg.workloads {
+		if err := c.run(wl); err != nil {
+			return err
+		}
+	}
+	c.printReport(stdout, time.Since(start))
+	if len(c.failures) > 0 {
+		return fmt.Errorf("%d failed: %s", len(c.failures), strings.Join(c.failures, "; "))
+	}
+	return nil
+}
+
+// run measures every writer that can do the workload, interleaving their
+// runs, then verifies our output and removes every output.
+func (c *comparison) run(wl workload) error {
+	raw, err := c.input(wl)
+	if err != nil {
+		return fmt.Errorf("%s: generating the input: %w", wl.Name, err)
+	}
+	entries := c.entries(wl, raw)
+	for run := 1; run <= c.cfg.runs; run++ {
+		for _, e := range entries {
+			c.measure(e, run)
+		}
+	}
+	if c.cfg.strace {
+		for _, e := range entries {
+			c.trace(e)
+		}
+	}
+	c.check(wl, entries[0])
+	for _, e := range entries {
+		os.Remove(e.t.out)
+	}
+	return nil
+}
+
+// input generates the workload's raw input, untimed, unless an earlier
+// workload with the same pixels did. The huge workload has none.
+func (c *comparison) input(wl workload) (string, error) {
+	if wl.Kind == hugeKind {
+		return "", nil
+	}
+	raw := filepath.Join(c.dir, wl.input())
+	if _, err := os.Stat(raw); err == nil {
+		return raw, nil
+	}
+	fmt.Fprintf(c.log, "%s: generating %s (%.0f MiB, untimed)\n", wl.Name, wl.input(), float64(wl.rawBytes())/(1<<20))
+	return raw, writeInput(wl, raw)
+}
+
+// entries prepares the input of every writer that can do the workload,
+// ours first. A writer whose input cannot be prepared is a failure.
+func (c *comparison) entries(wl workload, raw string) []entry {
+	var entries []entry
+	for _, w := range c.writers {
+		if !w.can(wl) {
+			continue
+		}
+		in := raw
+		if w.prepare != nil {
+			var err error
+			if in, err = w.prepare(wl, raw); err != nil {
+				c.fail("%s/%s: preparing the input: %v", wl.Name, w.name, err)
+				continue
+			}
+		}
+		r := &result{workload: wl.Name, writer: w.name}
+		c.results = append(c.results, r)
+		out := filepath.Join(c.dir, wl.Name+"-"+w.name+w.ext)
+		entries = append(entries, entry{w: w, t: task{w: wl, in: in, out: out, workers: c.cfg.workers}, r: r})
+	}
+	return entries
+}
+
+// measure runs an entry once, unless an earlier run of it failed.
+func (c *comparison) measure(e entry, run int) {
+	if e.r.err != nil {
+		return
+	}
+	os.Remove(e.t.out)
+	argv, env := e.w.command(e.t)
+	s, err := measure(argv, env, e.t.out, e.w.printsWrites)
+	if err != nil {
+		e.r.err = err
+		c.fail("%s/%s: %v", e.r.workload, e.r.writer, err)
+		return
+	}
+	e.r.samples = append(e.r.samples, s)
+	fmt.Fprintf(c.log, "%-13s %-8s run %d/%d: %6.2f s wall, %6.2f s cpu, %5.0f MiB peak RSS\n",
+		e.r.workload, e.r.writer, run, c.cfg.runs, wallSeconds(s), cpuSeconds(s), rssMiB(s))
+}
+
+// trace runs an entry once more under strace.
+func (c *comparison) trace(e entry) {
+	if !e.r.ok() {
+		return
+	}
+	os.Remove(e.t.out)
+	argv, env := e.w.command(e.t)
+	calls, err := traceCalls(argv, env, c.dir)
+	if err != nil {
+		c.fail("%s/%s: %v", e.r.workload, e.r.writer, err)
+		return
+	}
+	e.r.calls = calls
+}
+
+// check verifies our output of the workload, and for huge our peak memory.
+func (c *comparison) check(wl workload, ours entry) {
+	if !ours.r.ok() {
+		return
+	}
+	seen, err := c.verifier.check(wl, ours.t.out)
+	if err != nil {
+		c.fail("%s: our output does not read back: %v", wl.Name, err)
+		return
+	}
+	c.verified = append(c.verified, fmt.Sprintf("%s: %s", wl.Name, seen))
+	if rss := ours.r.median(rssMiB); wl.Kind == hugeKind && rss > hugeRSSLimit>>20 {
+		c.fail("%s: our peak RSS %.0f MiB is over the %d MiB limit", wl.Name, rss, hugeRSSLimit>>20)
+	}
+}
+
+// fail records a failure and reports it at once.
+func (c *comparison) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.failures = append(c.failures, msg)
+	fmt.Fprintln(c.log, "FAILED:", msg)
+}
+
+// printHeader prints the date, the machine and the writers.
+func (c *comparison) printHeader(w io.Writer, skipped []string, start time.Time) {
+	fmt.Fprintf(w, "ometiff compare, %s\n", start.UTC().Format("2006-01-02 15:04:05 UTC"))
+	fmt.Fprintf(w, "machine: %s\n", machine())
+	fmt.Fprintf(w, "medians of %d runs; %d encoding threads for ometiff, tifffile and GDAL; inputs generated untimed in %s\n",
+		c.cfg.runs, c.cfg.workers, c.dir)
+	fmt.Fprintln(w, "writers:")
+	for _, wr := range c.writers {
+		fmt.Fprintf(w, "  %-8s  %s\n", wr.name, wr.version)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(w, "  skipped: %s\n", s)
+	}
+}
+
+// printReport prints the table, what the readers saw of our outputs, the
+// failures and the time the whole comparison took.
+func (c *comparison) printReport(w io.Writer, total time.Duration) {
+	rows := table(c.results, c.cfg.strace)
+	fmt.Fprintln(w)
+	printText(w, rows)
+	if c.cfg.markdown {
+		fmt.Fprintln(w)
+		printMarkdown(w, rows)
+	}
+	fmt.Fprintln(w, "\nour outputs read back:")
+	for _, v := range c.verified {
+		fmt.Fprintf(w, "  %s\n", v)
+	}
+	for _, f := range c.failures {
+		fmt.Fprintf(w, "FAILED: %s\n", f)
+	}
+	fmt.Fprintf(w, "load average at end %s; total %s\n", loadAverage(), total.Round(time.Second))
+}

@@ -1,0 +1,97 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// config is what the flags ask for.
+type config struct {
+	workloads []workload
+	runs      int
+	workers   int
+	dir       string
+	python    string
+	strace    bool
+	markdown  bool
+}
+
+// defaultWorkloads is every workload but huge, which is for memory, not
+// for comparison.
+const defaultWorkloads = "slide,slide-deflate,slide-zstd,slide-none,slide-rgb,stack,stack-lzw"
+
+// parseArgs reads the command line. Errors are one line; the usage goes to
+// stderr only when asked for with -h.
+func parseArgs(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: compare [flags]\n\n"+
+			"Compare writes REFERENCE.md's workloads with ometiff and with the peers\n"+
+			"installed here (libvips, tifffile, GDAL, dd) and prints their costs.\n\n")
+		fs.PrintDefaults()
+	}
+	names := fs.String("workloads", defaultWorkloads, "comma-separated `names` from: "+strings.Join(workloadNames(), ", "))
+	fs.IntVar(&cfg.runs, "runs", 3, "measured runs per writer and workload; the table gives medians")
+	fs.IntVar(&cfg.workers, "workers", runtime.GOMAXPROCS(0), "encoding threads of our writer, tifffile and GDAL")
+	fs.StringVar(&cfg.dir, "dir", os.TempDir(), "`directory` for the inputs and outputs (a temporary directory is made in it)")
+	fs.StringVar(&cfg.python, "python", "/usr/bin/python3", "Python `interpreter` with tifffile and numpy")
+	fs.BoolVar(&cfg.strace, "strace", false, "also run each writer once under strace and count write, lseek and ftruncate calls")
+	fs.BoolVar(&cfg.markdown, "markdown", false, "also print the table as Markdown")
+	slideSize := fs.Int("slide-size", 8192, "width and height of the slide workloads")
+	stackSeries := fs.Int("stack-series", 84, "series of the stack workloads (each 90 z x 2 channels)")
+	hugeSize := fs.Int("huge-size", 65536, "width and height of the huge workload")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
+		}
+		return cfg, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected argument %q (compare takes only flags)", fs.Arg(0))
+	case cfg.runs < 1 || cfg.workers < 1:
+		return cfg, fmt.Errorf("-runs %d, -workers %d: want at least 1", cfg.runs, cfg.workers)
+	case *slideSize < 1 || *stackSeries < 1 || *hugeSize < 1:
+		return cfg, fmt.Errorf("-slide-size %d, -stack-series %d, -huge-size %d: want at least 1", *slideSize, *stackSeries, *hugeSize)
+	}
+	var err error
+	cfg.workloads, err = pick(*names, catalog(*slideSize, *stackSeries, *hugeSize))
+	return cfg, err
+}
+
+// workloadNames lists every workload's name.
+func workloadNames() []string {
+	var names []string
+	for _, w := range catalog(1, 1, 1) {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+// pick returns the workloads named in the comma-separated list, in the
+// order given.
+func pick(list string, all []workload) ([]workload, error) {
+	var out []workload
+	for name := range strings.SplitSeq(list, ",") {
+		found := false
+		for _, w := range all {
+			if w.Name == strings.TrimSpace(name) {
+				out, found = append(out, w), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("-workloads: unknown workload %q (want %s)", name, strings.Join(workloadNames(), ", "))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,96 @@
+//go:build linux
+
+// Compare writes the workloads of REFERENCE.md §3 with this module's
+// pyramid writer and with the peers installed on the machine, side by
+// side in one run, and prints what each cost: wall time, CPU time (user +
+// system), peak resident memory, output size and OS write calls, as
+// medians of several runs, with ratios against libvips and against dd,
+// the floor of copying the raw bytes.
+//
+// Usage:
+//
+//	go run ./examples/compare [flags]
+//
+// The workloads are the slide (8192 x 8192 uint16, 256 x 256 tiles, LZW
+// with the horizontal predictor, levels by 2x2 mean until one tile) and
+// its variants slide-deflate, slide-zstd, slide-none and slide-rgb (RGB
+// uint8); the stack (84 series x 90 z x 2 channels of 128 x 128 uint16,
+// 15,120 planes, uncompressed) and stack-lzw; and huge (65536 x 65536
+// uint8 streamed in row bands, BigTIFF, ours only), which is there for our
+// peak memory and must stay under 300 MiB. Every workload but huge runs by
+// default.
+//
+// Inputs are generated with internal/synth before anything is timed, as
+// raw files in a temporary directory; each peer gets them in a form it
+// loads cheaply, made untimed too: libvips a .v file from vips rawload,
+// GDAL a VRT over the raw file, tifffile and dd the raw file. Every
+// measured run is a child process, so its times and peak memory come from
+// its own rusage: our writer runs as this program re-executed in a worker
+// mode, which reads the raw input into memory (advised to use huge pages,
+// as numpy does for tifffile), writes it with package pyramid (without
+// fsync, like the peers) and prints the write calls its output handle
+// made; for huge it generates the bands as it goes. The peers' write calls are the kernel's count of
+// their write system calls. The peers are:
+//
+//	vips tiffsave IN.v OUT --tile --tile-width 256 --tile-height 256 --pyramid --subifd --compression lzw
+//	tifffile: TiffWriter(OUT, bigtiff=True, ome=True).write(data, subifds=N, tile=(256, 256),
+//	    compression='zlib', predictor=True, maxworkers=W) and the levels by numpy 2x2 mean
+//	gdal_translate -of COG -co COMPRESS=LZW -co BLOCKSIZE=256 -co PREDICTOR=2 -co NUM_THREADS=W -co RESAMPLING=AVERAGE IN.vrt OUT
+//	dd if=IN of=OUT bs=4M
+//
+// with the codec of the workload. tifffile has no LZW or zstd without
+// imagecodecs, so it takes part in the deflate and uncompressed workloads
+// only; libvips writes a stack as the pages of one tall image
+// (--page-height); GDAL takes part in the slides only. A peer that is not
+// installed is skipped with a line saying so. Each of our outputs is then
+// opened with vipsheader and tifffile, which must see the workload's
+// series and levels.
+//
+// The flags are:
+//
+//	-workloads list  comma-separated workloads (default all but huge)
+//	-runs n          measured runs per writer and workload (default 3)
+//	-workers n       encoding threads of ours, tifffile and GDAL (default GOMAXPROCS)
+//	-dir path        where the temporary directory goes (default $TMPDIR)
+//	-python path     Python with tifffile and numpy (default /usr/bin/python3)
+//	-strace          also count write, lseek and ftruncate calls under strace, one run each
+//	-markdown        also print the table as Markdown
+//	-slide-size n    width and height of the slides (default 8192)
+//	-stack-series n  series of the stacks (default 84)
+//	-huge-size n     width and height of huge (default 65536)
+//
+// Compare runs on Linux: it reads /proc and wait4's rusage.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	if spec := os.Getenv(jobEnv); spec != "" {
+		os.Exit(work(spec, os.Stdout, os.Stderr))
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the program: it parses args, runs the comparison and returns the
+// exit code: 2 for bad flags, 1 if anything failed.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "compare: %v\n", err)
+		return 2
+	}
+	if err := compare(cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "compare: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,153 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary act as the worker, as the program does
+// when it re-executes itself.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(jobEnv); spec != "" {
+		os.Exit(work(spec, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// runCompare runs the program in-process and returns its exit code and
+// output.
+func runCompare(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// small are flags that shrink every workload to a fraction of a second.
+func small(t *testing.T, workloads string) []string {
+	return []string{"-workloads", workloads, "-runs", "1", "-dir", t.TempDir(),
+		"-slide-size", "300", "-stack-series", "1", "-huge-size", "600"}
+}
+
+// row returns the fields of the table row of a workload and writer.
+func row(t *testing.T, stdout, workload, writer string) []string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(workload) + ` +` + writer + ` .*$`)
+	line := re.FindString(stdout)
+	require.NotEmpty(t, line, "no row for %s/%s in\n%s", workload, writer, stdout)
+	return strings.Fields(line)
+}
+
+func TestRunPrintsTable(t *testing.T) {
+	code, stdout, stderr := runCompare(small(t, "slide,stack,huge")...)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{"ometiff compare, ", "machine: ", "medians of 1 runs",
+		"wall s  cpu s  peak RSS MiB  output MiB  OS writes  wall/vips  size/vips  wall/dd", "our outputs read back:", "total "} {
+		assert.Contains(t, stdout, want)
+	}
+	for _, workload := range []string{"slide", "stack", "huge"} {
+		fields := row(t, stdout, workload, ours)
+		require.Len(t, fields, 10, "row %q", fields)
+		assert.Regexp(t, `^\d+\.\d\d$`, fields[2], "wall s")
+		assert.NotEqual(t, "0", fields[6], "OS writes")
+	}
+	if _, err := exec.LookPath("vips"); err == nil {
+		assert.Equal(t, "1.00", row(t, stdout, "slide", vips)[7], "vips's wall ratio against itself")
+		assert.Contains(t, stdout, "slide: vipsheader 300x300 ushort")
+	}
+	if _, err := exec.LookPath("dd"); err == nil {
+		assert.Equal(t, "1", row(t, stdout, "slide", dd)[6], "dd copies 176 KiB in one write")
+		assert.Equal(t, "-", row(t, stdout, "huge", ours)[9], "huge has no floor")
+	}
+	assert.Contains(t, stderr, "slide: generating slide-300-uint16.raw")
+}
+
+func TestRunSkipsMissingPeersAndReportsFailingOnes(t *testing.T) {
+	// A PATH holding only a dd that fails to copy: every other peer and
+	// reader is missing.
+	bin := t.TempDir()
+	fake := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'dd (fake) 1.0'; exit 0; fi\necho 'dd: disk full' >&2\nexit 1\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "dd"), []byte(fake), 0o755))
+	t.Setenv("PATH", bin)
+	args := append(small(t, "slide"), "-python", filepath.Join(bin, "python3"))
+	code, stdout, stderr := runCompare(args...)
+	assert.Equal(t, 1, code)
+	for _, want := range []string{"skipped: vips: not installed", "skipped: tifffile: " + filepath.Join(bin, "python3") + ": not installed",
+		"skipped: gdal_translate: not installed", "dd (fake) 1.0", "slide: not verified", "FAILED: slide/dd: exit status 1: dd: disk full"} {
+		assert.Contains(t, stdout, want)
+	}
+	assert.Len(t, row(t, stdout, "slide", ours), 10)
+	assert.Equal(t, []string{"slide", "dd", "failed"}, row(t, stdout, "slide", dd))
+	assert.True(t, strings.HasSuffix(stderr, "compare: 1 failed: slide/dd: exit status 1: dd: disk full\n"), stderr)
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-runs", "0"}, {"-runs", "x"}, {"-workers", "0"}, {"-workloads", "slide,nope"},
+		{"-slide-size", "0"}, {"-bogus"}, {"extra"},
+	} {
+		code, stdout, stderr := runCompare(args...)
+		assert.Equal(t, 2, code, "%q", args)
+		assert.Empty(t, stdout, "%q", args)
+		assert.Regexp(t, `^compare: [^\n]+\n$`, stderr, "%q", args)
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	code, stdout, stderr := runCompare("-h")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "-workloads names")
+}
+
+func TestWorkerRejectsBadJob(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, work("{", &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "compare worker: bad job")
+}
+
+func TestWorkloadLevels(t *testing.T) {
+	for size, want := range map[int]int{8192: 6, 65536: 9, 300: 2, 256: 1, 100: 1} {
+		w := catalog(size, 1, size)[0]
+		assert.Equal(t, want, w.levels(), "size %d", size)
+	}
+	assert.Equal(t, 128, catalog(1, 1, 1)[5].Tile, "stack tiles")
+}
+
+func TestParseStrace(t *testing.T) {
+	summary := `% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 61.90    0.001300           1      1786           write
+ 38.10    0.000800           0      2199        12 lseek
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.002100           0      3985        12 total
+`
+	assert.Equal(t, map[string]int64{"write": 1786, "lseek": 2199}, parseStrace([]byte(summary)))
+}
+
+func TestTableRatiosAndMedians(t *testing.T) {
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	results := []*result{
+		{workload: "slide", writer: ours, samples: []sample{{wall: sec(1), size: 100 << 20, writes: 1234}, {wall: sec(3), size: 100 << 20, writes: 1234}, {wall: sec(2), size: 100 << 20, writes: 1234}}},
+		{workload: "slide", writer: vips, samples: []sample{{wall: sec(4), size: 200 << 20, writes: 1786}}},
+	}
+	rows := table(results, false)
+	assert.Equal(t, []string{"slide", ours, "2.00", "0.00", "0", "100.0", "1,234", "0.50", "0.50", "-"}, rows[1])
+	assert.Equal(t, []string{"slide", vips, "4.00", "0.00", "0", "200.0", "1,786", "1.00", "1.00", "-"}, rows[2])
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 121472: "121,472", 1234567: "1,234,567", -1000: "-1,000"} {
+		assert.Equal(t, want, thousands(n))
+	}
+}

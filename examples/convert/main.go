@@ -1,0 +1,164 @@
+// Convert converts an image into a pyramidal OME-TIFF.
+//
+// It reads PNG, JPEG, GIF, BMP, TIFF and WebP files, decoded by the
+// standard library and golang.org/x/image, and raw files of little-endian
+// samples described by the -raw flags. A decoded image becomes one plane:
+// gray images one uint8 or uint16 channel, colour images interleaved RGB,
+// uint16 for 16-bit colour models and uint8 otherwise; alpha is dropped. A
+// raw file is read plane by plane, in the -raw-order of its planes, and each
+// plane is streamed into the writer, so a raw file larger than memory
+// converts in bounded memory.
+//
+// Usage:
+//
+//	go run ./examples/convert [flags] input output.ome.tif
+//
+// For example:
+//
+//	convert -physical-size 0.25 -compression zstd slide.png slide.ome.tif
+//	convert -raw-width 2048 -raw-height 2048 -raw-type uint16 -raw-channels 3 \
+//		-raw-z 40 -channels DAPI,FITC,TRITC stack.raw stack.ome.tif
+//
+// The output appears only when the conversion succeeds, and replaces an
+// existing file only with -force. A progress bar of the tiles written is
+// drawn on stderr when it is a terminal. Run with -h for every flag.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the program: it converts the input named in args, prints one line
+// about the output to stdout, and reports a failure as one line on stderr.
+// It returns the exit code: 0, 1 when the conversion fails, 2 for a usage
+// error (bad flags or flag values, including those the writer rejects).
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "convert: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cfg.options.Context = ctx
+	start := time.Now()
+	bar := newProgress(stderr)
+	if bar.visible {
+		cfg.options.Progress = bar.update
+	}
+	spec, err := convert(cfg)
+	bar.done()
+	if err != nil {
+		fmt.Fprintf(stderr, "convert: %v\n", err)
+		if isUsageError(err) {
+			return 2
+		}
+		return 1
+	}
+	if err := printSummary(stdout, cfg.output, spec, time.Since(start)); err != nil {
+		fmt.Fprintf(stderr, "convert: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// isUsageError reports whether err comes from a flag value: the writer's
+// rejection of an option, a unit, a pixel type or a metadata count.
+func isUsageError(err error) bool {
+	var u usageError
+	return errors.As(err, &u) || errors.Is(err, pyramid.ErrOption) ||
+		errors.Is(err, pyramid.ErrMetadata) || errors.Is(err, pyramid.ErrPixelType)
+}
+
+// usageError is a flag value that does not suit the input.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// convert writes cfg.input to cfg.output and returns the spec of the image
+// written. On any failure the output is discarded.
+func convert(cfg config) (pyramid.ImageSpec, error) {
+	in, err := os.Open(cfg.input)
+	if err != nil {
+		return pyramid.ImageSpec{}, err
+	}
+	defer in.Close()
+	w, err := pyramid.Create(cfg.output, cfg.options)
+	if errors.Is(err, fs.ErrExist) {
+		err = fmt.Errorf("%w (use -force to replace it)", err)
+	}
+	if err != nil {
+		return pyramid.ImageSpec{}, err
+	}
+	spec, err := writeImage(w, in, cfg)
+	if err != nil {
+		_ = w.Abort()
+		return spec, err
+	}
+	return spec, w.Close()
+}
+
+// writeImage reads the input and writes it as the writer's one image.
+func writeImage(w *pyramid.Writer, in *os.File, cfg config) (pyramid.ImageSpec, error) {
+	src, err := openSource(in, cfg)
+	if err != nil {
+		return pyramid.ImageSpec{}, err
+	}
+	spec, err := cfg.describe(src.spec())
+	if err != nil {
+		return spec, err
+	}
+	return src.write(w, spec)
+}
+
+// source is an input: the description of its image and its planes.
+type source interface {
+	// spec gives the size and planes of the image, and what the input
+	// knows of its pixel type and samples.
+	spec() pyramid.ImageSpec
+	// write adds the image to w with spec, writes every plane and returns
+	// the spec written.
+	write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error)
+}
+
+// openSource returns the raw input the -raw flags describe, or the decoded
+// image in the input.
+func openSource(in *os.File, cfg config) (source, error) {
+	if cfg.raw.set {
+		return newRawSource(in, cfg.raw)
+	}
+	return decodeSource(in)
+}
+
+// printSummary prints one line about the file written.
+func printSummary(w io.Writer, path string, spec pyramid.ImageSpec, elapsed time.Duration) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	rgb := ""
+	if spec.SamplesPerPixel == 3 {
+		rgb = " RGB"
+	}
+	_, err = fmt.Fprintf(w, "wrote %s: %d x %d%s %s, Z %d x C %d x T %d, %.1f MB in %.2f s\n",
+		path, spec.SizeX, spec.SizeY, rgb, spec.PixelType, spec.SizeZ, spec.SizeC, spec.SizeT,
+		float64(info.Size())/1e6, elapsed.Seconds())
+	return err
+}

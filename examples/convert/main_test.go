@@ -1,0 +1,498 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/image/bmp"
+	"golang.org/x/image/tiff"
+
+	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// runConvert runs the program in-process and returns its exit code and
+// output.
+func runConvert(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// Fixtures: small images with a different value at every pixel.
+
+func grayImage(w, h int) image.Image {
+	m := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range m.Pix {
+		m.Pix[i] = uint8(i * 7)
+	}
+	return m
+}
+
+func gray16Image(w, h int) image.Image {
+	m := image.NewGray16(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			m.SetGray16(x, y, color.Gray16{Y: uint16(x*977 + y*131)})
+		}
+	}
+	return m
+}
+
+// nrgbaImage has translucent pixels when translucent is set.
+func nrgbaImage(w, h int, translucent bool) image.Image {
+	m := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			a := uint8(255)
+			if translucent {
+				a = uint8(64 + (x+y)%192)
+			}
+			m.SetNRGBA(x, y, color.NRGBA{uint8(x * 5), uint8(y * 3), uint8(x*y + 11), a})
+		}
+	}
+	return m
+}
+
+// premultipliedImage is an image.RGBA with translucent pixels.
+func premultipliedImage(w, h int) image.Image {
+	m := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(m, m.Rect, nrgbaImage(w, h, true), image.Point{}, draw.Src)
+	return m
+}
+
+func rgba64Image(w, h int) image.Image {
+	m := image.NewRGBA64(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			m.SetRGBA64(x, y, color.RGBA64{uint16(x * 1000), uint16(y * 999), uint16(x*y*7 + 3), 0xffff})
+		}
+	}
+	return m
+}
+
+func palettedImage(w, h int) image.Image {
+	palette := color.Palette{color.Black, color.White, color.RGBA{200, 30, 60, 255}, color.RGBA{10, 220, 90, 255}}
+	m := image.NewPaletted(image.Rect(0, 0, w, h), palette)
+	for i := range m.Pix {
+		m.Pix[i] = uint8(i % len(palette))
+	}
+	return m
+}
+
+// webpImage is a 6 x 4 lossless WebP whose pixel (x, y) is
+// (40x, 60y, (17x+29y) mod 256), as written by libwebp.
+var webpImage = []byte("\x52\x49\x46\x46\x34\x00\x00\x00\x57\x45\x42\x50\x56\x50\x38\x4c\x27\x00\x00\x00" +
+	"\x2f\x05\xc0\x00\x00\x99\x8c\xe8\x7f\x6c\x08\x24\x6d\xf1\xb6\xbf\xfc\xd1\xff\x38\x14\xb2\x8d\x00" +
+	"\x1d\xd8\xf9\x8b\xfd\x08\x83\x32\x16\x31\x01\x00\x2b\x3d\x00\x00")
+
+// encoded returns img in a file format.
+func encoded(t *testing.T, img image.Image, encode func(io.Writer, image.Image) error) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, encode(&buf, img))
+	return buf.Bytes()
+}
+
+func encodePNG(w io.Writer, m image.Image) error { return png.Encode(w, m) }
+func encodeJPEG(w io.Writer, m image.Image) error {
+	return jpeg.Encode(w, m, &jpeg.Options{Quality: 90})
+}
+func encodeGIF(w io.Writer, m image.Image) error { return gif.Encode(w, m, nil) }
+func encodeBMP(w io.Writer, m image.Image) error { return bmp.Encode(w, m) }
+func encodeTIFF(w io.Writer, m image.Image) error {
+	return tiff.Encode(w, m, &tiff.Options{Compression: tiff.Deflate})
+}
+
+// wantPixels converts a decoded image as the program documents it: gray
+// keeps its depth, 16-bit colour becomes RGB uint16, the rest RGB uint8,
+// alpha dropped and colours un-premultiplied. It goes pixel by pixel
+// through the colour models, not through the writer's conversion.
+func wantPixels(img image.Image) (bytesPerSample, samples int, pix []byte) {
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := img.At(x, y)
+			switch img.ColorModel() {
+			case color.GrayModel:
+				bytesPerSample, samples = 1, 1
+				pix = append(pix, color.GrayModel.Convert(c).(color.Gray).Y)
+			case color.Gray16Model:
+				bytesPerSample, samples = 2, 1
+				pix = binary.LittleEndian.AppendUint16(pix, color.Gray16Model.Convert(c).(color.Gray16).Y)
+			case color.RGBA64Model, color.NRGBA64Model:
+				bytesPerSample, samples = 2, 3
+				n := color.NRGBA64Model.Convert(c).(color.NRGBA64)
+				for _, v := range []uint16{n.R, n.G, n.B} {
+					pix = binary.LittleEndian.AppendUint16(pix, v)
+				}
+			default:
+				bytesPerSample, samples = 1, 3
+				n := color.NRGBAModel.Convert(c).(color.NRGBA)
+				pix = append(pix, n.R, n.G, n.B)
+			}
+		}
+	}
+	return bytesPerSample, samples, pix
+}
+
+// writeFile writes data to name in dir and returns its path.
+func writeFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// readIFDs returns the decoded full-resolution planes of the file at path.
+func readIFDs(t *testing.T, path string) []*readback.Image {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	var planes []*readback.Image
+	for _, d := range f.IFDs {
+		img, err := f.Image(d)
+		require.NoError(t, err)
+		planes = append(planes, img)
+	}
+	return planes
+}
+
+// describe returns pyramid.Inspect's description of the file at path.
+func describe(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out strings.Builder
+	require.NoError(t, pyramid.Inspect(&out, bytes.NewReader(data), int64(len(data)), pyramid.InspectOptions{}))
+	return out.String()
+}
+
+func TestRunConvertsImages(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string
+		data  func(t *testing.T) []byte
+		args  []string
+		wants []string // in the description of the output
+	}{
+		{"gray PNG", "gray.png", func(t *testing.T) []byte { return encoded(t, grayImage(300, 200), encodePNG) },
+			[]string{"-compression", "none"}, []string{`"gray": 300 x 200, Z 1, C 1, T 1, uint8`, "SubIFD 0.1: 150 x 100"}},
+		{"16-bit gray PNG", "gray16.png", func(t *testing.T) []byte { return encoded(t, gray16Image(70, 50), encodePNG) },
+			[]string{"-compression", "none"}, []string{"uint16", "IFD 0: 70 x 50, 1 x uint16"}},
+		{"opaque RGB PNG", "rgb.png", func(t *testing.T) []byte { return encoded(t, nrgbaImage(40, 30, false), encodePNG) },
+			[]string{"-compression", "none"}, []string{"IFD 0: 40 x 30, 3 x uint8"}},
+		{"translucent PNG", "rgba.png", func(t *testing.T) []byte { return encoded(t, nrgbaImage(40, 30, true), encodePNG) },
+			[]string{"-compression", "none"}, []string{"3 x uint8"}},
+		{"16-bit RGB PNG", "rgb16.png", func(t *testing.T) []byte { return encoded(t, rgba64Image(33, 17), encodePNG) },
+			[]string{"-compression", "none"}, []string{"IFD 0: 33 x 17, 3 x uint16"}},
+		{"paletted PNG, LZW", "palette.png", func(t *testing.T) []byte { return encoded(t, palettedImage(64, 64), encodePNG) },
+			nil, []string{"3 x uint8", "LZW"}},
+		{"JPEG", "photo.jpg", func(t *testing.T) []byte { return encoded(t, nrgbaImage(50, 40, false), encodeJPEG) },
+			[]string{"-compression", "none"}, []string{"3 x uint8"}},
+		{"gray JPEG", "gray.jpeg", func(t *testing.T) []byte { return encoded(t, grayImage(20, 20), encodeJPEG) },
+			[]string{"-compression", "none"}, []string{"1 x uint8"}},
+		{"GIF", "anim.gif", func(t *testing.T) []byte { return encoded(t, palettedImage(31, 29), encodeGIF) },
+			[]string{"-compression", "none"}, []string{"3 x uint8"}},
+		{"BMP", "image.bmp", func(t *testing.T) []byte { return encoded(t, nrgbaImage(25, 9, false), encodeBMP) },
+			[]string{"-compression", "none"}, []string{"3 x uint8"}},
+		{"16-bit TIFF, zstd", "scan.tif", func(t *testing.T) []byte { return encoded(t, gray16Image(300, 300), encodeTIFF) },
+			[]string{"-compression", "zstd", "-tile", "128", "-downsampling", "nearest"}, []string{"1 x uint16, tiles 128 x 128 (3 x 3), Zstd"}},
+		{"translucent TIFF", "rgba.tiff", func(t *testing.T) []byte { return encoded(t, premultipliedImage(45, 20), encodeTIFF) },
+			[]string{"-compression", "none"}, []string{"IFD 0: 45 x 20, 3 x uint8"}},
+		{"lossless WebP", "w.webp", func(*testing.T) []byte { return webpImage },
+			[]string{"-compression", "none"}, []string{"IFD 0: 6 x 4, 3 x uint8"}},
+		{"metadata", "meta.png", func(t *testing.T) []byte { return encoded(t, gray16Image(64, 64), encodePNG) },
+			[]string{"-name", "Nuclei", "-channels", "DAPI", "-physical-size", "0.25", "-physical-unit", "um", "-levels", "2", "-bigtiff", "always"},
+			[]string{"BigTIFF", `"Nuclei": 64 x 64`, "pixel 0.25 µm x 0.25 µm", `channel 0 "DAPI"`, "SubIFD 0.1: 32 x 32"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data := tt.data(t)
+			input := writeFile(t, dir, tt.file, data)
+			output := filepath.Join(dir, "out.ome.tif")
+			code, stdout, stderr := runConvert(append(tt.args, input, output)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Empty(t, stderr, "stderr is not a terminal: no progress bar")
+			assert.True(t, strings.HasPrefix(stdout, "wrote "+output), stdout)
+
+			description := describe(t, output)
+			for _, want := range tt.wants {
+				assert.Contains(t, description, want)
+			}
+			decoded, _, err := image.Decode(bytes.NewReader(data))
+			require.NoError(t, err)
+			bytesPerSample, samples, want := wantPixels(decoded)
+			planes := readIFDs(t, output)
+			require.Len(t, planes, 1)
+			assert.Equal(t, samples, planes[0].Samples)
+			assert.Equal(t, bytesPerSample, planes[0].BytesPerSample)
+			assert.True(t, bytes.Equal(want, planes[0].Pix), "the pixels differ from the input's")
+			layouts := map[[2]int]string{{1, 1}: "uint8", {2, 1}: "uint16", {1, 3}: "RGB uint8", {2, 3}: "RGB uint16"}
+			b := decoded.Bounds()
+			assert.Contains(t, stdout, fmt.Sprintf(": %d x %d %s, Z 1 x C 1 x T 1,", b.Dx(), b.Dy(), layouts[[2]int{bytesPerSample, samples}]),
+				"the summary misreports the layout")
+		})
+	}
+}
+
+func TestWebPFixture(t *testing.T) {
+	decoded, format, err := image.Decode(bytes.NewReader(webpImage))
+	require.NoError(t, err)
+	require.Equal(t, "webp", format)
+	for y := range 4 {
+		for x := range 6 {
+			want := color.NRGBA{uint8(40 * x), uint8(60 * y), uint8((17*x + 29*y) % 256), 255}
+			require.Equal(t, want, color.NRGBAModel.Convert(decoded.At(x, y)), "pixel (%d, %d)", x, y)
+		}
+	}
+}
+
+// rawPlanes returns n planes of size bytes each, every byte different from
+// its neighbours, and the file holding them one after another.
+func rawPlanes(t testing.TB, dir string, n, size int) ([][]byte, string) {
+	planes := make([][]byte, n)
+	var all []byte
+	for p := range planes {
+		planes[p] = make([]byte, size)
+		for i := range planes[p] {
+			planes[p][i] = byte(i*13 + p*101 + i/251)
+		}
+		all = append(all, planes[p]...)
+	}
+	return planes, writeFile(t, dir, "planes.raw", all)
+}
+
+func TestRunConvertsRaw(t *testing.T) {
+	float32s := func(n int) []byte {
+		var b []byte
+		for i := range n {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(i)/7))
+		}
+		return b
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		planes     int
+		planeBytes int
+		wants      []string
+	}{
+		{"uint16 Z and C", []string{"-raw-width", "70", "-raw-height", "40", "-raw-type", "uint16", "-raw-z", "3", "-raw-channels", "2",
+			"-raw-order", "xyczt", "-channels", "DAPI,FITC", "-physical-size", "0.5", "-physical-size-z", "2", "-compression", "none"},
+			6, 70 * 40 * 2, []string{"Z 3, C 2, T 1, uint16, XYCZT, 6 planes", "Z step 2 µm", `channel 1 "FITC"`}},
+		{"RGB uint8 over time", []string{"-raw-width", "33", "-raw-height", "20", "-raw-samples", "3", "-raw-t", "2", "-compression", "deflate"},
+			2, 33 * 20 * 3, []string{"Z 1, C 3, T 2, uint8", "IFD 1: 33 x 20, 3 x uint8"}},
+		{"int16 mode", []string{"-raw-width", "300", "-raw-height", "257", "-raw-type", "int16", "-downsampling", "mode", "-workers", "1"},
+			1, 300 * 257 * 2, []string{"int16", "SubIFD 0.1: 150 x 129"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			planes, input := rawPlanes(t, dir, tt.planes, tt.planeBytes)
+			output := filepath.Join(dir, "out.ome.tif")
+			code, stdout, stderr := runConvert(append(tt.args, input, output)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Empty(t, stderr)
+			assert.Contains(t, stdout, "wrote "+output)
+			description := describe(t, output)
+			for _, want := range tt.wants {
+				assert.Contains(t, description, want)
+			}
+			got := readIFDs(t, output)
+			require.Len(t, got, len(planes))
+			for p := range planes {
+				assert.True(t, bytes.Equal(planes[p], got[p].Pix), "plane %d differs", p)
+			}
+		})
+	}
+	t.Run("float32, floating-point predictor", func(t *testing.T) {
+		dir := t.TempDir()
+		pix := float32s(50 * 30)
+		input := writeFile(t, dir, "f.raw", pix)
+		output := filepath.Join(dir, "out.ome.tif")
+		code, _, stderr := runConvert("-raw-width", "50", "-raw-height", "30", "-raw-type", "float32", "-compression", "zstd", input, output)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, describe(t, output), "1 x float32, tiles 64 x 32 (1 x 1), Zstd, predictor floating point")
+		got := readIFDs(t, output)
+		assert.True(t, bytes.Equal(pix, got[0].Pix))
+	})
+}
+
+func TestRunOutputChecksWithTiffinfo(t *testing.T) {
+	interop.Need(t, "tiffinfo")
+	dir := t.TempDir()
+	input := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(300, 260, true), encodePNG))
+	output := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := runConvert(input, output)
+	require.Equal(t, 0, code, stderr)
+	interop.MustRun(t, "tiffinfo", output)
+}
+
+func TestRunForceReplacesOutput(t *testing.T) {
+	dir := t.TempDir()
+	input := writeFile(t, dir, "in.png", encoded(t, grayImage(32, 32), encodePNG))
+	output := writeFile(t, dir, "out.ome.tif", []byte("old"))
+	code, _, stderr := runConvert(input, output)
+	require.Equal(t, 1, code)
+	assert.Equal(t, "convert: pyramid: iohandle: destination exists: "+output+" (use -force to replace it)\n", stderr)
+	old, err := os.ReadFile(output)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(old), "the existing output was touched")
+
+	code, _, stderr = runConvert("-force", input, output)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, describe(t, output), "32 x 32")
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	png := encoded(t, grayImage(32, 32), encodePNG)
+	tests := []struct {
+		name  string
+		args  []string // "IN" is replaced by the input, "OUT" by the output
+		input []byte   // nil: no input file
+		code  int
+	}{
+		{"no arguments", nil, nil, 2},
+		{"one argument", []string{"IN"}, png, 2},
+		{"three arguments", []string{"IN", "OUT", "OUT"}, png, 2},
+		{"unknown flag", []string{"-quality", "9", "IN", "OUT"}, png, 2},
+		{"unknown compression", []string{"-compression", "jpeg", "IN", "OUT"}, png, 2},
+		{"unknown predictor", []string{"-predictor", "vertical", "IN", "OUT"}, png, 2},
+		{"unknown downsampling", []string{"-downsampling", "max", "IN", "OUT"}, png, 2},
+		{"unknown bigtiff", []string{"-bigtiff", "maybe", "IN", "OUT"}, png, 2},
+		{"not a number", []string{"-tile", "big", "IN", "OUT"}, png, 2},
+		{"tile not a multiple of 16", []string{"-tile", "17", "IN", "OUT"}, png, 2},
+		{"too many levels", []string{"-levels", "12", "IN", "OUT"}, png, 2},
+		{"predictor without compression", []string{"-compression", "none", "-predictor", "horizontal", "IN", "OUT"}, png, 2},
+		{"float predictor on integers", []string{"-predictor", "float", "IN", "OUT"}, png, 2},
+		{"unknown unit", []string{"-physical-size", "1", "-physical-unit", "furlong", "IN", "OUT"}, png, 2},
+		{"negative physical size", []string{"-physical-size", "-1", "IN", "OUT"}, png, 2},
+		{"too many channel names", []string{"-channels", "DAPI,FITC", "IN", "OUT"}, png, 2},
+		{"invalid UTF-8 name", []string{"-name", "\xff", "IN", "OUT"}, png, 2},
+		{"missing input", []string{"IN", "OUT"}, nil, 1},
+		{"unknown format", []string{"IN", "OUT"}, []byte("plain text, not an image"), 1},
+		{"empty input", []string{"IN", "OUT"}, []byte{}, 1},
+		{"truncated PNG", []string{"IN", "OUT"}, png[:len(png)/2], 1},
+		{"missing output directory", []string{"IN", "missing/out.ome.tif"}, png, 1},
+		{"raw without width", []string{"-raw-type", "uint16", "IN", "OUT"}, make([]byte, 8), 2},
+		{"raw of the wrong size", []string{"-raw-width", "4", "-raw-height", "4", "IN", "OUT"}, make([]byte, 15), 2},
+		{"raw with no planes", []string{"-raw-width", "4", "-raw-height", "4", "-raw-z", "0", "IN", "OUT"}, make([]byte, 16), 2},
+		{"raw with 2 samples", []string{"-raw-width", "4", "-raw-height", "4", "-raw-samples", "2", "IN", "OUT"}, make([]byte, 32), 2},
+		{"raw RGB float", []string{"-raw-width", "4", "-raw-height", "4", "-raw-samples", "3", "-raw-type", "float32", "IN", "OUT"}, make([]byte, 192), 2},
+		{"unknown raw type", []string{"-raw-width", "4", "-raw-height", "4", "-raw-type", "uint4", "IN", "OUT"}, make([]byte, 16), 2},
+		{"unknown raw order", []string{"-raw-width", "4", "-raw-height", "4", "-raw-order", "XYZ", "IN", "OUT"}, make([]byte, 16), 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inDir, outDir := t.TempDir(), t.TempDir()
+			t.Chdir(outDir)
+			input := filepath.Join(inDir, "input")
+			if tt.input != nil {
+				writeFile(t, inDir, "input", tt.input)
+			}
+			args := make([]string, len(tt.args))
+			for i, a := range tt.args {
+				args[i] = strings.NewReplacer("IN", input, "OUT", "out.ome.tif").Replace(a)
+			}
+			code, stdout, stderr := runConvert(args...)
+			assert.Equal(t, tt.code, code, stderr)
+			assert.Empty(t, stdout)
+			assert.True(t, strings.HasPrefix(stderr, "convert: "), "stderr %q", stderr)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "stderr %q is not one line", stderr)
+			entries, err := os.ReadDir(outDir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "files left behind")
+		})
+	}
+}
+
+func TestRunPrintsUsage(t *testing.T) {
+	code, stdout, stderr := runConvert("-h")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "usage: convert [flags] input output.ome.tif")
+	assert.Contains(t, stderr, "-raw-order order")
+}
+
+func TestProgressDrawsOnlyOnTerminals(t *testing.T) {
+	var buf bytes.Buffer
+	assert.False(t, newProgress(&buf).visible)
+
+	p := &progress{out: &buf, visible: true}
+	for tiles := int64(1); tiles <= 10; tiles++ {
+		p.update(pyramid.Progress{Tiles: tiles, TotalTiles: 10})
+	}
+	p.done()
+	assert.Contains(t, buf.String(), "writing tiles")
+}
+
+// TestPlaneCoordsFollowTheDimensionOrder checks the order a raw input's
+// planes are read in.
+func TestPlaneCoordsFollowTheDimensionOrder(t *testing.T) {
+	spec := pyramid.ImageSpec{SizeZ: 2, SizeC: 3, SizeT: 4}
+	tests := []struct {
+		order   pyramid.DimensionOrder
+		p       int
+		z, c, t int
+	}{
+		{pyramid.XYZCT, 0, 0, 0, 0},
+		{pyramid.XYZCT, 1, 1, 0, 0},
+		{pyramid.XYZCT, 2, 0, 1, 0},
+		{pyramid.XYZCT, 23, 1, 2, 3},
+		{pyramid.XYCZT, 1, 0, 1, 0},
+		{pyramid.XYCZT, 3, 1, 0, 0},
+		{pyramid.XYTCZ, 5, 0, 1, 1},
+		{pyramid.XYTZC, 8, 0, 1, 0},
+	}
+	for _, tt := range tests {
+		spec.DimensionOrder = tt.order
+		z, c, tm := spec.PlaneCoords(tt.p)
+		assert.Equal(t, [3]int{tt.z, tt.c, tt.t}, [3]int{z, c, tm}, "%s plane %d", tt.order, tt.p)
+	}
+}
+
+func TestCopyPlaneNeedsTheWholePlane(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		n       int64
+		wantErr bool
+	}{
+		{"exact", "abcdef", 6, false},
+		{"more follows", "abcdefgh", 6, false},
+		{"short", "abc", 6, true},
+		{"empty", "", 6, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := copyPlane(&out, strings.NewReader(tt.input), tt.n, make([]byte, 4))
+			if tt.wantErr {
+				assert.ErrorContains(t, err, "the input ends after")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.input[:tt.n], out.String())
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// rawSource is a raw input: planes of little-endian samples, one after
+// another in the dimension order, and nothing else.
+type rawSource struct {
+	in     *os.File
+	format rawFormat
+}
+
+// newRawSource checks that the input's size matches the format, when the
+// input is a regular file, and returns the source.
+func newRawSource(in *os.File, format rawFormat) (rawSource, error) {
+	s := rawSource{in: in, format: format}
+	info, err := in.Stat()
+	if err != nil {
+		return s, err
+	}
+	planes := int64(s.spec().Planes())
+	want := planes * s.planeBytes()
+	if info.Mode().IsRegular() && info.Size() != want {
+		return s, usageError{fmt.Sprintf("%s has %d bytes, but %d planes of %d x %d x %d %v samples take %d",
+			in.Name(), info.Size(), planes, format.width, format.height, format.samples, format.pixelType, want)}
+	}
+	return s, nil
+}
+
+// spec gives every dimension and the pixel layout of the raw planes.
+func (s rawSource) spec() pyramid.ImageSpec {
+	f := s.format
+	return pyramid.ImageSpec{SizeX: f.width, SizeY: f.height, SizeZ: f.z, SizeC: f.channels, SizeT: f.t,
+		DimensionOrder: f.order, PixelType: f.pixelType, SamplesPerPixel: f.samples}
+}
+
+// planeBytes is the size of one plane.
+func (s rawSource) planeBytes() int64 {
+	f := s.format
+	return int64(f.width) * int64(f.height) * int64(f.samples) * int64(f.pixelType.Size())
+}
+
+// write adds the image to w with spec and writes its planes, and returns
+// the spec written.
+func (s rawSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
+	im, err := w.AddImage(spec)
+	if err != nil {
+		return spec, err
+	}
+	return im.Spec(), s.writePlanes(im)
+}
+
+// writePlanes reads the planes in order and streams each into its plane
+// of the image, so memory stays bounded whatever the size of the input.
+func (s rawSource) writePlanes(im *pyramid.Image) error {
+	spec := im.Spec()
+	buf := make([]byte, 1<<20)
+	for p := range spec.Planes() {
+		z, c, t := spec.PlaneCoords(p)
+		pw, err := im.Plane(z, c, t)
+		if err != nil {
+			return err
+		}
+		if err := copyPlane(pw, s.in, s.planeBytes(), buf); err != nil {
+			return fmt.Errorf("%s: plane %d (z %d, c %d, t %d): %w", s.in.Name(), p, z, c, t, err)
+		}
+	}
+	return nil
+}
+
+// copyPlane streams the next plane of r, n bytes, into pw through buf.
+func copyPlane(pw io.Writer, r io.Reader, n int64, buf []byte) error {
+	copied, err := io.CopyBuffer(pw, io.LimitReader(r, n), buf)
+	if err != nil {
+		return err
+	}
+	if copied < n {
+		return fmt.Errorf("the input ends after %d of the plane's %d bytes", copied, n)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Inspect prints the structure of TIFF and OME-TIFF files: the header, a
+// summary of the OME-XML (images, dimensions, pixel types, channels,
+// annotations) and every directory of the main chain with its SubIFDs.
+// The text depends only on the files' bytes.
+//
+// Usage:
+//
+//	go run ./examples/inspect [-fields] file...
+//
+// With -fields it adds every field of every directory. Given several files,
+// it heads each one's description with its name.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the program: it describes every file named in args on stdout and
+// reports each failure as one line on stderr. It returns the exit code: 0,
+// 1 if a file could not be described, 2 for a usage error.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: inspect [-fields] file...\n\n"+
+			"Inspect prints the structure of TIFF and OME-TIFF files.\n\n")
+		fs.PrintDefaults()
+	}
+	var opts pyramid.InspectOptions
+	fs.BoolVar(&opts.Fields, "fields", false, "list every field of every directory")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
+			return 0
+		}
+		fmt.Fprintf(stderr, "inspect: %v\n", err)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "inspect: no file given (usage: inspect [-fields] file...)")
+		return 2
+	}
+	code := 0
+	for i, path := range fs.Args() {
+		if fs.NArg() > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "==> %s <==\n", path)
+		}
+		if err := inspect(stdout, path, opts); err != nil {
+			fmt.Fprintf(stderr, "inspect: %v\n", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// inspect describes the file at path.
+func inspect(w io.Writer, path string, opts pyramid.InspectOptions) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	if err := pyramid.Inspect(w, f, info.Size(), opts); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// runInspect runs the program in-process and returns its exit code and
+// output.
+func runInspect(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeOMETIFF writes a small OME-TIFF of two series to dir and returns
+// its path.
+func writeOMETIFF(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "two.ome.tif")
+	w, err := pyramid.Create(path, pyramid.Options{TileSize: 64, NoSync: true})
+	require.NoError(t, err)
+	specs := []pyramid.ImageSpec{
+		{Name: "cells", SizeX: 100, SizeY: 80, SizeC: 2, PixelType: pyramid.Uint16,
+			Channels: []pyramid.Channel{{Name: "DAPI"}, {Name: "FITC"}}},
+		{Name: "overview", SizeX: 40, SizeY: 30, PixelType: pyramid.Uint8, SamplesPerPixel: 3},
+	}
+	for _, spec := range specs {
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		for c := range max(spec.SizeC, 1) {
+			require.NoError(t, im.WritePlane(0, c, 0, make([]byte, im.PlaneBytes())))
+		}
+	}
+	require.NoError(t, w.Close())
+	return path
+}
+
+// description is what pyramid.Inspect says of the file at path.
+func description(t *testing.T, path string, opts pyramid.InspectOptions) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out strings.Builder
+	require.NoError(t, pyramid.Inspect(&out, bytes.NewReader(data), int64(len(data)), opts))
+	return out.String()
+}
+
+func TestRunDescribesFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := writeOMETIFF(t, dir)
+	summary := description(t, path, pyramid.InspectOptions{})
+	fields := description(t, path, pyramid.InspectOptions{Fields: true})
+	require.Contains(t, summary, `"overview": 40 x 30`)
+	require.Contains(t, fields, "TileByteCounts")
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"summary", []string{path}, summary},
+		{"fields", []string{"-fields", path}, fields},
+		{"two files", []string{path, path}, "==> " + path + " <==\n" + summary + "\n==> " + path + " <==\n" + summary},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runInspect(tt.args...)
+			assert.Equal(t, 0, code)
+			assert.Empty(t, stderr)
+			assert.Equal(t, tt.want, stdout)
+		})
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := writeOMETIFF(t, dir)
+	text := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(text, []byte("not a TIFF at all"), 0o644))
+	truncated := filepath.Join(dir, "truncated.tif")
+	data, err := os.ReadFile(good)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(truncated, data[:len(data)-100], 0o644))
+	missing := filepath.Join(dir, "missing.tif")
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		errors int    // lines on stderr
+		stderr string // in stderr
+	}{
+		{"no file", nil, 2, 1, "no file given"},
+		{"unknown flag", []string{"-all", good}, 2, 1, "flag provided but not defined: -all"},
+		{"missing file", []string{missing}, 1, 1, "no such file or directory"},
+		{"not a TIFF", []string{text}, 1, 1, text + ": pyramid: "},
+		{"truncated", []string{truncated}, 1, 1, truncated + ": pyramid: "},
+		{"directory", []string{dir}, 1, 1, "not a regular file"},
+		{"one bad among good ones", []string{good, missing, good}, 1, 1, "missing.tif"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runInspect(tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Equal(t, tt.errors, strings.Count(stderr, "\n"), "stderr %q", stderr)
+			assert.True(t, strings.HasPrefix(stderr, "inspect: "), "stderr %q", stderr)
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}
+
+func TestRunPrintsUsage(t *testing.T) {
+	code, stdout, stderr := runInspect("-h")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "usage: inspect [-fields] file...")
+}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// usage is what the process has consumed; zero when unknown.
+type usage struct {
+	peakRSS int64         // peak resident set size in bytes
+	cpu     time.Duration // user and system time
+}
+
+// printUsage prints the CPU time and peak memory of a run of elapsed wall
+// time that consumed the difference between before and after, if known.
+func printUsage(w io.Writer, before, after usage, elapsed time.Duration) {
+	if after.peakRSS == 0 {
+		return
+	}
+	cpu := after.cpu - before.cpu
+	fmt.Fprintf(w, "cpu     %.2f s user+system, %.1f cores busy on average\n", cpu.Seconds(), cpu.Seconds()/elapsed.Seconds())
+	fmt.Fprintf(w, "memory  %.0f MiB peak RSS\n", float64(after.peakRSS)/(1<<20))
+}
