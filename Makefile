@@ -1,0 +1,35 @@
+# ometiff: the main job, the tests, and the measurements.
+GO       ?= go
+FUZZTIME ?= 10s
+BENCHTIME ?= 1s
+
+.PHONY: run test bench fuzz interop
+
+# The main job: write pyramid.ome.tif from the embedded synthetic slide.
+run:
+	$(GO) run ./examples/slide
+
+# Vet and every test, with the race detector.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -timeout 60m ./...
+
+# Every benchmark, once each.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./...
+
+# A short run of every fuzz target.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# Checks with readers nobody on the team wrote: libtiff, tifffile, libvips,
+# GDAL and xmllint. Missing tools fail here (they skip in `make test`).
+interop:
+	OMETIFF_INTEROP=1 $(GO) test -count=1 -timeout 30m -run 'Interop' ./...
+
+-include compress/Makefile.inc
