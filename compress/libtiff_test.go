@@ -12,18 +12,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/interop"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// TestLibtiffDecodes has libtiff itself (tiffcp -c none) decompress tiled
-// files made of our encoded tiles, for every codec, predictor, sample type
-// and byte order, on random tiles (which fill and reset the LZW code table
-// many times) and smooth ones. It is skipped where tiffcp is not installed.
-func TestLibtiffDecodes(t *testing.T) {
+// TestInteropLibtiffDecodes has libtiff itself (tiffcp -c none) decompress
+// tiled files made of our encoded tiles, for every codec, predictor, sample
+// type and byte order, on random tiles (which fill and reset the LZW code
+// table many times) and smooth ones. It runs under make interop.
+func TestInteropLibtiffDecodes(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tiffcp")
 	tiffcp, err := exec.LookPath("tiffcp")
-	if err != nil {
-		t.Skip("tiffcp (libtiff-tools) not installed")
-	}
+	require.NoError(t, err)
 	const side, tilesAcross = 64, 2
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()

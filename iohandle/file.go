@@ -79,11 +79,14 @@ func Create(path string, opts Options) (*File, error) {
 	return &File{f: f, path: path, tmp: tmp, opts: opts, buf: getBuffer(opts.BufferSize)}, nil
 }
 
-// bufferPool recycles default-size append buffers across handles, so that a
-// program writing many files does not fault in a fresh MiB for each.
+// bufferPool recycles default-size append buffers across handles, so that
+// a program writing many files reuses warm memory instead of faulting in
+// (and zeroing) a fresh MiB for each. Its per-CPU caches also keep a
+// buffer on the core that last wrote it.
 var bufferPool sync.Pool // of *[]byte with cap DefaultBufferSize
 
-// getBuffer returns an empty append buffer of the given capacity.
+// getBuffer returns an empty append buffer of the given capacity (0 means
+// the default).
 func getBuffer(size int) []byte {
 	if size > 0 && size != DefaultBufferSize {
 		return make([]byte, 0, size)
@@ -237,14 +240,23 @@ func (h *File) Commit() error {
 }
 
 // publish moves the temporary file onto the destination. Without
-// Options.Replace it links first, so an existing destination is never
-// overwritten, and falls back to a checked rename where links are not
-// supported.
+// Options.Replace it never overwrites an existing destination: it renames
+// with RENAME_NOREPLACE where the system has it, else links and unlinks,
+// and falls back to a checked rename where links are not supported.
 func (h *File) publish() error {
 	if h.opts.Replace {
 		return renameFile(h.tmp, h.path)
 	}
-	err := linkFile(h.tmp, h.path)
+	err := renameNoReplace(h.tmp, h.path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%w: %s", ErrExist, h.path)
+	case !errors.Is(err, errors.ErrUnsupported):
+		return fmt.Errorf("iohandle: rename: %w", err)
+	}
+	err = linkFile(h.tmp, h.path)
 	switch {
 	case err == nil:
 		_ = removeFile(h.tmp)
@@ -338,9 +350,10 @@ func (h *File) discard() error {
 
 // File-system operations, variables so that tests can make them fail.
 var (
-	renameFile = os.Rename
-	linkFile   = os.Link
-	removeFile = os.Remove
+	renameFile      = os.Rename
+	renameNoReplace = renameExclusive
+	linkFile        = os.Link
+	removeFile      = os.Remove
 )
 
 // syncDir makes a rename in dir durable; failures only cost durability, and

@@ -3,6 +3,7 @@ package iohandle
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -329,47 +330,73 @@ func TestOSFailuresDiscardOutput(t *testing.T) {
 	}
 }
 
+// stub replaces a file-system operation for the rest of the test.
+func stub(t *testing.T, op *func(string, string) error, fn func(string, string) error) {
+	orig := *op
+	*op = fn
+	t.Cleanup(func() { *op = orig })
+}
+
+func failWith(err error) func(string, string) error {
+	return func(string, string) error { return &os.LinkError{Op: "stub", Err: err} }
+}
+
+var unsupported = func(string, string) error { return errors.ErrUnsupported }
+
 func TestPublishFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		replace bool
-		stub    *func(string, string) error
-		err     error
+		stubs   func(t *testing.T)
 	}{
-		{"rename", true, &renameFile, syscall.EIO},
-		{"link", false, &linkFile, syscall.EIO},
-		{"link unsupported, rename fails", false, &renameFile, syscall.EIO},
+		{"rename", true, func(t *testing.T) { stub(t, &renameFile, failWith(syscall.EIO)) }},
+		{"exclusive rename", false, func(t *testing.T) { stub(t, &renameNoReplace, failWith(syscall.EIO)) }},
+		{"no exclusive rename, link fails", false, func(t *testing.T) {
+			stub(t, &renameNoReplace, unsupported)
+			stub(t, &linkFile, failWith(syscall.EIO))
+		}},
+		{"no exclusive rename, link unsupported, rename fails", false, func(t *testing.T) {
+			stub(t, &renameNoReplace, unsupported)
+			stub(t, &linkFile, failWith(syscall.EPERM))
+			stub(t, &renameFile, failWith(syscall.EIO))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			orig := *tt.stub
-			*tt.stub = func(string, string) error { return &os.LinkError{Op: "stub", Err: tt.err} }
-			defer func() { *tt.stub = orig }()
-			if tt.stub == &renameFile && !tt.replace {
-				origLink := linkFile
-				linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
-				defer func() { linkFile = origLink }()
-			}
-
+			tt.stubs(t)
 			h, path := newFile(t, Options{Replace: tt.replace, NoSync: true})
 			_, err := h.Write([]byte("abc"))
 			require.NoError(t, err)
-			assert.ErrorIs(t, h.Commit(), tt.err)
+			assert.ErrorIs(t, h.Commit(), syscall.EIO)
 			assert.Empty(t, dirEntries(t, filepath.Dir(path)))
 		})
 	}
 }
 
-func TestLinkUnsupportedFallsBackToRename(t *testing.T) {
-	orig := linkFile
-	linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
-	defer func() { linkFile = orig }()
+// TestPublishFallbacks commits where the exclusive rename, and then links,
+// are missing: the file still lands, and an existing one is still kept.
+func TestPublishFallbacks(t *testing.T) {
+	for _, linkWorks := range []bool{true, false} {
+		t.Run(fmt.Sprintf("link %v", linkWorks), func(t *testing.T) {
+			stub(t, &renameNoReplace, unsupported)
+			if !linkWorks {
+				stub(t, &linkFile, failWith(syscall.EPERM))
+			}
+			h, path := newFile(t, Options{NoSync: true})
+			_, err := h.Write([]byte("abc"))
+			require.NoError(t, err)
+			require.NoError(t, h.Commit())
+			assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
 
-	h, path := newFile(t, Options{NoSync: true})
-	_, err := h.Write([]byte("abc"))
-	require.NoError(t, err)
-	require.NoError(t, h.Commit())
-	assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
+			h2, err := Create(path+".2", Options{NoSync: true})
+			require.NoError(t, err)
+			h2.path = path // as if path appeared after Create
+			assert.ErrorIs(t, h2.Commit(), ErrExist)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "abc", string(got))
+		})
+	}
 }
 
 // TestFileNeverLongerThanContent applies a fixed mix of appends and patches
