@@ -283,7 +283,12 @@ func TestFaultAtEveryWrite(t *testing.T) {
 // write per directory plus one per MiB of data, and that the file on disk
 // is exactly as long as its content.
 func TestThousandDirectoriesSyscalls(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "many.tif")
+	writeThousandDirectories(t, filepath.Join(t.TempDir(), "many.tif"))
+}
+
+// writeThousandDirectories writes 1,000 tiled directories to path and checks
+// the handle's counters and the file.
+func writeThousandDirectories(t *testing.T, path string) {
 	h, err := iohandle.Create(path, iohandle.Options{NoSync: true})
 	require.NoError(t, err)
 	defer h.Close()
