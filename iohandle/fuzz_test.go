@@ -15,8 +15,8 @@ import (
 func FuzzFileOps(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 2, 0, 40, 2, 0})
 	f.Add([]byte{0, 30, 0, 30, 1, 3, 1, 250, 2})
+	dir := f.TempDir() // one per fuzzing process; each input aborts its file
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		dir := t.TempDir()
 		h, err := Create(filepath.Join(dir, "f"), Options{BufferSize: 16, NoSync: true})
 		if err != nil {
 			t.Fatal(err)
