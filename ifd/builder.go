@@ -61,6 +61,23 @@ func (b *Builder) Clone() *Builder {
 	return c
 }
 
+// AddAll adds every field of other. Values are shared, not copied: builders
+// never modify a value once added. Into an empty builder this is a plain
+// copy of the entries, so a reused builder (Reset, AddAll, then a few adds)
+// derives directories from a shared template without allocating.
+func (b *Builder) AddAll(other *Builder) {
+	if other.err != nil {
+		b.fail(other.err)
+	}
+	if len(b.entries) == 0 {
+		b.entries = append(b.entries, other.entries...)
+		return
+	}
+	for _, e := range other.entries {
+		b.insert(e)
+	}
+}
+
 // Entries returns the fields sorted by tag. The slice is the builder's own;
 // do not modify it.
 func (b *Builder) Entries() []Entry { return b.entries }

@@ -247,3 +247,25 @@ func TestDecodeKeepsUnknownTypes(t *testing.T) {
 	require.Len(t, d.Entries, 1)
 	assert.Equal(t, Entry{Tag: 0x110, Type: 99, Count: 1}, d.Entries[0])
 }
+
+func TestAddAll(t *testing.T) {
+	template := sample()
+	var b Builder
+	b.AddAll(template)
+	assert.Equal(t, template.Entries(), b.Entries())
+	b.AddLong(9000, 1)
+	b.AddShort(1, 2)
+	assert.Equal(t, sample().Entries(), template.Entries(), "the template is untouched")
+	assert.Equal(t, uint16(1), b.Entries()[0].Tag, "still sorted")
+
+	var c Builder
+	c.AddShort(8000, 1)
+	c.AddAll(template)
+	assert.Equal(t, template.Len()+1, c.Len())
+	c.AddAll(template)
+	assert.ErrorIs(t, c.Err(), ErrDuplicate)
+
+	b.Reset()
+	b.AddAll(template)
+	assert.Equal(t, template.Entries(), b.Entries(), "reused after Reset")
+}

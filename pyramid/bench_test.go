@@ -140,3 +140,41 @@ func BenchmarkStack(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStackFloor writes the stack workload's raw bytes with one
+// sequential stream of 2 MiB writes, in the same conditions as
+// BenchmarkStack: the floor it is measured against.
+func BenchmarkStackFloor(b *testing.B) {
+	planes := stackPlanes()
+	const n = 84 * 90 * 2
+	dir := b.TempDir()
+	b.SetBytes(n * 128 * 128 * 2)
+	b.ReportAllocs()
+	buf := make([]byte, 0, outputBuffer)
+	for i := 0; b.Loop(); i++ {
+		path := filepath.Join(dir, fmt.Sprintf("%d.raw", i))
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for p := range n {
+			if len(buf)+len(planes[0]) > cap(buf) {
+				if _, err := f.Write(buf); err != nil {
+					b.Fatal(err)
+				}
+				buf = buf[:0]
+			}
+			buf = append(buf, planes[p%len(planes)]...)
+		}
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		buf = buf[:0]
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		_ = os.Remove(path)
+		b.StartTimer()
+	}
+}

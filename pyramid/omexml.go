@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"image/color"
@@ -112,8 +113,9 @@ type omeImage struct {
 
 // omeXML writes the OME-XML of the whole file: every Image with its
 // Pixels, Channels, TiffData and Planes, and the annotations.
-func omeXML(images []omeImage, uuid, fileName string) string {
-	var b strings.Builder
+func omeXML(images []omeImage, uuid, fileName string) []byte {
+	var b bytes.Buffer
+	b.Grow(xmlSizeHint(images, fileName))
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+
 		`<OME xmlns="%s" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="%s" UUID="%s" Creator="%s">`,
 		omeNamespace, omeSchemaLocation, uuid, software)
@@ -138,11 +140,21 @@ func omeXML(images []omeImage, uuid, fileName string) string {
 		b.WriteString("</StructuredAnnotations>")
 	}
 	b.WriteString("</OME>")
-	return b.String()
+	return b.Bytes()
+}
+
+// xmlSizeHint estimates the OME-XML's length, so that it is built without
+// regrowing: a file of thousands of planes has megabytes of TiffData.
+func xmlSizeHint(images []omeImage, fileName string) int {
+	n := 1024
+	for _, im := range images {
+		n += 1024 + len(im.spec.Channels)*128 + len(im.spec.Annotations)*128 + im.spec.Planes()*(200+len(fileName))
+	}
+	return n
 }
 
 // writeImage writes one Image element; annotation counts MapAnnotations.
-func writeImage(b *strings.Builder, i int, im omeImage, uuid, fileName string, annotation *int) {
+func writeImage(b *bytes.Buffer, i int, im omeImage, uuid, fileName string, annotation *int) {
 	s := im.spec
 	fmt.Fprintf(b, `<Image ID="Image:%d" Name="%s">`, i, escape(s.Name))
 	if !s.AcquisitionDate.IsZero() {
@@ -206,7 +218,7 @@ func appendZCT(dst []byte, zLabel, cLabel, tLabel string, z, c, t int) []byte {
 }
 
 // writePhysical writes a PhysicalSize attribute and its unit, if known.
-func writePhysical(b *strings.Builder, axis string, v float64, unit string) {
+func writePhysical(b *bytes.Buffer, axis string, v float64, unit string) {
 	if v > 0 {
 		fmt.Fprintf(b, ` PhysicalSize%s="%s" PhysicalSize%sUnit="%s"`, axis, strconv.FormatFloat(v, 'g', -1, 64), axis, escape(unit))
 	}

@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
@@ -14,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -261,6 +263,18 @@ func (w *Writer) finish() error {
 	return nil
 }
 
+// replaceInPlace overwrites every old in p with new, of the same length.
+func replaceInPlace(p []byte, old, new string) {
+	for i := bytes.Index(p, []byte(old)); i >= 0; {
+		copy(p[i:], new)
+		j := bytes.Index(p[i+len(old):], []byte(old))
+		if j < 0 {
+			return
+		}
+		i += len(old) + j
+	}
+}
+
 // wrapLower maps errors of the layers below to this package's.
 func wrapLower(err error) error {
 	if errors.Is(err, tiff.ErrTooLarge) {
@@ -308,14 +322,17 @@ func (w *Writer) addDirectories() error {
 		ome = append(ome, omeImage{spec: im.spec, firstIFD: ifdIndex})
 		ifdIndex += len(im.planes)
 	}
+	// Megabytes for thousands of planes: built once, fixed in place, and
+	// handed to the directory without a copy.
 	description := omeXML(ome, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
 	if w.opts.UUID == "" {
-		uuid := contentUUID(w.content.Sum([]byte(description)))
-		description = strings.ReplaceAll(description, uuidPlaceholder, uuid)
+		w.content.Write(description)
+		replaceInPlace(description, uuidPlaceholder, contentUUID(w.content.Sum(nil)))
 	}
+	description = append(description, 0) // ASCII fields end in NUL
 	first := &w.images[0].planes[0].dirs[0].dir
 	first.Fields = first.Fields.Clone() // the planes share the rest
-	first.Fields.AddASCII(tiff.TagImageDescription, description)
+	first.Fields.Add(ifd.Entry{Tag: tiff.TagImageDescription, Type: ifd.ASCII, Count: uint64(len(description)), Value: description})
 	for _, im := range w.images {
 		for p := range im.planes {
 			st := &im.planes[p]

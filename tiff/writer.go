@@ -91,7 +91,8 @@ type Writer struct {
 	dirs    []*Directory
 	err     error
 	closed  bool
-	scratch []byte // one encoded directory at a time
+	scratch []byte       // one encoded directory at a time
+	fields  *ifd.Builder // one directory's final fields at a time
 }
 
 // NewWriter starts a TIFF file on h, which must be empty. It reserves
@@ -177,7 +178,7 @@ func (w *Writer) finish() error {
 	if err := w.writeDirectories(p); err != nil {
 		return err
 	}
-	header, err := Header{Order: w.opts.ByteOrder, BigTIFF: p.format.BigTIFF, FirstIFD: uint64(p.pos[w.dirs[0]])}.Append(nil)
+	header, err := Header{Order: w.opts.ByteOrder, BigTIFF: p.format.BigTIFF, FirstIFD: uint64(p.dirs[0].pos)}.Append(nil)
 	if err != nil {
 		return err
 	}
@@ -188,9 +189,16 @@ func (w *Writer) finish() error {
 // layout is where every directory goes, in one flavour.
 type layout struct {
 	format ifd.Format
-	order  []*Directory // main directories, each followed by its SubIFDs
-	pos    map[*Directory]int64
+	dirs   []placed // main directories, each followed by its SubIFDs
 	end    int64
+}
+
+// placed is one directory and where it and its links point.
+type placed struct {
+	d    *Directory
+	pos  int64
+	next uint64   // the next main directory; 0 for the last and for SubIFDs
+	subs []uint64 // its SubIFDs
 }
 
 // plan places the directories from start on, in classic TIFF if the
@@ -224,43 +232,54 @@ type shape struct {
 
 // place assigns every directory its position in format f.
 func (w *Writer) place(start int64, f ifd.Format) (*layout, error) {
-	p := &layout{format: f, pos: make(map[*Directory]int64)}
+	p := &layout{format: f, dirs: make([]placed, 0, len(w.dirs))}
+	seen := make(map[*Directory]struct{}, len(w.dirs))
 	sizes := map[shape]int64{}
 	pos := start
-	var visit func(d *Directory, depth int) error
-	visit = func(d *Directory, depth int) error {
-		if _, seen := p.pos[d]; seen || depth > maxDepth {
-			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
+	var visit func(d *Directory, depth int) (int64, error)
+	visit = func(d *Directory, depth int) (int64, error) {
+		if _, dup := seen[d]; dup || depth > maxDepth {
+			return 0, fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
 		}
+		seen[d] = struct{}{}
 		if !f.BigTIFF {
 			if err := fitClassic(d.Blocks); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		key := shape{d.Fields, len(d.Blocks), len(d.SubIFDs)}
 		size, known := sizes[key]
 		if !known {
-			b, err := finalFields(d, f, make([]uint64, len(d.SubIFDs)))
+			b, err := w.finalFields(d, f, make([]uint64, len(d.SubIFDs)))
 			if err != nil {
-				return err
+				return 0, err
 			}
 			size = b.Size(f.BigTIFF)
 			sizes[key] = size
 		}
-		p.pos[d] = pos
-		p.order = append(p.order, d)
+		at, i := pos, len(p.dirs)
+		p.dirs = append(p.dirs, placed{d: d, pos: at})
 		pos += size
 		for _, sub := range d.SubIFDs {
-			if err := visit(sub, depth+1); err != nil {
-				return err
+			subPos, err := visit(sub, depth+1)
+			if err != nil {
+				return 0, err
 			}
+			p.dirs[i].subs = append(p.dirs[i].subs, uint64(subPos))
 		}
-		return nil
+		return at, nil
 	}
+	prev := -1 // index of the previous main directory
 	for _, d := range w.dirs {
-		if err := visit(d, 0); err != nil {
+		i := len(p.dirs)
+		at, err := visit(d, 0)
+		if err != nil {
 			return nil, err
 		}
+		if prev >= 0 {
+			p.dirs[prev].next = uint64(at)
+		}
+		prev = i
 	}
 	p.end = pos
 	return p, nil
@@ -282,21 +301,13 @@ const maxDepth = 8
 // writeDirectories encodes every directory at its planned position and
 // appends each in one write.
 func (w *Writer) writeDirectories(p *layout) error {
-	next := make(map[*Directory]uint64, len(w.dirs))
-	for i := 0; i+1 < len(w.dirs); i++ {
-		next[w.dirs[i]] = uint64(p.pos[w.dirs[i+1]])
-	}
-	for _, d := range p.order {
-		subs := make([]uint64, len(d.SubIFDs))
-		for i, s := range d.SubIFDs {
-			subs[i] = uint64(p.pos[s])
-		}
-		b, err := finalFields(d, p.format, subs)
+	for _, pd := range p.dirs {
+		b, err := w.finalFields(pd.d, p.format, pd.subs)
 		if err != nil {
 			return err
 		}
-		if w.scratch, err = b.Encode(w.scratch[:0], p.pos[d], next[d], p.format); err != nil {
-			return fmt.Errorf("tiff: directory at %d: %w", p.pos[d], err)
+		if w.scratch, err = b.Encode(w.scratch[:0], pd.pos, pd.next, p.format); err != nil {
+			return fmt.Errorf("tiff: directory at %d: %w", pd.pos, err)
 		}
 		if _, err := w.h.Write(w.scratch); err != nil {
 			return err
@@ -306,14 +317,19 @@ func (w *Writer) writeDirectories(p *layout) error {
 }
 
 // finalFields returns d's fields with the data-location fields added for
-// format f: block offsets and counts, and the SubIFDs offsets subs.
-func finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
-	b := &ifd.Builder{}
+// format f: block offsets and counts, and the SubIFDs offsets subs. The
+// builder is the writer's, valid until the next call.
+func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
+	if w.fields == nil {
+		w.fields = &ifd.Builder{}
+	}
+	b := w.fields
+	b.Reset()
 	if d.Fields != nil {
 		if err := d.Fields.Err(); err != nil {
 			return nil, err
 		}
-		b = d.Fields.Clone()
+		b.AddAll(d.Fields)
 	}
 	if len(d.Blocks) > 0 {
 		if d.OffsetsTag == 0 || d.CountsTag == 0 {

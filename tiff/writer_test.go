@@ -134,7 +134,7 @@ func directoriesEndingAt(t *testing.T, end int64, version Version) (bool, error)
 	d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts, Blocks: []Block{{Offset: 16, Size: 2}}}
 	d.Fields.AddShort(TagImageWidth, 2)
 	classicSize := int64(0)
-	if b, err := finalFields(d, ifd.Format{}, nil); assert.NoError(t, err) {
+	if b, err := w.finalFields(d, ifd.Format{}, nil); assert.NoError(t, err) {
 		classicSize = b.Size(false)
 	}
 	h.skip = end - classicSize - ReservedHeaderSize

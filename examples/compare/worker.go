@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -43,44 +42,43 @@ func work(spec string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// run writes the output file and returns the handle's counters. The input
-// is read whole into memory first, as the peers read theirs.
+// run writes the output file and returns its write counters. The input
+// streams from the raw file in bands (the pyramid package's way: its
+// memory does not grow with the image), as libvips and GDAL stream theirs.
 func (j job) run() (iohandle.Stats, error) {
-	var pix []byte
+	var in io.Reader
 	if j.In != "" {
-		var err error
-		if pix, err = readInput(j.In); err != nil {
+		f, err := os.Open(j.In)
+		if err != nil {
 			return iohandle.Stats{}, err
 		}
+		defer f.Close()
+		in = f
 	}
-	h, err := iohandle.Create(j.Out, iohandle.Options{Replace: true, NoSync: true})
-	if err != nil {
-		return iohandle.Stats{}, err
-	}
-	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers}
+	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers, Replace: true, NoSync: true}
 	if j.Workload.Kind == hugeKind {
 		opts.BigTIFF = pyramid.BigTIFFAlways
 	}
-	w, err := pyramid.New(h, opts)
+	w, err := pyramid.Create(j.Out, opts)
 	if err != nil {
-		_ = h.Abort()
 		return iohandle.Stats{}, err
 	}
-	if err := j.write(w, pix); err != nil {
+	if err := j.write(w, in); err != nil {
 		_ = w.Abort()
 		return iohandle.Stats{}, err
 	}
 	if err := w.Close(); err != nil {
 		return iohandle.Stats{}, err
 	}
-	return h.Stats(), nil
+	return w.Stats(), nil
 }
 
 // write adds the workload's images and writes their planes.
-func (j job) write(w *pyramid.Writer, pix []byte) error {
+func (j job) write(w *pyramid.Writer, in io.Reader) error {
 	wl := j.Workload
 	spec := pyramid.ImageSpec{SizeX: wl.Size, SizeY: wl.Size, SizeZ: wl.Z, SizeC: wl.C,
 		PixelType: wl.pixelType(), SamplesPerPixel: wl.samples()}
+	band := make([]byte, min(wl.planeBytes(), bandRows*wl.planeBytes()/wl.Size))
 	for s := range wl.Series {
 		spec.Name = fmt.Sprintf("%s %d", wl.Name, s)
 		im, err := w.AddImage(spec)
@@ -90,7 +88,7 @@ func (j job) write(w *pyramid.Writer, pix []byte) error {
 		if wl.Kind == hugeKind {
 			err = streamHuge(im, wl)
 		} else {
-			err = writeSeries(im, wl, pix[s*wl.Z*wl.C*wl.planeBytes():])
+			err = streamSeries(im, wl, in, band)
 		}
 		if err != nil {
 			return err
@@ -99,14 +97,25 @@ func (j job) write(w *pyramid.Writer, pix []byte) error {
 	return nil
 }
 
-// writeSeries writes the planes of one series from its raw bytes, which
-// hold them channel by channel, z fastest.
-func writeSeries(im *pyramid.Image, wl workload, pix []byte) error {
-	n := wl.planeBytes()
+// streamSeries writes the planes of one series from the raw input, which
+// holds them channel by channel, z fastest, reading band by band.
+func streamSeries(im *pyramid.Image, wl workload, in io.Reader, band []byte) error {
 	for c := range wl.C {
 		for z := range wl.Z {
-			off := (c*wl.Z + z) * n
-			if err := im.WritePlane(z, c, 0, pix[off:off+n]); err != nil {
+			pw, err := im.Plane(z, c, 0)
+			if err != nil {
+				return err
+			}
+			for left := wl.planeBytes(); left > 0; left -= len(band) {
+				b := band[:min(len(band), left)]
+				if _, err := io.ReadFull(in, b); err != nil {
+					return err
+				}
+				if _, err := pw.Write(b); err != nil {
+					return err
+				}
+			}
+			if err := pw.Close(); err != nil {
 				return err
 			}
 		}
@@ -128,32 +137,4 @@ func streamHuge(im *pyramid.Image, wl workload) error {
 		}
 	}
 	return pw.Close()
-}
-
-// readInput reads a file whole into memory advised to be backed by huge
-// pages, as numpy does for the arrays tifffile writes from. Faulting in
-// hundreds of MiB 4 KiB at a time (os.ReadFile's buffer) costs seconds of
-// system time on virtual machines, which would be charged to the writer.
-func readInput(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() == 0 {
-		return nil, fmt.Errorf("%s is empty", path)
-	}
-	buf, err := syscall.Mmap(-1, 0, int(fi.Size()), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Madvise(buf, syscall.MADV_HUGEPAGE); err != nil {
-		return nil, err
-	}
-	_, err = io.ReadFull(f, buf)
-	return buf, err
 }
