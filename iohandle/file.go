@@ -51,7 +51,8 @@ type File struct {
 	path    string // destination
 	tmp     string // temporary file beside it
 	opts    Options
-	buf     []byte // buffered appends; cap is the buffer size
+	buf     []byte // buffered appends; nil until the first small append
+	size    int    // capacity of buf
 	flushed int64  // bytes already handed to the file
 	err     error  // first failure; sticky
 	state   handleState
@@ -76,19 +77,24 @@ func Create(path string, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{f: f, path: path, tmp: tmp, opts: opts, buf: getBuffer(opts.BufferSize)}, nil
+	size := opts.BufferSize
+	if size <= 0 {
+		size = DefaultBufferSize
+	}
+	return &File{f: f, path: path, tmp: tmp, opts: opts, size: size}, nil
 }
 
 // bufferPool recycles default-size append buffers across handles, so that
 // a program writing many files reuses warm memory instead of faulting in
-// (and zeroing) a fresh MiB for each. Its per-CPU caches also keep a
-// buffer on the core that last wrote it.
+// (and zeroing) a fresh MiB for each. A handle takes its buffer at its
+// first small append and gives it back at each Flush, from the goroutine
+// that writes, so the pool's per-CPU caches hand a buffer back to the core
+// whose cache holds it.
 var bufferPool sync.Pool // of *[]byte with cap DefaultBufferSize
 
-// getBuffer returns an empty append buffer of the given capacity (0 means
-// the default).
+// getBuffer returns an empty append buffer of the given capacity.
 func getBuffer(size int) []byte {
-	if size > 0 && size != DefaultBufferSize {
+	if size != DefaultBufferSize {
 		return make([]byte, 0, size)
 	}
 	if p, ok := bufferPool.Get().(*[]byte); ok {
@@ -153,8 +159,8 @@ func (h *File) writeSlow(p []byte) (int, error) {
 	if err := h.usable("write"); err != nil {
 		return 0, err
 	}
-	if len(p) >= cap(h.buf) {
-		if err := h.Flush(); err != nil {
+	if len(p) >= h.size {
+		if err := h.flushBuffer(); err != nil {
 			return 0, err
 		}
 		if err := h.writeOS(p); err != nil {
@@ -162,9 +168,15 @@ func (h *File) writeSlow(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
+	if h.buf == nil {
+		h.buf = getBuffer(h.size)
+	}
 	n := copy(h.buf[len(h.buf):cap(h.buf)], p)
 	h.buf = h.buf[:len(h.buf)+n]
-	if err := h.Flush(); err != nil {
+	if len(h.buf) < cap(h.buf) {
+		return len(p), nil
+	}
+	if err := h.flushBuffer(); err != nil {
 		return 0, err
 	}
 	h.buf = append(h.buf, p[n:]...)
@@ -196,8 +208,21 @@ func (h *File) WriteAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Flush writes the buffered bytes to the file in one write call.
+// Flush writes the buffered bytes to the file in one write call. A
+// default-size buffer, now empty, goes back to the pool until the next
+// small append.
 func (h *File) Flush() error {
+	if err := h.flushBuffer(); err != nil {
+		return err
+	}
+	if cap(h.buf) == DefaultBufferSize {
+		h.releaseBuffer()
+	}
+	return nil
+}
+
+// flushBuffer writes the buffered bytes, keeping the buffer.
+func (h *File) flushBuffer() error {
 	if err := h.usable("flush"); err != nil {
 		return err
 	}
