@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run test bench fuzz interop
+.PHONY: run test bench fuzz interop compare huge
 
 # The main job: write pyramid.ome.tif from the embedded synthetic slide.
 run:
@@ -31,5 +31,14 @@ fuzz:
 # GDAL and xmllint. Missing tools fail here (they skip in `make test`).
 interop:
 	OMETIFF_INTEROP=1 $(GO) test -count=1 -timeout 30m -run 'Interop' ./...
+
+# The REFERENCE.md workloads written by this library and by the peers
+# installed here (libvips, tifffile, GDAL, dd), side by side; about 9 minutes.
+compare:
+	$(GO) run ./examples/compare -runs 3 -strace
+
+# The huge workload (65536 x 65536 uint8, streamed, BigTIFF): peak memory.
+huge:
+	$(GO) run ./examples/compare -workloads huge -runs 1
 
 -include compress/Makefile.inc

@@ -9,8 +9,10 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -606,4 +608,39 @@ func TestProgress(t *testing.T) {
 	assert.Equal(t, int64(34), last.Tiles)
 	assert.Equal(t, int64(34), last.TotalTiles)
 	assert.Positive(t, last.Bytes)
+}
+
+// TestNoGoroutineOutlivesTheWriter checks that Close, Abort and failures
+// all stop the encoding goroutines.
+func TestNoGoroutineOutlivesTheWriter(t *testing.T) {
+	endings := map[string]func(w *Writer, im *Image) error{
+		"close": func(w *Writer, im *Image) error {
+			if err := im.WritePlane(0, 0, 0, plane8(64*64)); err != nil {
+				return err
+			}
+			return w.Close()
+		},
+		"abort": func(w *Writer, im *Image) error { return w.Abort() },
+		"missing planes": func(w *Writer, im *Image) error {
+			if !errors.Is(w.Close(), ErrMissingPlanes) {
+				return errors.New("want ErrMissingPlanes")
+			}
+			return nil
+		},
+	}
+	for name, end := range endings {
+		t.Run(name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			w, err := New(iohandle.NewMemory(), Options{Workers: 4, TileSize: 16})
+			require.NoError(t, err)
+			im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64})
+			require.NoError(t, err)
+			require.NoError(t, end(w, im))
+			after := runtime.NumGoroutine()
+			for deadline := time.Now().Add(2 * time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+				time.Sleep(5 * time.Millisecond) // exited goroutines are counted until they are gone
+			}
+			assert.LessOrEqual(t, after, before, "goroutines before and after")
+		})
+	}
 }
