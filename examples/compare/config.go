@@ -3,13 +3,13 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 )
 
 // config is what the flags ask for.
@@ -31,14 +31,9 @@ const defaultWorkloads = "slide,slide-deflate,slide-zstd,slide-none,slide-rgb,st
 // stderr only when asked for with -h.
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	var cfg config
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: compare [flags]\n\n"+
-			"Compare writes REFERENCE.md's workloads with ometiff and with the peers\n"+
-			"installed here (libvips, tifffile, GDAL, dd) and prints their costs.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("compare", "usage: compare [flags]\n\n"+
+		"Compare writes REFERENCE.md's workloads with ometiff and with the peers\n"+
+		"installed here (libvips, tifffile, GDAL, dd) and prints their costs.\n\n")
 	names := fs.String("workloads", defaultWorkloads, "comma-separated `names` from: "+strings.Join(workloadNames(), ", "))
 	fs.IntVar(&cfg.runs, "runs", 3, "measured runs per writer and workload; the table gives medians")
 	fs.IntVar(&cfg.workers, "workers", runtime.GOMAXPROCS(0), "encoding threads of our writer, tifffile and GDAL")
@@ -49,16 +44,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	slideSize := fs.Int("slide-size", 8192, "width and height of the slide workloads")
 	stackSeries := fs.Int("stack-series", 84, "series of the stack workloads (each 90 z x 2 channels)")
 	hugeSize := fs.Int("huge-size", 65536, "width and height of the huge workload")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-		}
+	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
 		return cfg, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return cfg, fmt.Errorf("unexpected argument %q (compare takes only flags)", fs.Arg(0))
 	case cfg.runs < 1 || cfg.workers < 1:
 		return cfg, fmt.Errorf("-runs %d, -workers %d: want at least 1", cfg.runs, cfg.workers)
 	case *slideSize < 1 || *stackSeries < 1 || *hugeSize < 1:

@@ -63,11 +63,10 @@
 package main
 
 import (
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
+
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 )
 
 func main() {
@@ -81,16 +80,8 @@ func main() {
 // exit code: 2 for bad flags, 1 if anything failed.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "compare: %v\n", err)
-		return 2
+		return cli.Exit("compare", stderr, cli.UsageError{Err: err})
 	}
-	if err := compare(cfg, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "compare: %v\n", err)
-		return 1
-	}
-	return 0
+	return cli.Exit("compare", stderr, compare(cfg, stdout, stderr))
 }

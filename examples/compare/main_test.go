@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 )
 
 // TestMain lets the test binary act as the worker, as the program does
@@ -23,14 +25,6 @@ func TestMain(m *testing.M) {
 		os.Exit(work(spec, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
-}
-
-// runCompare runs the program in-process and returns its exit code and
-// output.
-func runCompare(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
 }
 
 // small are flags that shrink every workload to a fraction of a second.
@@ -49,7 +43,7 @@ func row(t *testing.T, stdout, workload, writer string) []string {
 }
 
 func TestRunPrintsTable(t *testing.T) {
-	code, stdout, stderr := runCompare(small(t, "slide,stack,huge")...)
+	code, stdout, stderr := clitest.Run(run, small(t, "slide,stack,huge")...)
 	require.Equal(t, 0, code, stderr)
 	for _, want := range []string{"ometiff compare, ", "machine: ", "medians of 1 runs",
 		"wall s  cpu s  peak RSS MiB  output MiB  OS writes  wall/vips  size/vips  wall/dd", "our outputs read back:", "total "} {
@@ -80,7 +74,7 @@ func TestRunSkipsMissingPeersAndReportsFailingOnes(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "dd"), []byte(fake), 0o755))
 	t.Setenv("PATH", bin)
 	args := append(small(t, "slide"), "-python", filepath.Join(bin, "python3"))
-	code, stdout, stderr := runCompare(args...)
+	code, stdout, stderr := clitest.Run(run, args...)
 	assert.Equal(t, 1, code)
 	for _, want := range []string{"skipped: vips: not installed", "skipped: tifffile: " + filepath.Join(bin, "python3") + ": not installed",
 		"skipped: gdal_translate: not installed", "dd (fake) 1.0", "slide: not verified", "FAILED: slide/dd: exit status 1: dd: disk full"} {
@@ -96,18 +90,14 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"-runs", "0"}, {"-runs", "x"}, {"-workers", "0"}, {"-workloads", "slide,nope"},
 		{"-slide-size", "0"}, {"-bogus"}, {"extra"},
 	} {
-		code, stdout, stderr := runCompare(args...)
-		assert.Equal(t, 2, code, "%q", args)
-		assert.Empty(t, stdout, "%q", args)
-		assert.Regexp(t, `^compare: [^\n]+\n$`, stderr, "%q", args)
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			clitest.AssertFails(t, run, "compare", t.TempDir(), 2, args...)
+		})
 	}
 }
 
 func TestRunHelp(t *testing.T) {
-	code, stdout, stderr := runCompare("-h")
-	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "-workloads names")
+	clitest.AssertUsage(t, run, "-workloads names")
 }
 
 func TestWorkerRejectsBadJob(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -38,15 +39,10 @@ type rawFormat struct {
 // stderr only when asked for with -h.
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := config{}
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: convert [flags] input output.ome.tif\n\n"+
-			"Convert converts a PNG, JPEG, GIF, BMP, TIFF or WebP image, or a raw file\n"+
-			"of little-endian samples described by the -raw flags, into a pyramidal\n"+
-			"OME-TIFF.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("convert", "usage: convert [flags] input output.ome.tif\n\n"+
+		"Convert converts a PNG, JPEG, GIF, BMP, TIFF or WebP image, or a raw file\n"+
+		"of little-endian samples described by the -raw flags, into a pyramidal\n"+
+		"OME-TIFF.\n\n")
 	o := &cfg.options
 	fs.IntVar(&o.TileSize, "tile", 256, "tile width and height, a multiple of 16")
 	fs.TextVar(&o.Compression, "compression", pyramid.LZW, "tile `codec`: lzw, none, deflate or zstd")
@@ -74,11 +70,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&r.t, "raw-t", 1, "raw input: number of time points")
 	fs.TextVar(&r.order, "raw-order", pyramid.XYZCT, "raw input: `order` of the planes, fastest first after XY: XYZCT,\n"+
 		"XYZTC, XYCZT, XYCTZ, XYTZC or XYTCZ")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-		}
+	if err := cli.Parse(fs, args, stderr); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() != 2 {
@@ -134,7 +126,7 @@ func (r rawFormat) check() error {
 // describe adds the command line's metadata to the input's spec.
 func (cfg config) describe(spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
 	if len(cfg.channelNames) > spec.SizeC {
-		return spec, usageError{fmt.Sprintf("-channels: %d names for SizeC %d", len(cfg.channelNames), spec.SizeC)}
+		return spec, cli.UsageError{Err: fmt.Errorf("-channels: %d names for SizeC %d", len(cfg.channelNames), spec.SizeC)}
 	}
 	spec.Name = cfg.name
 	for _, name := range cfg.channelNames {

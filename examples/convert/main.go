@@ -27,14 +27,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"time"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -48,49 +47,24 @@ func main() {
 // error (bad flags or flag values, including those the writer rejects).
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "convert: %v\n", err)
-		return 2
+		return cli.Exit("convert", stderr, cli.UsageError{Err: err})
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cfg.options.Context = ctx
-	start := time.Now()
-	bar := newProgress(stderr)
-	if bar.visible {
-		cfg.options.Progress = bar.update
-	}
-	spec, err := convert(cfg)
-	bar.done()
-	if err != nil {
-		fmt.Fprintf(stderr, "convert: %v\n", err)
-		if isUsageError(err) {
-			return 2
+	return cli.Run("convert", stderr, func(ctx context.Context) error {
+		cfg.options.Context = ctx
+		start := time.Now()
+		bar := newProgress(stderr)
+		if bar.visible {
+			cfg.options.Progress = bar.update
 		}
-		return 1
-	}
-	if err := printSummary(stdout, cfg.output, spec, time.Since(start)); err != nil {
-		fmt.Fprintf(stderr, "convert: %v\n", err)
-		return 1
-	}
-	return 0
+		spec, err := convert(cfg)
+		bar.done()
+		if err != nil {
+			return err
+		}
+		return printSummary(stdout, cfg.output, spec, time.Since(start))
+	})
 }
-
-// isUsageError reports whether err comes from a flag value: the writer's
-// rejection of an option, a unit, a pixel type or a metadata count.
-func isUsageError(err error) bool {
-	var u usageError
-	return errors.As(err, &u) || errors.Is(err, pyramid.ErrOption) ||
-		errors.Is(err, pyramid.ErrMetadata) || errors.Is(err, pyramid.ErrPixelType)
-}
-
-// usageError is a flag value that does not suit the input.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
 
 // convert writes cfg.input to cfg.output and returns the spec of the image
 // written. On any failure the output is discarded.

@@ -22,18 +22,9 @@ import (
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 
-	"github.com/ometiff-go/ometiff/internal/interop"
-	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
-
-// runConvert runs the program in-process and returns its exit code and
-// output.
-func runConvert(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
 
 // Fixtures: small images with a different value at every pixel.
 
@@ -160,32 +151,6 @@ func writeFile(t testing.TB, dir, name string, data []byte) string {
 	return path
 }
 
-// readIFDs returns the decoded full-resolution planes of the file at path.
-func readIFDs(t *testing.T, path string) []*readback.Image {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	f, err := readback.Parse(data)
-	require.NoError(t, err)
-	var planes []*readback.Image
-	for _, d := range f.IFDs {
-		img, err := f.Image(d)
-		require.NoError(t, err)
-		planes = append(planes, img)
-	}
-	return planes
-}
-
-// describe returns pyramid.Inspect's description of the file at path.
-func describe(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out strings.Builder
-	require.NoError(t, pyramid.Inspect(&out, bytes.NewReader(data), int64(len(data)), pyramid.InspectOptions{}))
-	return out.String()
-}
-
 func TestRunConvertsImages(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -230,19 +195,19 @@ func TestRunConvertsImages(t *testing.T) {
 			data := tt.data(t)
 			input := writeFile(t, dir, tt.file, data)
 			output := filepath.Join(dir, "out.ome.tif")
-			code, stdout, stderr := runConvert(append(tt.args, input, output)...)
+			code, stdout, stderr := clitest.Run(run, append(tt.args, input, output)...)
 			require.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr, "stderr is not a terminal: no progress bar")
 			assert.True(t, strings.HasPrefix(stdout, "wrote "+output), stdout)
 
-			description := describe(t, output)
+			description := clitest.Describe(t, output, pyramid.InspectOptions{})
 			for _, want := range tt.wants {
 				assert.Contains(t, description, want)
 			}
 			decoded, _, err := image.Decode(bytes.NewReader(data))
 			require.NoError(t, err)
 			bytesPerSample, samples, want := wantPixels(decoded)
-			planes := readIFDs(t, output)
+			planes := clitest.Planes(t, output)
 			require.Len(t, planes, 1)
 			assert.Equal(t, samples, planes[0].Samples)
 			assert.Equal(t, bytesPerSample, planes[0].BytesPerSample)
@@ -310,15 +275,15 @@ func TestRunConvertsRaw(t *testing.T) {
 			dir := t.TempDir()
 			planes, input := rawPlanes(t, dir, tt.planes, tt.planeBytes)
 			output := filepath.Join(dir, "out.ome.tif")
-			code, stdout, stderr := runConvert(append(tt.args, input, output)...)
+			code, stdout, stderr := clitest.Run(run, append(tt.args, input, output)...)
 			require.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr)
 			assert.Contains(t, stdout, "wrote "+output)
-			description := describe(t, output)
+			description := clitest.Describe(t, output, pyramid.InspectOptions{})
 			for _, want := range tt.wants {
 				assert.Contains(t, description, want)
 			}
-			got := readIFDs(t, output)
+			got := clitest.Planes(t, output)
 			require.Len(t, got, len(planes))
 			for p := range planes {
 				assert.True(t, bytes.Equal(planes[p], got[p].Pix), "plane %d differs", p)
@@ -330,38 +295,37 @@ func TestRunConvertsRaw(t *testing.T) {
 		pix := float32s(50 * 30)
 		input := writeFile(t, dir, "f.raw", pix)
 		output := filepath.Join(dir, "out.ome.tif")
-		code, _, stderr := runConvert("-raw-width", "50", "-raw-height", "30", "-raw-type", "float32", "-compression", "zstd", input, output)
+		code, _, stderr := clitest.Run(run, "-raw-width", "50", "-raw-height", "30", "-raw-type", "float32", "-compression", "zstd", input, output)
 		require.Equal(t, 0, code, stderr)
-		assert.Contains(t, describe(t, output), "1 x float32, tiles 64 x 32 (1 x 1), Zstd, predictor floating point")
-		got := readIFDs(t, output)
+		assert.Contains(t, clitest.Describe(t, output, pyramid.InspectOptions{}), "1 x float32, tiles 64 x 32 (1 x 1), Zstd, predictor floating point")
+		got := clitest.Planes(t, output)
 		assert.True(t, bytes.Equal(pix, got[0].Pix))
 	})
 }
 
 func TestRunOutputChecksWithTiffinfo(t *testing.T) {
-	interop.Need(t, "tiffinfo")
 	dir := t.TempDir()
 	input := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(300, 260, true), encodePNG))
 	output := filepath.Join(dir, "out.ome.tif")
-	code, _, stderr := runConvert(input, output)
+	code, _, stderr := clitest.Run(run, input, output)
 	require.Equal(t, 0, code, stderr)
-	interop.MustRun(t, "tiffinfo", output)
+	clitest.CheckTiffinfo(t, output)
 }
 
 func TestRunForceReplacesOutput(t *testing.T) {
 	dir := t.TempDir()
 	input := writeFile(t, dir, "in.png", encoded(t, grayImage(32, 32), encodePNG))
 	output := writeFile(t, dir, "out.ome.tif", []byte("old"))
-	code, _, stderr := runConvert(input, output)
+	code, _, stderr := clitest.Run(run, input, output)
 	require.Equal(t, 1, code)
 	assert.Equal(t, "convert: pyramid: iohandle: destination exists: "+output+" (use -force to replace it)\n", stderr)
 	old, err := os.ReadFile(output)
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(old), "the existing output was touched")
 
-	code, _, stderr = runConvert("-force", input, output)
+	code, _, stderr = clitest.Run(run, "-force", input, output)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, describe(t, output), "32 x 32")
+	assert.Contains(t, clitest.Describe(t, output, pyramid.InspectOptions{}), "32 x 32")
 }
 
 func TestRunRejectsBadInput(t *testing.T) {
@@ -404,8 +368,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			inDir, outDir := t.TempDir(), t.TempDir()
-			t.Chdir(outDir)
+			inDir := t.TempDir()
 			input := filepath.Join(inDir, "input")
 			if tt.input != nil {
 				writeFile(t, inDir, "input", tt.input)
@@ -414,24 +377,13 @@ func TestRunRejectsBadInput(t *testing.T) {
 			for i, a := range tt.args {
 				args[i] = strings.NewReplacer("IN", input, "OUT", "out.ome.tif").Replace(a)
 			}
-			code, stdout, stderr := runConvert(args...)
-			assert.Equal(t, tt.code, code, stderr)
-			assert.Empty(t, stdout)
-			assert.True(t, strings.HasPrefix(stderr, "convert: "), "stderr %q", stderr)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "stderr %q is not one line", stderr)
-			entries, err := os.ReadDir(outDir)
-			require.NoError(t, err)
-			assert.Empty(t, entries, "files left behind")
+			clitest.AssertFails(t, run, "convert", t.TempDir(), tt.code, args...)
 		})
 	}
 }
 
 func TestRunPrintsUsage(t *testing.T) {
-	code, stdout, stderr := runConvert("-h")
-	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "usage: convert [flags] input output.ome.tif")
-	assert.Contains(t, stderr, "-raw-order order")
+	clitest.AssertUsage(t, run, "usage: convert [flags] input output.ome.tif", "-raw-order order")
 }
 
 func TestProgressDrawsOnlyOnTerminals(t *testing.T) {

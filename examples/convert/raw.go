@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -26,7 +27,7 @@ func newRawSource(in *os.File, format rawFormat) (rawSource, error) {
 	planes := int64(s.spec().Planes())
 	want := planes * s.planeBytes()
 	if info.Mode().IsRegular() && info.Size() != want {
-		return s, usageError{fmt.Sprintf("%s has %d bytes, but %d planes of %d x %d x %d %v samples take %d",
+		return s, cli.UsageError{Err: fmt.Errorf("%s has %d bytes, but %d planes of %d x %d x %d %v samples take %d",
 			in.Name(), info.Size(), planes, format.width, format.height, format.samples, format.pixelType, want)}
 	}
 	return s, nil

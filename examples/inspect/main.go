@@ -13,11 +13,11 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -29,27 +29,15 @@ func main() {
 // reports each failure as one line on stderr. It returns the exit code: 0,
 // 1 if a file could not be described, 2 for a usage error.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: inspect [-fields] file...\n\n"+
-			"Inspect prints the structure of TIFF and OME-TIFF files.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("inspect", "usage: inspect [-fields] file...\n\n"+
+		"Inspect prints the structure of TIFF and OME-TIFF files.\n\n")
 	var opts pyramid.InspectOptions
 	fs.BoolVar(&opts.Fields, "fields", false, "list every field of every directory")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-			return 0
-		}
-		fmt.Fprintf(stderr, "inspect: %v\n", err)
-		return 2
+	if err := cli.Parse(fs, args, stderr); err != nil {
+		return cli.Exit("inspect", stderr, cli.UsageError{Err: err})
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "inspect: no file given (usage: inspect [-fields] file...)")
-		return 2
+		return cli.Exit("inspect", stderr, cli.UsageError{Err: errors.New("no file given (usage: inspect [-fields] file...)")})
 	}
 	code := 0
 	for i, path := range fs.Args() {

@@ -1,25 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
-
-// runInspect runs the program in-process and returns its exit code and
-// output.
-func runInspect(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
 
 // writeOMETIFF writes a small OME-TIFF of two series to dir and returns
 // its path.
@@ -44,21 +35,11 @@ func writeOMETIFF(t *testing.T, dir string) string {
 	return path
 }
 
-// description is what pyramid.Inspect says of the file at path.
-func description(t *testing.T, path string, opts pyramid.InspectOptions) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out strings.Builder
-	require.NoError(t, pyramid.Inspect(&out, bytes.NewReader(data), int64(len(data)), opts))
-	return out.String()
-}
-
 func TestRunDescribesFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := writeOMETIFF(t, dir)
-	summary := description(t, path, pyramid.InspectOptions{})
-	fields := description(t, path, pyramid.InspectOptions{Fields: true})
+	summary := clitest.Describe(t, path, pyramid.InspectOptions{})
+	fields := clitest.Describe(t, path, pyramid.InspectOptions{Fields: true})
 	require.Contains(t, summary, `"overview": 40 x 30`)
 	require.Contains(t, fields, "TileByteCounts")
 
@@ -73,7 +54,7 @@ func TestRunDescribesFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runInspect(tt.args...)
+			code, stdout, stderr := clitest.Run(run, tt.args...)
 			assert.Equal(t, 0, code)
 			assert.Empty(t, stderr)
 			assert.Equal(t, tt.want, stdout)
@@ -96,31 +77,26 @@ func TestRunRejectsBadInput(t *testing.T) {
 		name   string
 		args   []string
 		code   int
-		errors int    // lines on stderr
 		stderr string // in stderr
 	}{
-		{"no file", nil, 2, 1, "no file given"},
-		{"unknown flag", []string{"-all", good}, 2, 1, "flag provided but not defined: -all"},
-		{"missing file", []string{missing}, 1, 1, "no such file or directory"},
-		{"not a TIFF", []string{text}, 1, 1, text + ": pyramid: "},
-		{"truncated", []string{truncated}, 1, 1, truncated + ": pyramid: "},
-		{"directory", []string{dir}, 1, 1, "not a regular file"},
-		{"one bad among good ones", []string{good, missing, good}, 1, 1, "missing.tif"},
+		{"no file", nil, 2, "no file given"},
+		{"unknown flag", []string{"-all", good}, 2, "flag provided but not defined: -all"},
+		{"missing file", []string{missing}, 1, "no such file or directory"},
+		{"not a TIFF", []string{text}, 1, text + ": pyramid: "},
+		{"truncated", []string{truncated}, 1, truncated + ": pyramid: "},
+		{"directory", []string{dir}, 1, "not a regular file"},
+		{"one bad among good ones", []string{good, missing, good}, 1, "missing.tif"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runInspect(tt.args...)
+			code, _, stderr := clitest.Run(run, tt.args...)
 			assert.Equal(t, tt.code, code)
-			assert.Equal(t, tt.errors, strings.Count(stderr, "\n"), "stderr %q", stderr)
-			assert.True(t, strings.HasPrefix(stderr, "inspect: "), "stderr %q", stderr)
+			clitest.AssertErrorLine(t, "inspect", stderr)
 			assert.Contains(t, stderr, tt.stderr)
 		})
 	}
 }
 
 func TestRunPrintsUsage(t *testing.T) {
-	code, stdout, stderr := runInspect("-h")
-	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "usage: inspect [-fields] file...")
+	clitest.AssertUsage(t, run, "usage: inspect [-fields] file...")
 }

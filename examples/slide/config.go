@@ -1,12 +1,11 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"image/color"
 	"io"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -23,14 +22,9 @@ type config struct {
 // stderr only when asked for with -h.
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := config{}
-	fs := flag.NewFlagSet("slide", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: slide [flags]\n\n"+
-			"Slide writes a synthetic fluorescence slide as a pyramidal OME-TIFF\n"+
-			"and reports the time, throughput, peak memory and write calls.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("slide", "usage: slide [flags]\n\n"+
+		"Slide writes a synthetic fluorescence slide as a pyramidal OME-TIFF\n"+
+		"and reports the time, throughput, peak memory and write calls.\n\n")
 	fs.StringVar(&cfg.output, "o", "pyramid.ome.tif", "output `path`, replaced if it exists")
 	fs.IntVar(&cfg.size, "size", 8192, "width and height of the slide in pixels")
 	fs.IntVar(&cfg.channels, "channels", 3, "number of channels")
@@ -41,16 +35,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.options.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
 	fs.IntVar(&cfg.options.Levels, "levels", 0, "resolutions including the full one; 0 halves until one tile")
 	fs.TextVar(&cfg.options.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-		}
+	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
 		return cfg, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return cfg, fmt.Errorf("unexpected argument %q (slide takes only flags)", fs.Arg(0))
 	case cfg.size < 1:
 		return cfg, fmt.Errorf("-size %d: want at least 1", cfg.size)
 	case cfg.channels < 1:

@@ -32,14 +32,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/examples/internal/rusage"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -52,29 +50,17 @@ func main() {
 // summary to stdout, or one line to stderr. It returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "slide: %v\n", err)
-		return 2
+		return cli.Exit("slide", stderr, cli.UsageError{Err: err})
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cfg.options.Context = ctx
-	rep, err := writeSlide(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "slide: %v\n", err)
-		if errors.Is(err, pyramid.ErrOption) {
-			return 2
+	return cli.Run("slide", stderr, func(ctx context.Context) error {
+		cfg.options.Context = ctx
+		rep, err := writeSlide(cfg)
+		if err != nil {
+			return err
 		}
-		return 1
-	}
-	if err := printSummary(stdout, cfg, rep); err != nil {
-		fmt.Fprintf(stderr, "slide: %v\n", err)
-		return 1
-	}
-	return 0
+		return printSummary(stdout, cfg, rep)
+	})
 }
 
 // report is what a run measured.
@@ -84,14 +70,14 @@ type report struct {
 	write    time.Duration // inside PlaneWriter.Write
 	close    time.Duration // inside Writer.Close
 	stats    iohandle.Stats
-	before   usage // of the process when the run started
-	after    usage // and when it ended
+	before   rusage.Usage // of the process when the run started
+	after    rusage.Usage // and when it ended
 }
 
 // writeSlide writes the slide cfg describes to cfg.output, replacing the
 // file a previous run left there. On any failure the output is discarded.
 func writeSlide(cfg config) (report, error) {
-	rep := report{before: processUsage()}
+	rep := report{before: rusage.Self()}
 	start := time.Now()
 	cfg.options.Replace = true
 	w, err := pyramid.Create(cfg.output, cfg.options)
@@ -112,7 +98,7 @@ func writeSlide(cfg config) (report, error) {
 	}
 	rep.close = time.Since(closeStart)
 	rep.total = time.Since(start)
-	rep.after = processUsage()
+	rep.after = rusage.Self()
 	rep.stats = w.Stats()
 	return rep, nil
 }

@@ -4,43 +4,14 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ometiff-go/ometiff/internal/interop"
-	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
-
-// runSlide runs the program in-process and returns its exit code and
-// output.
-func runSlide(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
-// inspect returns pyramid.Inspect's description of the file at path.
-func inspect(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out strings.Builder
-	require.NoError(t, pyramid.Inspect(&out, bytes.NewReader(data), int64(len(data)), pyramid.InspectOptions{}))
-	return out.String()
-}
-
-// checkTiffinfo checks that libtiff's tiffinfo reads the file without a
-// word on stderr, when it is installed.
-func checkTiffinfo(t *testing.T, path string) {
-	t.Run("tiffinfo", func(t *testing.T) {
-		interop.Need(t, "tiffinfo")
-		interop.MustRun(t, "tiffinfo", path)
-	})
-}
 
 func TestRunWritesSlide(t *testing.T) {
 	tests := []struct {
@@ -67,17 +38,17 @@ func TestRunWritesSlide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "slide.ome.tif")
-			code, stdout, stderr := runSlide(append(tt.args, "-o", path)...)
+			code, stdout, stderr := clitest.Run(run, append(tt.args, "-o", path)...)
 			require.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr)
 			for _, line := range []string{"wrote " + path, "MB/s", "OS write calls"} {
 				assert.Contains(t, stdout, line)
 			}
-			description := inspect(t, path)
+			description := clitest.Describe(t, path, pyramid.InspectOptions{})
 			for _, want := range tt.want {
 				assert.Contains(t, description, want)
 			}
-			checkTiffinfo(t, path)
+			clitest.CheckTiffinfo(t, path)
 		})
 	}
 }
@@ -87,17 +58,12 @@ func TestRunStoresGeneratedPixels(t *testing.T) {
 	for _, name := range []string{"uint16", "float64", "rgb8"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "slide.ome.tif")
-			code, _, stderr := runSlide("-o", path, "-size", "300", "-channels", "2", "-type", name, "-tile", "64")
+			code, _, stderr := clitest.Run(run, "-o", path, "-size", "300", "-channels", "2", "-type", name, "-tile", "64")
 			require.Equal(t, 0, code, stderr)
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			f, err := readback.Parse(data)
-			require.NoError(t, err)
-			require.Len(t, f.IFDs, channels)
+			planes := clitest.Planes(t, path)
+			require.Len(t, planes, channels)
 			kind := kindNamed(t, name)
-			for c, d := range f.IFDs {
-				img, err := f.Image(d)
-				require.NoError(t, err)
+			for c, img := range planes {
 				want := make([]byte, size*size*kind.pixelBytes())
 				kind.newGenerator(c, size, size).fill(want, 0, size)
 				assert.True(t, bytes.Equal(want, img.Pix), "channel %d differs from the generated pixels", c)
@@ -130,7 +96,7 @@ func TestRunReplacesItsOutputWithTheSameBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "slide.ome.tif")
 	var files [2][]byte
 	for i := range files {
-		code, _, stderr := runSlide("-o", path, "-size", "128", "-channels", "2")
+		code, _, stderr := clitest.Run(run, "-o", path, "-size", "128", "-channels", "2")
 		require.Equal(t, 0, code, stderr)
 		var err error
 		files[i], err = os.ReadFile(path)
@@ -162,24 +128,11 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			t.Chdir(dir)
-			code, stdout, stderr := runSlide(tt.args...)
-			assert.Equal(t, tt.code, code)
-			assert.Empty(t, stdout)
-			assert.True(t, strings.HasPrefix(stderr, "slide: "), "stderr %q", stderr)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "stderr %q is not one line", stderr)
-			entries, err := os.ReadDir(dir)
-			require.NoError(t, err)
-			assert.Empty(t, entries, "files left behind")
+			clitest.AssertFails(t, run, "slide", t.TempDir(), tt.code, tt.args...)
 		})
 	}
 }
 
 func TestRunPrintsUsage(t *testing.T) {
-	code, stdout, stderr := runSlide("-h")
-	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "usage: slide [flags]")
-	assert.Contains(t, stderr, "-compression codec")
+	clitest.AssertUsage(t, run, "usage: slide [flags]", "-compression codec")
 }

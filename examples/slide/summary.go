@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ometiff-go/ometiff/examples/internal/rusage"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -86,7 +87,7 @@ func printSummary(w io.Writer, cfg config, rep report) error {
 	fmt.Fprintf(w, "time    %.2f s wall: generating %.2f s, in Write %.2f s, in Close %.2f s\n",
 		rep.total.Seconds(), rep.generate.Seconds(), rep.write.Seconds(), rep.close.Seconds())
 	fmt.Fprintf(w, "speed   %.1f MB/s (raw input over wall time)\n", float64(raw)/1e6/rep.total.Seconds())
-	printUsage(w, rep.before, rep.after, rep.total)
+	rusage.Print(w, rep.before, rep.after, rep.total)
 	_, err = fmt.Fprintf(w, "writes  %d OS write calls (%d sequential, %d positioned), %d fsync\n",
 		rep.stats.Writes(), rep.stats.Appends, rep.stats.Patches, rep.stats.Syncs)
 	return err

@@ -29,14 +29,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/examples/internal/rusage"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -49,30 +48,18 @@ func main() {
 // summary to stdout, or one line to stderr. It returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "stack: %v\n", err)
-		return 2
+		return cli.Exit("stack", stderr, cli.UsageError{Err: err})
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cfg.options.Context = ctx
-	pool := newPool(cfg.size, min(poolSize, cfg.planes()))
-	rep, err := writeStack(cfg, pool)
-	if err != nil {
-		fmt.Fprintf(stderr, "stack: %v\n", err)
-		if errors.Is(err, pyramid.ErrOption) {
-			return 2
+	return cli.Run("stack", stderr, func(ctx context.Context) error {
+		cfg.options.Context = ctx
+		pool := newPool(cfg.size, min(poolSize, cfg.planes()))
+		rep, err := writeStack(cfg, pool)
+		if err != nil {
+			return err
 		}
-		return 1
-	}
-	if err := printSummary(stdout, cfg, rep); err != nil {
-		fmt.Fprintf(stderr, "stack: %v\n", err)
-		return 1
-	}
-	return 0
+		return printSummary(stdout, cfg, rep)
+	})
 }
 
 // config is what the flags ask for.
@@ -87,14 +74,9 @@ type config struct {
 // stderr only when asked for with -h.
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := config{}
-	fs := flag.NewFlagSet("stack", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: stack [flags]\n\n"+
-			"Stack writes many series of small planes to one OME-TIFF and reports\n"+
-			"the time, throughput, file size, write calls and peak memory.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("stack", "usage: stack [flags]\n\n"+
+		"Stack writes many series of small planes to one OME-TIFF and reports\n"+
+		"the time, throughput, file size, write calls and peak memory.\n\n")
 	fs.StringVar(&cfg.output, "o", "stack.ome.tif", "output `path`, replaced if it exists")
 	fs.IntVar(&cfg.series, "series", 84, "number of series")
 	fs.IntVar(&cfg.z, "z", 90, "focal planes per series")
@@ -103,15 +85,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.TextVar(&cfg.options.Compression, "compression", pyramid.LZW, "tile `codec`: lzw, none, deflate or zstd")
 	fs.IntVar(&cfg.options.Level, "level", 0, "deflate or zstd level; 0 is the codec's default")
 	fs.IntVar(&cfg.options.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-		}
+	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
 		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (stack takes only flags)", fs.Arg(0))
 	}
 	for _, n := range []struct {
 		flag  string
@@ -154,15 +129,15 @@ func (cfg config) spec(s int) pyramid.ImageSpec {
 type report struct {
 	elapsed time.Duration // from creating the file to committing it
 	stats   iohandle.Stats
-	before  usage // of the process when the run started
-	after   usage // and when it ended
+	before  rusage.Usage // of the process when the run started
+	after   rusage.Usage // and when it ended
 }
 
 // writeStack writes the stack cfg describes, its planes taken in turn from
 // pool, replacing the file a previous run left there. On any failure the
 // output is discarded.
 func writeStack(cfg config, pool [][]byte) (report, error) {
-	before := processUsage()
+	before := rusage.Self()
 	start := time.Now()
 	cfg.options.Replace = true
 	w, err := pyramid.Create(cfg.output, cfg.options)
@@ -176,7 +151,7 @@ func writeStack(cfg config, pool [][]byte) (report, error) {
 	if err := w.Close(); err != nil {
 		return report{}, err
 	}
-	return report{elapsed: time.Since(start), stats: w.Stats(), before: before, after: processUsage()}, nil
+	return report{elapsed: time.Since(start), stats: w.Stats(), before: before, after: rusage.Self()}, nil
 }
 
 // writeSeries adds every series and writes its planes in the order of the
@@ -213,7 +188,7 @@ func printSummary(w io.Writer, cfg config, rep report) error {
 	fmt.Fprintf(w, "output  %.1f MB\n", float64(info.Size())/1e6)
 	fmt.Fprintf(w, "time    %.2f s\n", rep.elapsed.Seconds())
 	fmt.Fprintf(w, "speed   %.1f MB/s (raw input over wall time)\n", float64(raw)/1e6/rep.elapsed.Seconds())
-	printUsage(w, rep.before, rep.after, rep.elapsed)
+	rusage.Print(w, rep.before, rep.after, rep.elapsed)
 	_, err = fmt.Fprintf(w, "writes  %d OS write calls (%d sequential, %d positioned), %d fsync\n",
 		rep.stats.Writes(), rep.stats.Appends, rep.stats.Patches, rep.stats.Syncs)
 	return err

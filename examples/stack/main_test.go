@@ -3,26 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ometiff-go/ometiff/internal/interop"
-	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
-
-// runStack runs the program in-process and returns its exit code and
-// output.
-func runStack(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
-	return code, out.String(), errOut.String()
-}
 
 func TestRunWritesStack(t *testing.T) {
 	tests := []struct {
@@ -42,39 +31,29 @@ func TestRunWritesStack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "stack.ome.tif")
-			code, stdout, stderr := runStack(append(tt.args, "-o", path)...)
+			code, stdout, stderr := clitest.Run(run, append(tt.args, "-o", path)...)
 			require.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr)
 			planes := tt.series * tt.z * tt.channels
 			assert.Contains(t, stdout, fmt.Sprintf("= %d planes of %d x %d uint16", planes, tt.size, tt.size))
 			assert.Contains(t, stdout, "OS write calls")
 
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			var description strings.Builder
-			require.NoError(t, pyramid.Inspect(&description, bytes.NewReader(data), int64(len(data)), pyramid.InspectOptions{}))
-			assert.Contains(t, description.String(), fmt.Sprintf("%d IFDs in the main chain", planes))
+			description := clitest.Describe(t, path, pyramid.InspectOptions{})
+			assert.Contains(t, description, fmt.Sprintf("%d IFDs in the main chain", planes))
 			for _, want := range tt.want {
-				assert.Contains(t, description.String(), want)
+				assert.Contains(t, description, want)
 			}
-			checkPlanes(t, data, newPool(tt.size, min(poolSize, planes)))
-			t.Run("tiffinfo", func(t *testing.T) {
-				interop.Need(t, "tiffinfo")
-				interop.MustRun(t, "tiffinfo", path)
-			})
+			checkPlanes(t, path, newPool(tt.size, min(poolSize, planes)))
+			clitest.CheckTiffinfo(t, path)
 		})
 	}
 }
 
-// checkPlanes checks that the full-resolution planes of the file cycle
-// through pool in order.
-func checkPlanes(t *testing.T, data []byte, pool [][]byte) {
+// checkPlanes checks that the full-resolution planes of the file at path
+// cycle through pool in order.
+func checkPlanes(t *testing.T, path string, pool [][]byte) {
 	t.Helper()
-	f, err := readback.Parse(data)
-	require.NoError(t, err)
-	for i, d := range f.IFDs {
-		img, err := f.Image(d)
-		require.NoError(t, err)
+	for i, img := range clitest.Planes(t, path) {
 		require.True(t, bytes.Equal(pool[i%len(pool)], img.Pix), "plane %d is not pool plane %d", i, i%len(pool))
 	}
 }
@@ -111,23 +90,11 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			t.Chdir(dir)
-			code, stdout, stderr := runStack(tt.args...)
-			assert.Equal(t, tt.code, code)
-			assert.Empty(t, stdout)
-			assert.True(t, strings.HasPrefix(stderr, "stack: "), "stderr %q", stderr)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "stderr %q is not one line", stderr)
-			entries, err := os.ReadDir(dir)
-			require.NoError(t, err)
-			assert.Empty(t, entries, "files left behind")
+			clitest.AssertFails(t, run, "stack", t.TempDir(), tt.code, tt.args...)
 		})
 	}
 }
 
 func TestRunPrintsUsage(t *testing.T) {
-	code, stdout, stderr := runStack("-h")
-	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "usage: stack [flags]")
+	clitest.AssertUsage(t, run, "usage: stack [flags]")
 }

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package main
+package rusage
 
 import (
 	"runtime"
@@ -8,17 +8,17 @@ import (
 	"time"
 )
 
-// processUsage returns what the process has consumed so far, or the zero
-// usage if the system does not say.
-func processUsage() usage {
+// Self returns what the process has consumed so far, or the zero Usage if
+// the system does not say.
+func Self() Usage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return usage{}
+		return Usage{}
 	}
 	rss := int64(ru.Maxrss) * 1024 // KiB on Linux
 	if runtime.GOOS == "darwin" {
 		rss = int64(ru.Maxrss) // bytes
 	}
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return usage{peakRSS: rss, cpu: cpu}
+	return Usage{peakRSS: rss, cpu: cpu}
 }
