@@ -145,7 +145,8 @@ type omeDoc struct {
 				Color           *int32 `xml:"Color,attr"`
 			} `xml:"Channel"`
 			TiffData []struct {
-				IFD int `xml:"IFD,attr"`
+				IFD        int  `xml:"IFD,attr"`
+				PlaneCount *int `xml:"PlaneCount,attr"`
 			} `xml:"TiffData"`
 			Planes []struct{} `xml:"Plane"`
 		} `xml:"Pixels"`
@@ -182,8 +183,16 @@ func summarizeOME(w *bufio.Writer, text string) {
 	}
 	for _, im := range doc.Images {
 		p := im.Pixels
+		planes := 0
+		for _, td := range p.TiffData {
+			if td.PlaneCount != nil {
+				planes += *td.PlaneCount
+			} else {
+				planes++ // PlaneCount is 1 by default when IFD is given
+			}
+		}
 		fmt.Fprintf(w, "  %s %q: %d x %d, Z %d, C %d, T %d, %s, %s, %s in TiffData",
-			im.ID, im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, p.Type, p.DimensionOrder, plural(len(p.TiffData), "plane"))
+			im.ID, im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, p.Type, p.DimensionOrder, plural(planes, "plane"))
 		if p.PhysicalSizeX > 0 {
 			fmt.Fprintf(w, ", pixel %g %s x %g %s", p.PhysicalSizeX, p.PhysicalSizeXU, p.PhysicalSizeY, p.PhysicalSizeYU)
 		}

@@ -144,11 +144,11 @@ func omeXML(images []omeImage, uuid, fileName string) []byte {
 }
 
 // xmlSizeHint estimates the OME-XML's length, so that it is built without
-// regrowing: a file of thousands of planes has megabytes of TiffData.
+// regrowing: a file of thousands of planes has a Plane element for each.
 func xmlSizeHint(images []omeImage, fileName string) int {
 	n := 1024
 	for _, im := range images {
-		n += 1024 + len(im.spec.Channels)*128 + len(im.spec.Annotations)*128 + im.spec.Planes()*(200+len(fileName))
+		n += 1024 + len(fileName) + len(im.spec.Channels)*128 + len(im.spec.Annotations)*128 + im.spec.Planes()*48
 	}
 	return n
 }
@@ -181,22 +181,17 @@ func writeImage(b *bytes.Buffer, i int, im omeImage, uuid, fileName string, anno
 		}
 		b.WriteString("/>")
 	}
-	uuidElement := "<UUID>" + uuid + "</UUID>"
+	// The planes are consecutive IFDs in DimensionOrder, so one TiffData
+	// maps them all: PlaneCount planes from IFD on, starting at Z, C, T = 0.
+	fmt.Fprintf(b, `<TiffData IFD="%d" PlaneCount="%d">`, im.firstIFD, s.Planes())
 	if fileName != "" {
-		uuidElement = `<UUID FileName="` + escape(fileName) + `">` + uuid + "</UUID>"
+		fmt.Fprintf(b, `<UUID FileName="%s">%s</UUID>`, escape(fileName), uuid)
+	} else {
+		fmt.Fprintf(b, `<UUID>%s</UUID>`, uuid)
 	}
+	b.WriteString("</TiffData>")
 	// Thousands of planes: append numbers directly rather than format.
 	var line []byte
-	for p := range s.Planes() {
-		z, c, t := s.PlaneCoords(p)
-		line = append(line[:0], `<TiffData IFD="`...)
-		line = strconv.AppendInt(line, int64(im.firstIFD+p), 10)
-		line = appendZCT(line, `" FirstZ="`, `" FirstC="`, `" FirstT="`, z, c, t)
-		line = append(line, `" PlaneCount="1">`...)
-		line = append(line, uuidElement...)
-		line = append(line, "</TiffData>"...)
-		b.Write(line)
-	}
 	for p := range s.Planes() {
 		z, c, t := s.PlaneCoords(p)
 		line = appendZCT(append(line[:0], "<Plane"...), ` TheZ="`, `" TheC="`, `" TheT="`, z, c, t)

@@ -58,7 +58,15 @@ type parser struct {
 	size   int64
 	format ifd.Format
 	seen   map[int64]bool
+	parsed int64 // bytes of entries and values read so far
 }
+
+// readBudget bounds the entries and values Read parses, in multiples of the
+// file size: directories of a sound file do not overlap, so a file that
+// makes the parser read far more than itself (directories chained through
+// each other, thousands of entries pointing at the same values) is
+// malformed, and parsing it stays linear in its size.
+const readBudget = 8
 
 // parse reads the directory at off and, recursively, its SubIFDs.
 func (p *parser) parse(off int64, depth int) (*IFD, error) {
@@ -69,6 +77,12 @@ func (p *parser) parse(off int64, depth int) (*IFD, error) {
 	dir, err := ifd.Decode(p.r, p.size, off, p.format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: directory at %d: %w", ErrMalformed, off, err)
+	}
+	for _, e := range dir.Entries {
+		p.parsed += 20 + int64(len(e.Value))
+	}
+	if p.parsed > readBudget*p.size+1<<20 {
+		return nil, fmt.Errorf("%w: directories overlap or repeat (%d bytes parsed from a %d-byte file)", ErrMalformed, p.parsed, p.size)
 	}
 	d := &IFD{Offset: off, Directory: *dir}
 	e, ok := d.Get(TagSubIFDs)
