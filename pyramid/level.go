@@ -144,9 +144,6 @@ func (l *levelStream) reduceRows(src []byte, n int) error {
 	return l.next.addRows(l.reduced[:out*outRow], out)
 }
 
-// done reports whether every row of the level arrived.
-func (l *levelStream) done() bool { return l.rows == l.geom.height }
-
 // reset prepares the stream for another plane of the same image.
 func (l *levelStream) reset() {
 	l.bandRows, l.rows, l.tileRow, l.paired = 0, 0, 0, false

@@ -98,11 +98,12 @@ const (
 	fieldMax     = 32000 // range of the tissue and texture fields; fieldMax>>7 < 256
 	tissueMax    = 1400  // brightness of dense tissue, counts
 
-	// maxSignal bounds the noise-free signal: background, tissue and the
-	// brightest nucleus with the strongest texture. As a uint16 constant it
-	// fails to compile if it could overflow the noise table index.
-	maxSignal uint16 = background + tissueMax + (nucleusMin+nucleusRange)*(160+fieldMax>>8)>>8
 )
+
+// The noise-free signal is at most background, tissue and the brightest
+// nucleus with the strongest texture. As a uint16 constant this fails to
+// compile if that could overflow the noise table index.
+const _ uint16 = background + tissueMax + (nucleusMin+nucleusRange)*(160+fieldMax>>8)>>8
 
 // Hash layers: distinct inputs for each use of the hash.
 const (
@@ -416,7 +417,7 @@ func (g *generator) gray16(dst []uint16) {
 // gray16Span composes one span of tissueSpan into out. The noise never
 // exceeds 3.5 standard deviations (the range of normal), so it can neither
 // push the darkest signal, background, below zero (the read noise alone is
-// 3 counts) nor maxSignal past 65535: no clamping is needed.
+// 3 counts) nor the brightest past 65535: no clamping is needed.
 func gray16Span(out []uint16, nucleus []int32, bits []uint16, a, d int32, ramp []int32) {
 	nucleus, bits, ramp = nucleus[:len(out)], bits[:len(out)], ramp[:len(out)]
 	for j := range out {
