@@ -42,6 +42,7 @@ type Writer struct {
 	// read by the writer's goroutine after the pipeline is closed.
 	blocks     []tiff.Block // by sequence number
 	content    hash.Hash    // digest of the tiles' CRC-32Cs, for the UUID
+	crc        [4]byte      // one tile's CRC-32C, on its way to content
 	tilesDone  int64
 	totalTiles atomic.Int64
 }
@@ -189,7 +190,8 @@ func (w *Writer) consume(_ int64, data []byte) error {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}
 	w.blocks = append(w.blocks, b)
-	w.content.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(data, castagnoli)))
+	binary.LittleEndian.PutUint32(w.crc[:], crc32.Checksum(data, castagnoli))
+	w.content.Write(w.crc[:])
 	w.tilesDone++
 	if w.opts.Progress != nil {
 		w.opts.Progress(Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()})
@@ -207,7 +209,7 @@ func (w *Writer) Abort() error {
 		return nil
 	}
 	w.closed = true
-	w.stopPipeline()
+	_ = w.stopPipeline() // the output is discarded whatever went wrong
 	return w.h.Abort()
 }
 
