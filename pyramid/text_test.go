@@ -8,36 +8,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTextRoundTrip(t *testing.T) {
-	values := []interface {
-		encoding.TextMarshaler
-	}{LZW, None, Deflate, Zstd, PredictorAuto, PredictorFloatingPoint, Mean, Mode, BigTIFFNever, Uint8, Float64}
+// textRoundTrip marshals every value to text and reads it back.
+func textRoundTrip[T comparable, PT interface {
+	*T
+	encoding.TextUnmarshaler
+}](t *testing.T, values ...T) {
+	t.Helper()
 	for _, v := range values {
-		text, err := v.MarshalText()
+		text, err := any(v).(encoding.TextMarshaler).MarshalText()
 		require.NoError(t, err)
-		switch v := v.(type) {
-		case Compression:
-			var got Compression
-			require.NoError(t, got.UnmarshalText(text))
-			assert.Equal(t, v, got)
-		case Predictor:
-			var got Predictor
-			require.NoError(t, got.UnmarshalText(text))
-			assert.Equal(t, v, got)
-		case Downsampling:
-			var got Downsampling
-			require.NoError(t, got.UnmarshalText(text))
-			assert.Equal(t, v, got)
-		case BigTIFF:
-			var got BigTIFF
-			require.NoError(t, got.UnmarshalText(text))
-			assert.Equal(t, v, got)
-		case PixelType:
-			var got PixelType
-			require.NoError(t, got.UnmarshalText(text))
-			assert.Equal(t, v, got)
-		}
+		var got T
+		require.NoError(t, PT(&got).UnmarshalText(text))
+		assert.Equal(t, v, got, "%s", text)
 	}
+}
+
+func TestTextRoundTrip(t *testing.T) {
+	textRoundTrip(t, LZW, None, Deflate, Zstd)
+	textRoundTrip(t, PredictorAuto, PredictorNone, PredictorHorizontal, PredictorFloatingPoint)
+	textRoundTrip(t, Mean, Nearest, Mode)
+	textRoundTrip(t, BigTIFFAuto, BigTIFFAlways, BigTIFFNever)
+	textRoundTrip(t, Uint8, Int8, Uint16, Int16, Uint32, Int32, Float32, Float64)
+	textRoundTrip(t, XYZCT, XYZTC, XYCTZ, XYCZT, XYTCZ, XYTZC)
 }
 
 func TestTextAliasesAndErrors(t *testing.T) {
