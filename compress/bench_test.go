@@ -59,7 +59,7 @@ func benchCodecs(b *testing.B) []struct {
 func BenchmarkTileEncoder(b *testing.B) {
 	tiles := slideTiles(32, 256)
 	for _, c := range benchCodecs(b) {
-		for _, predictor := range []uint16{tiff.PredictorNone, tiff.PredictorHorizontal} {
+		for _, predictor := range predictorsFor(c.codec, Format{BitsPerSample: 16}) {
 			b.Run(fmt.Sprintf("%s/predictor=%d", c.name, predictor), func(b *testing.B) {
 				enc := &TileEncoder{Codec: c.codec, Predictor: predictor, Format: Format{BitsPerSample: 16}, Width: 256}
 				benchmarkEncoder(b, enc, tiles)
@@ -169,7 +169,7 @@ func predictedSlideTiles(b *testing.B) [][]byte {
 	tiles := slideTiles(32, 256)
 	for i, t := range tiles {
 		var err error
-		tiles[i], err = (&TileEncoder{Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 256}).Encode(nil, t)
+		tiles[i], err = (&TileEncoder{Codec: passThrough{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 256}).Encode(nil, t)
 		require.NoError(b, err)
 	}
 	return tiles

@@ -167,9 +167,13 @@ func codecName(c Codec) string {
 	return fmt.Sprintf("%T", c)[len("compress."):]
 }
 
-// predictorsFor returns the predictors that apply to f.
-func predictorsFor(f Format) []uint16 {
-	if f.Float {
+// predictorsFor returns the predictors that apply to f compressed by c:
+// none without compression.
+func predictorsFor(c Codec, f Format) []uint16 {
+	switch {
+	case c.Compression() == tiff.CompressionNone:
+		return []uint16{tiff.PredictorNone}
+	case f.Float:
 		return []uint16{tiff.PredictorNone, tiff.PredictorFloatingPoint}
 	}
 	return []uint16{tiff.PredictorNone, tiff.PredictorHorizontal}

@@ -12,23 +12,27 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // TestInteropLibtiffDecodes has libtiff itself (tiffcp -c none) decompress
 // tiled files made of our encoded tiles, for every codec, predictor, sample
 // type and byte order, on random tiles (which fill and reset the LZW code
-// table many times) and smooth ones. It runs under make interop.
+// table many times) and smooth ones; tifffile decodes those it can without
+// imagecodecs (none and Deflate, without the floating-point predictor). It
+// runs under make interop.
 func TestInteropLibtiffDecodes(t *testing.T) {
 	interop.Selected(t)
-	interop.Need(t, "tiffcp")
+	interop.Need(t, "tiffcp", "tifffile")
 	tiffcp, err := exec.LookPath("tiffcp")
 	require.NoError(t, err)
 	const side, tilesAcross = 64, 2
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
-	for _, codec := range []Codec{LZW{}, &Deflate{}, &Zstd{}} {
+	for _, codec := range []Codec{None{}, LZW{}, &Deflate{}, &Zstd{}} {
 		for _, st := range []struct {
 			name   string
 			format Format
@@ -42,7 +46,7 @@ func TestInteropLibtiffDecodes(t *testing.T) {
 			{"float64-2", Format{BitsPerSample: 64, Float: true, SamplesPerPixel: 2}, false},
 		} {
 			for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-				for _, predictor := range predictorsFor(st.format) {
+				for _, predictor := range predictorsFor(codec, st.format) {
 					name := fmt.Sprintf("%s/%s/%v/predictor=%d", codecName(codec), st.name, order, predictor)
 					t.Run(name, func(t *testing.T) {
 						f := st.format
@@ -60,22 +64,28 @@ func TestInteropLibtiffDecodes(t *testing.T) {
 						}
 						in := filepath.Join(dir, "in.tif")
 						out := filepath.Join(dir, "out.tif")
-						file := tiledTIFF(order.(binary.AppendByteOrder), side*tilesAcross, side, f, st.signed, codec.Compression(), predictor, encoded)
+						file := tiledTIFF(t, order, side*tilesAcross, side, f, st.signed, codec.Compression(), predictor, encoded)
 						require.NoError(t, os.WriteFile(in, file, 0o644))
 						msg, err := exec.Command(tiffcp, "-c", "none", in, out).CombinedOutput()
 						require.NoError(t, err, "tiffcp: %s", msg)
 						require.Empty(t, string(msg), "tiffcp warnings")
 						decoded, err := os.ReadFile(out)
 						require.NoError(t, err)
-						got := tileData(t, decoded)
+						decodedOrder, got := tileData(t, decoded)
 						require.Equal(t, len(raw), len(got))
 						for i := range raw {
 							want := raw[i]
-							if fileOrder(decoded) != order {
+							if decodedOrder != order {
 								want = swapSamples(want, l.sampleBytes)
 							}
 							require.True(t, bytes.Equal(want, got[i]), "tile %d differs", i)
 						}
+						if codec.Compression() == tiff.CompressionLZW || codec.Compression() == tiff.CompressionZstd || predictor == tiff.PredictorFloatingPoint {
+							return // tifffile needs imagecodecs for these
+						}
+						pixels := interop.RunPython(t, interop.TifffilePages, in)
+						want := assemble(raw, tilesAcross, side, l.pixelBytes(), l.sampleBytes, order)
+						require.True(t, pixels == string(want), "tifffile's pixels differ")
 					})
 				}
 			}
@@ -84,149 +94,100 @@ func TestInteropLibtiffDecodes(t *testing.T) {
 }
 
 // tiledTIFF returns a classic TIFF file in byte order o holding one square
-// image of side pixels in tiles of tile pixels, already encoded.
-func tiledTIFF(o binary.AppendByteOrder, side, tile int, f Format, signed bool, compression, predictor uint16, tiles [][]byte) []byte {
+// image of side pixels in tiles of tile pixels, already encoded, laid out
+// by package tiff.
+func tiledTIFF(t *testing.T, o binary.ByteOrder, side, tile int, f Format, signed bool, compression, predictor uint16, tiles [][]byte) []byte {
+	t.Helper()
 	spp := max(f.SamplesPerPixel, 1)
-	file := []byte("II")
-	if o == binary.BigEndian {
-		file = []byte("MM")
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: o, Version: tiff.Classic})
+	require.NoError(t, err)
+	d := &tiff.Directory{Fields: &ifd.Builder{}, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts}
+	for _, encoded := range tiles {
+		b, err := w.WriteBlock(encoded)
+		require.NoError(t, err)
+		d.Blocks = append(d.Blocks, b)
 	}
-	file = o.AppendUint16(file, tiff.VersionClassic)
-	file = o.AppendUint32(file, 0) // IFD offset, patched below
-	var offsets, counts []uint32
-	for _, t := range tiles {
-		offsets = append(offsets, uint32(len(file)))
-		counts = append(counts, uint32(len(t)))
-		file = append(file, t...)
-		file = append(file, make([]byte, len(file)%2)...)
-	}
-	sampleFormat := tiff.SampleFormatUint
+	sampleFormat, photometric := tiff.SampleFormatUint, tiff.PhotometricBlackIsZero
 	switch {
 	case f.Float:
 		sampleFormat = tiff.SampleFormatFloat
 	case signed:
 		sampleFormat = tiff.SampleFormatInt
 	}
-	photometric := tiff.PhotometricBlackIsZero
 	if spp == 3 {
 		photometric = tiff.PhotometricRGB
 	}
-	type entry struct {
-		tag, typ uint16
-		values   []uint32
+	fields := d.Fields
+	fields.AddLong(tiff.TagImageWidth, uint32(side))
+	fields.AddLong(tiff.TagImageLength, uint32(side))
+	fields.AddShort(tiff.TagBitsPerSample, repeat(uint16(max(f.BitsPerSample, 8)), spp)...)
+	fields.AddShort(tiff.TagCompression, compression)
+	fields.AddShort(tiff.TagPhotometricInterpretation, photometric)
+	fields.AddShort(tiff.TagSamplesPerPixel, uint16(spp))
+	fields.AddShort(tiff.TagPlanarConfiguration, tiff.PlanarContig)
+	if compression != tiff.CompressionNone {
+		fields.AddShort(tiff.TagPredictor, max(predictor, tiff.PredictorNone))
 	}
-	const short, long = 3, 4
-	repeat := func(v uint32) []uint32 { return bytes32(v, spp) }
-	entries := []entry{
-		{tiff.TagImageWidth, long, []uint32{uint32(side)}},
-		{tiff.TagImageLength, long, []uint32{uint32(side)}},
-		{tiff.TagBitsPerSample, short, repeat(uint32(max(f.BitsPerSample, 8)))},
-		{tiff.TagCompression, short, []uint32{uint32(compression)}},
-		{tiff.TagPhotometricInterpretation, short, []uint32{uint32(photometric)}},
-		{tiff.TagSamplesPerPixel, short, []uint32{uint32(spp)}},
-		{tiff.TagPlanarConfiguration, short, []uint32{uint32(tiff.PlanarContig)}},
-		{tiff.TagPredictor, short, []uint32{uint32(max(predictor, 1))}},
-		{tiff.TagTileWidth, long, []uint32{uint32(tile)}},
-		{tiff.TagTileLength, long, []uint32{uint32(tile)}},
-		{tiff.TagTileOffsets, long, offsets},
-		{tiff.TagTileByteCounts, long, counts},
-	}
+	fields.AddLong(tiff.TagTileWidth, uint32(tile))
+	fields.AddLong(tiff.TagTileLength, uint32(tile))
 	if spp == 2 { // gray and one unspecified extra sample
-		entries = append(entries, entry{tiff.TagExtraSamples, short, []uint32{0}})
+		fields.AddShort(tiff.TagExtraSamples, 0)
 	}
-	entries = append(entries, entry{tiff.TagSampleFormat, short, repeat(uint32(sampleFormat))})
-	// Out-of-line values first, then the IFD.
-	where := make([]uint32, len(entries))
-	for i, e := range entries {
-		size := 2
-		if e.typ == long {
-			size = 4
-		}
-		if len(e.values)*size <= 4 {
-			continue
-		}
-		where[i] = uint32(len(file))
-		for _, v := range e.values {
-			if e.typ == long {
-				file = o.AppendUint32(file, v)
-			} else {
-				file = o.AppendUint16(file, uint16(v))
-			}
-		}
-	}
-	o.(binary.ByteOrder).PutUint32(file[4:], uint32(len(file)))
-	file = o.AppendUint16(file, uint16(len(entries)))
-	for i, e := range entries {
-		file = o.AppendUint16(file, e.tag)
-		file = o.AppendUint16(file, e.typ)
-		file = o.AppendUint32(file, uint32(len(e.values)))
-		var inline [4]byte
-		switch {
-		case where[i] != 0:
-			o.(binary.ByteOrder).PutUint32(inline[:], where[i])
-		case e.typ == long:
-			o.(binary.ByteOrder).PutUint32(inline[:], e.values[0])
-		default:
-			for k, v := range e.values {
-				o.(binary.ByteOrder).PutUint16(inline[2*k:], uint16(v))
-			}
-		}
-		file = append(file, inline[:]...)
-	}
-	return o.AppendUint32(file, 0)
+	fields.AddShort(tiff.TagSampleFormat, repeat(sampleFormat, spp)...)
+	require.NoError(t, w.AddDirectory(d))
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	return h.Bytes()
 }
 
-func bytes32(v uint32, n int) []uint32 {
-	s := make([]uint32, n)
+func repeat(v uint16, n int) []uint16 {
+	s := make([]uint16, n)
 	for i := range s {
 		s[i] = v
 	}
 	return s
 }
 
-// fileOrder returns the byte order of a TIFF file.
-func fileOrder(file []byte) binary.ByteOrder {
-	if string(file[:2]) == "MM" {
-		return binary.BigEndian
+// tileData returns the byte order and the tiles of the first directory of
+// an uncompressed TIFF file, as package tiff reads them.
+func tileData(t *testing.T, file []byte) (binary.ByteOrder, [][]byte) {
+	t.Helper()
+	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	d := f.IFDs[0]
+	compression, _ := d.Uint(tiff.TagCompression)
+	require.Equal(t, uint64(tiff.CompressionNone), compression)
+	_, tiled := d.Get(tiff.TagTileOffsets)
+	require.True(t, tiled, "tiffcp wrote strips")
+	blocks, err := d.Blocks()
+	require.NoError(t, err)
+	var tiles [][]byte
+	for _, b := range blocks {
+		tiles = append(tiles, file[b.Offset:b.Offset+b.Size])
 	}
-	return binary.LittleEndian
+	order := binary.ByteOrder(binary.LittleEndian)
+	if f.Order == binary.BigEndian {
+		order = binary.BigEndian
+	}
+	return order, tiles
 }
 
-// tileData returns the tiles (or strips) of the first IFD of an
-// uncompressed classic TIFF file.
-func tileData(t *testing.T, file []byte) [][]byte {
-	t.Helper()
-	o := fileOrder(file)
-	ifd := int(o.Uint32(file[4:]))
-	values := map[uint16][]uint32{}
-	n := int(o.Uint16(file[ifd:]))
-	for i := range n {
-		e := file[ifd+2+12*i:]
-		tag, typ, count := o.Uint16(e), o.Uint16(e[2:]), int(o.Uint32(e[4:]))
-		size := map[uint16]int{3: 2, 4: 4}[typ]
-		if size == 0 {
-			continue
-		}
-		data := e[8:12]
-		if count*size > 4 {
-			data = file[o.Uint32(e[8:]):]
-		}
-		for k := range count {
-			if size == 2 {
-				values[tag] = append(values[tag], uint32(o.Uint16(data[2*k:])))
-			} else {
-				values[tag] = append(values[tag], o.Uint32(data[4*k:]))
-			}
+// assemble lays square tiles, across x across of side pixels, out as the
+// image's rows of little-endian samples.
+func assemble(tiles [][]byte, across, side, pixelBytes, sampleBytes int, order binary.ByteOrder) []byte {
+	var out []byte
+	rowBytes := side * pixelBytes
+	for y := range across * side {
+		for tx := range across {
+			tile := tiles[y/side*across+tx]
+			out = append(out, tile[y%side*rowBytes:][:rowBytes]...)
 		}
 	}
-	require.Equal(t, []uint32{uint32(tiff.CompressionNone)}, values[tiff.TagCompression])
-	offsets, counts := values[tiff.TagTileOffsets], values[tiff.TagTileByteCounts]
-	require.NotEmpty(t, offsets, "tiffcp wrote strips")
-	var tiles [][]byte
-	for i, off := range offsets {
-		tiles = append(tiles, file[off:off+counts[i]])
+	if order == binary.BigEndian {
+		out = swapSamples(out, sampleBytes)
 	}
-	return tiles
+	return out
 }
 
 // swapSamples reverses the bytes of each sample of size n.

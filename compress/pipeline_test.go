@@ -28,10 +28,11 @@ func pipelineTiles(n int) (tiles [][]byte, encoders []Encoder) {
 	for i := range n {
 		s := sizes[i%len(sizes)]
 		tiles = append(tiles, slide[s][i%4])
-		encoders = append(encoders, &TileEncoder{
-			Codec: codecs[i%len(codecs)], Predictor: tiff.PredictorHorizontal,
-			Format: Format{BitsPerSample: 16}, Width: s,
-		})
+		codec, predictor := codecs[i%len(codecs)], tiff.PredictorHorizontal
+		if codec.Compression() == tiff.CompressionNone {
+			predictor = tiff.PredictorNone
+		}
+		encoders = append(encoders, &TileEncoder{Codec: codec, Predictor: predictor, Format: Format{BitsPerSample: 16}, Width: s})
 	}
 	return tiles, encoders
 }

@@ -3,6 +3,8 @@ package compress
 import (
 	"fmt"
 	"sync"
+
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // TileEncoder encodes the tiles (or strips) of one image: it applies the
@@ -69,6 +71,8 @@ func (e *TileEncoder) plan() (l layout, rowBytes int, predict rowPredictor, err 
 	switch {
 	case err != nil:
 		return l, 0, nil, err
+	case predict != nil && (e.Codec == nil || e.Codec.Compression() == tiff.CompressionNone):
+		return l, 0, nil, fmt.Errorf("%w: predictor %d on uncompressed tiles (TIFF readers ignore it)", ErrPredictor, e.Predictor)
 	case e.Width < 0 || e.Width > maxWidth || e.Width == 0 && predict != nil:
 		return l, 0, nil, fmt.Errorf("%w: tile width %d", ErrFormat, e.Width)
 	case e.Width == 0:

@@ -46,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 				for _, order := range orders {
 					f := st.format
 					f.SamplesPerPixel, f.ByteOrder = spp, order
-					for _, predictor := range predictorsFor(f) {
+					for _, predictor := range predictorsFor(codec, f) {
 						for _, shape := range shapes {
 							for _, filler := range fillers {
 								name := fmt.Sprintf("%s/%s/spp=%d/big=%t/predictor=%d/%dx%d/%s",
@@ -129,7 +129,7 @@ func TestPredictorKnownValues(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &TileEncoder{Predictor: c.predictor, Format: c.format, Width: c.width}
+			e := &TileEncoder{Codec: passThrough{}, Predictor: c.predictor, Format: c.format, Width: c.width}
 			got, err := e.Encode(nil, c.in)
 			require.NoError(t, err)
 			assert.Equal(t, c.want, got)
@@ -151,12 +151,13 @@ func TestTileEncoderErrors(t *testing.T) {
 		{"negative samples", TileEncoder{Format: Format{SamplesPerPixel: -1}}, 4, ErrFormat},
 		{"too many samples", TileEncoder{Format: Format{SamplesPerPixel: 1 << 16}}, 4, ErrFormat},
 		{"negative width", TileEncoder{Width: -1}, 4, ErrFormat},
-		{"predictor without width", TileEncoder{Predictor: tiff.PredictorHorizontal}, 4, ErrFormat},
-		{"horizontal on floats", TileEncoder{Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 32, Float: true}, Width: 1}, 4, ErrPredictor},
-		{"floating point on ints", TileEncoder{Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32}, Width: 1}, 4, ErrPredictor},
-		{"floating point on float16", TileEncoder{Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, Float: true}, Width: 1}, 4, ErrPredictor},
-		{"unknown predictor", TileEncoder{Predictor: 4, Width: 1}, 4, ErrPredictor},
-		{"partial row", TileEncoder{Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 3}, 8, ErrTileSize},
+		{"predictor without width", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal}, 4, ErrFormat},
+		{"horizontal on floats", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 32, Float: true}, Width: 1}, 4, ErrPredictor},
+		{"floating point on ints", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32}, Width: 1}, 4, ErrPredictor},
+		{"floating point on float16", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, Float: true}, Width: 1}, 4, ErrPredictor},
+		{"unknown predictor", TileEncoder{Codec: LZW{}, Predictor: 4, Width: 1}, 4, ErrPredictor},
+		{"predictor without compression", TileEncoder{Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 1}, 2, ErrPredictor},
+		{"partial row", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 3}, 8, ErrTileSize},
 		{"partial pixel", TileEncoder{Format: Format{BitsPerSample: 16, SamplesPerPixel: 3}}, 7, ErrTileSize},
 	}
 	for _, c := range cases {
@@ -225,7 +226,8 @@ func TestCodecsStartNoGoroutines(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	tiles := slideTiles(8, 64)
 	for _, codec := range testCodecs() {
-		e := &TileEncoder{Codec: codec, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 64}
+		predictor := predictorsFor(codec, Format{BitsPerSample: 16})
+		e := &TileEncoder{Codec: codec, Predictor: predictor[len(predictor)-1], Format: Format{BitsPerSample: 16}, Width: 64}
 		want := make([][]byte, len(tiles))
 		for i, tile := range tiles {
 			var err error
@@ -289,3 +291,11 @@ func FuzzTileEncoder(f *testing.F) {
 		}
 	})
 }
+
+// passThrough is a codec that claims a compression but stores tiles
+// unchanged, so tests can see what the predictor made of them.
+type passThrough struct{}
+
+func (passThrough) Compression() uint16 { return tiff.CompressionDeflate }
+
+func (passThrough) Encode(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }
