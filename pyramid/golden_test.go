@@ -2,19 +2,16 @@ package pyramid
 
 import (
 	"bytes"
-	"flag"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/ometiff-go/ometiff/internal/goldenfile"
+)
 
 const goldenDir = "../testdata/pyramid"
 
@@ -135,18 +132,7 @@ func TestGoldenPyramids(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			data := g.write(t)
 			text := inspectText(t, data)
-			path := goldenPath(g.name)
-			if *update {
-				require.NoError(t, os.MkdirAll(goldenDir, 0o755))
-				require.NoError(t, os.WriteFile(path, data, 0o644))
-				require.NoError(t, os.WriteFile(path+".txt", []byte(text), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run with -update to create")
-			wantText, err := os.ReadFile(path + ".txt")
-			require.NoError(t, err)
-			assert.Equal(t, string(wantText), text)
-			assert.True(t, bytes.Equal(want, data), "%s differs from the golden file", path)
+			want := goldenfile.Check(t, goldenPath(g.name), data, text)
 			checkPyramid(t, want, g.expected(t))
 		})
 	}

@@ -3,20 +3,18 @@ package tiff
 import (
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/goldenfile"
+
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenDir holds this package's golden files.
 const goldenDir = "../testdata/tiff"
@@ -242,18 +240,7 @@ func TestGoldenFiles(t *testing.T) {
 			data := g.encode(t)
 			assert.Equal(t, data, g.encode(t), "byte-identical run to run")
 			text := dump(t, data)
-			path := filepath.Join(goldenDir, g.name+".tif")
-			if *update {
-				require.NoError(t, os.MkdirAll(goldenDir, 0o755))
-				require.NoError(t, os.WriteFile(path, data, 0o644))
-				require.NoError(t, os.WriteFile(path+".txt", []byte(text), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run with -update to create")
-			wantText, err := os.ReadFile(path + ".txt")
-			require.NoError(t, err)
-			assert.Equal(t, string(wantText), text)
-			assert.True(t, bytes.Equal(want, data), "%s differs from the golden file", path)
+			goldenfile.Check(t, goldenPath(g.name), data, text)
 		})
 	}
 }
