@@ -110,7 +110,7 @@ func appendUint(dst []byte, order byteOrder, size int64, v uint64) []byte {
 
 // appendValue appends e's little-endian value in the file's byte order.
 func appendValue(dst []byte, order byteOrder, e Entry) []byte {
-	return appendInOrder(dst, order, e.Value, typeInfo[e.Type].word)
+	return appendInOrder(dst, order, e.Value, e.Type.word())
 }
 
 // appendInOrder appends src, made of little-endian words of the given
@@ -201,7 +201,7 @@ func decodeEntry(r io.ReaderAt, size int64, raw []byte, f Format) (Entry, error)
 			return e, err
 		}
 	}
-	e.Value = appendInOrder(make([]byte, 0, n), order, value, typeInfo[e.Type].word)
+	e.Value = appendInOrder(make([]byte, 0, n), order, value, e.Type.word())
 	return e, nil
 }
 

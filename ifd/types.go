@@ -49,7 +49,10 @@ const (
 	IFD8      Type = 18 // 64-bit offset of a directory (BigTIFF)
 )
 
-var typeInfo = map[Type]struct {
+// typeInfo describes each known type; the zero entry (size 0) marks the
+// numbers that are no type. An array, not a map: Size is on the path of
+// every value a directory holds.
+var typeInfo = [IFD8 + 1]struct {
 	name string
 	size int // bytes per value
 	word int // bytes per byte-order unit (a RATIONAL swaps as two LONGs)
@@ -62,7 +65,21 @@ var typeInfo = map[Type]struct {
 }
 
 // Size is the byte size of one value of the type, or 0 for an unknown type.
-func (t Type) Size() int { return typeInfo[t].size }
+func (t Type) Size() int {
+	if int(t) >= len(typeInfo) {
+		return 0
+	}
+	return typeInfo[t].size
+}
+
+// word is the byte-order unit of the type's values: they are swapped in
+// pieces of this many bytes.
+func (t Type) word() int {
+	if int(t) >= len(typeInfo) {
+		return 0
+	}
+	return typeInfo[t].word
+}
 
 // Valid reports whether t is a field type this package knows.
 func (t Type) Valid() bool { return t.Size() > 0 }
@@ -72,8 +89,8 @@ func (t Type) BigTIFFOnly() bool { return t == Long8 || t == SLong8 || t == IFD8
 
 // String returns the type's name in the specification.
 func (t Type) String() string {
-	if info, ok := typeInfo[t]; ok {
-		return info.name
+	if t.Valid() {
+		return typeInfo[t].name
 	}
 	return fmt.Sprintf("TYPE(%d)", uint16(t))
 }
