@@ -28,8 +28,11 @@ fuzz:
 	done
 
 # Checks with readers nobody on the team wrote: libtiff, tifffile, libvips,
-# GDAL and xmllint. Missing tools fail here (they skip in `make test`).
+# GDAL, xmllint and Viv (under Node.js, its modules pinned by
+# internal/interop/viv/package-lock.json). Missing tools fail here (they
+# skip in `make test`).
 interop:
+	cd internal/interop/viv && npm ci --no-audit --no-fund --loglevel=error
 	OMETIFF_INTEROP=1 $(GO) test -count=1 -timeout 30m -run 'Interop' ./...
 
 # The REFERENCE.md workloads written by this library and by the peers

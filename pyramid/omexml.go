@@ -183,13 +183,16 @@ func writeImage(b *bytes.Buffer, i int, im omeImage, uuid, fileName string, anno
 	}
 	// The planes are consecutive IFDs in DimensionOrder, so one TiffData
 	// maps them all: PlaneCount planes from IFD on, starting at Z, C, T = 0.
-	fmt.Fprintf(b, `<TiffData IFD="%d" PlaneCount="%d">`, im.firstIFD, s.Planes())
+	// The UUID names the file holding the planes. Without a file name it is
+	// left out (a TiffData without UUID refers to its own file): readers
+	// such as Viv's require the FileName of every UUID.
 	if fileName != "" {
+		fmt.Fprintf(b, `<TiffData IFD="%d" PlaneCount="%d">`, im.firstIFD, s.Planes())
 		fmt.Fprintf(b, `<UUID FileName="%s">%s</UUID>`, escape(fileName), uuid)
+		b.WriteString("</TiffData>")
 	} else {
-		fmt.Fprintf(b, `<UUID>%s</UUID>`, uuid)
+		fmt.Fprintf(b, `<TiffData IFD="%d" PlaneCount="%d"/>`, im.firstIFD, s.Planes())
 	}
-	b.WriteString("</TiffData>")
 	// Thousands of planes: append numbers directly rather than format.
 	var line []byte
 	for p := range s.Planes() {

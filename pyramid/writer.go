@@ -69,7 +69,8 @@ func Create(path string, opts Options) (*Writer, error) {
 
 // New writes an OME-TIFF to h, which must be empty. Close commits h. When
 // h knows its destination (it has a Path method, as *iohandle.File does),
-// the OME-XML names the file; otherwise the name is left out.
+// each TiffData names the file with its UUID; otherwise the TiffData
+// elements carry no UUID and refer to the file they are in.
 func New(h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)

@@ -1,6 +1,7 @@
 // Package interop runs the external TIFF readers (libtiff's tools,
-// tifffile, libvips, GDAL, xmllint) from tests, so that files the library
-// writes are checked by readers nobody on the team wrote.
+// tifffile, libvips, GDAL, xmllint, and Viv's loader under Node.js) from
+// tests, so that files the library writes are checked by readers nobody on
+// the team wrote.
 //
 // The checks against external readers are tests named TestInterop...;
 // they call Selected first and run only under OMETIFF_INTEROP=1 (`make
@@ -14,6 +15,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -100,4 +103,22 @@ func MustRun(t testing.TB, name string, args ...string) string {
 func RunPython(t testing.TB, script string, args ...string) string {
 	t.Helper()
 	return MustRun(t, Python(), append([]string{"-c", script}, args...)...)
+}
+
+// Viv returns the path of viv/read.mjs, the script that reads an OME-TIFF
+// with Viv's loader under Node.js, once node and the script's modules are
+// there (`npm ci` in that folder, as `make interop` runs it). Otherwise it
+// skips the test, or fails it under OMETIFF_INTEROP, like Need.
+func Viv(t testing.TB) string {
+	t.Helper()
+	Need(t, "node")
+	_, self, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(self), "viv")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@vivjs", "loaders")); err != nil {
+		if Required() {
+			t.Fatalf("interop: Viv's loader is not installed in %s (run npm ci there)", dir)
+		}
+		t.Skipf("interop: Viv's loader is not installed in %s (npm ci there)", dir)
+	}
+	return filepath.Join(dir, "read.mjs")
 }
