@@ -49,7 +49,7 @@ type levelStream struct {
 	geom      levelGeom
 	index     int // level, 0 for full resolution
 	rowBytes  int
-	band      []byte // rows waiting for a full tile row
+	band      []byte // rows waiting for a full tile row; made when first needed
 	bandRows  int
 	rows      int    // rows received
 	tileRow   int    // next tile row to emit
@@ -92,6 +92,9 @@ func (l *levelStream) tileRows(src []byte, n int) error {
 			}
 			done += th
 			continue
+		}
+		if l.band == nil { // whole tile rows of aligned input never need it
+			l.band = make([]byte, th*l.rowBytes)
 		}
 		take := min(th-l.bandRows, n-done)
 		copy(l.band[l.bandRows*l.rowBytes:], src[done*l.rowBytes:(done+take)*l.rowBytes])

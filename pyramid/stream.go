@@ -90,14 +90,18 @@ func (im *Image) newStream() *planeStream {
 	s := &planeStream{im: im, rowBytes: im.spec.SizeX * pb, chunkRows: im.levels[0].tileH}
 	for i, g := range im.levels {
 		l := &levelStream{geom: g, index: i, rowBytes: g.width * pb, reduce: im.reduce, emitTiles: s.emitTiles}
-		l.band = make([]byte, g.tileH*l.rowBytes)
 		s.levels = append(s.levels, l)
 	}
+	// Level 0 gets at most chunkRows rows at once; each reduction at most
+	// half as many, plus the pending row and an odd last row.
+	rowsIn := s.chunkRows
 	for i := 0; i+1 < len(s.levels); i++ {
 		l := s.levels[i]
 		l.next = s.levels[i+1]
 		l.pending = make([]byte, l.rowBytes)
-		l.reduced = make([]byte, s.chunkRows*l.next.rowBytes)
+		rowsOut := rowsIn/2 + 2
+		l.reduced = make([]byte, rowsOut*l.next.rowBytes)
+		rowsIn = rowsOut
 	}
 	return s
 }
