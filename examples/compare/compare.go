@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -129,6 +130,9 @@ func (c *comparison) measure(e entry, run int) {
 		return
 	}
 	os.Remove(e.t.out)
+	// Every run starts with nothing left to write back: otherwise the
+	// kernel's writeback of earlier outputs competes with the run measured.
+	syscall.Sync()
 	argv, env := e.w.command(e.t)
 	s, err := measure(argv, env, e.t.out, e.w.printsWrites)
 	if err != nil {
