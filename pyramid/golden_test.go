@@ -83,21 +83,32 @@ func planesFor(spec ImageSpec) goldenImage {
 
 // write produces the golden file.
 func (g goldenPyramid) write(t testing.TB) []byte {
-	return writeMemory(t, g.opts, func(w *Writer) error {
-		for _, gi := range g.images {
-			im, err := w.AddImage(gi.spec)
-			if err != nil {
+	return writeMemory(t, g.opts, g.add)
+}
+
+// writeFile writes the pyramid with Create, so its OME-XML names the file.
+func (g goldenPyramid) writeFile(t testing.TB, path string) {
+	w, err := Create(path, g.opts)
+	require.NoError(t, err)
+	require.NoError(t, g.add(w))
+	require.NoError(t, w.Close())
+}
+
+// add adds the images and writes their planes.
+func (g goldenPyramid) add(w *Writer) error {
+	for _, gi := range g.images {
+		im, err := w.AddImage(gi.spec)
+		if err != nil {
+			return err
+		}
+		for p, plane := range gi.planes {
+			z, c, tt := im.Spec().PlaneCoords(p)
+			if err := im.WritePlane(z, c, tt, plane.pix); err != nil {
 				return err
 			}
-			for p, plane := range gi.planes {
-				z, c, tt := im.Spec().PlaneCoords(p)
-				if err := im.WritePlane(z, c, tt, plane.pix); err != nil {
-					return err
-				}
-			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // expected returns the reference pyramids of the golden's main chain.

@@ -39,9 +39,10 @@ func fileExists(path string) bool {
 }
 
 // TestInteropOMEXMLSchema validates the OME-XML of every golden
-// pyramid with xmllint against the OME 2016-06 schema. It says so and
-// skips when the schema is missing, or xmllint outside make interop; it
-// runs in make test too.
+// pyramid with xmllint against the OME 2016-06 schema, written both to
+// memory (TiffData without UUID) and to a file whose name needs escaping
+// (TiffData with UUID FileName). It says so and skips when the schema is
+// missing, or xmllint outside make interop; it runs in make test too.
 func TestInteropOMEXMLSchema(t *testing.T) {
 	interop.Need(t, "xmllint")
 	if !fileExists(schemaPath()) {
@@ -49,13 +50,26 @@ func TestInteropOMEXMLSchema(t *testing.T) {
 	}
 	for _, g := range goldenPyramids() {
 		t.Run(g.name, func(t *testing.T) {
-			f, err := readback.Parse(g.write(t))
+			dir := t.TempDir()
+			path := filepath.Join(dir, `"A&B" <1>.ome.tif`)
+			g.writeFile(t, path)
+			named, err := os.ReadFile(path)
 			require.NoError(t, err)
-			xml := filepath.Join(t.TempDir(), "ome.xml")
-			require.NoError(t, os.WriteFile(xml, []byte(f.IFDs[0].Text(tiff.TagImageDescription)), 0o644))
-			r := interop.Run("xmllint", "--noout", "--nonet", "--schema", schemaPath(), xml)
-			require.NoError(t, r.Err, r.Stderr)
-			assert.Contains(t, r.Stderr, "validates")
+			for name, data := range map[string][]byte{"memory": g.write(t), "file": named} {
+				f, err := readback.Parse(data)
+				require.NoError(t, err)
+				description := f.IFDs[0].Text(tiff.TagImageDescription)
+				if name == "file" {
+					assert.Contains(t, description, `<UUID FileName="&quot;A&amp;B&quot; &lt;1&gt;.ome.tif">urn:uuid:`)
+				} else {
+					assert.NotContains(t, description, "<UUID")
+				}
+				xml := filepath.Join(dir, name+".xml")
+				require.NoError(t, os.WriteFile(xml, []byte(description), 0o644))
+				r := interop.Run("xmllint", "--noout", "--nonet", "--schema", schemaPath(), xml)
+				require.NoError(t, r.Err, r.Stderr)
+				assert.Contains(t, r.Stderr, "validates", name)
+			}
 		})
 	}
 }
@@ -70,7 +84,8 @@ type interopFile struct {
 }
 
 // interopFiles writes every golden and a deflate and a none variant of
-// each to dir.
+// each to dir: the goldens with Create, so their OME-XML names the file,
+// the variants from memory, so theirs does not.
 func interopFiles(t *testing.T, dir string) []interopFile {
 	var files []interopFile
 	for _, g := range goldenPyramids() {
@@ -86,7 +101,11 @@ func interopFiles(t *testing.T, dir string) []interopFile {
 				v.opts.Predictor = PredictorNone
 			}
 			path := filepath.Join(dir, fmt.Sprintf("%s-%v.ome.tif", g.name, comp))
-			require.NoError(t, os.WriteFile(path, v.write(t), 0o644))
+			if comp == g.opts.Compression {
+				v.writeFile(t, path)
+			} else {
+				require.NoError(t, os.WriteFile(path, v.write(t), 0o644))
+			}
 			files = append(files, interopFile{path: path, gold: v, want: v.expected(t), pixel: comp == None || comp == Deflate && !isFloat(v)})
 		}
 	}
