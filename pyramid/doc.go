@@ -10,7 +10,8 @@
 // OME-XML describing every image goes into the first IFD.
 //
 // Planes arrive whole (Image.WritePlane), as a stream of rows in bands of
-// any height (Image.Plane), or as an image.Image (Writer.AddImageData,
+// any height (Image.Plane), all of an image's at once from a reader
+// (Image.ReadPlanes), or as an image.Image (Writer.AddImageData,
 // WriteImage). The levels are computed while the rows stream in: each band
 // of full-resolution rows feeds the next level, so memory stays at a few
 // rows of tiles per level whatever the height of the plane or the number of

@@ -55,6 +55,19 @@ func FuzzWriter(f *testing.F) {
 		}
 		spec = im.Spec()
 		written := map[int]refPlane{}
+		if in.next(4) == 0 { // the first planes, maybe not all, from a reader
+			var raw []byte
+			read := in.next(spec.Planes() + 1)
+			for p := range read {
+				plane := randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(p), opts.Downsampling == Mode)
+				raw = append(raw, plane.pix...)
+				written[p] = plane
+			}
+			raw = append(raw, make([]byte, in.next(int(im.PlaneBytes())))...)
+			if err := im.ReadPlanes(bytes.NewReader(raw)); err != nil {
+				requireTyped(t, err)
+			}
+		}
 		for in.next(8) != 0 && len(in) > 0 {
 			z, c, tt := in.next(spec.SizeZ+1), in.next(spec.SizeC+1), in.next(spec.SizeT+1)
 			plane := randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(len(in)), opts.Downsampling == Mode)

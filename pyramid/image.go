@@ -227,6 +227,15 @@ func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 // startPlane gives a plane its directories, with room for the sequence
 // numbers of all its tiles, and a stream.
 func (im *Image) startPlane(st *planeState) {
+	im.planeDirs(st)
+	st.stream = im.newStream()
+	st.stream.state = st
+	st.writer = PlaneWriter{im: im, st: st, size: im.PlaneBytes()}
+}
+
+// planeDirs gives a plane its directories, with room for the sequence
+// numbers of all its tiles.
+func (im *Image) planeDirs(st *planeState) {
 	st.dirs = make([]levelDir, len(im.levels))
 	seqs := make([]int64, 0, im.tilesPerPlane())
 	for l, g := range im.levels {
@@ -242,7 +251,4 @@ func (im *Image) startPlane(st *planeState) {
 			st.dirs[0].dir.SubIFDs = append(st.dirs[0].dir.SubIFDs, &st.dirs[l].dir)
 		}
 	}
-	st.stream = im.newStream()
-	st.stream.state = st
-	st.writer = PlaneWriter{im: im, st: st, size: im.PlaneBytes()}
 }

@@ -35,8 +35,9 @@ type Writer struct {
 	images   []*Image
 	pipe     *compress.Pipeline // nil: tiles are stored unchanged, synchronously
 	codec    compress.Codec
-	seq      int64 // tiles submitted
-	err      error // first failure
+	seq      int64  // tiles submitted
+	readBuf  []byte // ReadPlanes's buffer, shared by the images
+	err      error  // first failure
 	closed   bool
 
 	// Touched by the consumer of encoded tiles, one goroutine at a time;
@@ -191,6 +192,30 @@ func (w *Writer) consume(_ int64, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return w.record(b, data)
+}
+
+// storeTiles stores consecutive uncompressed tiles of n bytes each, held
+// in data, with one write: the bulk form of consume for tiles that are
+// the caller's bytes as they are.
+func (w *Writer) storeTiles(data []byte, n int) error {
+	if err := w.opts.Context.Err(); err != nil {
+		return err
+	}
+	b, err := w.tw.WriteBlock(data)
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(data); off += n {
+		if err := w.record(tiff.Block{Offset: b.Offset + uint64(off), Size: uint64(n)}, data[off:off+n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record books one stored tile: its place, its fingerprint, the progress.
+func (w *Writer) record(b tiff.Block, data []byte) error {
 	if w.opts.BigTIFF == BigTIFFNever && b.Offset+b.Size > math.MaxUint32 {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}

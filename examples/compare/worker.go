@@ -73,12 +73,13 @@ func (j job) run() (iohandle.Stats, error) {
 	return w.Stats(), nil
 }
 
-// write adds the workload's images and writes their planes.
+// write adds the workload's images and writes their planes: the raw
+// input holds them in plane order (channel by channel, z fastest), which
+// ReadPlanes reads in 4 MiB pieces, as dd's blocks.
 func (j job) write(w *pyramid.Writer, in io.Reader) error {
 	wl := j.Workload
 	spec := pyramid.ImageSpec{SizeX: wl.Size, SizeY: wl.Size, SizeZ: wl.Z, SizeC: wl.C,
 		PixelType: wl.pixelType(), SamplesPerPixel: wl.samples()}
-	buf := make([]byte, readChunk)
 	for s := range wl.Series {
 		spec.Name = fmt.Sprintf("%s %d", wl.Name, s)
 		im, err := w.AddImage(spec)
@@ -88,67 +89,13 @@ func (j job) write(w *pyramid.Writer, in io.Reader) error {
 		if wl.Kind == hugeKind {
 			err = streamHuge(im, wl)
 		} else {
-			err = streamSeries(im, wl, in, buf)
+			err = im.ReadPlanes(in)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// readChunk is how much of the raw input the worker reads at once: as
-// dd's 4 MiB blocks, so both pay the same read calls.
-const readChunk = 4 << 20
-
-// streamSeries writes the planes of one series from the raw input, which
-// holds them channel by channel, z fastest: a plane larger than the chunk
-// streams in bands, smaller planes are read many at a time.
-func streamSeries(im *pyramid.Image, wl workload, in io.Reader, buf []byte) error {
-	n := wl.planeBytes()
-	if n > len(buf) {
-		for c := range wl.C {
-			for z := range wl.Z {
-				if err := streamPlane(im, z, c, n, in, buf); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	perChunk := len(buf) / n
-	for first := 0; first < wl.C*wl.Z; first += perChunk {
-		count := min(perChunk, wl.C*wl.Z-first)
-		chunk := buf[:count*n]
-		if _, err := io.ReadFull(in, chunk); err != nil {
-			return err
-		}
-		for i := range count {
-			p := first + i
-			if err := im.WritePlane(p%wl.Z, p/wl.Z, 0, chunk[i*n:(i+1)*n]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// streamPlane writes one plane of n bytes, read in bands the size of buf.
-func streamPlane(im *pyramid.Image, z, c, n int, in io.Reader, buf []byte) error {
-	pw, err := im.Plane(z, c, 0)
-	if err != nil {
-		return err
-	}
-	for left := n; left > 0; left -= len(buf) {
-		b := buf[:min(len(buf), left)]
-		if _, err := io.ReadFull(in, b); err != nil {
-			return err
-		}
-		if _, err := pw.Write(b); err != nil {
-			return err
-		}
-	}
-	return pw.Close()
 }
 
 // streamHuge generates the plane band by band and streams it to the

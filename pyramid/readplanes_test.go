@@ -1,0 +1,170 @@
+package pyramid
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/iohandle"
+)
+
+// readPlanesCase is an image written once plane by plane and once with
+// ReadPlanes.
+type readPlanesCase struct {
+	name     string
+	spec     ImageSpec
+	opts     Options
+	tileIsIt bool // ReadPlanes writes the planes without cutting tiles
+}
+
+func readPlanesCases() []readPlanesCase {
+	return []readPlanesCase{
+		{"tile is the plane", ImageSpec{SizeX: 128, SizeY: 64, SizeZ: 3, SizeC: 2, PixelType: Uint16}, Options{Compression: None, TileSize: 128}, true},
+		{"RGB tile is the plane", ImageSpec{SizeX: 32, SizeY: 48, SizeT: 5, SamplesPerPixel: 3}, Options{Compression: None}, true},
+		{"padded tile", ImageSpec{SizeX: 100, SizeY: 60, SizeZ: 4, PixelType: Int16}, Options{Compression: None}, false},
+		{"several tiles and levels", ImageSpec{SizeX: 300, SizeY: 200, SizeC: 3, DimensionOrder: XYCZT}, Options{Compression: None, TileSize: 64}, false},
+		{"LZW", ImageSpec{SizeX: 128, SizeY: 128, SizeZ: 2, PixelType: Float32}, Options{}, false},
+		{"planes larger than a read", ImageSpec{SizeX: 1500, SizeY: 1450, SizeC: 2, PixelType: Uint16}, Options{Compression: Deflate, Workers: 2}, false},
+	}
+}
+
+// rawPlanes returns the image's planes, in plane order, and all of them
+// concatenated.
+func rawPlanes(spec ImageSpec) ([][]byte, []byte) {
+	n, _ := spec.normalized()
+	var planes [][]byte
+	var all []byte
+	for p := range n.Planes() {
+		pix := randomPlane(n.SizeX, n.SizeY, n.SamplesPerPixel, n.PixelType, uint64(p), false).pix
+		planes = append(planes, pix)
+		all = append(all, pix...)
+	}
+	return planes, all
+}
+
+// TestReadPlanes: ReadPlanes writes the same file as WritePlane plane by
+// plane, and where the tile is the plane it hands the output all the
+// planes in one write instead of one each.
+func TestReadPlanes(t *testing.T) {
+	for _, tc := range readPlanesCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			planes, all := rawPlanes(tc.spec)
+			one := iohandle.NewMemory()
+			w, err := New(one, tc.opts)
+			require.NoError(t, err)
+			im, err := w.AddImage(tc.spec)
+			require.NoError(t, err)
+			for p, pix := range planes {
+				z, c, tt := im.Spec().PlaneCoords(p)
+				require.NoError(t, im.WritePlane(z, c, tt, pix))
+			}
+			require.NoError(t, w.Close())
+
+			bulk := iohandle.NewMemory()
+			w, err = New(bulk, tc.opts)
+			require.NoError(t, err)
+			im, err = w.AddImage(tc.spec)
+			require.NoError(t, err)
+			require.NoError(t, im.ReadPlanes(bytes.NewReader(all)))
+			require.NoError(t, w.Close())
+
+			assert.True(t, bytes.Equal(one.Bytes(), bulk.Bytes()), "ReadPlanes and WritePlane files differ")
+			if tc.tileIsIt { // one append for all the planes, not one each
+				assert.Equal(t, one.Stats().Appends-int64(len(planes))+1, bulk.Stats().Appends, "appends with ReadPlanes")
+			}
+		})
+	}
+}
+
+// TestReadPlanesShortInput: when the reader ends early, the planes read
+// whole are written, the error says so, and Close lists the others.
+func TestReadPlanesShortInput(t *testing.T) {
+	for _, tc := range readPlanesCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			planes, all := rawPlanes(tc.spec)
+			w, err := New(iohandle.NewMemory(), tc.opts)
+			require.NoError(t, err)
+			im, err := w.AddImage(tc.spec)
+			require.NoError(t, err)
+			cut := len(all) - len(planes[0])*3/2 // the last plane and half the one before
+			err = im.ReadPlanes(bytes.NewReader(all[:cut]))
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+			require.ErrorIs(t, err, ErrData)
+			assert.ErrorContains(t, err, "image 0: the input ends in plane")
+			err = w.Close()
+			require.ErrorIs(t, err, ErrMissingPlanes)
+			assert.ErrorContains(t, err, ": 2 missing")
+		})
+	}
+}
+
+var errReader = errors.New("the reader broke")
+
+type failingReader struct{ left int }
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.left == 0 {
+		return 0, errReader
+	}
+	n := min(len(p), f.left)
+	clear(p[:n])
+	f.left -= n
+	return n, nil
+}
+
+func TestReadPlanesErrors(t *testing.T) {
+	spec := ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 4}
+	opts := Options{Compression: None}
+	t.Run("reader error", func(t *testing.T) {
+		w, err := New(iohandle.NewMemory(), opts)
+		require.NoError(t, err)
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		require.ErrorIs(t, im.ReadPlanes(&failingReader{left: 64 * 64 * 2}), errReader)
+		// The writer goes on: the missing planes can still be written.
+		for z := 2; z < 4; z++ {
+			require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 64*64)))
+		}
+		require.NoError(t, w.Close())
+	})
+	t.Run("a plane already started", func(t *testing.T) {
+		w, err := New(iohandle.NewMemory(), opts)
+		require.NoError(t, err)
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		_, err = im.Plane(1, 0, 0)
+		require.NoError(t, err)
+		require.ErrorIs(t, im.ReadPlanes(bytes.NewReader(make([]byte, 4*64*64))), ErrPlane)
+		require.NoError(t, w.Abort())
+	})
+	t.Run("after Close", func(t *testing.T) {
+		w, err := New(iohandle.NewMemory(), opts)
+		require.NoError(t, err)
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		require.NoError(t, im.ReadPlanes(bytes.NewReader(make([]byte, 4*64*64))))
+		require.NoError(t, w.Close())
+		require.ErrorIs(t, im.ReadPlanes(bytes.NewReader(nil)), ErrClosed)
+	})
+	t.Run("output fails", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "out.ome.tif")
+		f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 4096})
+		require.NoError(t, err)
+		w, err := New(iohandle.NewFaulty(f, iohandle.Faults{Write: 2}), opts)
+		require.NoError(t, err)
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		err = im.ReadPlanes(bytes.NewReader(make([]byte, 4*64*64)))
+		require.ErrorIs(t, err, iohandle.ErrInjected)
+		require.ErrorIs(t, w.Close(), iohandle.ErrInjected)
+		entries, _ := os.ReadDir(dir)
+		assert.Empty(t, entries)
+	})
+}
