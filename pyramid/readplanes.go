@@ -16,8 +16,8 @@ const readChunk = 4 << 20
 //
 // It reads r in pieces of about 4 MiB. When a plane's only tile is the
 // plane itself, byte for byte (no compression, one tile per plane, no
-// reduced levels), those pieces go to the output as they were read, without
-// a copy: a stack of small raw planes is written as fast as a plain copy.
+// reduced levels), those pieces go to the output as they were read, with no
+// copy in between: the way to write a stack of small raw planes.
 //
 // If r ends before the last plane, the planes read whole are written, the
 // others stay missing (Close lists them), and the error wraps ErrData and
