@@ -49,14 +49,17 @@ const (
 	IFD8      Type = 18 // 64-bit offset of a directory (BigTIFF)
 )
 
-// typeInfo describes each known type; the zero entry (size 0) marks the
-// numbers that are no type. An array, not a map: Size is on the path of
-// every value a directory holds.
-var typeInfo = [IFD8 + 1]struct {
+// typeDesc describes a field type.
+type typeDesc struct {
 	name string
 	size int // bytes per value
 	word int // bytes per byte-order unit (a RATIONAL swaps as two LONGs)
-}{
+}
+
+// typeInfo describes each known type; the zero entry (size 0) marks the
+// numbers that are no type. An array, not a map: Size is on the path of
+// every value a directory holds.
+var typeInfo = [IFD8 + 1]typeDesc{
 	Byte: {"BYTE", 1, 1}, ASCII: {"ASCII", 1, 1}, Short: {"SHORT", 2, 2},
 	Long: {"LONG", 4, 4}, Rational: {"RATIONAL", 8, 4}, SByte: {"SBYTE", 1, 1},
 	Undefined: {"UNDEFINED", 1, 1}, SShort: {"SSHORT", 2, 2}, SLong: {"SLONG", 4, 4},
@@ -64,22 +67,20 @@ var typeInfo = [IFD8 + 1]struct {
 	IFD: {"IFD", 4, 4}, Long8: {"LONG8", 8, 8}, SLong8: {"SLONG8", 8, 8}, IFD8: {"IFD8", 8, 8},
 }
 
-// Size is the byte size of one value of the type, or 0 for an unknown type.
-func (t Type) Size() int {
+// desc returns the type's description, all zero for an unknown type.
+func (t Type) desc() typeDesc {
 	if int(t) >= len(typeInfo) {
-		return 0
+		return typeDesc{}
 	}
-	return typeInfo[t].size
+	return typeInfo[t]
 }
+
+// Size is the byte size of one value of the type, or 0 for an unknown type.
+func (t Type) Size() int { return t.desc().size }
 
 // word is the byte-order unit of the type's values: they are swapped in
 // pieces of this many bytes.
-func (t Type) word() int {
-	if int(t) >= len(typeInfo) {
-		return 0
-	}
-	return typeInfo[t].word
-}
+func (t Type) word() int { return t.desc().word }
 
 // Valid reports whether t is a field type this package knows.
 func (t Type) Valid() bool { return t.Size() > 0 }
@@ -90,7 +91,7 @@ func (t Type) BigTIFFOnly() bool { return t == Long8 || t == SLong8 || t == IFD8
 // String returns the type's name in the specification.
 func (t Type) String() string {
 	if t.Valid() {
-		return typeInfo[t].name
+		return t.desc().name
 	}
 	return fmt.Sprintf("TYPE(%d)", uint16(t))
 }
