@@ -6,15 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzFileOps drives a File with a small buffer and a Memory model through
-// the same appends, patches and flushes decoded from the input, and checks
+// the same appends (Write and ReadFrom), patches and flushes decoded from the input, and checks
 // that both hold the same bytes, that the file is never longer than its
 // content and that it equals Len after Flush.
 func FuzzFileOps(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 2, 0, 40, 2, 0})
 	f.Add([]byte{0, 30, 0, 30, 1, 3, 1, 250, 2})
+	f.Add([]byte{3, 40, 1, 7, 3, 9, 2, 0, 3, 200})
 	dir := f.TempDir() // one per fuzzing process; each input aborts its file
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		h, err := Create(filepath.Join(dir, "f"), Options{BufferSize: 16, NoSync: true})
@@ -25,7 +27,7 @@ func FuzzFileOps(f *testing.F) {
 		model := NewMemory()
 		for i := 0; i+1 < len(ops); i += 2 {
 			arg := int(ops[i+1])
-			switch ops[i] % 3 {
+			switch ops[i] % 4 {
 			case 0:
 				p := bytes.Repeat([]byte{byte(i)}, arg%48)
 				mustWrite(t, h, model, p)
@@ -47,6 +49,12 @@ func FuzzFileOps(f *testing.F) {
 				if got := sizeOnDisk(t, h); got != h.Len() {
 					t.Fatalf("after Flush: size %d, Len %d", got, h.Len())
 				}
+			case 3: // arg bytes, each read filling half the room offered
+				p := bytes.Repeat([]byte{byte(i)}, arg)
+				if _, err := h.ReadFrom(iotest.HalfReader(bytes.NewReader(p))); err != nil {
+					t.Fatal(err)
+				}
+				_, _ = model.Write(p)
 			}
 			if got := sizeOnDisk(t, h); got > h.Len() {
 				t.Fatalf("file %d bytes, content %d", got, h.Len())

@@ -1,5 +1,10 @@
 package iohandle
 
+import (
+	"bytes"
+	"io"
+)
+
 // Memory is a Handle that keeps the output in memory, for tests and for
 // callers that want the encoded bytes. Its Stats count the calls it
 // received: every Write is an append, every WriteAt a patch.
@@ -40,6 +45,21 @@ func (m *Memory) Write(p []byte) (int, error) {
 	m.stats.Bytes += int64(len(p))
 	m.data = append(m.data, p...)
 	return len(p), nil
+}
+
+// ReadFrom appends everything r yields until io.EOF, reading straight into
+// the output; it counts as one append. An error of r is returned and the
+// bytes read before it stay appended.
+func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
+	if m.state != stateOpen {
+		return 0, closedError("read from")
+	}
+	b := bytes.NewBuffer(m.data)
+	n, err := b.ReadFrom(r)
+	m.data = b.Bytes()
+	m.stats.Appends++
+	m.stats.Bytes += n
+	return n, err
 }
 
 // WriteAt overwrites len(p) bytes at off, which must lie within Len.

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// readChunk is how much ReadPlanes reads from its reader at once: whole
+// readChunk is how much ReadPlanes takes from its reader at once: whole
 // planes up to this size, or pieces of this size of a larger plane.
 const readChunk = 4 << 20
 
@@ -14,15 +18,16 @@ const readChunk = 4 << 20
 // plane, as WritePlane takes them, planes in plane order (DimensionOrder,
 // fastest dimension first). No plane of the image may be started yet.
 //
-// It reads r in pieces of about 4 MiB. When a plane's only tile is the
-// plane itself, byte for byte (no compression, one tile per plane, no
-// reduced levels), those pieces go to the output as they were read, with no
-// copy in between: the way to write a stack of small raw planes.
+// When a plane's only tile is the plane itself, byte for byte (no
+// compression, one tile per plane, no reduced levels), r is read straight
+// into the output's buffer, as a file copy would: the way to write a stack
+// of small raw planes. Otherwise r is read in pieces of about 4 MiB.
 //
 // If r ends before the last plane, the planes read whole are written, the
 // others stay missing (Close lists them), and the error wraps ErrData and
-// io.ErrUnexpectedEOF. Other errors of r are returned wrapped. Neither
-// fails the writer.
+// io.ErrUnexpectedEOF; when the planes are copied straight, the bytes of
+// the plane r ends in stay in the file, unused. Other errors of r are
+// returned wrapped. Neither fails the writer.
 func (im *Image) ReadPlanes(r io.Reader) error {
 	if err := im.w.usable(); err != nil {
 		return err
@@ -33,53 +38,13 @@ func (im *Image) ReadPlanes(r io.Reader) error {
 			return fmt.Errorf("%w: ReadPlanes on image %d, whose plane z=%d c=%d t=%d is already started", ErrPlane, im.index, z, c, t)
 		}
 	}
-	n := im.PlaneBytes()
-	if n > readChunk {
+	switch {
+	case im.tileIsPlane():
+		return im.copyPlanes(r)
+	case im.PlaneBytes() > readChunk:
 		return im.streamPlanes(r)
 	}
-	perChunk := int(readChunk / n)
-	buf := im.w.readBuffer(min(perChunk, len(im.planes)) * int(n))
-	for first := 0; first < len(im.planes); first += perChunk {
-		want := min(perChunk, len(im.planes)-first) * int(n)
-		got, readErr := io.ReadFull(r, buf[:want])
-		if err := im.storePlanes(first, buf[:got-got%int(n)]); err != nil {
-			return err
-		}
-		if readErr != nil {
-			return im.readError(first+got/int(n), readErr)
-		}
-	}
-	return nil
-}
-
-// storePlanes writes consecutive whole planes, the first being plane
-// first, held in data.
-func (im *Image) storePlanes(first int, data []byte) error {
-	n := int(im.PlaneBytes())
-	if !im.tileIsPlane() {
-		for i := 0; i < len(data)/n; i++ {
-			z, c, t := im.spec.PlaneCoords(first + i)
-			if err := im.WritePlane(z, c, t, data[i*n:(i+1)*n]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	w := im.w
-	for i := 0; i < len(data)/n; i++ {
-		st := &im.planes[first+i]
-		im.planeDirs(st)
-		st.dirs[0].seqs = append(st.dirs[0].seqs, w.seq)
-		w.seq++
-		st.done = true
-	}
-	if len(data) == 0 {
-		return nil
-	}
-	if err := w.storeTiles(data, n); err != nil {
-		return w.fail(wrapStreamError(err))
-	}
-	return nil
+	return im.bufferPlanes(r)
 }
 
 // tileIsPlane reports whether a plane is stored as its own bytes: one
@@ -87,6 +52,66 @@ func (im *Image) storePlanes(first int, data []byte) error {
 func (im *Image) tileIsPlane() bool {
 	g := im.levels[0]
 	return im.w.pipe == nil && len(im.levels) == 1 && g.tileW == im.spec.SizeX && g.tileH == im.spec.SizeY
+}
+
+// copyPlanes writes planes that are their own tile from r to the output
+// with no copy in between, readChunk bytes or one plane at a time.
+func (im *Image) copyPlanes(r io.Reader) error {
+	w := im.w
+	n := im.PlaneBytes()
+	src := &fingerprintReader{r: r, tile: n, hash: w.content != nil}
+	perChunk := max(1, int(readChunk/n))
+	for first := 0; first < len(im.planes); first += perChunk {
+		if err := w.opts.Context.Err(); err != nil {
+			return w.fail(wrapStreamError(err))
+		}
+		b, readErr := w.tw.ReadBlock(src, int64(min(perChunk, len(im.planes)-first))*n)
+		if readErr != nil && !src.ended {
+			return w.fail(wrapStreamError(readErr))
+		}
+		for i := range int(b.Size / uint64(n)) {
+			st := &im.planes[first+i]
+			im.planeDirs(st)
+			st.dirs[0].seqs = append(st.dirs[0].seqs, w.seq)
+			w.seq++
+			st.done = true
+			var sum uint64
+			if src.hash {
+				sum = src.sums[i]
+			}
+			tile := tiff.Block{Offset: b.Offset + uint64(i)*uint64(n), Size: uint64(n)}
+			if err := w.recordSum(tile, sum); err != nil {
+				return w.fail(err)
+			}
+		}
+		src.sums = src.sums[:0]
+		if readErr != nil {
+			return im.readError(first+int(b.Size/uint64(n)), readErr)
+		}
+	}
+	return nil
+}
+
+// bufferPlanes writes planes of up to readChunk bytes through WritePlane,
+// reading as many whole planes as fit in readChunk at a time.
+func (im *Image) bufferPlanes(r io.Reader) error {
+	n := int(im.PlaneBytes())
+	perChunk := readChunk / n
+	buf := im.w.readBuffer(min(perChunk, len(im.planes)) * n)
+	for first := 0; first < len(im.planes); first += perChunk {
+		want := min(perChunk, len(im.planes)-first) * n
+		got, readErr := io.ReadFull(r, buf[:want])
+		for i := range got / n {
+			z, c, t := im.spec.PlaneCoords(first + i)
+			if err := im.WritePlane(z, c, t, buf[i*n:(i+1)*n]); err != nil {
+				return err
+			}
+		}
+		if readErr != nil {
+			return im.readError(first+got/n, readErr)
+		}
+	}
+	return nil
 }
 
 // streamPlanes writes planes larger than readChunk, each streamed from r
@@ -129,4 +154,49 @@ func (w *Writer) readBuffer(n int) []byte {
 		w.readBuf = make([]byte, n)
 	}
 	return w.readBuf[:n]
+}
+
+// fingerprintReader passes its reader's bytes on and hashes them in
+// tile-sized pieces as they go by, while they are still in the cache: the
+// XXH3 of each tile, in order, as record would compute it. It also notes
+// when its reader ended or failed, to tell the input's errors from the
+// output's.
+type fingerprintReader struct {
+	r     io.Reader
+	tile  int64 // bytes per tile
+	hash  bool  // false: pass the bytes on only
+	ended bool  // r returned an error, io.EOF included
+
+	partial xxh3.Hasher // the tile under way, when it spans reads
+	inTile  int64       // bytes of it so far
+	sums    []uint64    // the whole tiles read since the caller last took them
+}
+
+func (f *fingerprintReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if f.hash && n > 0 {
+		f.add(p[:n])
+	}
+	if err != nil {
+		f.ended = true
+	}
+	return n, err
+}
+
+// add hashes p, the next bytes of the stream.
+func (f *fingerprintReader) add(p []byte) {
+	for len(p) > 0 {
+		k := min(int64(len(p)), f.tile-f.inTile)
+		if f.inTile == 0 && k == f.tile {
+			f.sums = append(f.sums, xxh3.Hash(p[:k]))
+		} else {
+			f.partial.Write(p[:k])
+			if f.inTile += k; f.inTile == f.tile {
+				f.sums = append(f.sums, f.partial.Sum64())
+				f.partial.Reset()
+				f.inTile = 0
+			}
+		}
+		p = p[k:]
+	}
 }

@@ -26,6 +26,7 @@ type readPlanesCase struct {
 func readPlanesCases() []readPlanesCase {
 	return []readPlanesCase{
 		{"tile is the plane", ImageSpec{SizeX: 128, SizeY: 64, SizeZ: 3, SizeC: 2, PixelType: Uint16}, Options{Compression: None, TileSize: 128}, true},
+		{"tile is the plane, UUID given", ImageSpec{SizeX: 16, SizeY: 16, SizeT: 9, PixelType: Float64}, Options{Compression: None, TileSize: 16, UUID: "0f0e0d0c-0b0a-4908-8706-050403020100"}, true},
 		{"RGB tile is the plane", ImageSpec{SizeX: 32, SizeY: 48, SizeT: 5, SamplesPerPixel: 3}, Options{Compression: None}, true},
 		{"padded tile", ImageSpec{SizeX: 100, SizeY: 60, SizeZ: 4, PixelType: Int16}, Options{Compression: None}, false},
 		{"several tiles and levels", ImageSpec{SizeX: 300, SizeY: 200, SizeC: 3, DimensionOrder: XYCZT}, Options{Compression: None, TileSize: 64}, false},
@@ -49,35 +50,47 @@ func rawPlanes(spec ImageSpec) ([][]byte, []byte) {
 }
 
 // TestReadPlanes: ReadPlanes writes the same file as WritePlane plane by
-// plane, and where the tile is the plane it hands the output all the
-// planes in one write instead of one each.
+// plane, in memory and to a file, and where the tile is the plane it hands
+// the output all the planes in one append instead of one each.
 func TestReadPlanes(t *testing.T) {
 	for _, tc := range readPlanesCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			planes, all := rawPlanes(tc.spec)
-			one := iohandle.NewMemory()
-			w, err := New(one, tc.opts)
-			require.NoError(t, err)
-			im, err := w.AddImage(tc.spec)
-			require.NoError(t, err)
-			for p, pix := range planes {
-				z, c, tt := im.Spec().PlaneCoords(p)
-				require.NoError(t, im.WritePlane(z, c, tt, pix))
+			write := func(h iohandle.Handle, bulk bool) {
+				w, err := New(h, tc.opts)
+				require.NoError(t, err)
+				im, err := w.AddImage(tc.spec)
+				require.NoError(t, err)
+				if bulk {
+					require.NoError(t, im.ReadPlanes(bytes.NewReader(all)))
+				} else {
+					for p, pix := range planes {
+						z, c, tt := im.Spec().PlaneCoords(p)
+						require.NoError(t, im.WritePlane(z, c, tt, pix))
+					}
+				}
+				require.NoError(t, w.Close())
 			}
-			require.NoError(t, w.Close())
-
-			bulk := iohandle.NewMemory()
-			w, err = New(bulk, tc.opts)
-			require.NoError(t, err)
-			im, err = w.AddImage(tc.spec)
-			require.NoError(t, err)
-			require.NoError(t, im.ReadPlanes(bytes.NewReader(all)))
-			require.NoError(t, w.Close())
-
+			one, bulk := iohandle.NewMemory(), iohandle.NewMemory()
+			write(one, false)
+			write(bulk, true)
 			assert.True(t, bytes.Equal(one.Bytes(), bulk.Bytes()), "ReadPlanes and WritePlane files differ")
-			if tc.tileIsIt { // one append for all the planes, not one each
+			if tc.tileIsIt {
 				assert.Equal(t, one.Stats().Appends-int64(len(planes))+1, bulk.Stats().Appends, "appends with ReadPlanes")
 			}
+
+			// To files whose buffer is smaller than a plane and out of step
+			// with the planes, so that planes span reads.
+			var files [2][]byte
+			for i, bulk := range []bool{false, true} {
+				path := filepath.Join(t.TempDir(), "out.ome.tif")
+				f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 1000})
+				require.NoError(t, err)
+				write(f, bulk)
+				files[i], err = os.ReadFile(path)
+				require.NoError(t, err)
+			}
+			assert.True(t, bytes.Equal(files[0], files[1]), "ReadPlanes and WritePlane files differ")
 		})
 	}
 }

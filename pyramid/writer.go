@@ -195,35 +195,26 @@ func (w *Writer) consume(_ int64, data []byte) error {
 	return w.record(b, data)
 }
 
-// storeTiles stores consecutive uncompressed tiles of n bytes each, held
-// in data, with one write: the bulk form of consume for tiles that are
-// the caller's bytes as they are.
-func (w *Writer) storeTiles(data []byte, n int) error {
-	if err := w.opts.Context.Err(); err != nil {
-		return err
-	}
-	b, err := w.tw.WriteBlock(data)
-	if err != nil {
-		return err
-	}
-	for off := 0; off < len(data); off += n {
-		if err := w.record(tiff.Block{Offset: b.Offset + uint64(off), Size: uint64(n)}, data[off:off+n]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // record books one stored tile: its place, its fingerprint, the progress.
 func (w *Writer) record(b tiff.Block, data []byte) error {
+	var sum uint64
+	if w.content != nil {
+		// XXH3 runs at 86 GB/s here, CRC-32C at 24: for uncompressed
+		// tiles, fingerprinting them costs little next to writing them.
+		sum = xxh3.Hash(data)
+	}
+	return w.recordSum(b, sum)
+}
+
+// recordSum is record for a tile whose fingerprint, sum, is known (and
+// ignored when the UUID is not made from the content).
+func (w *Writer) recordSum(b tiff.Block, sum uint64) error {
 	if w.opts.BigTIFF == BigTIFFNever && b.Offset+b.Size > math.MaxUint32 {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}
 	w.blocks = append(w.blocks, b)
 	if w.content != nil {
-		// XXH3 runs at 86 GB/s here, CRC-32C at 24: for uncompressed
-		// tiles, fingerprinting them costs little next to writing them.
-		binary.LittleEndian.PutUint64(w.tileHash[:], xxh3.Hash(data))
+		binary.LittleEndian.PutUint64(w.tileHash[:], sum)
 		w.content.Write(w.tileHash[:])
 	}
 	w.tilesDone++

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/ometiff-go/ometiff/ifd"
@@ -122,6 +123,50 @@ func (w *Writer) WriteBlock(p []byte) (Block, error) {
 		return Block{}, err
 	}
 	return b, nil
+}
+
+// ReadBlock appends n bytes read from r as one block (one or more strips
+// or tiles back to back) and returns where it lies. The bytes go from r to
+// the handle's buffer directly when the handle is an io.ReaderFrom, as
+// iohandle's File and Memory are.
+//
+// If r ends early or fails, the Block covers the bytes read, which stay in
+// the file, and the error is io.ErrUnexpectedEOF or r's. That does not stop
+// the writer; a failure of the output does.
+func (w *Writer) ReadBlock(r io.Reader, n int64) (Block, error) {
+	if err := w.usable(); err != nil {
+		return Block{}, err
+	}
+	src := &sourceReader{r: r}
+	off := uint64(w.h.Len())
+	got, err := io.CopyN(w.h, src, n)
+	b := Block{Offset: off, Size: uint64(got)}
+	switch {
+	case err == nil:
+		return b, nil
+	case err == io.EOF:
+		return b, io.ErrUnexpectedEOF
+	case src.err != nil || err == io.ErrNoProgress: // the input's fault
+		return b, err
+	default: // the output's
+		w.err = err
+		return Block{}, err
+	}
+}
+
+// sourceReader remembers the error its reader returned, so that ReadBlock
+// can tell a failing input from a failing output.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
 }
 
 // AddDirectory appends d to the main chain. The writer keeps d until Close,

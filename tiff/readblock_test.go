@@ -1,0 +1,65 @@
+package tiff
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/iohandle"
+)
+
+var errSource = errors.New("source broke")
+
+// TestReadBlock: ReadBlock appends n bytes of a reader as one block; an
+// input that ends or fails early leaves the writer going, a failing output
+// stops it.
+func TestReadBlock(t *testing.T) {
+	data := []byte("0123456789")
+	tests := []struct {
+		name    string
+		r       io.Reader
+		want    Block
+		wantErr error
+	}{
+		{"whole", bytes.NewReader(data), Block{ReservedHeaderSize, 8}, nil},
+		{"in pieces", iotest.OneByteReader(bytes.NewReader(data)), Block{ReservedHeaderSize, 8}, nil},
+		{"ends early", bytes.NewReader(data[:5]), Block{ReservedHeaderSize, 5}, io.ErrUnexpectedEOF},
+		{"fails", io.MultiReader(bytes.NewReader(data[:3]), iotest.ErrReader(errSource)), Block{ReservedHeaderSize, 3}, errSource},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := iohandle.NewMemory()
+			w, err := NewWriter(h, Options{})
+			require.NoError(t, err)
+			b, err := w.ReadBlock(tt.r, 8)
+			require.ErrorIs(t, err, tt.wantErr)
+			assert.Equal(t, tt.want, b)
+			assert.Equal(t, string(data[:b.Size]), string(h.Bytes()[b.Offset:]))
+			next, err := w.WriteBlock([]byte("x"))
+			require.NoError(t, err, "the writer goes on")
+			assert.Equal(t, b.Offset+b.Size, next.Offset)
+		})
+	}
+	t.Run("output fails", func(t *testing.T) {
+		h := iohandle.NewFaulty(iohandle.NewMemory(), iohandle.Faults{Write: 2})
+		w, err := NewWriter(h, Options{})
+		require.NoError(t, err)
+		_, err = w.ReadBlock(bytes.NewReader(data), 8)
+		require.ErrorIs(t, err, iohandle.ErrInjected)
+		_, err = w.WriteBlock([]byte("x"))
+		require.ErrorIs(t, err, iohandle.ErrInjected, "the writer stopped")
+	})
+	t.Run("after close", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		require.NoError(t, w.AddDirectory(tinyDirectory(t, w)))
+		require.NoError(t, w.Close())
+		_, err = w.ReadBlock(bytes.NewReader(data), 8)
+		require.ErrorIs(t, err, ErrClosed)
+	})
+}
