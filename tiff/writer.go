@@ -94,6 +94,7 @@ type Writer struct {
 	closed  bool
 	scratch []byte       // one encoded directory at a time
 	fields  *ifd.Builder // one directory's final fields at a time
+	values  []byte       // the values of its offsets and counts
 }
 
 // NewWriter starts a TIFF file on h, which must be empty. It reserves
@@ -363,7 +364,8 @@ func (w *Writer) writeDirectories(p *layout) error {
 
 // finalFields returns d's fields with the data-location fields added for
 // format f: block offsets and counts, and the SubIFDs offsets subs. The
-// builder is the writer's, valid until the next call.
+// builder and the values of those fields are the writer's, valid until the
+// next call, so that thousands of directories cost no allocation each.
 func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
 	if w.fields == nil {
 		w.fields = &ifd.Builder{}
@@ -376,52 +378,67 @@ func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Bu
 		}
 		b.AddAll(d.Fields)
 	}
-	if len(d.Blocks) > 0 {
-		if d.OffsetsTag == 0 || d.CountsTag == 0 {
-			return nil, fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
-		}
-		offsets, counts := make([]uint64, len(d.Blocks)), make([]uint64, len(d.Blocks))
-		for i, blk := range d.Blocks {
-			offsets[i], counts[i] = blk.Offset, blk.Size
-		}
-		if err := addOffsets(b, d.OffsetsTag, offsets, f, false); err != nil {
-			return nil, err
-		}
-		if err := addOffsets(b, d.CountsTag, counts, f, false); err != nil {
-			return nil, err
-		}
+	if len(d.Blocks) > 0 && (d.OffsetsTag == 0 || d.CountsTag == 0) {
+		return nil, fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
 	}
-	if len(subs) > 0 {
-		if err := addOffsets(b, TagSubIFDs, subs, f, true); err != nil {
+	word := 4
+	if f.BigTIFF {
+		word = 8
+	}
+	if need := (2*len(d.Blocks) + len(subs)) * word; cap(w.values) < need {
+		w.values = make([]byte, need)
+	}
+	values := w.values
+	fields := []struct {
+		tag         uint16
+		n           int
+		value       func(i int) uint64
+		directories bool
+	}{
+		{d.OffsetsTag, len(d.Blocks), func(i int) uint64 { return d.Blocks[i].Offset }, false},
+		{d.CountsTag, len(d.Blocks), func(i int) uint64 { return d.Blocks[i].Size }, false},
+		{TagSubIFDs, len(subs), func(i int) uint64 { return subs[i] }, true},
+	}
+	for _, fd := range fields {
+		if fd.n == 0 {
+			continue
+		}
+		e, err := offsetField(fd.tag, values[:fd.n*word], fd.value, f.BigTIFF, fd.directories)
+		if err != nil {
 			return nil, err
 		}
+		b.Add(e)
+		values = values[fd.n*word:]
 	}
 	return b, b.Err()
 }
 
-// addOffsets adds offsets or byte counts: LONG (IFD for directories) in
-// classic TIFF, LONG8 (IFD8) in BigTIFF. A value past 32 bits in classic
-// TIFF is ErrTooLarge, never truncated.
-func addOffsets(b *ifd.Builder, tag uint16, v []uint64, f ifd.Format, directories bool) error {
-	if f.BigTIFF {
-		if directories {
-			b.AddIFD8(tag, v...)
-		} else {
-			b.AddLong8(tag, v...)
+// offsetField makes a field of offsets or byte counts with its values in
+// p, one word each: LONG (IFD for directories) in classic TIFF, LONG8
+// (IFD8) in BigTIFF. A value past 32 bits in classic TIFF is ErrTooLarge,
+// never truncated.
+func offsetField(tag uint16, p []byte, value func(i int) uint64, bigTIFF, directories bool) (ifd.Entry, error) {
+	e := ifd.Entry{Tag: tag, Type: ifd.Long, Value: p}
+	switch {
+	case bigTIFF && directories:
+		e.Type = ifd.IFD8
+	case bigTIFF:
+		e.Type = ifd.Long8
+	case directories:
+		e.Type = ifd.IFD
+	}
+	size := e.Type.Size()
+	e.Count = uint64(len(p) / size)
+	for i := range len(p) / size {
+		v := value(i)
+		switch {
+		case size == 8:
+			binary.LittleEndian.PutUint64(p[8*i:], v)
+		case v > math.MaxUint32:
+			return e, fmt.Errorf("%w: tag %d value %d", ErrTooLarge, tag, v)
+		default:
+			binary.LittleEndian.PutUint32(p[4*i:], uint32(v))
 		}
-		return nil
 	}
-	v32 := make([]uint32, len(v))
-	for i, x := range v {
-		if x > math.MaxUint32 {
-			return fmt.Errorf("%w: tag %d value %d", ErrTooLarge, tag, x)
-		}
-		v32[i] = uint32(x)
-	}
-	if directories {
-		b.AddIFD(tag, v32...)
-	} else {
-		b.AddLong(tag, v32...)
-	}
-	return nil
+	return e, nil
 }
