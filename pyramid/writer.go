@@ -286,6 +286,27 @@ func (w *Writer) finish() error {
 	return nil
 }
 
+// blocksOf returns the stored tiles with the sequence numbers seqs: a
+// piece of w.blocks when the numbers follow each other (a plane that is
+// one tile, or tiles stored in order), else a new slice.
+func (w *Writer) blocksOf(seqs []int64) []tiff.Block {
+	if len(seqs) == 0 {
+		return nil
+	}
+	first := seqs[0]
+	for i, seq := range seqs {
+		if seq != first+int64(i) {
+			blocks := make([]tiff.Block, len(seqs))
+			for i, seq := range seqs {
+				blocks[i] = w.blocks[seq]
+			}
+			return blocks
+		}
+	}
+	end := first + int64(len(seqs))
+	return w.blocks[first:end:end]
+}
+
 // replaceInPlace overwrites every old in p with new, of the same length.
 func replaceInPlace(p []byte, old, new string) {
 	for i := bytes.Index(p, []byte(old)); i >= 0; {
@@ -361,10 +382,7 @@ func (w *Writer) addDirectories() error {
 			st := &im.planes[p]
 			for l := range st.dirs {
 				d := &st.dirs[l]
-				d.dir.Blocks = make([]tiff.Block, len(d.seqs))
-				for i, seq := range d.seqs {
-					d.dir.Blocks[i] = w.blocks[seq]
-				}
+				d.dir.Blocks = w.blocksOf(d.seqs)
 			}
 			if err := w.tw.AddDirectory(&st.dirs[0].dir); err != nil {
 				return wrapLower(err)
