@@ -74,8 +74,8 @@ func (j job) run() (iohandle.Stats, error) {
 }
 
 // write adds the workload's images and writes their planes: the raw
-// input holds them in plane order (channel by channel, z fastest), which
-// ReadPlanes reads in 4 MiB pieces, as dd's blocks.
+// input holds them in plane order (channel by channel, z fastest), as
+// ReadPlanes takes them.
 func (j job) write(w *pyramid.Writer, in io.Reader) error {
 	wl := j.Workload
 	spec := pyramid.ImageSpec{SizeX: wl.Size, SizeY: wl.Size, SizeZ: wl.Z, SizeC: wl.C,
