@@ -66,8 +66,8 @@ func (im *Image) copyPlanes(r io.Reader) error {
 			return w.fail(wrapStreamError(err))
 		}
 		b, readErr := w.tw.ReadBlock(src, int64(min(perChunk, len(im.planes)-first))*n)
-		if readErr != nil && !src.ended {
-			return w.fail(wrapStreamError(readErr))
+		if readErr != nil && !src.ended && !errors.Is(readErr, io.ErrNoProgress) {
+			return w.fail(wrapStreamError(readErr)) // the output failed
 		}
 		for i := range int(b.Size / uint64(n)) {
 			st := &im.planes[first+i]

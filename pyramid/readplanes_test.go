@@ -131,6 +131,11 @@ func (f *failingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// stuckReader returns neither bytes nor an error.
+type stuckReader struct{}
+
+func (stuckReader) Read([]byte) (int, error) { return 0, nil }
+
 func TestReadPlanesErrors(t *testing.T) {
 	spec := ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 4}
 	opts := Options{Compression: None}
@@ -142,6 +147,18 @@ func TestReadPlanesErrors(t *testing.T) {
 		require.ErrorIs(t, im.ReadPlanes(&failingReader{left: 64 * 64 * 2}), errReader)
 		// The writer goes on: the missing planes can still be written.
 		for z := 2; z < 4; z++ {
+			require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 64*64)))
+		}
+		require.NoError(t, w.Close())
+	})
+	t.Run("reader makes no progress", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "out.ome.tif")
+		w, err := Create(path, opts)
+		require.NoError(t, err)
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		require.ErrorIs(t, im.ReadPlanes(stuckReader{}), io.ErrNoProgress)
+		for z := range 4 { // the writer goes on
 			require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 64*64)))
 		}
 		require.NoError(t, w.Close())
