@@ -198,37 +198,8 @@ func (h *File) ReadFrom(r io.Reader) (int64, error) {
 	if h.buf == nil {
 		h.buf = getBuffer(h.size)
 	}
-	var total int64
-	for empty := 0; ; {
-		if len(h.buf) == cap(h.buf) {
-			if err := h.flushBuffer(); err != nil {
-				return total, err
-			}
-		}
-		n, err := r.Read(h.buf[len(h.buf):cap(h.buf)])
-		if n < 0 || n > cap(h.buf)-len(h.buf) {
-			return total, fmt.Errorf("iohandle: read from: reader returned %d bytes for %d", n, cap(h.buf)-len(h.buf))
-		}
-		h.buf = h.buf[:len(h.buf)+n]
-		total += int64(n)
-		switch {
-		case err == io.EOF:
-			return total, nil
-		case err != nil:
-			return total, err
-		case n > 0:
-			empty = 0
-		default:
-			if empty++; empty == maxEmptyReads {
-				return total, io.ErrNoProgress
-			}
-		}
-	}
+	return readUntilEOF(r, &h.buf, h.flushBuffer)
 }
-
-// maxEmptyReads is how many reads in a row may return nothing before
-// ReadFrom gives up with io.ErrNoProgress, as bufio does.
-const maxEmptyReads = 100
 
 // WriteAt overwrites len(p) bytes at off, which must lie within Len. Bytes
 // still buffered are patched in the buffer; the rest takes one positioned

@@ -99,3 +99,42 @@ func (existError) Is(target error) bool { return target == fs.ErrExist }
 func closedError(op string) error {
 	return fmt.Errorf("%w (%s)", ErrClosed, op)
 }
+
+// readUntilEOF is ReadFrom for every handle: it reads r into the room after
+// len(*buf) until io.EOF, calling full to make room whenever there is none.
+// An error of r is returned as it is, 100 empty reads in a row are
+// io.ErrNoProgress (as in bufio), and a reader that claims more bytes than
+// it had room for, or fewer than none, is an error, not a panic.
+func readUntilEOF(r io.Reader, buf *[]byte, full func() error) (int64, error) {
+	var total int64
+	for empty := 0; ; {
+		if len(*buf) == cap(*buf) {
+			if err := full(); err != nil {
+				return total, err
+			}
+		}
+		room := (*buf)[len(*buf):cap(*buf)]
+		n, err := r.Read(room)
+		if n < 0 || n > len(room) {
+			return total, fmt.Errorf("iohandle: read from: reader returned %d bytes for %d", n, len(room))
+		}
+		*buf = (*buf)[:len(*buf)+n]
+		total += int64(n)
+		switch {
+		case err == io.EOF:
+			return total, nil
+		case err != nil:
+			return total, err
+		case n > 0:
+			empty = 0
+		default:
+			if empty++; empty == maxEmptyReads {
+				return total, io.ErrNoProgress
+			}
+		}
+	}
+}
+
+// maxEmptyReads is how many reads in a row may return nothing before
+// ReadFrom gives up.
+const maxEmptyReads = 100

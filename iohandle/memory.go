@@ -1,8 +1,8 @@
 package iohandle
 
 import (
-	"bytes"
 	"io"
+	"slices"
 )
 
 // Memory is a Handle that keeps the output in memory, for tests and for
@@ -54,13 +54,17 @@ func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
 	if m.state != stateOpen {
 		return 0, closedError("read from")
 	}
-	b := bytes.NewBuffer(m.data)
-	n, err := b.ReadFrom(r)
-	m.data = b.Bytes()
+	n, err := readUntilEOF(r, &m.data, func() error {
+		m.data = slices.Grow(m.data, max(minGrowth, len(m.data)))
+		return nil
+	})
 	m.stats.Appends++
 	m.stats.Bytes += n
 	return n, err
 }
+
+// minGrowth is the least room ReadFrom makes in a Memory handle.
+const minGrowth = 4096
 
 // WriteAt overwrites len(p) bytes at off, which must lie within Len.
 func (m *Memory) WriteAt(p []byte, off int64) (int, error) {

@@ -111,6 +111,11 @@ func TestMemoryReadFrom(t *testing.T) {
 	require.ErrorIs(t, err, errSource)
 	assert.Equal(t, "head0123456789ab", string(m.Bytes()))
 
+	_, err = m.ReadFrom(emptyReader{})
+	require.ErrorIs(t, err, io.ErrNoProgress, "a reader that never ends is an error, not a hang")
+	_, err = m.ReadFrom(liarReader{})
+	require.ErrorContains(t, err, "iohandle: read from: reader returned", "a lying reader is an error, not a panic")
+
 	require.NoError(t, m.Abort())
 	_, err = m.ReadFrom(bytes.NewReader(nil))
 	require.ErrorIs(t, err, ErrClosed)
