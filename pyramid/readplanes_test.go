@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -139,30 +140,38 @@ func (stuckReader) Read([]byte) (int, error) { return 0, nil }
 func TestReadPlanesErrors(t *testing.T) {
 	spec := ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 4}
 	opts := Options{Compression: None}
-	t.Run("reader error", func(t *testing.T) {
-		w, err := New(iohandle.NewMemory(), opts)
-		require.NoError(t, err)
-		im, err := w.AddImage(spec)
-		require.NoError(t, err)
-		require.ErrorIs(t, im.ReadPlanes(&failingReader{left: 64 * 64 * 2}), errReader)
-		// The writer goes on: the missing planes can still be written.
-		for z := 2; z < 4; z++ {
-			require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 64*64)))
+	// A failing input is an error of ReadPlanes, not of the writer: the
+	// missing planes can still be written, in memory and to a file.
+	inputs := []struct {
+		name  string
+		r     func() io.Reader
+		err   error
+		whole int // planes read before the failure
+	}{
+		{"reader error", func() io.Reader { return &failingReader{left: 64 * 64 * 2} }, errReader, 2},
+		{"reader makes no progress", func() io.Reader { return stuckReader{} }, io.ErrNoProgress, 0},
+	}
+	for _, in := range inputs {
+		for _, toFile := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, to a file: %t", in.name, toFile), func(t *testing.T) {
+				var h iohandle.Handle = iohandle.NewMemory()
+				if toFile {
+					f, err := iohandle.Create(filepath.Join(t.TempDir(), "out.ome.tif"), iohandle.Options{NoSync: true})
+					require.NoError(t, err)
+					h = f
+				}
+				w, err := New(h, opts)
+				require.NoError(t, err)
+				im, err := w.AddImage(spec)
+				require.NoError(t, err)
+				require.ErrorIs(t, im.ReadPlanes(in.r()), in.err)
+				for z := in.whole; z < 4; z++ {
+					require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 64*64)))
+				}
+				require.NoError(t, w.Close())
+			})
 		}
-		require.NoError(t, w.Close())
-	})
-	t.Run("reader makes no progress", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "out.ome.tif")
-		w, err := Create(path, opts)
-		require.NoError(t, err)
-		im, err := w.AddImage(spec)
-		require.NoError(t, err)
-		require.ErrorIs(t, im.ReadPlanes(stuckReader{}), io.ErrNoProgress)
-		for z := range 4 { // the writer goes on
-			require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 64*64)))
-		}
-		require.NoError(t, w.Close())
-	})
+	}
 	t.Run("a plane already started", func(t *testing.T) {
 		w, err := New(iohandle.NewMemory(), opts)
 		require.NoError(t, err)
