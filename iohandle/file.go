@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 )
@@ -52,10 +53,12 @@ type File struct {
 	path    string // destination
 	tmp     string // temporary file beside it
 	opts    Options
-	buf     []byte // buffered appends; nil until the first small append
-	size    int    // capacity of buf
-	flushed int64  // bytes already handed to the file
-	err     error  // first failure; sticky
+	buf     []byte          // buffered appends; nil until the first small append
+	mapped  bool            // buf is a mapping of mapBuffer's, not Go memory
+	unmap   runtime.Cleanup // unmaps buf if the handle is dropped unclosed
+	size    int             // capacity of buf
+	flushed int64           // bytes already handed to the file
+	err     error           // first failure; sticky
 	state   handleState
 	stats   Stats
 }
@@ -93,23 +96,35 @@ func Create(path string, opts Options) (*File, error) {
 // whose cache holds it.
 var bufferPool sync.Pool // of *[]byte with cap DefaultBufferSize
 
-// getBuffer returns an empty append buffer of the given capacity.
-func getBuffer(size int) []byte {
-	if size != DefaultBufferSize {
-		return make([]byte, 0, size)
+// takeBuffer gives the handle an empty append buffer of its size: a pooled
+// one for the default size, a huge-page mapping for a multiple of 2 MiB
+// where the system has them (see mapBuffer), else a new one.
+func (h *File) takeBuffer() {
+	if h.size == DefaultBufferSize {
+		if p, ok := bufferPool.Get().(*[]byte); ok {
+			h.buf = (*p)[:0]
+			return
+		}
+	} else if buf := mapBuffer(h.size); buf != nil {
+		h.buf, h.mapped = buf, true
+		// A handle dropped without Close must not keep its mapping.
+		h.unmap = runtime.AddCleanup(h, unmapBuffer, buf)
+		return
 	}
-	if p, ok := bufferPool.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, DefaultBufferSize)
+	h.buf = make([]byte, 0, h.size)
 }
 
-// releaseBuffer drops the handle's buffer, recycling it when it has the
-// default size.
+// releaseBuffer drops the handle's buffer: it unmaps a mapped one and
+// recycles one of the default size.
 func (h *File) releaseBuffer() {
 	buf := h.buf
 	h.buf = nil
-	if cap(buf) == DefaultBufferSize {
+	switch {
+	case h.mapped:
+		h.mapped = false
+		h.unmap.Stop()
+		unmapBuffer(buf)
+	case cap(buf) == DefaultBufferSize:
 		bufferPool.Put(&buf)
 	}
 }
@@ -170,7 +185,7 @@ func (h *File) writeSlow(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if h.buf == nil {
-		h.buf = getBuffer(h.size)
+		h.takeBuffer()
 	}
 	n := copy(h.buf[len(h.buf):cap(h.buf)], p)
 	h.buf = h.buf[:len(h.buf)+n]
@@ -196,7 +211,7 @@ func (h *File) ReadFrom(r io.Reader) (int64, error) {
 		return 0, err
 	}
 	if h.buf == nil {
-		h.buf = getBuffer(h.size)
+		h.takeBuffer()
 	}
 	return readUntilEOF(r, &h.buf, h.flushBuffer)
 }
