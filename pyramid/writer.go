@@ -10,6 +10,7 @@ import (
 	"hash"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -212,6 +213,9 @@ func (w *Writer) recordSum(b tiff.Block, sum uint64) error {
 	if w.opts.BigTIFF == BigTIFFNever && b.Offset+b.Size > math.MaxUint32 {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}
+	if len(w.blocks) == cap(w.blocks) {
+		w.growBlocks()
+	}
 	w.blocks = append(w.blocks, b)
 	if w.content != nil {
 		binary.LittleEndian.PutUint64(w.tileHash[:], sum)
@@ -222,6 +226,15 @@ func (w *Writer) recordSum(b tiff.Block, sum uint64) error {
 		w.opts.Progress(Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()})
 	}
 	return nil
+}
+
+// growBlocks makes room in w.blocks for every tile known so far, and at
+// least doubles it: append alone grows a large slice by a quarter at a
+// time, which for a stack of thousands of planes allocates (and faults in)
+// five times the final list.
+func (w *Writer) growBlocks() {
+	n := max(int(w.totalTiles.Load()), 2*cap(w.blocks), 64)
+	w.blocks = slices.Grow(w.blocks, n-len(w.blocks))
 }
 
 // Abort stops writing and discards the output. It is harmless after Close.
@@ -377,6 +390,7 @@ func (w *Writer) addDirectories() error {
 	first := &w.images[0].planes[0].dirs[0].dir
 	first.Fields = first.Fields.Clone() // the planes share the rest
 	first.Fields.Add(ifd.Entry{Tag: tiff.TagImageDescription, Type: ifd.ASCII, Count: uint64(len(description)), Value: description})
+	w.tw.Grow(ifdIndex)
 	for _, im := range w.images {
 		for p := range im.planes {
 			st := &im.planes[p]

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sync/atomic"
 
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
@@ -61,7 +63,8 @@ type Block struct {
 // Directory is one image of the file: its fields, the strips or tiles it
 // points to, and its SubIFDs. The writer adds the data-location fields
 // (OffsetsTag and CountsTag from Blocks, and SubIFDs) at Close, typed for
-// the final flavour; Fields holds everything else.
+// the final flavour; Fields holds everything else. A Directory belongs to
+// one Writer: it may appear once in that writer's file, and Close marks it.
 type Directory struct {
 	// Fields are the directory's own fields; nil means none. The writer
 	// only reads them, so directories with equal fields (the planes of a
@@ -78,7 +81,14 @@ type Directory struct {
 	// this one and listed in its SubIFDs field, in this order. Their own
 	// next-IFD offset is 0.
 	SubIFDs []*Directory
+
+	// placing is the number of the layout that placed the directory last,
+	// which tells a directory met twice (see place).
+	placing uint64
 }
+
+// layouts numbers the layouts place makes, across writers.
+var layouts atomic.Uint64
 
 // Writer lays out a TIFF file on an output handle: it reserves the header,
 // appends data blocks as they come, and at Close writes every directory,
@@ -183,6 +193,14 @@ func (w *Writer) AddDirectory(d *Directory) error {
 	return nil
 }
 
+// Grow makes room for n more directories, so that adding a known number
+// of them costs one allocation.
+func (w *Writer) Grow(n int) {
+	if n > 0 {
+		w.dirs = slices.Grow(w.dirs, n)
+	}
+}
+
 // Close writes every directory and the header. It does not commit the
 // handle: the caller does, or aborts. Close decides between classic TIFF
 // and BigTIFF from the final offsets, as Options.Version allows.
@@ -279,15 +297,15 @@ type shape struct {
 // place assigns every directory its position in format f.
 func (w *Writer) place(start int64, f ifd.Format) (*layout, error) {
 	p := &layout{format: f, dirs: make([]placed, 0, len(w.dirs))}
-	seen := make(map[*Directory]struct{}, len(w.dirs))
+	id := layouts.Add(1)
 	sizes := map[shape]int64{}
 	pos := start
 	var visit func(d *Directory, depth int) (int64, error)
 	visit = func(d *Directory, depth int) (int64, error) {
-		if _, dup := seen[d]; dup || depth > maxDepth {
+		if d.placing == id || depth > maxDepth {
 			return 0, fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
 		}
-		seen[d] = struct{}{}
+		d.placing = id
 		if !f.BigTIFF {
 			if err := fitClassic(d.Blocks); err != nil {
 				return 0, err

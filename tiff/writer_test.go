@@ -233,6 +233,15 @@ func TestWriterErrors(t *testing.T) {
 		require.NoError(t, w.AddDirectory(d))
 		assert.ErrorIs(t, w.Close(), ErrDirectory)
 	})
+	t.Run("directory twice in the chain", func(t *testing.T) {
+		w, err := NewWriter(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		d := tinyDirectory(t, w)
+		require.NoError(t, w.AddDirectory(d))
+		require.NoError(t, w.AddDirectory(tinyDirectory(t, w)))
+		require.NoError(t, w.AddDirectory(d))
+		assert.ErrorIs(t, w.Close(), ErrDirectory)
+	})
 	t.Run("nil directory", func(t *testing.T) {
 		w, err := NewWriter(iohandle.NewMemory(), Options{})
 		require.NoError(t, err)
@@ -339,4 +348,19 @@ func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
 	hdr, err := ParseHeader(h.Bytes())
 	require.NoError(t, err)
 	assert.True(t, hdr.BigTIFF)
+}
+
+// TestGrowReservesDirectories checks that directories added after Grow
+// cost no allocation.
+func TestGrowReservesDirectories(t *testing.T) {
+	w, err := NewWriter(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	d := make([]Directory, 100)
+	w.Grow(len(d))
+	i := 0
+	allocs := testing.AllocsPerRun(len(d)-1, func() {
+		require.NoError(t, w.AddDirectory(&d[i]))
+		i++
+	})
+	assert.Zero(t, allocs)
 }
