@@ -104,6 +104,7 @@ type Writer struct {
 	closed  bool
 	scratch []byte       // one encoded directory at a time
 	fields  *ifd.Builder // one directory's final fields at a time
+	kind    fieldsKind   // what fields holds, when it is complete
 	values  []byte       // the values of its offsets and counts
 }
 
@@ -383,28 +384,21 @@ func (w *Writer) writeDirectories(p *layout) error {
 // finalFields returns d's fields with the data-location fields added for
 // format f: block offsets and counts, and the SubIFDs offsets subs. The
 // builder and the values of those fields are the writer's, valid until the
-// next call, so that thousands of directories cost no allocation each.
+// next call, so that thousands of directories cost no allocation each. For
+// a directory of the same kind as the previous one (the planes of a stack)
+// only the values are rewritten: the builder already holds the fields.
 func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
-	if w.fields == nil {
-		w.fields = &ifd.Builder{}
-	}
-	b := w.fields
-	b.Reset()
-	if d.Fields != nil {
-		if err := d.Fields.Err(); err != nil {
+	kind := fieldsKind{d.Fields, d.OffsetsTag, d.CountsTag, len(d.Blocks), len(subs), f.BigTIFF}
+	fresh := w.fields == nil || w.kind != kind
+	w.kind = fieldsKind{} // set again once the fields are complete
+	if fresh {
+		if err := w.startFields(d, f, subs); err != nil {
 			return nil, err
 		}
-		b.AddAll(d.Fields)
-	}
-	if len(d.Blocks) > 0 && (d.OffsetsTag == 0 || d.CountsTag == 0) {
-		return nil, fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
 	}
 	word := 4
 	if f.BigTIFF {
 		word = 8
-	}
-	if need := (2*len(d.Blocks) + len(subs)) * word; cap(w.values) < need {
-		w.values = make([]byte, need)
 	}
 	values := w.values
 	fields := []struct {
@@ -425,10 +419,51 @@ func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Bu
 		if err != nil {
 			return nil, err
 		}
-		b.Add(e)
+		if fresh { // else the builder's entry already points at these values
+			w.fields.Add(e)
+		}
 		values = values[fd.n*word:]
 	}
-	return b, b.Err()
+	if err := w.fields.Err(); err != nil {
+		return nil, err
+	}
+	w.kind = kind
+	return w.fields, nil
+}
+
+// fieldsKind is what the final fields of a directory depend on, apart from
+// the values of its offsets and counts.
+type fieldsKind struct {
+	fields                *ifd.Builder
+	offsetsTag, countsTag uint16
+	blocks, subs          int
+	bigTIFF               bool
+}
+
+// startFields fills the writer's builder with d's own fields and makes
+// room for the values of its data-location fields.
+func (w *Writer) startFields(d *Directory, f ifd.Format, subs []uint64) error {
+	if w.fields == nil {
+		w.fields = &ifd.Builder{}
+	}
+	w.fields.Reset()
+	if d.Fields != nil {
+		if err := d.Fields.Err(); err != nil {
+			return err
+		}
+		w.fields.AddAll(d.Fields)
+	}
+	if len(d.Blocks) > 0 && (d.OffsetsTag == 0 || d.CountsTag == 0) {
+		return fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
+	}
+	word := 4
+	if f.BigTIFF {
+		word = 8
+	}
+	if need := (2*len(d.Blocks) + len(subs)) * word; cap(w.values) < need {
+		w.values = make([]byte, need)
+	}
+	return nil
 }
 
 // offsetField makes a field of offsets or byte counts with its values in
