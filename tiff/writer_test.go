@@ -364,3 +364,60 @@ func TestGrowReservesDirectories(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestDirectoriesOfMixedKinds interleaves directories that share fields
+// with different numbers of blocks, and one with fields of its own: each
+// must list exactly its own offsets and counts, whatever came before it.
+func TestDirectoriesOfMixedKinds(t *testing.T) {
+	for _, version := range []Version{Classic, BigTIFF} {
+		h := iohandle.NewMemory()
+		w, err := NewWriter(h, Options{Version: version})
+		require.NoError(t, err)
+		shared, own := &ifd.Builder{}, &ifd.Builder{}
+		shared.AddShort(TagImageWidth, 16)
+		own.AddShort(TagImageWidth, 32)
+		kinds := []struct {
+			fields *ifd.Builder
+			blocks int
+		}{{shared, 1}, {shared, 1}, {shared, 3}, {own, 1}, {shared, 1}, {shared, 3}, {shared, 3}}
+		var want [][]Block
+		for i, k := range kinds {
+			blocks := make([]Block, k.blocks)
+			for j := range blocks {
+				blocks[j] = Block{Offset: uint64(100*i + j), Size: uint64(10*i + j + 1)}
+			}
+			want = append(want, blocks)
+			require.NoError(t, w.AddDirectory(&Directory{Fields: k.fields, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: blocks}))
+		}
+		require.NoError(t, w.Close())
+
+		data := h.Bytes()
+		hdr, err := ParseHeader(data)
+		require.NoError(t, err)
+		f := ifd.Format{Order: hdr.Order, BigTIFF: hdr.BigTIFF}
+		pos := hdr.FirstIFD
+		for i, blocks := range want {
+			d, err := ifd.Decode(bytes.NewReader(data), int64(len(data)), int64(pos), f)
+			require.NoError(t, err)
+			offsets, _ := d.Get(TagTileOffsets)
+			counts, _ := d.Get(TagTileByteCounts)
+			width, _ := d.Get(TagImageWidth)
+			assert.Equal(t, kinds[i].fields.Entries()[0].Value, width.Value, "directory %d", i)
+			for j, b := range blocks {
+				assert.Equal(t, b.Offset, uintAt(offsets, j), "directory %d offset %d", i, j)
+				assert.Equal(t, b.Size, uintAt(counts, j), "directory %d count %d", i, j)
+			}
+			assert.Equal(t, uint64(len(blocks)), offsets.Count)
+			pos = d.Next
+		}
+		assert.Zero(t, pos, "the chain ends after the last directory")
+	}
+}
+
+// uintAt returns value i of a LONG or LONG8 entry.
+func uintAt(e ifd.Entry, i int) uint64 {
+	if e.Type.Size() == 8 {
+		return binary.LittleEndian.Uint64(e.Value[8*i:])
+	}
+	return uint64(binary.LittleEndian.Uint32(e.Value[4*i:]))
+}
