@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // Size returns the encoded length of the directory in classic TIFF or
@@ -39,78 +40,100 @@ func (f Format) outOfLineSize(e Entry) int64 {
 // exactly Size(f.BigTIFF) long. It fails on the builder's first error, an
 // odd position, and anything the format cannot represent.
 func (b *Builder) Encode(dst []byte, pos int64, next uint64, f Format) ([]byte, error) {
-	if err := b.check(pos, next, f); err != nil {
+	size, err := b.check(pos, next, f)
+	if err != nil {
 		return dst, err
 	}
-	order := f.order()
-	values := uint64(pos + f.tableSize(len(b.entries))) // where the next out-of-line value goes
-	dst = appendUint(dst, order, f.countSize(), uint64(len(b.entries)))
+	start := len(dst)
+	dst = slices.Grow(dst, int(size))[:start+int(size)]
+	out := dst[start:]
+	clear(out) // the padding
+	w := wordWriter{bigEndian: f.Order == binary.BigEndian}
+	slot := int(f.slotSize())
+	at := int(f.countSize())
+	values := int(f.tableSize(len(b.entries))) // where the next out-of-line value goes
+	w.put(out, int(f.countSize()), uint64(len(b.entries)))
 	for _, e := range b.entries {
-		dst = order.AppendUint16(dst, e.Tag)
-		dst = order.AppendUint16(dst, uint16(e.Type))
-		dst = appendUint(dst, order, f.slotSize(), e.Count)
-		if room := f.outOfLineSize(e); room > 0 {
-			dst = appendUint(dst, order, f.slotSize(), values)
-			values += uint64(room)
-			continue
+		w.put(out[at:], 2, uint64(e.Tag))
+		w.put(out[at+2:], 2, uint64(e.Type))
+		w.put(out[at+4:], slot, e.Count)
+		valueAt := at + 4 + slot
+		if len(e.Value) > slot {
+			w.put(out[valueAt:], slot, uint64(pos)+uint64(values))
+			valueAt = values
+			values += len(e.Value) + len(e.Value)&1
 		}
-		dst = appendValue(dst, order, e)
-		dst = append(dst, zeros[:f.slotSize()-int64(len(e.Value))]...)
+		w.value(out[valueAt:], e)
+		at += int(f.entrySize())
 	}
-	dst = appendUint(dst, order, f.slotSize(), next)
-	for _, e := range b.entries {
-		if room := f.outOfLineSize(e); room > 0 {
-			dst = appendValue(dst, order, e)
-			dst = append(dst, zeros[:room-int64(len(e.Value))]...)
-		}
-	}
+	w.put(out[at:], slot, next)
 	return dst, nil
 }
 
-// zeros pads inline values and word-aligns out-of-line ones.
-var zeros [8]byte
+// wordWriter puts words in the file's byte order, with direct calls: this
+// is the inner loop of writing thousands of directories.
+type wordWriter struct{ bigEndian bool }
 
-// check reports why the directory cannot be encoded at pos in format f.
-func (b *Builder) check(pos int64, next uint64, f Format) error {
+// put writes v in size bytes (2, 4 or 8) at the start of p.
+func (w wordWriter) put(p []byte, size int, v uint64) {
+	switch {
+	case size == 2 && w.bigEndian:
+		binary.BigEndian.PutUint16(p, uint16(v))
+	case size == 2:
+		binary.LittleEndian.PutUint16(p, uint16(v))
+	case size == 4 && w.bigEndian:
+		binary.BigEndian.PutUint32(p, uint32(v))
+	case size == 4:
+		binary.LittleEndian.PutUint32(p, uint32(v))
+	case w.bigEndian:
+		binary.BigEndian.PutUint64(p, v)
+	default:
+		binary.LittleEndian.PutUint64(p, v)
+	}
+}
+
+// value writes e's little-endian value at the start of p in the file's
+// byte order.
+func (w wordWriter) value(p []byte, e Entry) {
+	word := e.Type.word()
+	if !w.bigEndian || word <= 1 {
+		copy(p, e.Value)
+		return
+	}
+	for i := 0; i+word <= len(e.Value); i += word {
+		for j := range word {
+			p[i+j] = e.Value[i+word-1-j]
+		}
+	}
+}
+
+// check reports why the directory cannot be encoded at pos in format f,
+// and otherwise returns its encoded size.
+func (b *Builder) check(pos int64, next uint64, f Format) (int64, error) {
 	if b.err != nil {
-		return b.err
+		return 0, b.err
 	}
 	if pos < 0 || pos&1 != 0 {
-		return fmt.Errorf("%w: %d", ErrAlign, pos)
+		return 0, fmt.Errorf("%w: %d", ErrAlign, pos)
 	}
 	limit := f.maxOffset()
 	if !f.BigTIFF && len(b.entries) > math.MaxUint16 {
-		return fmt.Errorf("%w: %d entries in a classic directory", ErrRange, len(b.entries))
+		return 0, fmt.Errorf("%w: %d entries in a classic directory", ErrRange, len(b.entries))
 	}
-	if end := uint64(pos) + uint64(b.Size(f.BigTIFF)); end-1 > limit || next > limit {
-		return fmt.Errorf("%w: directory at %d (next %d) past the %d-byte offset limit", ErrRange, pos, next, limit)
-	}
+	size := f.tableSize(len(b.entries))
 	for _, e := range b.entries {
 		if !f.BigTIFF && e.Type.BigTIFFOnly() {
-			return fmt.Errorf("%w: tag %d has BigTIFF type %v", ErrRange, e.Tag, e.Type)
+			return 0, fmt.Errorf("%w: tag %d has BigTIFF type %v", ErrRange, e.Tag, e.Type)
 		}
 		if e.Count > limit {
-			return fmt.Errorf("%w: tag %d has %d values", ErrRange, e.Tag, e.Count)
+			return 0, fmt.Errorf("%w: tag %d has %d values", ErrRange, e.Tag, e.Count)
 		}
+		size += f.outOfLineSize(e)
 	}
-	return nil
-}
-
-// appendUint appends v in size bytes (2, 4 or 8).
-func appendUint(dst []byte, order byteOrder, size int64, v uint64) []byte {
-	switch size {
-	case 2:
-		return order.AppendUint16(dst, uint16(v))
-	case 4:
-		return order.AppendUint32(dst, uint32(v))
-	default:
-		return order.AppendUint64(dst, v)
+	if end := uint64(pos) + uint64(size); end-1 > limit || next > limit {
+		return 0, fmt.Errorf("%w: directory at %d (next %d) past the %d-byte offset limit", ErrRange, pos, next, limit)
 	}
-}
-
-// appendValue appends e's little-endian value in the file's byte order.
-func appendValue(dst []byte, order byteOrder, e Entry) []byte {
-	return appendInOrder(dst, order, e.Value, e.Type.word())
+	return size, nil
 }
 
 // appendInOrder appends src, made of little-endian words of the given
