@@ -27,7 +27,6 @@ type Image struct {
 type planeState struct {
 	dirs   []levelDir // per level; nil until the plane is started
 	stream *planeStream
-	writer PlaneWriter
 	done   bool
 }
 
@@ -221,7 +220,7 @@ func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 		return nil, fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, im.index)
 	}
 	im.startPlane(st)
-	return &st.writer, nil
+	return &PlaneWriter{im: im, st: st, size: im.PlaneBytes()}, nil
 }
 
 // startPlane gives a plane its directories, with room for the sequence
@@ -230,7 +229,6 @@ func (im *Image) startPlane(st *planeState) {
 	im.planeDirs(st)
 	st.stream = im.newStream()
 	st.stream.state = st
-	st.writer = PlaneWriter{im: im, st: st, size: im.PlaneBytes()}
 }
 
 // planeDirs gives a plane its directories, with room for the sequence

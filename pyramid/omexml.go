@@ -148,9 +148,17 @@ func omeXML(images []omeImage, uuid, fileName string) []byte {
 func xmlSizeHint(images []omeImage, fileName string) int {
 	n := 1024
 	for _, im := range images {
-		n += 1024 + len(fileName) + len(im.spec.Channels)*128 + len(im.spec.Annotations)*128 + im.spec.Planes()*48
+		s := im.spec
+		n += 1024 + len(fileName) + len(s.Channels)*128 + len(s.Annotations)*128 + s.Planes()*planeElementSize(s)
 	}
 	return n
+}
+
+// planeElementSize is the longest Plane element of an image:
+// <Plane TheZ="z" TheC="c" TheT="t"/> with its largest indices.
+func planeElementSize(s ImageSpec) int {
+	digits := func(n int) int { return len(strconv.Itoa(max(n-1, 0))) }
+	return len(`<Plane TheZ="" TheC="" TheT=""/>`) + digits(s.SizeZ) + digits(s.SizeC) + digits(s.SizeT)
 }
 
 // writeImage writes one Image element; annotation counts MapAnnotations.
