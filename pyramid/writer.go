@@ -10,7 +10,6 @@ import (
 	"hash"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -43,9 +42,9 @@ type Writer struct {
 
 	// Touched by the consumer of encoded tiles, one goroutine at a time;
 	// read by the writer's goroutine after the pipeline is closed.
-	blocks     []tiff.Block // by sequence number
-	content    hash.Hash    // digest of the tiles' hashes, for the UUID; nil with Options.UUID
-	tileHash   [8]byte      // one tile's XXH3, on its way to content
+	blocks     blockList // by sequence number
+	content    hash.Hash // digest of the tiles' hashes, for the UUID; nil with Options.UUID
+	tileHash   [8]byte   // one tile's XXH3, on its way to content
 	tilesDone  int64
 	totalTiles atomic.Int64
 }
@@ -213,10 +212,7 @@ func (w *Writer) recordSum(b tiff.Block, sum uint64) error {
 	if w.opts.BigTIFF == BigTIFFNever && b.Offset+b.Size > math.MaxUint32 {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}
-	if len(w.blocks) == cap(w.blocks) {
-		w.growBlocks()
-	}
-	w.blocks = append(w.blocks, b)
+	w.blocks.add(b, w.totalTiles.Load())
 	if w.content != nil {
 		binary.LittleEndian.PutUint64(w.tileHash[:], sum)
 		w.content.Write(w.tileHash[:])
@@ -226,15 +222,6 @@ func (w *Writer) recordSum(b tiff.Block, sum uint64) error {
 		w.opts.Progress(Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()})
 	}
 	return nil
-}
-
-// growBlocks makes room in w.blocks for every tile known so far, and at
-// least doubles it: append alone grows a large slice by a quarter at a
-// time, which for a stack of thousands of planes allocates (and faults in)
-// five times the final list.
-func (w *Writer) growBlocks() {
-	n := max(int(w.totalTiles.Load()), 2*cap(w.blocks), 64)
-	w.blocks = slices.Grow(w.blocks, n-len(w.blocks))
 }
 
 // Abort stops writing and discards the output. It is harmless after Close.
@@ -297,27 +284,6 @@ func (w *Writer) finish() error {
 		return wrapLower(err)
 	}
 	return nil
-}
-
-// blocksOf returns the stored tiles with the sequence numbers seqs: a
-// piece of w.blocks when the numbers follow each other (a plane that is
-// one tile, or tiles stored in order), else a new slice.
-func (w *Writer) blocksOf(seqs []int64) []tiff.Block {
-	if len(seqs) == 0 {
-		return nil
-	}
-	first := seqs[0]
-	for i, seq := range seqs {
-		if seq != first+int64(i) {
-			blocks := make([]tiff.Block, len(seqs))
-			for i, seq := range seqs {
-				blocks[i] = w.blocks[seq]
-			}
-			return blocks
-		}
-	}
-	end := first + int64(len(seqs))
-	return w.blocks[first:end:end]
 }
 
 // replaceInPlace overwrites every old in p with new, of the same length.
@@ -396,7 +362,7 @@ func (w *Writer) addDirectories() error {
 			st := &im.planes[p]
 			for l := range st.dirs {
 				d := &st.dirs[l]
-				d.dir.Blocks = w.blocksOf(d.seqs)
+				d.dir.Blocks = w.blocks.of(d.seqs)
 			}
 			if err := w.tw.AddDirectory(&st.dirs[0].dir); err != nil {
 				return wrapLower(err)
