@@ -18,7 +18,10 @@ import (
 // fsync at Commit, and an error if the destination exists.
 type Options struct {
 	// BufferSize is the append buffer in bytes; 0 means DefaultBufferSize.
-	// Appends at least this large bypass the buffer.
+	// Appends at least this large bypass the buffer. On Linux a multiple
+	// of 2 MiB is mapped outside the Go heap on transparent huge pages
+	// (see mapBuffer), so that filling it first costs a few page faults
+	// instead of one per 4 KiB.
 	BufferSize int
 	// Replace lets Commit replace an existing destination. Without it,
 	// Create fails with ErrExist when the destination exists, and Commit

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,8 +47,10 @@ func compare(cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	writers, skipped := findWriters(cfg.python, dir)
-	c := &comparison{cfg: cfg, dir: dir, writers: writers, verifier: newVerifier(writers, cfg.python, dir), log: stderr}
+	installed, skipped := findWriters(cfg.python, dir)
+	// Our output is verified with every reader installed, asked to run or not.
+	writers := slices.DeleteFunc(slices.Clone(installed), func(w writer) bool { return w.name != ours && !slices.Contains(cfg.peers, w.name) })
+	c := &comparison{cfg: cfg, dir: dir, writers: writers, verifier: newVerifier(installed, cfg.python, dir), log: stderr}
 	c.printHeader(stdout, skipped, start)
 	for _, wl := range cfg.workloads {
 		if err := c.run(wl); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -15,6 +16,7 @@ import (
 // config is what the flags ask for.
 type config struct {
 	workloads []workload
+	peers     []string // the peers to run beside ours
 	runs      int
 	workers   int
 	dir       string
@@ -35,6 +37,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"Compare writes REFERENCE.md's workloads with ometiff and with the peers\n"+
 		"installed here (libvips, tifffile, GDAL, dd) and prints their costs.\n\n")
 	names := fs.String("workloads", defaultWorkloads, "comma-separated `names` from: "+strings.Join(workloadNames(), ", "))
+	peers := fs.String("peers", strings.Join(peerNames, ","), "comma-separated `peers` to run beside ometiff, those installed of: "+strings.Join(peerNames, ", "))
 	fs.IntVar(&cfg.runs, "runs", 3, "measured runs per writer and workload; the table gives medians")
 	fs.IntVar(&cfg.workers, "workers", runtime.GOMAXPROCS(0), "encoding threads of our writer, tifffile and GDAL")
 	fs.StringVar(&cfg.dir, "dir", os.TempDir(), "`directory` for the inputs and outputs (a temporary directory is made in it)")
@@ -54,8 +57,28 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-slide-size %d, -stack-series %d, -huge-size %d: want at least 1", *slideSize, *stackSeries, *hugeSize)
 	}
 	var err error
+	if cfg.peers, err = pickPeers(*peers); err != nil {
+		return cfg, err
+	}
 	cfg.workloads, err = pick(*names, catalog(*slideSize, *stackSeries, *hugeSize))
 	return cfg, err
+}
+
+// pickPeers returns the peers named in the comma-separated list; an empty
+// list names none.
+func pickPeers(list string) ([]string, error) {
+	var out []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+		case slices.Contains(peerNames, name):
+			out = append(out, name)
+		default:
+			return nil, fmt.Errorf("-peers: unknown peer %q (want %s)", name, strings.Join(peerNames, ", "))
+		}
+	}
+	return out, nil
 }
 
 // workloadNames lists every workload's name.

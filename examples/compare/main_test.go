@@ -66,6 +66,24 @@ func TestRunPrintsTable(t *testing.T) {
 	assert.Contains(t, stderr, "slide: generating slide-300-uint16.raw")
 }
 
+// TestRunOnlyTheNamedPeers runs ometiff beside dd alone: no other peer has
+// a row, and our output is still read back by the readers installed.
+func TestRunOnlyTheNamedPeers(t *testing.T) {
+	if _, err := exec.LookPath("dd"); err != nil {
+		t.Skip("dd is not installed")
+	}
+	code, stdout, stderr := clitest.Run(run, append(small(t, "stack"), "-peers", "dd")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Len(t, row(t, stdout, "stack", ours), 10)
+	assert.Len(t, row(t, stdout, "stack", dd), 10)
+	for _, peer := range []string{vips, tifffile, gdal} {
+		assert.NotRegexp(t, `(?m)^stack +`+peer+` `, stdout)
+	}
+	if _, err := exec.LookPath("vipsheader"); err == nil {
+		assert.Contains(t, stdout, "stack: vipsheader 128x128 ushort")
+	}
+}
+
 func TestRunSkipsMissingPeersAndReportsFailingOnes(t *testing.T) {
 	// A PATH holding only a dd that fails to copy: every other peer and
 	// reader is missing.
@@ -87,7 +105,7 @@ func TestRunSkipsMissingPeersAndReportsFailingOnes(t *testing.T) {
 
 func TestRunRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-runs", "0"}, {"-runs", "x"}, {"-workers", "0"}, {"-workloads", "slide,nope"},
+		{"-runs", "0"}, {"-runs", "x"}, {"-workers", "0"}, {"-workloads", "slide,nope"}, {"-peers", "vips,nope"},
 		{"-slide-size", "0"}, {"-bogus"}, {"extra"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

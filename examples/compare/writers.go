@@ -51,6 +51,9 @@ const (
 	dd       = "dd"
 )
 
+// peerNames are the peers compare knows, in table order.
+var peerNames = []string{vips, tifffile, gdal, dd}
+
 // findWriters returns our writer and the peers installed on the machine,
 // and a line for each peer that is not. The tifffile script is written to
 // dir.
