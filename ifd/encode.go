@@ -48,26 +48,59 @@ func (b *Builder) Encode(dst []byte, pos int64, next uint64, f Format) ([]byte, 
 	dst = slices.Grow(dst, int(size))[:start+int(size)]
 	out := dst[start:]
 	clear(out) // the padding
+	b.put(out, pos, next, f, nil)
+	return dst, nil
+}
+
+// EncodeAgain turns enc, this directory as Encode wrote it for another
+// position, into the directory at pos with next-IFD offset next, in
+// place: it moves the offsets of the out-of-line values, and puts again
+// the values of the fields tagged refresh, which may have changed since
+// (with the same types and counts). Every other field must be as it was
+// when enc was encoded. A directory like the one before it (the planes of
+// a stack) then costs a few words instead of a whole encoding.
+func (b *Builder) EncodeAgain(enc []byte, pos int64, next uint64, f Format, refresh ...uint16) error {
+	size, err := b.check(pos, next, f)
+	if err != nil {
+		return err
+	}
+	if int64(len(enc)) != size {
+		return fmt.Errorf("%w: %d bytes to encode again, the directory takes %d", ErrRange, len(enc), size)
+	}
+	b.put(enc, pos, next, f, refresh)
+	return nil
+}
+
+// put writes the directory at position pos into out, which is exactly its
+// size: every entry and value when refresh is nil, else only what moves
+// with the position (the offsets of out-of-line values, the next offset)
+// and the values of the fields tagged refresh. It writes no padding.
+func (b *Builder) put(out []byte, pos int64, next uint64, f Format, refresh []uint16) {
 	w := wordWriter{bigEndian: f.Order == binary.BigEndian}
 	slot := int(f.slotSize())
 	at := int(f.countSize())
 	values := int(f.tableSize(len(b.entries))) // where the next out-of-line value goes
-	w.put(out, int(f.countSize()), uint64(len(b.entries)))
+	if refresh == nil {
+		w.put(out, int(f.countSize()), uint64(len(b.entries)))
+	}
 	for _, e := range b.entries {
-		w.put(out[at:], 2, uint64(e.Tag))
-		w.put(out[at+2:], 2, uint64(e.Type))
-		w.put(out[at+4:], slot, e.Count)
+		if refresh == nil {
+			w.put(out[at:], 2, uint64(e.Tag))
+			w.put(out[at+2:], 2, uint64(e.Type))
+			w.put(out[at+4:], slot, e.Count)
+		}
 		valueAt := at + 4 + slot
 		if len(e.Value) > slot {
 			w.put(out[valueAt:], slot, uint64(pos)+uint64(values))
 			valueAt = values
 			values += len(e.Value) + len(e.Value)&1
 		}
-		w.value(out[valueAt:], e)
+		if refresh == nil || slices.Contains(refresh, e.Tag) {
+			w.value(out[valueAt:], e)
+		}
 		at += int(f.entrySize())
 	}
 	w.put(out[at:], slot, next)
-	return dst, nil
 }
 
 // wordWriter puts words in the file's byte order, with direct calls: this

@@ -47,7 +47,40 @@ func FuzzRoundTrip(f *testing.F) {
 				t.Fatalf("entry %d: got %+v, want %+v", i, g, e)
 			}
 		}
+		checkEncodeAgain(t, b, enc[start:], start, format)
 	})
+}
+
+// checkEncodeAgain changes the values of every other field of a copy of b, moves
+// the directory by 2 bytes per field and requires EncodeAgain over enc, the
+// earlier encoding, to give what Encode gives now.
+func checkEncodeAgain(t *testing.T, b *Builder, enc []byte, pos int64, f Format) {
+	t.Helper()
+	b = b.Clone() // its values are changed below
+	var refresh []uint16
+	for i, e := range b.Entries() {
+		if i%2 == 0 {
+			refresh = append(refresh, e.Tag)
+			for k := range e.Value {
+				e.Value[k] ^= 0x5a
+			}
+		}
+	}
+	pos += 2 * int64(b.Len())
+	want, err := b.Encode(nil, pos, uint64(pos)+1, f)
+	if err != nil {
+		return // the new position is past what the format can hold
+	}
+	again := append([]byte(nil), enc...)
+	if err := b.EncodeAgain(again, pos, uint64(pos)+1, f, refresh...); err != nil {
+		t.Fatalf("EncodeAgain: %v", err)
+	}
+	if !bytes.Equal(again, want) {
+		t.Fatalf("EncodeAgain at %d:\n got %x\nwant %x", pos, again, want)
+	}
+	if err := b.EncodeAgain(again[1:], pos, 0, f); !errors.Is(err, ErrRange) {
+		t.Fatalf("EncodeAgain of a slice of the wrong length: %v", err)
+	}
 }
 
 // FuzzDecode parses arbitrary bytes: errors are fine, panics are not.
