@@ -366,14 +366,22 @@ const maxDepth = 8
 // writeDirectories encodes every directory at its planned position and
 // appends each in one write.
 func (w *Writer) writeDirectories(p *layout) error {
+	encoded := false // w.scratch holds a directory of kind w.kind
 	for _, pd := range p.dirs {
+		previous := w.kind
 		b, err := w.finalFields(pd.d, p.format, pd.subs)
 		if err != nil {
 			return err
 		}
-		if w.scratch, err = b.Encode(w.scratch[:0], pd.pos, pd.next, p.format); err != nil {
+		if encoded && w.kind == previous { // only its place and data moved
+			err = b.EncodeAgain(w.scratch, pd.pos, pd.next, p.format, pd.d.OffsetsTag, pd.d.CountsTag, TagSubIFDs)
+		} else {
+			w.scratch, err = b.Encode(w.scratch[:0], pd.pos, pd.next, p.format)
+		}
+		if err != nil {
 			return fmt.Errorf("tiff: directory at %d: %w", pd.pos, err)
 		}
+		encoded = true
 		if _, err := w.h.Write(w.scratch); err != nil {
 			return err
 		}

@@ -369,9 +369,9 @@ func TestGrowReservesDirectories(t *testing.T) {
 // with different numbers of blocks, and one with fields of its own: each
 // must list exactly its own offsets and counts, whatever came before it.
 func TestDirectoriesOfMixedKinds(t *testing.T) {
-	for _, version := range []Version{Classic, BigTIFF} {
+	for _, opts := range []Options{{Version: Classic}, {Version: BigTIFF}, {Version: Classic, ByteOrder: binary.BigEndian}, {Version: BigTIFF, ByteOrder: binary.BigEndian}} {
 		h := iohandle.NewMemory()
-		w, err := NewWriter(h, Options{Version: version})
+		w, err := NewWriter(h, opts)
 		require.NoError(t, err)
 		shared, own := &ifd.Builder{}, &ifd.Builder{}
 		shared.AddShort(TagImageWidth, 16)
