@@ -21,6 +21,14 @@ type Image struct {
 	reduce   reduceFunc
 	planes   []planeState // by index in DimensionOrder
 	free     *planeStream // a finished plane's buffers, for the next
+
+	// What planes take when they start (see planeDirs): made once for all
+	// the planes not started yet, so that thousands of planes cost a few
+	// allocations, not three each.
+	started  int
+	dirStore []levelDir
+	seqStore []int64
+	subStore []*tiff.Directory
 }
 
 // planeState is one plane's directories, and its stream while it is open.
@@ -234,8 +242,17 @@ func (im *Image) startPlane(st *planeState) {
 // planeDirs gives a plane its directories, with room for the sequence
 // numbers of all its tiles.
 func (im *Image) planeDirs(st *planeState) {
-	st.dirs = make([]levelDir, len(im.levels))
-	seqs := make([]int64, 0, im.tilesPerPlane())
+	levels, tiles := len(im.levels), int(im.tilesPerPlane())
+	if len(im.dirStore) < levels {
+		n := len(im.planes) - im.started
+		im.dirStore = make([]levelDir, n*levels)
+		im.seqStore = make([]int64, n*tiles)
+		im.subStore = make([]*tiff.Directory, n*(levels-1))
+	}
+	im.started++
+	st.dirs, im.dirStore = im.dirStore[:levels:levels], im.dirStore[levels:]
+	seqs := im.seqStore[:0:tiles]
+	im.seqStore = im.seqStore[tiles:]
 	for l, g := range im.levels {
 		st.dirs[l] = levelDir{
 			dir:  tiff.Directory{Fields: im.fields[l], OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts},
@@ -243,10 +260,12 @@ func (im *Image) planeDirs(st *planeState) {
 		}
 		seqs = seqs[g.tiles():g.tiles()]
 	}
-	if len(st.dirs) > 1 {
-		st.dirs[0].dir.SubIFDs = make([]*tiff.Directory, 0, len(st.dirs)-1)
-		for l := 1; l < len(st.dirs); l++ {
-			st.dirs[0].dir.SubIFDs = append(st.dirs[0].dir.SubIFDs, &st.dirs[l].dir)
+	if levels > 1 {
+		subs := im.subStore[: 0 : levels-1]
+		im.subStore = im.subStore[levels-1:]
+		for l := 1; l < levels; l++ {
+			subs = append(subs, &st.dirs[l].dir)
 		}
+		st.dirs[0].dir.SubIFDs = subs
 	}
 }
