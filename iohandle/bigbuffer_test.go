@@ -75,3 +75,22 @@ func TestMappedBufferLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// TestAvailableBuffer builds bytes in the room the buffer lends and hands
+// them to Write: they land once, in order; a closed handle lends nothing.
+func TestAvailableBuffer(t *testing.T) {
+	h, path := newFile(t, Options{BufferSize: 64, NoSync: true})
+	_, err := h.Write([]byte("head"))
+	require.NoError(t, err)
+	room := h.AvailableBuffer()
+	assert.Equal(t, 0, len(room))
+	assert.Equal(t, 60, cap(room))
+	_, err = h.Write(append(room, "built in place"...))
+	require.NoError(t, err)
+	assert.Equal(t, Stats{}, h.Stats(), "still buffered")
+	require.NoError(t, h.Commit())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "headbuilt in place", string(got))
+	assert.Nil(t, h.AvailableBuffer())
+}

@@ -202,6 +202,21 @@ func (h *File) writeSlow(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// AvailableBuffer returns an empty slice whose capacity is the room left
+// in the append buffer, to build bytes in place and pass them to an
+// immediately following Write, as with bufio.Writer: a directory
+// serialized there reaches the buffer without a copy of its own. It
+// returns nil when the handle cannot be written.
+func (h *File) AvailableBuffer() []byte {
+	if h.usable("write") != nil {
+		return nil
+	}
+	if h.buf == nil {
+		h.takeBuffer()
+	}
+	return h.buf[len(h.buf):len(h.buf)]
+}
+
 // ReadFrom appends everything r yields until io.EOF, reading straight into
 // the append buffer: each full buffer becomes one write call, and the bytes
 // are copied once, by r. It implements io.ReaderFrom, so io.Copy and

@@ -366,27 +366,50 @@ const maxDepth = 8
 // writeDirectories encodes every directory at its planned position and
 // appends each in one write.
 func (w *Writer) writeDirectories(p *layout) error {
-	encoded := false // w.scratch holds a directory of kind w.kind
+	encoded := false // w.scratch holds the previous directory, of kind w.kind
 	for _, pd := range p.dirs {
 		previous := w.kind
 		b, err := w.finalFields(pd.d, p.format, pd.subs)
 		if err != nil {
 			return err
 		}
-		if encoded && w.kind == previous { // only its place and data moved
+		out := w.scratch
+		switch {
+		case encoded && w.kind == previous: // only its place and data moved
 			err = b.EncodeAgain(w.scratch, pd.pos, pd.next, p.format, pd.d.OffsetsTag, pd.d.CountsTag, TagSubIFDs)
-		} else {
+		case b.Size(p.format.BigTIFF) > largeDirectory && w.fitsInBuffer(b.Size(p.format.BigTIFF)):
+			// The OME-XML's directory, say: built in the handle's buffer,
+			// not in a scratch grown for it alone.
+			out, err = b.Encode(w.h.(availableBuffer).AvailableBuffer(), pd.pos, pd.next, p.format)
+			encoded = false
+		default:
 			w.scratch, err = b.Encode(w.scratch[:0], pd.pos, pd.next, p.format)
+			out, encoded = w.scratch, true
 		}
 		if err != nil {
 			return fmt.Errorf("tiff: directory at %d: %w", pd.pos, err)
 		}
-		encoded = true
-		if _, err := w.h.Write(w.scratch); err != nil {
+		if _, err := w.h.Write(out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// largeDirectory is the size from which a directory is encoded straight
+// into the handle's buffer, when it lends room, rather than into scratch.
+const largeDirectory = 64 << 10
+
+// availableBuffer is a handle that lends its buffer's free room, as
+// iohandle.File does.
+type availableBuffer interface {
+	AvailableBuffer() []byte
+}
+
+// fitsInBuffer reports whether n bytes fit in the room the handle lends.
+func (w *Writer) fitsInBuffer(n int64) bool {
+	h, ok := w.h.(availableBuffer)
+	return ok && int64(cap(h.AvailableBuffer())) >= n
 }
 
 // finalFields returns d's fields with the data-location fields added for

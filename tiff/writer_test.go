@@ -421,3 +421,39 @@ func uintAt(e ifd.Entry, i int) uint64 {
 	}
 	return uint64(binary.LittleEndian.Uint32(e.Value[4*i:]))
 }
+
+// TestLargeDirectoryInHandleBuffer writes a directory with a 200 KB value
+// among small ones through file handles whose buffer has room for it or
+// not: the file must be the one a memory handle gets.
+func TestLargeDirectoryInHandleBuffer(t *testing.T) {
+	write := func(h iohandle.Handle) {
+		w, err := NewWriter(h, Options{})
+		require.NoError(t, err)
+		shared := &ifd.Builder{}
+		shared.AddShort(TagImageWidth, 16)
+		large := shared.Clone()
+		large.AddASCII(TagImageDescription, string(bytes.Repeat([]byte("<Plane/>"), 25_000)))
+		for i := range 5 {
+			fields := shared
+			if i == 1 {
+				fields = large
+			}
+			b, err := w.WriteBlock([]byte{byte(i), 1, 2})
+			require.NoError(t, err)
+			require.NoError(t, w.AddDirectory(&Directory{Fields: fields, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{b}}))
+		}
+		require.NoError(t, w.Close())
+	}
+	want := iohandle.NewMemory()
+	write(want)
+	for _, size := range []int{2 << 20, 16 << 10} {
+		path := filepath.Join(t.TempDir(), "out.tif")
+		h, err := iohandle.Create(path, iohandle.Options{BufferSize: size, NoSync: true})
+		require.NoError(t, err)
+		write(h)
+		require.NoError(t, h.Commit())
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, want.Bytes(), got, "buffer of %d bytes", size)
+	}
+}
