@@ -211,6 +211,12 @@ func (c *comparison) printReport(w io.Writer, total time.Duration) {
 		fmt.Fprintln(w)
 		printMarkdown(w, rows)
 	}
+	if lines := againstFloor(c.results); len(lines) > 0 {
+		fmt.Fprintln(w, "\nagainst the floor, run by run:")
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	fmt.Fprintln(w, "\nour outputs read back:")
 	for _, v := range c.verified {
 		fmt.Fprintf(w, "  %s\n", v)

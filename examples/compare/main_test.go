@@ -159,3 +159,23 @@ func TestThousands(t *testing.T) {
 		assert.Equal(t, want, thousands(n))
 	}
 }
+
+// TestAgainstFloor checks the run-by-run comparison with dd on made-up
+// samples: dd's one slow run moves its median, not the per-run ratio.
+func TestAgainstFloor(t *testing.T) {
+	walls := func(ms ...int) []sample {
+		var s []sample
+		for _, m := range ms {
+			s = append(s, sample{wall: time.Duration(m) * time.Millisecond})
+		}
+		return s
+	}
+	results := []*result{
+		{workload: "stack", writer: ours, samples: walls(150, 160, 170, 180)},
+		{workload: "stack", writer: dd, samples: walls(100, 300, 110, 120)},
+		{workload: "slide", writer: ours, samples: walls(1000)}, // one run: no line
+		{workload: "slide", writer: dd, samples: walls(100)},
+	}
+	assert.Equal(t, []string{"stack: ometiff 165.0 / 150.0 / 150.0 ms, dd 115.0 / 100.0 / 100.0 ms (median / first quartile / fastest); " +
+		"ometiff/dd 1.43 / 1.50 / 1.50, median of the per-run ratios 1.50"}, againstFloor(results))
+}

@@ -20,13 +20,30 @@ type result struct {
 	err              error            // the run that failed, if one did
 }
 
-// median returns the median of metric over the samples.
-func (r *result) median(metric func(sample) float64) float64 {
+// sorted returns metric over the samples, in increasing order.
+func (r *result) sorted(metric func(sample) float64) []float64 {
 	v := make([]float64, len(r.samples))
 	for i, s := range r.samples {
 		v[i] = metric(s)
 	}
 	slices.Sort(v)
+	return v
+}
+
+// median returns the median of metric over the samples.
+func (r *result) median(metric func(sample) float64) float64 {
+	return median(r.sorted(metric))
+}
+
+// quantile returns the q-quantile (0 the fastest, 0.25 the first
+// quartile) of metric over the samples: the sample at or below it.
+func (r *result) quantile(metric func(sample) float64, q float64) float64 {
+	v := r.sorted(metric)
+	return v[int(q*float64(len(v)-1))]
+}
+
+// median returns the median of v, sorted.
+func median(v []float64) float64 {
 	n := len(v)
 	if n%2 == 1 {
 		return v[n/2]
@@ -78,6 +95,39 @@ func table(results []*result, withStrace bool) [][]string {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// againstFloor compares our wall times with dd's for every workload both
+// ran more than once, by median, first quartile, fastest run and run by
+// run: dd's time varies most between runs on a shared machine, so one
+// statistic alone can mislead.
+func againstFloor(results []*result) []string {
+	var lines []string
+	for _, r := range results {
+		if r.writer != ours || !r.ok() || len(r.samples) < 2 {
+			continue
+		}
+		i := slices.IndexFunc(results, func(f *result) bool {
+			return f.workload == r.workload && f.writer == dd && f.ok() && len(f.samples) == len(r.samples)
+		})
+		if i < 0 {
+			continue
+		}
+		floor := results[i]
+		perRun := make([]float64, len(r.samples))
+		for k, s := range r.samples {
+			perRun[k] = wallSeconds(s) / wallSeconds(floor.samples[k])
+		}
+		slices.Sort(perRun)
+		stats := func(f *result) [3]float64 {
+			return [3]float64{f.median(wallSeconds), f.quantile(wallSeconds, 0.25), f.quantile(wallSeconds, 0)}
+		}
+		o, d := stats(r), stats(floor)
+		lines = append(lines, fmt.Sprintf("%s: ometiff %.1f / %.1f / %.1f ms, dd %.1f / %.1f / %.1f ms (median / first quartile / fastest); "+
+			"ometiff/dd %.2f / %.2f / %.2f, median of the per-run ratios %.2f",
+			r.workload, o[0]*1000, o[1]*1000, o[2]*1000, d[0]*1000, d[1]*1000, d[2]*1000, o[0]/d[0], o[1]/d[1], o[2]/d[2], median(perRun)))
+	}
+	return lines
 }
 
 // ratio is r's median metric over base's, or "-" without a base.
