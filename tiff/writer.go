@@ -82,12 +82,12 @@ type Directory struct {
 	// next-IFD offset is 0.
 	SubIFDs []*Directory
 
-	// placing is the number of the layout that placed the directory last,
-	// which tells a directory met twice (see place).
+	// placing is the number of the layout that measured the directory
+	// last, which tells a directory met twice (see measure).
 	placing uint64
 }
 
-// layouts numbers the layouts place makes, across writers.
+// layouts numbers the layouts measure plans, across writers.
 var layouts atomic.Uint64
 
 // Writer lays out a TIFF file on an output handle: it reserves the header,
@@ -97,15 +97,20 @@ var layouts atomic.Uint64
 //
 // A Writer is not safe for concurrent use. It stops at the first error.
 type Writer struct {
-	h       iohandle.Handle
-	opts    Options
-	dirs    []*Directory
-	err     error
-	closed  bool
-	scratch []byte       // one encoded directory at a time
-	fields  *ifd.Builder // one directory's final fields at a time
-	kind    fieldsKind   // what fields holds, when it is complete
-	values  []byte       // the values of its offsets and counts
+	h         iohandle.Handle
+	opts      Options
+	dirs      []*Directory
+	err       error
+	closed    bool
+	scratch   []byte          // one encoded directory at a time
+	fields    *ifd.Builder    // one directory's final fields at a time
+	kind      fieldsKind      // what fields holds, when it is complete
+	values    []byte          // the values of its offsets and counts
+	encoded   bool            // scratch holds the last directory written, of kind kind
+	sizes     map[shape]int64 // of the directories, in the format planned
+	lastShape shape
+	lastSize  int64
+	subs      [maxDepth + 1][]uint64 // SubIFD offsets of the directory written at each depth
 }
 
 // NewWriter starts a TIFF file on h, which must be empty. It reserves
@@ -236,14 +241,14 @@ func (w *Writer) finish() error {
 		}
 		start++
 	}
-	p, err := w.plan(start)
+	f, err := w.plan(start)
 	if err != nil {
 		return err
 	}
-	if err := w.writeDirectories(p); err != nil {
+	if err := w.writeDirectories(start, f); err != nil {
 		return err
 	}
-	header, err := Header{Order: w.opts.ByteOrder, BigTIFF: p.format.BigTIFF, FirstIFD: uint64(p.dirs[0].pos)}.Append(nil)
+	header, err := Header{Order: w.opts.ByteOrder, BigTIFF: f.BigTIFF, FirstIFD: uint64(start)}.Append(nil)
 	if err != nil {
 		return err
 	}
@@ -251,40 +256,27 @@ func (w *Writer) finish() error {
 	return err
 }
 
-// layout is where every directory goes, in one flavour.
-type layout struct {
-	format ifd.Format
-	dirs   []placed // main directories, each followed by its SubIFDs
-	end    int64
-}
-
-// placed is one directory and where it and its links point.
-type placed struct {
-	d    *Directory
-	pos  int64
-	next uint64   // the next main directory; 0 for the last and for SubIFDs
-	subs []uint64 // its SubIFDs
-}
-
-// plan places the directories from start on, in classic TIFF if the
-// options allow and everything fits, else in BigTIFF.
-func (w *Writer) plan(start int64) (*layout, error) {
+// plan chooses the flavour of the directories laid out from start: classic
+// TIFF if the options allow and everything fits, else BigTIFF. It leaves
+// the directories' sizes in that flavour in w.sizes.
+func (w *Writer) plan(start int64) (ifd.Format, error) {
 	f := ifd.Format{Order: w.opts.ByteOrder}
 	if w.opts.Version != BigTIFF {
-		p, err := w.place(start, f)
+		end, err := w.measure(start, f)
 		switch {
-		case err == nil && p.end-1 <= math.MaxUint32:
-			return p, nil
+		case err == nil && end-1 <= math.MaxUint32:
+			return f, nil
 		case err != nil && !errors.Is(err, ErrTooLarge):
-			return nil, err
+			return f, err
 		case w.opts.Version == Classic && err != nil:
-			return nil, err
+			return f, err
 		case w.opts.Version == Classic:
-			return nil, fmt.Errorf("%w: the directories would end at %d", ErrTooLarge, p.end)
+			return f, fmt.Errorf("%w: the directories would end at %d", ErrTooLarge, end)
 		}
 	}
 	f.BigTIFF = true
-	return w.place(start, f)
+	_, err := w.measure(start, f)
+	return f, err
 }
 
 // shape is what the encoded size of a directory depends on: its fields,
@@ -295,59 +287,73 @@ type shape struct {
 	blocks, subs int
 }
 
-// place assigns every directory its position in format f.
-func (w *Writer) place(start int64, f ifd.Format) (*layout, error) {
-	p := &layout{format: f, dirs: make([]placed, 0, len(w.dirs))}
+// measure checks every directory for format f and sizes it, and returns
+// where the directories end when laid out from start: each main directory
+// followed by its SubIFDs, depth first, as writeDirectories writes them.
+func (w *Writer) measure(start int64, f ifd.Format) (int64, error) {
 	id := layouts.Add(1)
-	sizes := map[shape]int64{}
-	pos := start
-	var visit func(d *Directory, depth int) (int64, error)
-	visit = func(d *Directory, depth int) (int64, error) {
+	clear(w.sizes)
+	if w.sizes == nil {
+		w.sizes = map[shape]int64{}
+	}
+	end := start
+	var visit func(d *Directory, depth int) error
+	visit = func(d *Directory, depth int) error {
 		if d.placing == id || depth > maxDepth {
-			return 0, fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
+			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
 		}
 		d.placing = id
 		if !f.BigTIFF {
 			if err := fitClassic(d.Blocks); err != nil {
-				return 0, err
+				return err
 			}
 		}
-		key := shape{d.Fields, len(d.Blocks), len(d.SubIFDs)}
-		size, known := sizes[key]
+		key := shapeOf(d)
+		size, known := w.sizes[key]
 		if !known {
 			b, err := w.finalFields(d, f, make([]uint64, len(d.SubIFDs)))
 			if err != nil {
-				return 0, err
+				return err
 			}
 			size = b.Size(f.BigTIFF)
-			sizes[key] = size
+			w.sizes[key] = size
 		}
-		at, i := pos, len(p.dirs)
-		p.dirs = append(p.dirs, placed{d: d, pos: at})
-		pos += size
+		end += size
 		for _, sub := range d.SubIFDs {
-			subPos, err := visit(sub, depth+1)
-			if err != nil {
-				return 0, err
+			if err := visit(sub, depth+1); err != nil {
+				return err
 			}
-			p.dirs[i].subs = append(p.dirs[i].subs, uint64(subPos))
 		}
-		return at, nil
+		return nil
 	}
-	prev := -1 // index of the previous main directory
 	for _, d := range w.dirs {
-		i := len(p.dirs)
-		at, err := visit(d, 0)
-		if err != nil {
-			return nil, err
+		if err := visit(d, 0); err != nil {
+			return 0, err
 		}
-		if prev >= 0 {
-			p.dirs[prev].next = uint64(at)
-		}
-		prev = i
 	}
-	p.end = pos
-	return p, nil
+	w.lastShape, w.lastSize = shape{}, w.sizes[shape{}] // sizeOf's cache starts true
+	return end, nil
+}
+
+// shapeOf returns d's shape.
+func shapeOf(d *Directory) shape { return shape{d.Fields, len(d.Blocks), len(d.SubIFDs)} }
+
+// sizeOf is d's size, from the sizes measure left; directories of one
+// shape in a row (the planes of a stack) look it up once.
+func (w *Writer) sizeOf(d *Directory) int64 {
+	if key := shapeOf(d); key != w.lastShape {
+		w.lastShape, w.lastSize = key, w.sizes[key]
+	}
+	return w.lastSize
+}
+
+// treeSize is the room d and its SubIFDs take.
+func (w *Writer) treeSize(d *Directory) int64 {
+	n := w.sizeOf(d)
+	for _, sub := range d.SubIFDs {
+		n += w.treeSize(sub)
+	}
+	return n
 }
 
 // fitClassic reports blocks that classic TIFF cannot point to.
@@ -363,37 +369,71 @@ func fitClassic(blocks []Block) error {
 // maxDepth bounds SubIFD nesting.
 const maxDepth = 8
 
-// writeDirectories encodes every directory at its planned position and
-// appends each in one write.
-func (w *Writer) writeDirectories(p *layout) error {
-	encoded := false // w.scratch holds the previous directory, of kind w.kind
-	for _, pd := range p.dirs {
-		previous := w.kind
-		b, err := w.finalFields(pd.d, p.format, pd.subs)
-		if err != nil {
+// writeDirectories encodes every directory at its place in the layout
+// measure planned, from start on in format f, and appends each in one
+// write.
+func (w *Writer) writeDirectories(start int64, f ifd.Format) error {
+	w.encoded = false
+	pos := start
+	for i, d := range w.dirs {
+		end := pos + w.treeSize(d)
+		next := uint64(end)
+		if i == len(w.dirs)-1 {
+			next = 0
+		}
+		if err := w.writeTree(d, pos, next, f, 0); err != nil {
 			return err
 		}
-		out := w.scratch
-		switch {
-		case encoded && w.kind == previous: // only its place and data moved
-			err = b.EncodeAgain(w.scratch, pd.pos, pd.next, p.format, pd.d.OffsetsTag, pd.d.CountsTag, TagSubIFDs)
-		case b.Size(p.format.BigTIFF) > largeDirectory && w.fitsInBuffer(b.Size(p.format.BigTIFF)):
-			// The OME-XML's directory, say: built in the handle's buffer,
-			// not in a scratch grown for it alone.
-			out, err = b.Encode(w.h.(availableBuffer).AvailableBuffer(), pd.pos, pd.next, p.format)
-			encoded = false
-		default:
-			w.scratch, err = b.Encode(w.scratch[:0], pd.pos, pd.next, p.format)
-			out, encoded = w.scratch, true
-		}
-		if err != nil {
-			return fmt.Errorf("tiff: directory at %d: %w", pd.pos, err)
-		}
-		if _, err := w.h.Write(out); err != nil {
+		pos = end
+	}
+	return nil
+}
+
+// writeTree writes d at pos, then its SubIFDs after it, depth first.
+func (w *Writer) writeTree(d *Directory, pos int64, next uint64, f ifd.Format, depth int) error {
+	subs := w.subs[depth][:0]
+	at := pos + w.sizeOf(d)
+	for _, sub := range d.SubIFDs {
+		subs = append(subs, uint64(at))
+		at += w.treeSize(sub)
+	}
+	w.subs[depth] = subs
+	if err := w.writeDirectory(d, pos, next, subs, f); err != nil {
+		return err
+	}
+	for i, sub := range d.SubIFDs {
+		if err := w.writeTree(sub, int64(w.subs[depth][i]), 0, f, depth+1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeDirectory encodes d at pos and appends it in one write.
+func (w *Writer) writeDirectory(d *Directory, pos int64, next uint64, subs []uint64, f ifd.Format) error {
+	previous := w.kind
+	b, err := w.finalFields(d, f, subs)
+	if err != nil {
+		return err
+	}
+	out := w.scratch
+	switch {
+	case w.encoded && w.kind == previous: // only its place and data moved
+		err = b.EncodeAgain(w.scratch, pos, next, f, d.OffsetsTag, d.CountsTag, TagSubIFDs)
+	case w.sizeOf(d) > largeDirectory && w.fitsInBuffer(w.sizeOf(d)):
+		// The OME-XML's directory, say: built in the handle's buffer, not
+		// in a scratch grown for it alone.
+		out, err = b.Encode(w.h.(availableBuffer).AvailableBuffer(), pos, next, f)
+		w.encoded = false
+	default:
+		w.scratch, err = b.Encode(w.scratch[:0], pos, next, f)
+		out, w.encoded = w.scratch, true
+	}
+	if err != nil {
+		return fmt.Errorf("tiff: directory at %d: %w", pos, err)
+	}
+	_, err = w.h.Write(out)
+	return err
 }
 
 // largeDirectory is the size from which a directory is encoded straight

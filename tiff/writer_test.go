@@ -457,3 +457,30 @@ func TestLargeDirectoryInHandleBuffer(t *testing.T) {
 		assert.Equal(t, want.Bytes(), got, "buffer of %d bytes", size)
 	}
 }
+
+// TestEmptyDirectoriesInTheChain lays out directories without fields
+// (whose shape is the zero one) between others: every link must point at
+// the next directory.
+func TestEmptyDirectoriesInTheChain(t *testing.T) {
+	h := iohandle.NewMemory()
+	w, err := NewWriter(h, Options{})
+	require.NoError(t, err)
+	for _, d := range []*Directory{{}, tinyDirectory(t, w), {}, {}} {
+		require.NoError(t, w.AddDirectory(d))
+	}
+	require.NoError(t, w.Close())
+	data := h.Bytes()
+	hdr, err := ParseHeader(data)
+	require.NoError(t, err)
+	var entries []int
+	for pos := hdr.FirstIFD; pos != 0 && len(entries) < 5; {
+		d, err := ifd.Decode(bytes.NewReader(data), int64(len(data)), int64(pos), ifd.Format{})
+		require.NoError(t, err)
+		entries = append(entries, len(d.Entries))
+		pos = d.Next
+	}
+	require.Len(t, entries, 4, "the chain ends after the last directory")
+	assert.Equal(t, 0, entries[0])
+	assert.NotZero(t, entries[1])
+	assert.Equal(t, []int{0, 0}, entries[2:])
+}
