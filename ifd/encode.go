@@ -57,8 +57,9 @@ func (b *Builder) Encode(dst []byte, pos int64, next uint64, f Format) ([]byte, 
 // place: it moves the offsets of the out-of-line values, and puts again
 // the values of the fields tagged refresh, which may have changed since
 // (with the same types and counts). Every other field must be as it was
-// when enc was encoded. A directory like the one before it (the planes of
-// a stack) then costs a few words instead of a whole encoding.
+// when enc was encoded; with no tag named, every field is put again. A
+// directory like the one before it (the planes of a stack) then costs a
+// few words instead of a whole encoding.
 func (b *Builder) EncodeAgain(enc []byte, pos int64, next uint64, f Format, refresh ...uint16) error {
 	size, err := b.check(pos, next, f)
 	if err != nil {
@@ -125,19 +126,10 @@ func (w wordWriter) put(p []byte, size int, v uint64) {
 	}
 }
 
-// value writes e's little-endian value at the start of p in the file's
-// byte order.
+// value writes e's little-endian value at the start of p, which has room
+// for it, in the file's byte order.
 func (w wordWriter) value(p []byte, e Entry) {
-	word := e.Type.word()
-	if !w.bigEndian || word <= 1 {
-		copy(p, e.Value)
-		return
-	}
-	for i := 0; i+word <= len(e.Value); i += word {
-		for j := range word {
-			p[i+j] = e.Value[i+word-1-j]
-		}
-	}
+	appendInOrder(p[:0], e.Value, e.Type.word(), w.bigEndian)
 }
 
 // check reports why the directory cannot be encoded at pos in format f,
@@ -170,9 +162,10 @@ func (b *Builder) check(pos int64, next uint64, f Format) (int64, error) {
 }
 
 // appendInOrder appends src, made of little-endian words of the given
-// size, in byte order order. Decoding and encoding are the same swap.
-func appendInOrder(dst []byte, order byteOrder, src []byte, word int) []byte {
-	if word <= 1 || order == byteOrder(binary.LittleEndian) {
+// size, in the file's byte order: big-endian when bigEndian. Decoding and
+// encoding are the same swap.
+func appendInOrder(dst, src []byte, word int, bigEndian bool) []byte {
+	if word <= 1 || !bigEndian {
 		return append(dst, src...)
 	}
 	for i := 0; i+word <= len(src); i += word {
@@ -257,7 +250,7 @@ func decodeEntry(r io.ReaderAt, size int64, raw []byte, f Format) (Entry, error)
 			return e, err
 		}
 	}
-	e.Value = appendInOrder(make([]byte, 0, n), order, value, e.Type.word())
+	e.Value = appendInOrder(make([]byte, 0, n), value, e.Type.word(), f.Order == binary.BigEndian)
 	return e, nil
 }
 

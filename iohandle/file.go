@@ -57,8 +57,8 @@ type File struct {
 	tmp     string // temporary file beside it
 	opts    Options
 	buf     []byte          // buffered appends; nil until the first small append
-	mapped  bool            // buf is a mapping of mapBuffer's, not Go memory
-	unmap   runtime.Cleanup // unmaps buf if the handle is dropped unclosed
+	mapping []byte          // buf's memory when mapBuffer made it; nil for Go memory
+	unmap   runtime.Cleanup // unmaps mapping if the handle is dropped unclosed
 	size    int             // capacity of buf
 	flushed int64           // bytes already handed to the file
 	err     error           // first failure; sticky
@@ -109,7 +109,7 @@ func (h *File) takeBuffer() {
 			return
 		}
 	} else if buf := mapBuffer(h.size); buf != nil {
-		h.buf, h.mapped = buf, true
+		h.buf, h.mapping = buf, buf
 		// A handle dropped without Close must not keep its mapping.
 		h.unmap = runtime.AddCleanup(h, unmapBuffer, buf)
 		return
@@ -123,10 +123,10 @@ func (h *File) releaseBuffer() {
 	buf := h.buf
 	h.buf = nil
 	switch {
-	case h.mapped:
-		h.mapped = false
+	case h.mapping != nil: // unmapped as mapped, whatever became of buf
 		h.unmap.Stop()
-		unmapBuffer(buf)
+		unmapBuffer(h.mapping)
+		h.mapping = nil
 	case cap(buf) == DefaultBufferSize:
 		bufferPool.Put(&buf)
 	}

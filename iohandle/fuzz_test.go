@@ -10,9 +10,9 @@ import (
 )
 
 // FuzzFileOps drives a File with a small buffer and a Memory model through
-// the same appends (Write and ReadFrom), patches and flushes decoded from the input, and checks
-// that both hold the same bytes, that the file is never longer than its
-// content and that it equals Len after Flush.
+// the same appends (Write and ReadFrom), patches and flushes decoded from
+// the input, and checks that both hold the same bytes, that the file is
+// never longer than its content and that it equals Len after Flush.
 func FuzzFileOps(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 2, 0, 40, 2, 0})
 	f.Add([]byte{0, 30, 0, 30, 1, 3, 1, 250, 2})

@@ -416,14 +416,17 @@ func (w *Writer) writeDirectory(d *Directory, pos int64, next uint64, subs []uin
 	if err != nil {
 		return err
 	}
+	again := w.encoded && w.kind == previous // only its place and data moved
+	var room []byte
+	if !again {
+		room = w.lentRoom(w.sizeOf(d))
+	}
 	out := w.scratch
 	switch {
-	case w.encoded && w.kind == previous: // only its place and data moved
+	case again:
 		err = b.EncodeAgain(w.scratch, pos, next, f, d.OffsetsTag, d.CountsTag, TagSubIFDs)
-	case w.sizeOf(d) > largeDirectory && w.fitsInBuffer(w.sizeOf(d)):
-		// The OME-XML's directory, say: built in the handle's buffer, not
-		// in a scratch grown for it alone.
-		out, err = b.Encode(w.h.(availableBuffer).AvailableBuffer(), pos, next, f)
+	case room != nil: // the OME-XML's directory, say: no scratch grown for it alone
+		out, err = b.Encode(room, pos, next, f)
 		w.encoded = false
 	default:
 		w.scratch, err = b.Encode(w.scratch[:0], pos, next, f)
@@ -446,10 +449,17 @@ type availableBuffer interface {
 	AvailableBuffer() []byte
 }
 
-// fitsInBuffer reports whether n bytes fit in the room the handle lends.
-func (w *Writer) fitsInBuffer(n int64) bool {
+// lentRoom returns the room the handle's buffer lends when a directory of
+// n bytes is large and fits in it, else nil.
+func (w *Writer) lentRoom(n int64) []byte {
 	h, ok := w.h.(availableBuffer)
-	return ok && int64(cap(h.AvailableBuffer())) >= n
+	if !ok || n <= largeDirectory {
+		return nil
+	}
+	if room := h.AvailableBuffer(); int64(cap(room)) >= n {
+		return room
+	}
+	return nil
 }
 
 // finalFields returns d's fields with the data-location fields added for
