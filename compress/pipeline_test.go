@@ -233,7 +233,10 @@ func TestPipelineSynchronous(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, p.Submit(LZW{}, p.Buffer(100)))
-	assert.Equal(t, []int{before}, during, "consumed synchronously, without goroutines")
+	require.Len(t, during, 1, "consumed synchronously")
+	// At most as many as before: an earlier test's goroutine may still be
+	// on its way out, never one of ours on its way in.
+	assert.LessOrEqual(t, during[0], before, "consumed without goroutines")
 	require.NoError(t, p.Close())
 }
 

@@ -218,7 +218,7 @@ func TestCodecsStartNoGoroutines(t *testing.T) {
 		_, err := codec.Encode(nil, tile)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, before, runtime.NumGoroutine())
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "an earlier test's goroutine may still leave; none may come")
 }
 
 // TestConcurrentUse runs one encoder per codec from several goroutines and
