@@ -12,14 +12,22 @@ import (
 // FuzzFileOps drives a File with a small buffer and a Memory model through
 // the same appends (Write and ReadFrom), patches and flushes decoded from
 // the input, and checks that both hold the same bytes, that the file is
-// never longer than its content and that it equals Len after Flush.
+// never longer than its content and that it equals Len after Flush. An
+// input of odd length runs with DirectIO, a 4 KiB buffer and appends 128
+// times larger, so that some writes go around the page cache.
 func FuzzFileOps(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 2, 0, 40, 2, 0})
 	f.Add([]byte{0, 30, 0, 30, 1, 3, 1, 250, 2})
 	f.Add([]byte{3, 40, 1, 7, 3, 9, 2, 0, 3, 200})
-	dir := f.TempDir() // one per fuzzing process; each input aborts its file
+	f.Add([]byte{3, 64, 0, 5, 1, 9, 3, 100, 2}) // odd length: DirectIO
+	// One directory per fuzzing process; each input aborts its file.
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		h, err := Create(filepath.Join(dir, "f"), Options{BufferSize: 16, NoSync: true})
+		opts, unit := Options{BufferSize: 16, NoSync: true}, 1
+		if len(ops)%2 == 1 {
+			opts, unit = Options{BufferSize: 4096, NoSync: true, DirectIO: true}, 128
+		}
+		h, err := Create(filepath.Join(dir, "f"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +37,7 @@ func FuzzFileOps(f *testing.F) {
 			arg := int(ops[i+1])
 			switch ops[i] % 4 {
 			case 0:
-				p := bytes.Repeat([]byte{byte(i)}, arg%48)
+				p := bytes.Repeat([]byte{byte(i)}, arg%48*unit)
 				mustWrite(t, h, model, p)
 			case 1:
 				if model.Len() == 0 {
@@ -50,7 +58,7 @@ func FuzzFileOps(f *testing.F) {
 					t.Fatalf("after Flush: size %d, Len %d", got, h.Len())
 				}
 			case 3: // arg bytes, each read filling half the room offered
-				p := bytes.Repeat([]byte{byte(i)}, arg)
+				p := bytes.Repeat([]byte{byte(i)}, arg*unit)
 				if _, err := h.ReadFrom(iotest.HalfReader(bytes.NewReader(p))); err != nil {
 					t.Fatal(err)
 				}

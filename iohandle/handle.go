@@ -76,6 +76,9 @@ type Stats struct {
 	Patches int64 // positioned write calls
 	Bytes   int64 // bytes handed over by both
 	Syncs   int64 // fsync calls
+	// DirectWrites counts the Appends that went around the page cache
+	// (Options.DirectIO).
+	DirectWrites int64
 }
 
 // Writes is the number of write calls of both kinds.
