@@ -148,6 +148,13 @@ type Options struct {
 	// NoSync skips the fsync at Close, for Create. (With New, the handle
 	// decides.)
 	NoSync bool
+	// DirectIO, for Create, writes the file around the page cache where
+	// the system allows it (iohandle.Options.DirectIO): the CPU no longer
+	// copies the output into the page cache, which shortens compressed
+	// writes that keep every core busy (LZW, Deflate, Zstd), while each
+	// write waits for the device, which makes uncompressed ones slower.
+	// (With New, the handle decides.)
+	DirectIO bool
 }
 
 // withDefaults fills zero fields and checks the rest.

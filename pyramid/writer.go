@@ -57,7 +57,7 @@ const outputBuffer = 2 << 20
 // Close succeeds; until then it is a temporary file beside it, removed on
 // failure or Abort.
 func Create(path string, opts Options) (*Writer, error) {
-	h, err := iohandle.Create(path, iohandle.Options{BufferSize: outputBuffer, Replace: opts.Replace, NoSync: opts.NoSync})
+	h, err := iohandle.Create(path, iohandle.Options{BufferSize: outputBuffer, Replace: opts.Replace, NoSync: opts.NoSync, DirectIO: opts.DirectIO})
 	if err != nil {
 		return nil, fmt.Errorf("pyramid: %w", err)
 	}
