@@ -55,7 +55,9 @@ func (j job) run() (iohandle.Stats, error) {
 		defer f.Close()
 		in = f
 	}
-	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers, Replace: true, NoSync: true}
+	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers, Replace: true, NoSync: true,
+		// Around the page cache when compressing, as Options.DirectIO advises.
+		DirectIO: j.Workload.Compression != "none"}
 	if j.Workload.Kind == hugeKind {
 		opts.BigTIFF = pyramid.BigTIFFAlways
 	}
