@@ -227,3 +227,38 @@ func BenchmarkZstdLevels(b *testing.B) {
 		b.Run(fmt.Sprintf("%d", level), func(b *testing.B) { benchmarkEncoder(b, z, tiles) })
 	}
 }
+
+// BenchmarkHorizontal applies predictor 2 alone to the slide's tiles, as
+// 16-bit samples and as 8-bit RGB.
+func BenchmarkHorizontal(b *testing.B) {
+	tiles := slideTiles(8, 256)
+	for _, c := range []struct {
+		name   string
+		format Format
+		width  int
+	}{
+		{"uint16", Format{BitsPerSample: 16}, 256},
+		{"uint16 big endian", Format{BitsPerSample: 16, ByteOrder: binary.BigEndian}, 256},
+		{"rgb8", Format{SamplesPerPixel: 3}, 256 * 2 / 3},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			l, err := c.format.layout()
+			if err != nil {
+				b.Fatal(err)
+			}
+			predict := l.horizontal()
+			rowBytes := c.width * l.pixelBytes()
+			dst := make([]byte, len(tiles[0]))
+			b.SetBytes(int64(len(tiles[0]) / rowBytes * rowBytes))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				src := tiles[i%len(tiles)]
+				for row := 0; row+rowBytes <= len(src); row += rowBytes {
+					predict(dst[row:row+rowBytes], src[row:row+rowBytes], l)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -125,11 +125,13 @@ func (l layout) horizontal() rowPredictor {
 
 // The diff functions write src[i] - src[i-stride] per sample into dst,
 // stride being the pixel size in bytes, and copy the first pixel. Their
-// loop conditions let the compiler drop the bounds checks.
+// loop conditions let the compiler drop the bounds checks. Those for 8-
+// and 16-bit samples subtract eight bytes at a time (subWords), then the
+// last few samples one by one.
 
 func diff8(dst, src []byte, l layout) {
 	cur, back, out := shifted(dst, src, l.pixelBytes())
-	for i := 0; i < len(cur) && i < len(back) && i < len(out); i++ {
+	for i := subWords(cur, back, out, lanes8, false); i < len(cur) && i < len(back) && i < len(out); i++ {
 		out[i] = cur[i] - back[i]
 	}
 }
@@ -137,7 +139,7 @@ func diff8(dst, src []byte, l layout) {
 func diff16LE(dst, src []byte, l layout) {
 	cur, back, out := shifted(dst, src, l.pixelBytes())
 	o := binary.LittleEndian
-	for i := 0; i+1 < len(cur) && i+1 < len(back) && i+1 < len(out); i += 2 {
+	for i := subWords(cur, back, out, lanes16, false); i+1 < len(cur) && i+1 < len(back) && i+1 < len(out); i += 2 {
 		o.PutUint16(out[i:i+2], o.Uint16(cur[i:i+2])-o.Uint16(back[i:i+2]))
 	}
 }
@@ -145,7 +147,7 @@ func diff16LE(dst, src []byte, l layout) {
 func diff16BE(dst, src []byte, l layout) {
 	cur, back, out := shifted(dst, src, l.pixelBytes())
 	o := binary.BigEndian
-	for i := 0; i+1 < len(cur) && i+1 < len(back) && i+1 < len(out); i += 2 {
+	for i := subWords(cur, back, out, lanes16, true); i+1 < len(cur) && i+1 < len(back) && i+1 < len(out); i += 2 {
 		o.PutUint16(out[i:i+2], o.Uint16(cur[i:i+2])-o.Uint16(back[i:i+2]))
 	}
 }
@@ -180,6 +182,36 @@ func diff64BE(dst, src []byte, l layout) {
 	for i := 0; i+7 < len(cur) && i+7 < len(back) && i+7 < len(out); i += 8 {
 		o.PutUint64(out[i:i+8], o.Uint64(cur[i:i+8])-o.Uint64(back[i:i+8]))
 	}
+}
+
+// Lane-wise subtraction in a 64-bit word: the top bit of every 8- or
+// 16-bit lane. (A stride of whole samples keeps the lanes of cur and back
+// on the same samples.)
+const (
+	lanes8  = 0x8080808080808080
+	lanes16 = 0x8000800080008000
+)
+
+// subWords writes cur - back into out lane by lane, eight bytes at a time,
+// reading and writing the words in the samples' byte order, and returns
+// how many bytes it did: all but the last 0 to 7. Setting each lane's top
+// bit in the minuend and clearing it in the subtrahend keeps borrows
+// inside the lanes; the last XOR puts the top bits right.
+func subWords(cur, back, out []byte, high uint64, bigEndian bool) int {
+	n := min(len(cur), len(back), len(out)) &^ 7
+	sub := func(a, b uint64) uint64 { return ((a | high) - (b &^ high)) ^ ((a ^ ^b) & high) }
+	if bigEndian {
+		o := binary.BigEndian
+		for i := 0; i < n; i += 8 {
+			o.PutUint64(out[i:i+8], sub(o.Uint64(cur[i:i+8]), o.Uint64(back[i:i+8])))
+		}
+		return n
+	}
+	o := binary.LittleEndian
+	for i := 0; i < n; i += 8 {
+		o.PutUint64(out[i:i+8], sub(o.Uint64(cur[i:i+8]), o.Uint64(back[i:i+8])))
+	}
+	return n
 }
 
 // shifted copies the first pixel of src, stride bytes, to dst and returns
