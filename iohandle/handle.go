@@ -13,8 +13,9 @@
 // disk is never longer than its content, and after Flush its size equals
 // Len. File handles are created under a temporary name beside the
 // destination and renamed into place by Commit, so the destination never
-// holds a partial file. Memory and Faulty handles have the same interface for
-// tests.
+// holds a partial file. On Linux, Options.DirectIO sends full buffers to the
+// device around the page cache (O_DIRECT). Memory and Faulty handles have the
+// same interface for tests.
 //
 // Handles are not safe for concurrent use; the writers above serialize their
 // output through one goroutine.

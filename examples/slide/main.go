@@ -28,6 +28,7 @@
 //	-workers n       encoding goroutines, 0 for one per CPU
 //	-levels n        resolutions including the full one, 0 until one tile
 //	-bigtiff b       auto, always or never (default auto)
+//	-direct          write around the page cache (pyramid.Options.DirectIO)
 package main
 
 import (

@@ -95,14 +95,14 @@ func TestPixelKindNames(t *testing.T) {
 func TestRunReplacesItsOutputWithTheSameBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "slide.ome.tif")
 	var files [2][]byte
-	for i := range files {
-		code, _, stderr := clitest.Run(run, "-o", path, "-size", "128", "-channels", "2")
+	for i, direct := range []string{"-direct=false", "-direct"} {
+		code, _, stderr := clitest.Run(run, "-o", path, "-size", "128", "-channels", "2", direct)
 		require.Equal(t, 0, code, stderr)
 		var err error
 		files[i], err = os.ReadFile(path)
 		require.NoError(t, err)
 	}
-	assert.True(t, bytes.Equal(files[0], files[1]), "two runs wrote different files")
+	assert.True(t, bytes.Equal(files[0], files[1]), "two runs, the second with -direct, wrote different files")
 }
 
 func TestRunRejectsBadInput(t *testing.T) {
