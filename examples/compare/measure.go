@@ -27,13 +27,13 @@ type sample struct {
 // the run. Write calls are the child's: what it prints on stdout when
 // printsWrites, else the kernel's count of write system calls of the
 // child and its descendants, which reaches this process's own I/O
-// accounting when the child is reaped.
+// accounting when the child is reaped (see childWriteCalls).
 func measure(argv, env []string, out string, printsWrites bool) (sample, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	before, err := writeCalls()
+	before, err := childWriteCalls()
 	if err != nil {
 		return sample{}, err
 	}
@@ -42,7 +42,7 @@ func measure(argv, env []string, out string, printsWrites bool) (sample, error) 
 		return sample{}, fmt.Errorf("%v: %s", err, lastLine(stderr.Bytes()))
 	}
 	wall := time.Since(start)
-	after, err := writeCalls()
+	after, err := childWriteCalls()
 	if err != nil {
 		return sample{}, err
 	}
@@ -61,10 +61,52 @@ func measure(argv, env []string, out string, printsWrites bool) (sample, error) 
 	return s, nil
 }
 
-// writeCalls returns the write system calls (syscw of /proc/self/io) of
-// this process and of every child it has reaped.
-func writeCalls() (int64, error) {
-	text, err := os.ReadFile("/proc/self/io")
+// childWriteCalls returns the write system calls of the children this
+// process has reaped: the count of /proc/self/io, which adds this
+// process's own threads' calls to its reaped children's, less the calls of
+// its threads (/proc/self/task/*/io). Its own writes, a log line or a
+// test's output on another goroutine, would otherwise be charged to the
+// child measured. The threads are read before and after the process, until
+// no write fell between.
+func childWriteCalls() (int64, error) {
+	for {
+		own, err := threadWriteCalls()
+		if err != nil {
+			return 0, err
+		}
+		all, err := syscw("/proc/self/io")
+		if err != nil {
+			return 0, err
+		}
+		again, err := threadWriteCalls()
+		if err != nil {
+			return 0, err
+		}
+		if again == own {
+			return all - own, nil
+		}
+	}
+}
+
+// threadWriteCalls returns the write system calls of this process's
+// threads. A thread that exits while it is read is left out.
+func threadWriteCalls() (int64, error) {
+	files, err := filepath.Glob("/proc/self/task/*/io")
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, f := range files {
+		if calls, err := syscw(f); err == nil {
+			n += calls
+		}
+	}
+	return n, nil
+}
+
+// syscw returns the write system calls that an io file of /proc counts.
+func syscw(path string) (int64, error) {
+	text, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -73,7 +115,7 @@ func writeCalls() (int64, error) {
 			return strconv.ParseInt(v, 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("/proc/self/io has no syscw")
+	return 0, fmt.Errorf("%s has no syscw", path)
 }
 
 // straceCalls are the system calls the -strace runs count.
