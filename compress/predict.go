@@ -196,7 +196,9 @@ const (
 // reading and writing the words in the samples' byte order, and returns
 // how many bytes it did: all but the last 0 to 7. Setting each lane's top
 // bit in the minuend and clearing it in the subtrahend keeps borrows
-// inside the lanes; the last XOR puts the top bits right.
+// inside the lanes; the last XOR puts the top bits right. Its loop keeps
+// bounds checks: bounding it by the three slices' lengths instead, as the
+// diff functions do, ran slower (5.2 against 6.1 GB/s on uint16).
 func subWords(cur, back, out []byte, high uint64, bigEndian bool) int {
 	n := min(len(cur), len(back), len(out)) &^ 7
 	sub := func(a, b uint64) uint64 { return ((a | high) - (b &^ high)) ^ ((a ^ ^b) & high) }

@@ -77,7 +77,7 @@ func (b *Builder) EncodeAgain(enc []byte, pos int64, next uint64, f Format, refr
 // with the position (the offsets of out-of-line values, the next offset)
 // and the values of the fields tagged refresh. It writes no padding.
 func (b *Builder) put(out []byte, pos int64, next uint64, f Format, refresh []uint16) {
-	w := wordWriter{bigEndian: f.Order == binary.BigEndian}
+	w := wordWriter{bigEndian: f.bigEndian()}
 	slot := int(f.slotSize())
 	at := int(f.countSize())
 	values := int(f.tableSize(len(b.entries))) // where the next out-of-line value goes
@@ -250,7 +250,7 @@ func decodeEntry(r io.ReaderAt, size int64, raw []byte, f Format) (Entry, error)
 			return e, err
 		}
 	}
-	e.Value = appendInOrder(make([]byte, 0, n), value, e.Type.word(), f.Order == binary.BigEndian)
+	e.Value = appendInOrder(make([]byte, 0, n), value, e.Type.word(), f.bigEndian())
 	return e, nil
 }
 

@@ -113,11 +113,15 @@ type byteOrder interface {
 
 // order returns the byte order: big-endian when asked, else little-endian.
 func (f Format) order() byteOrder {
-	if f.Order == binary.BigEndian {
+	if f.bigEndian() {
 		return binary.BigEndian
 	}
 	return binary.LittleEndian
 }
+
+// bigEndian reports whether the file is big-endian; any Order but
+// binary.BigEndian means little-endian.
+func (f Format) bigEndian() bool { return f.Order == binary.BigEndian }
 
 // entrySize, countSize and slotSize give the directory geometry.
 func (f Format) entrySize() int64 {

@@ -419,10 +419,8 @@ func (h *File) writeOS(p []byte) error {
 
 // patchOS overwrites bytes already in the file with one positioned write.
 func (h *File) patchOS(p []byte, off int64) error {
-	if h.direct {
-		if err := h.endDirect(); err != nil {
-			return err
-		}
+	if err := h.endDirect(); err != nil {
+		return err
 	}
 	h.stats.Patches++
 	n, err := h.f.WriteAt(p, off)
@@ -433,8 +431,12 @@ func (h *File) patchOS(p []byte, off int64) error {
 	return nil
 }
 
-// endDirect makes the handle write through the page cache from now on.
+// endDirect makes the handle write through the page cache from now on,
+// if it wrote around it.
 func (h *File) endDirect() error {
+	if !h.direct {
+		return nil
+	}
 	h.direct = false
 	if err := setDirect(h.f, false); err != nil {
 		return h.fail(fmt.Errorf("iohandle: leave direct I/O: %w", err))
