@@ -38,7 +38,7 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// TestInteropOMEXMLSchema validates the OME-XML of every golden
+// TestInteropOMEXMLSchema validates the OME-XML of every interop
 // pyramid with xmllint against the OME 2016-06 schema, written both to
 // memory (TiffData without UUID) and to a file whose name needs escaping
 // (TiffData with UUID FileName). It says so and skips when the schema is
@@ -48,7 +48,7 @@ func TestInteropOMEXMLSchema(t *testing.T) {
 	if !fileExists(schemaPath()) {
 		t.Skipf("OME schema not found (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)")
 	}
-	for _, g := range goldenPyramids() {
+	for _, g := range interopPyramids() {
 		t.Run(g.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, `"A&B" <1>.ome.tif`)
@@ -83,12 +83,33 @@ type interopFile struct {
 	pixel bool         // tifffile can decode it (none, deflate)
 }
 
-// interopFiles writes every golden and a deflate and a none variant of
-// each to dir: the goldens with Create, so their OME-XML names the file,
-// the variants from memory, so theirs does not.
+// interopPyramids are the goldens, each again as BigTIFF, and a pyramid
+// of the pixel types and samples the goldens leave out, with odd sizes: what
+// the external readers are given.
+func interopPyramids() []goldenPyramid {
+	all := goldenPyramids()
+	for _, g := range goldenPyramids() {
+		g.name += "-bigtiff"
+		g.opts.BigTIFF = BigTIFFAlways
+		all = append(all, g)
+	}
+	var types []goldenImage
+	for i, s := range []struct {
+		pt      PixelType
+		samples int
+	}{{Int8, 1}, {Uint32, 1}, {Int32, 1}, {Float64, 1}, {Uint16, 3}} {
+		types = append(types, planesFor(ImageSpec{Name: fmt.Sprintf("type-%d", i), SizeX: 37 + i, SizeY: 29 - i, SizeC: 2,
+			PixelType: s.pt, SamplesPerPixel: s.samples}))
+	}
+	return append(all, goldenPyramid{name: "every-type", opts: Options{TileSize: 16}, images: types})
+}
+
+// interopFiles writes every interop pyramid and a deflate and a none
+// variant of each to dir: the pyramids with Create, so their OME-XML names
+// the file, the variants from memory, so theirs does not.
 func interopFiles(t *testing.T, dir string) []interopFile {
 	var files []interopFile
-	for _, g := range goldenPyramids() {
+	for _, g := range interopPyramids() {
 		seen := map[Compression]bool{}
 		for _, comp := range []Compression{g.opts.Compression, None, Deflate} {
 			if seen[comp] {
@@ -328,7 +349,7 @@ func TestInteropViv(t *testing.T) {
 	script := interop.Viv(t)
 	dir := t.TempDir()
 	files := interopFiles(t, dir)
-	for _, g := range goldenPyramids() {
+	for _, g := range interopPyramids() {
 		if g.opts.Compression != LZW {
 			v := g
 			v.opts.Compression = LZW

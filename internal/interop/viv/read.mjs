@@ -9,7 +9,7 @@
 // size of the raster it decodes. It writes to RAW every raster, as the
 // samples of the host's (little-endian) byte order: image after image,
 // plane after plane in the image's DimensionOrder, each plane's levels
-// largest first. An interleaved RGB image has one plane per Z and T.
+// largest first. An interleaved RGB image has one plane per channel, Z and T.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -25,7 +25,9 @@ const summary = [];
 for (const { data, metadata } of images) {
   const pixels = metadata.Pixels;
   const labels = data[0].labels;
-  const sizes = { Z: pixels.SizeZ, C: labels.includes('_c') ? 1 : pixels.SizeC, T: pixels.SizeT };
+  // Viv's c axis counts samples, as SizeC does; an interleaved image has one
+  // plane per Channel element (each of SamplesPerPixel samples).
+  const sizes = { Z: pixels.SizeZ, C: labels.includes('_c') ? pixels.Channels.length : pixels.SizeC, T: pixels.SizeT };
   const order = pixels.DimensionOrder.slice(2); // e.g. ZCT: Z varies fastest
   const planes = sizes.Z * sizes.C * sizes.T;
   const levels = data.map((source) => ({ shape: source.shape, width: 0, height: 0 }));
