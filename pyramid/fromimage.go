@@ -34,11 +34,70 @@ func (w *Writer) AddImageData(spec ImageSpec, img image.Image) (*Image, error) {
 	if img == nil {
 		return nil, fmt.Errorf("%w: nil image", ErrData)
 	}
+	if err := checkImage(img); err != nil {
+		return nil, err
+	}
 	im, err := w.addImageData(spec, img)
 	if err != nil {
 		return nil, err
 	}
 	return im, nil
+}
+
+// checkImage refuses an image whose pixels cannot all be read: one whose
+// pixel slices do not cover its bounds (as image.NewYCbCr makes for some
+// negative origins), or a paletted image using an index without a colour.
+func checkImage(img image.Image) error {
+	r := img.Bounds()
+	if r.Empty() {
+		return nil // AddImage reports the size
+	}
+	last := image.Pt(r.Max.X-1, r.Max.Y-1)
+	ok := true
+	switch m := img.(type) {
+	case *image.Gray:
+		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+1)
+	case *image.Gray16:
+		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+2)
+	case *image.RGBA:
+		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+4)
+	case *image.NRGBA:
+		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+4)
+	case *image.YCbCr:
+		first, end := m.COffset(r.Min.X, r.Min.Y), m.COffset(last.X, last.Y)+1
+		ok = covers(len(m.Y), m.YOffset(r.Min.X, r.Min.Y), m.YOffset(last.X, last.Y)+1) &&
+			covers(len(m.Cb), first, end) && covers(len(m.Cr), first, end)
+	case *image.Paletted:
+		if !covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+1) {
+			break
+		}
+		return checkPalette(m)
+	}
+	if !ok {
+		return fmt.Errorf("%w: the %T's pixel slices do not cover its bounds %v", ErrData, img, r)
+	}
+	return nil
+}
+
+// covers reports whether offsets first to end lie within a slice of n.
+func covers(n, first, end int) bool { return first >= 0 && end <= n }
+
+// checkPalette refuses a paletted image with a pixel whose index has no
+// colour: past the end of the palette, or a nil entry.
+func checkPalette(m *image.Paletted) error {
+	var used [256]bool
+	for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+		i := m.PixOffset(m.Rect.Min.X, y)
+		for _, index := range m.Pix[i : i+m.Rect.Dx()] {
+			used[index] = true
+		}
+	}
+	for index, u := range used {
+		if u && (index >= len(m.Palette) || m.Palette[index] == nil) {
+			return fmt.Errorf("%w: palette index %d is used but has no colour (the palette has %d entries)", ErrData, index, len(m.Palette))
+		}
+	}
+	return nil
 }
 
 // addImageData adds and writes the image.
@@ -146,9 +205,11 @@ func converterFor(img image.Image) converter {
 			return dst
 		}}
 	case *image.Paletted:
-		palette := make([]color.NRGBA, 256)
-		for i, c := range m.Palette {
-			palette[i] = color.NRGBAModel.Convert(c).(color.NRGBA)
+		var palette [256]color.NRGBA
+		for i, c := range m.Palette[:min(len(m.Palette), len(palette))] {
+			if c != nil { // checkPalette refused images that use a nil entry
+				palette[i] = color.NRGBAModel.Convert(c).(color.NRGBA)
+			}
 		}
 		return converter{Uint8, 3, func(dst []byte, _ image.Image, y int) []byte {
 			i := m.PixOffset(m.Rect.Min.X, y)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestConverterFastPaths checks every image type with its own row
@@ -41,5 +42,29 @@ func TestConverterFastPaths(t *testing.T) {
 			}
 			assert.Equal(t, want, conv.appendRow(nil, img, y), "%T row %d", img, y)
 		}
+	}
+}
+
+// TestConverterLongPalette: a palette of more than 256 colours (only 256 are
+// reachable) and a nil colour no pixel uses convert as At says.
+func TestConverterLongPalette(t *testing.T) {
+	long := make(color.Palette, 300)
+	for i := range long {
+		long[i] = color.NRGBA{byte(i), byte(i >> 8), byte(i * 3), 255}
+	}
+	long[7] = nil
+	m := image.NewPaletted(image.Rect(0, 0, 255, 2), long)
+	for i := range m.Pix {
+		m.Pix[i] = byte(8 + i%248)
+	}
+	require.NoError(t, checkPalette(m))
+	conv := converterFor(m)
+	for y := range 2 {
+		var want []byte
+		for x := range 255 {
+			c := color.NRGBAModel.Convert(m.At(x, y)).(color.NRGBA)
+			want = append(want, c.R, c.G, c.B)
+		}
+		assert.Equal(t, want, conv.appendRow(nil, m, y), "row %d", y)
 	}
 }

@@ -239,26 +239,36 @@ func (im *Image) startPlane(st *planeState) {
 	st.stream.state = st
 }
 
+// seqBatch bounds the tile sequence numbers planeDirs allocates at once
+// (8 MiB): the planes still to come share one allocation up to it.
+const seqBatch = 1 << 20
+
 // planeDirs gives a plane its directories, with room for the sequence
-// numbers of all its tiles.
+// numbers of all its tiles; a plane of more tiles than seqBatch gets no
+// room, and its numbers grow as its tiles come.
 func (im *Image) planeDirs(st *planeState) {
 	levels, tiles := len(im.levels), int(im.tilesPerPlane())
 	if len(im.dirStore) < levels {
-		n := len(im.planes) - im.started
+		n := min(len(im.planes)-im.started, max(1, seqBatch/tiles))
 		im.dirStore = make([]levelDir, n*levels)
-		im.seqStore = make([]int64, n*tiles)
 		im.subStore = make([]*tiff.Directory, n*(levels-1))
+		if tiles <= seqBatch {
+			im.seqStore = make([]int64, n*tiles)
+		}
 	}
 	im.started++
 	st.dirs, im.dirStore = im.dirStore[:levels:levels], im.dirStore[levels:]
-	seqs := im.seqStore[:0:tiles]
-	im.seqStore = im.seqStore[tiles:]
+	var seqs []int64
+	if tiles <= seqBatch {
+		seqs, im.seqStore = im.seqStore[:tiles:tiles], im.seqStore[tiles:]
+	}
 	for l, g := range im.levels {
+		n := min(g.tiles(), len(seqs))
 		st.dirs[l] = levelDir{
 			dir:  tiff.Directory{Fields: im.fields[l], OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts},
-			seqs: seqs[:0:g.tiles()],
+			seqs: seqs[:0:n],
 		}
-		seqs = seqs[g.tiles():g.tiles()]
+		seqs = seqs[n:]
 	}
 	if levels > 1 {
 		subs := im.subStore[: 0 : levels-1]

@@ -1,6 +1,9 @@
 package pyramid
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // levelGeom is the size and tiling of one resolution level.
 type levelGeom struct {
@@ -36,7 +39,11 @@ func pyramidLevels(w, h, tile, levels int) ([]levelGeom, error) {
 	}
 	var out []levelGeom
 	for x, y := w, h; ; x, y = halve(x), halve(y) {
-		out = append(out, newLevelGeom(x, y, tile))
+		g := newLevelGeom(x, y, tile)
+		if g.tiles() > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: %dx%d in tiles of %d is %d tiles, more than a TIFF directory holds (2^32-1)", ErrSize, x, y, tile, g.tiles())
+		}
+		out = append(out, g)
 		if levels > 0 && len(out) == levels || levels == 0 && fits(x, y, tile) {
 			return out, nil
 		}

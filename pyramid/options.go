@@ -13,7 +13,8 @@ import (
 var (
 	// ErrOption is an option the writer cannot honour.
 	ErrOption = errors.New("pyramid: bad option")
-	// ErrSize is a zero, negative or overflowing image size.
+	// ErrSize is a zero, negative or overflowing image size, or one whose
+	// level has more tiles than a TIFF directory holds.
 	ErrSize = errors.New("pyramid: bad image size")
 	// ErrPixelType is an unsupported pixel type and samples combination.
 	ErrPixelType = errors.New("pyramid: unsupported pixel type")
@@ -22,8 +23,9 @@ var (
 	ErrMetadata = errors.New("pyramid: bad metadata")
 	// ErrPlane is a plane index out of range or a plane written twice.
 	ErrPlane = errors.New("pyramid: bad plane")
-	// ErrData is pixel data of the wrong length, or rows past the end of a
-	// plane.
+	// ErrData is pixel data of the wrong length, rows past the end of a
+	// plane, or an image.Image that cannot be converted (nil, layout other
+	// than the spec's, a palette index without a colour).
 	ErrData = errors.New("pyramid: bad pixel data")
 	// ErrMissingPlanes is a Close before every plane was written; the
 	// message lists them.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -482,6 +483,33 @@ func TestBadInputErrors(t *testing.T) {
 			_, err := w.AddImageData(ImageSpec{PixelType: Float32}, image.NewGray(image.Rect(0, 0, 4, 4)))
 			return err
 		}, ErrData},
+		{"more tiles in a level than a TIFF directory holds", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: math.MaxUint32})
+			return err
+		}, ErrSize},
+		{"YCbCr image whose chroma does not cover its bounds", func(w *Writer) error {
+			// image.NewYCbCr's chroma planes fall one short for this origin
+			_, err := w.AddImageData(ImageSpec{}, image.NewYCbCr(image.Rect(-24, 9, 0, 52), image.YCbCrSubsampleRatio410))
+			return err
+		}, ErrData},
+		{"image whose pixels are shorter than its bounds", func(w *Writer) error {
+			m := image.NewGray(image.Rect(0, 0, 4, 4))
+			m.Pix = m.Pix[:15]
+			_, err := w.AddImageData(ImageSpec{}, m)
+			return err
+		}, ErrData},
+		{"palette index past the palette", func(w *Writer) error {
+			m := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black, color.White})
+			m.Pix[5] = 2
+			_, err := w.AddImageData(ImageSpec{}, m)
+			return err
+		}, ErrData},
+		{"palette index of a nil colour", func(w *Writer) error {
+			m := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black, nil})
+			m.Pix[15] = 1
+			_, err := w.AddImageData(ImageSpec{}, m)
+			return err
+		}, ErrData},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -643,4 +671,21 @@ func TestNoGoroutineOutlivesTheWriter(t *testing.T) {
 			assert.LessOrEqual(t, after, before, "goroutines before and after")
 		})
 	}
+}
+
+// TestPlaneOfManyTiles: starting a plane allocates nothing in proportion
+// to its tiles (22 million here, whose tile numbers would take 178 MB): the
+// numbers grow as the tiles come.
+func TestPlaneOfManyTiles(t *testing.T) {
+	w, err := New(iohandle.NewMemory(), Options{TileSize: 16})
+	require.NoError(t, err)
+	im, err := w.AddImage(ImageSpec{SizeX: 1 << 16, SizeY: 1 << 16})
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = im.Plane(0, 0, 0)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated to start the plane")
+	require.NoError(t, w.Abort())
 }
