@@ -151,3 +151,28 @@ func requireTyped(t *testing.T, err error) {
 	}
 	t.Fatalf("untyped error: %v", err)
 }
+
+// FuzzImageSpec gives AddImage sizes of any magnitude, tile sizes and
+// level counts: it must refuse them with a typed error or accept them, and
+// then start, and abort, a plane without a panic.
+func FuzzImageSpec(f *testing.F) {
+	f.Add(int64(300), int64(200), int64(1), int64(1), int64(1), int64(64), int64(0))
+	f.Add(int64(1)<<32-1, int64(1)<<32-1, int64(1), int64(1), int64(1), int64(16), int64(0))
+	f.Add(int64(1)<<40, int64(3), int64(1)<<20, int64(1)<<20, int64(2), int64(256), int64(3))
+	f.Fuzz(func(t *testing.T, x, y, z, c, tt, tile, levels int64) {
+		w, err := New(iohandle.NewMemory(), Options{TileSize: int(tile), Levels: int(levels)})
+		if err != nil {
+			requireTyped(t, err)
+			return
+		}
+		defer w.Abort()
+		im, err := w.AddImage(ImageSpec{SizeX: int(x), SizeY: int(y), SizeZ: int(z), SizeC: int(c), SizeT: int(tt)})
+		if err != nil {
+			requireTyped(t, err)
+			return
+		}
+		if _, err := im.Plane(0, 0, 0); err != nil {
+			requireTyped(t, err)
+		}
+	})
+}
