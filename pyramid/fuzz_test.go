@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/ometiff-go/ometiff/internal/readback"
@@ -174,5 +175,22 @@ func FuzzImageSpec(f *testing.F) {
 		if _, err := im.Plane(0, 0, 0); err != nil {
 			requireTyped(t, err)
 		}
+	})
+}
+
+// FuzzInspect runs Inspect, fields and all, on arbitrary bytes, seeded with
+// a tiny OME-TIFF (the fuzzer minimizes every new input, which starves the
+// search on large ones): errors are fine, panics are not.
+func FuzzInspect(f *testing.F) {
+	seed := writeMemory(f, Options{TileSize: 16, Compression: None, Levels: 2, UUID: "urn:uuid:00000000-0000-0000-0000-000000000000"}, func(w *Writer) error {
+		im, err := w.AddImage(ImageSpec{Name: "a", SizeX: 3, SizeY: 2, PhysicalSizeX: 0.5, Annotations: []KeyValue{{"k", "v"}}})
+		if err != nil {
+			return err
+		}
+		return im.WritePlane(0, 0, 0, make([]byte, 6))
+	})
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = Inspect(io.Discard, bytes.NewReader(data), int64(len(data)), InspectOptions{Fields: true})
 	})
 }
