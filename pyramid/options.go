@@ -24,8 +24,9 @@ var (
 	// ErrPlane is a plane index out of range or a plane written twice.
 	ErrPlane = errors.New("pyramid: bad plane")
 	// ErrData is pixel data of the wrong length, rows past the end of a
-	// plane, or an image.Image that cannot be converted (nil, layout other
-	// than the spec's, a palette index without a colour).
+	// plane, or an image.Image that cannot be converted (nil, a layout
+	// other than the spec's, pixel slices short of its bounds, a palette
+	// index without a colour).
 	ErrData = errors.New("pyramid: bad pixel data")
 	// ErrMissingPlanes is a Close before every plane was written; the
 	// message lists them.
