@@ -79,8 +79,9 @@ func checkImage(img image.Image) error {
 	return nil
 }
 
-// covers reports whether offsets first to end lie within a slice of n.
-func covers(n, first, end int) bool { return first >= 0 && end <= n }
+// covers reports whether offsets first to end, in that order, lie within
+// a slice of n (a negative stride puts them the other way round).
+func covers(n, first, end int) bool { return 0 <= first && first < end && end <= n }
 
 // checkPalette refuses a paletted image with a pixel whose index has no
 // colour: past the end of the palette, or a nil entry.

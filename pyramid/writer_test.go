@@ -498,6 +498,12 @@ func TestBadInputErrors(t *testing.T) {
 			_, err := w.AddImageData(ImageSpec{}, m)
 			return err
 		}, ErrData},
+		{"image with a negative stride", func(w *Writer) error {
+			m := image.NewRGBA(image.Rect(0, 0, 4, 4))
+			m.Stride = -16
+			_, err := w.AddImageData(ImageSpec{}, m)
+			return err
+		}, ErrData},
 		{"palette index past the palette", func(w *Writer) error {
 			m := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black, color.White})
 			m.Pix[5] = 2
