@@ -54,6 +54,9 @@ func newImage(w *Writer, spec ImageSpec, index int) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	if band, ok := mul(spec.SizeX, spec.SamplesPerPixel, spec.PixelType.Size(), levels[0].tileH); !ok || band > maxBand {
+		return nil, fmt.Errorf("%w: a row of tiles %d pixels wide and %d high is %d bytes, more than %d", ErrSize, spec.SizeX, levels[0].tileH, band, maxBand)
+	}
 	predictor, err := w.predictorFor(spec.PixelType)
 	if err != nil {
 		return nil, err
@@ -238,6 +241,12 @@ func (im *Image) startPlane(st *planeState) {
 	st.stream = im.newStream()
 	st.stream.state = st
 }
+
+// maxBand bounds the bytes of one row of full-resolution tiles, the band
+// the first level holds while rows stream in: 1 TiB is past any machine's
+// memory but far below what a Go allocation can ask, so a larger image is
+// ErrSize rather than a failed allocation of an impossible size.
+const maxBand = 1 << 40
 
 // seqBatch bounds the tile sequence numbers planeDirs allocates at once
 // (8 MiB): the planes still to come share one allocation up to it.

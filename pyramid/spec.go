@@ -135,9 +135,6 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 	default:
 		return s, fmt.Errorf("%w: %d samples of %v (RGB takes uint8 or uint16)", ErrPixelType, s.SamplesPerPixel, s.PixelType)
 	}
-	if row, ok := mul(s.SizeX, s.SamplesPerPixel, s.PixelType.Size()); !ok || row > 1<<40 {
-		return s, fmt.Errorf("%w: rows of %d pixels", ErrSize, s.SizeX)
-	}
 	if _, ok := planeStrides(s.DimensionOrder); !ok {
 		return s, fmt.Errorf("%w: dimension order %q", ErrMetadata, s.DimensionOrder)
 	}

@@ -483,6 +483,10 @@ func TestBadInputErrors(t *testing.T) {
 			_, err := w.AddImageData(ImageSpec{PixelType: Float32}, image.NewGray(image.Rect(0, 0, 4, 4)))
 			return err
 		}, ErrData},
+		{"a row of tiles of more than 1 TiB", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: 1 << 16, PixelType: Float64})
+			return err
+		}, ErrSize},
 		{"more tiles in a level than a TIFF directory holds", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: math.MaxUint32})
 			return err
