@@ -6,8 +6,10 @@ import (
 	"io"
 	"testing"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // fuzzInput reads small numbers from the fuzzer's bytes, zero when they
@@ -179,18 +181,45 @@ func FuzzImageSpec(f *testing.F) {
 }
 
 // FuzzInspect runs Inspect, fields and all, on arbitrary bytes, seeded with
-// a tiny OME-TIFF (the fuzzer minimizes every new input, which starves the
-// search on large ones): errors are fine, panics are not.
+// a tiny OME-TIFF built field by field (the fuzzer minimizes every new
+// input, which starves the search on a file as large as the writer's
+// smallest): errors are fine, panics are not.
 func FuzzInspect(f *testing.F) {
-	seed := writeMemory(f, Options{TileSize: 16, Compression: None, Levels: 2, UUID: "urn:uuid:00000000-0000-0000-0000-000000000000"}, func(w *Writer) error {
-		im, err := w.AddImage(ImageSpec{Name: "a", SizeX: 3, SizeY: 2, PhysicalSizeX: 0.5, Annotations: []KeyValue{{"k", "v"}}})
-		if err != nil {
-			return err
-		}
-		return im.WritePlane(0, 0, 0, make([]byte, 6))
-	})
-	f.Add(seed)
+	f.Add(tinyOMETIFF(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = Inspect(io.Discard, bytes.NewReader(data), int64(len(data)), InspectOptions{Fields: true})
 	})
+}
+
+// tinyOMETIFF is a 1x1 tiled OME-TIFF with a SubIFD, in a few hundred bytes.
+func tinyOMETIFF(t testing.TB) []byte {
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	directory := func(xml string) *tiff.Directory {
+		b, err := w.WriteBlock([]byte{7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := new(ifd.Builder)
+		fields.AddLong(tiff.TagImageWidth, 1)
+		fields.AddLong(tiff.TagImageLength, 1)
+		fields.AddShort(tiff.TagTileWidth, 16)
+		fields.AddShort(tiff.TagTileLength, 16)
+		if xml != "" {
+			fields.AddASCII(tiff.TagImageDescription, xml)
+		}
+		return &tiff.Directory{Fields: fields, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts, Blocks: []tiff.Block{b}}
+	}
+	d := directory(`<OME UUID="u" Creator="c"><Image ID="Image:0" Name="a"><Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="1" SizeY="1" SizeZ="1" SizeC="1" SizeT="1" PhysicalSizeX="1"/></Image></OME>`)
+	d.SubIFDs = []*tiff.Directory{directory("")}
+	if err := w.AddDirectory(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return h.Bytes()
 }

@@ -109,6 +109,18 @@ func valueName(tag uint16, v uint64) string {
 	return fmt.Sprintf("%d", v)
 }
 
+// length renders an OME physical size: its unit is µm when not given, and
+// a size not given (0) is unknown.
+func length(v float64, unit string) string {
+	if v <= 0 {
+		return "unknown"
+	}
+	if unit == "" {
+		unit = "µm"
+	}
+	return fmt.Sprintf("%g %s", v, unit)
+}
+
 // plural returns "1 plane", "2 planes".
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -194,10 +206,10 @@ func summarizeOME(w *bufio.Writer, text string) {
 		fmt.Fprintf(w, "  %s %q: %d x %d, Z %d, C %d, T %d, %s, %s, %s in TiffData",
 			im.ID, im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, p.Type, p.DimensionOrder, plural(planes, "plane"))
 		if p.PhysicalSizeX > 0 {
-			fmt.Fprintf(w, ", pixel %g %s x %g %s", p.PhysicalSizeX, p.PhysicalSizeXU, p.PhysicalSizeY, p.PhysicalSizeYU)
+			fmt.Fprintf(w, ", pixel %s x %s", length(p.PhysicalSizeX, p.PhysicalSizeXU), length(p.PhysicalSizeY, p.PhysicalSizeYU))
 		}
 		if p.PhysicalSizeZ > 0 {
-			fmt.Fprintf(w, ", Z step %g %s", p.PhysicalSizeZ, p.PhysicalSizeZU)
+			fmt.Fprintf(w, ", Z step %s", length(p.PhysicalSizeZ, p.PhysicalSizeZU))
 		}
 		if im.AcquisitionDate != "" {
 			fmt.Fprintf(w, ", acquired %s", im.AcquisitionDate)
