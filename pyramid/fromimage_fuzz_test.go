@@ -13,54 +13,54 @@ import (
 // filled from data; a paletted image gets a palette of data[0] colours,
 // nil where the data says 0.
 func fuzzImage(kind uint8, r image.Rectangle, data []byte) image.Image {
-	fill := func(pix []byte) {
-		for i := range pix {
-			if len(data) > 0 {
-				pix[i] = data[i%len(data)]
-			}
-		}
-	}
+	var img image.Image
+	var pix [][]byte // the slices to fill from data
 	switch kind % 8 {
 	case 0:
 		m := image.NewGray(r)
-		fill(m.Pix)
-		return m
+		img, pix = m, [][]byte{m.Pix}
 	case 1:
 		m := image.NewGray16(r)
-		fill(m.Pix)
-		return m
+		img, pix = m, [][]byte{m.Pix}
 	case 2:
 		m := image.NewRGBA(r)
-		fill(m.Pix)
-		return m
+		img, pix = m, [][]byte{m.Pix}
 	case 3:
 		m := image.NewNRGBA(r)
-		fill(m.Pix)
-		return m
+		img, pix = m, [][]byte{m.Pix}
 	case 4:
 		m := image.NewRGBA64(r)
-		fill(m.Pix)
-		return m
+		img, pix = m, [][]byte{m.Pix}
 	case 5:
 		m := image.NewYCbCr(r, image.YCbCrSubsampleRatio(kind/8%6))
-		fill(m.Y)
-		fill(m.Cb)
-		fill(m.Cr)
-		return m
+		img, pix = m, [][]byte{m.Y, m.Cb, m.Cr}
 	case 6:
-		var p color.Palette
-		for i := range int(at(data, 0)) {
-			if v := at(data, i+1); v != 0 {
-				p = append(p, color.NRGBA{v, v * 3, v * 7, v | 1})
-			} else {
-				p = append(p, nil)
+		m := image.NewPaletted(r, fuzzPalette(data))
+		img, pix = m, [][]byte{m.Pix}
+	default:
+		return image.NewUniform(color.Gray16{Y: uint16(at(data, 0))<<8 | uint16(at(data, 1))}) // no bounds: rejected
+	}
+	for _, p := range pix {
+		for i := range p {
+			if len(data) > 0 {
+				p[i] = data[i%len(data)]
 			}
 		}
-		m := image.NewPaletted(r, p)
-		fill(m.Pix)
-		return m
 	}
-	return image.NewUniform(color.Gray16{Y: uint16(at(data, 0))<<8 | uint16(at(data, 1))}) // no bounds: rejected
+	return img
+}
+
+// fuzzPalette is a palette of data[0] colours, nil where data says 0.
+func fuzzPalette(data []byte) color.Palette {
+	var p color.Palette
+	for i := range int(at(data, 0)) {
+		if v := at(data, i+1); v != 0 {
+			p = append(p, color.NRGBA{v, v * 3, v * 7, v | 1})
+		} else {
+			p = append(p, nil)
+		}
+	}
+	return p
 }
 
 func at(data []byte, i int) byte {
