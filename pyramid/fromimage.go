@@ -52,36 +52,33 @@ func checkImage(img image.Image) error {
 	if r.Empty() {
 		return nil // AddImage reports the size
 	}
-	last := image.Pt(r.Max.X-1, r.Max.Y-1)
+	// covered: the first and last pixels' offsets, in that order, lie in pix.
+	covered := func(pix []byte, offset func(x, y int) int, size int) bool {
+		first, end := offset(r.Min.X, r.Min.Y), offset(r.Max.X-1, r.Max.Y-1)+size
+		return 0 <= first && first < end && end <= len(pix) // a negative stride reverses them
+	}
 	ok := true
 	switch m := img.(type) {
 	case *image.Gray:
-		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+1)
+		ok = covered(m.Pix, m.PixOffset, 1)
 	case *image.Gray16:
-		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+2)
+		ok = covered(m.Pix, m.PixOffset, 2)
 	case *image.RGBA:
-		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+4)
+		ok = covered(m.Pix, m.PixOffset, 4)
 	case *image.NRGBA:
-		ok = covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+4)
+		ok = covered(m.Pix, m.PixOffset, 4)
 	case *image.YCbCr:
-		first, end := m.COffset(r.Min.X, r.Min.Y), m.COffset(last.X, last.Y)+1
-		ok = covers(len(m.Y), m.YOffset(r.Min.X, r.Min.Y), m.YOffset(last.X, last.Y)+1) &&
-			covers(len(m.Cb), first, end) && covers(len(m.Cr), first, end)
+		ok = covered(m.Y, m.YOffset, 1) && covered(m.Cb, m.COffset, 1) && covered(m.Cr, m.COffset, 1)
 	case *image.Paletted:
-		if !covers(len(m.Pix), m.PixOffset(r.Min.X, r.Min.Y), m.PixOffset(last.X, last.Y)+1) {
-			break
+		if ok = covered(m.Pix, m.PixOffset, 1); ok {
+			return checkPalette(m)
 		}
-		return checkPalette(m)
 	}
 	if !ok {
 		return fmt.Errorf("%w: the %T's pixel slices do not cover its bounds %v", ErrData, img, r)
 	}
 	return nil
 }
-
-// covers reports whether offsets first to end, in that order, lie within
-// a slice of n (a negative stride puts them the other way round).
-func covers(n, first, end int) bool { return 0 <= first && first < end && end <= n }
 
 // checkPalette refuses a paletted image with a pixel whose index has no
 // colour: past the end of the palette, or a nil entry.

@@ -484,7 +484,8 @@ func TestBadInputErrors(t *testing.T) {
 			return err
 		}, ErrData},
 		{"a row of tiles of more than 1 TiB", func(w *Writer) error {
-			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: 1 << 16, PixelType: Float64})
+			// 2^31 tiles of 256x256, within what a directory holds
+			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: 1 << 15, PixelType: Float64})
 			return err
 		}, ErrSize},
 		{"more tiles in a level than a TIFF directory holds", func(w *Writer) error {
@@ -684,7 +685,7 @@ func TestNoGoroutineOutlivesTheWriter(t *testing.T) {
 }
 
 // TestPlaneOfManyTiles: starting a plane allocates nothing in proportion
-// to its tiles (22 million here, whose tile numbers would take 178 MB): the
+// to its tiles (22 million here, whose tile numbers would take 179 MB): the
 // numbers grow as the tiles come.
 func TestPlaneOfManyTiles(t *testing.T) {
 	w, err := New(iohandle.NewMemory(), Options{TileSize: 16})
