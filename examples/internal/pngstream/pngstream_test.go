@@ -478,7 +478,7 @@ func TestRefusesBadPNGs(t *testing.T) {
 			p.idatSize = 5
 		})
 		i := bytes.Index(data, []byte("IDAT")) - 4
-		data = append(append(bytes.Clone(data[:i]), chunk("IDAT", nil)...), data[i:]...)     // an empty IDAT first
+		data = append(append(bytes.Clone(data[:i]), chunk("IDAT", nil)...), data[i:]...)       // an empty IDAT first
 		data = append(append(bytes.Clone(data[:i+29]), chunk("IDAT", nil)...), data[i+29:]...) // and after the first with data
 		_, rows, err := readAll(data)
 		require.NoError(t, err)
