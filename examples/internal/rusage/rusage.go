@@ -15,6 +15,9 @@ type Usage struct {
 	cpu     time.Duration // user and system time
 }
 
+// PeakRSS is the peak resident set size in bytes; 0 when unknown.
+func (u Usage) PeakRSS() int64 { return u.peakRSS }
+
 // Print prints the CPU time and peak memory of a run of elapsed wall time
 // that consumed the difference between before and after, if known.
 func Print(w io.Writer, before, after Usage, elapsed time.Duration) {

@@ -1,12 +1,14 @@
 package rusage
 
 import (
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPrint(t *testing.T) {
@@ -28,4 +30,13 @@ func TestSelf(t *testing.T) {
 		t.Skip("the system does not say")
 	}
 	assert.Positive(t, Self().peakRSS)
+}
+
+func TestOf(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("the system does not say")
+	}
+	cmd := exec.Command("sh", "-c", "true")
+	require.NoError(t, cmd.Run())
+	assert.Positive(t, Of(cmd.ProcessState).PeakRSS())
 }

@@ -3,6 +3,7 @@
 package rusage
 
 import (
+	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -15,10 +16,24 @@ func Self() Usage {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return Usage{}
 	}
+	return fromRusage(&ru)
+}
+
+// Of returns what a finished child process consumed, or the zero Usage if
+// the system does not say.
+func Of(ps *os.ProcessState) Usage {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return Usage{}
+	}
+	return fromRusage(ru)
+}
+
+// fromRusage converts the system's figures.
+func fromRusage(ru *syscall.Rusage) Usage {
 	rss := int64(ru.Maxrss) * 1024 // KiB on Linux
 	if runtime.GOOS == "darwin" {
 		rss = int64(ru.Maxrss) // bytes
 	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return Usage{peakRSS: rss, cpu: cpu}
+	return Usage{peakRSS: rss, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
 }
