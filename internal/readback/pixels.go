@@ -94,6 +94,37 @@ func (f *File) Image(d *IFD) (*Image, error) {
 	return im, nil
 }
 
+// Tile decodes block i of d, a tile or strip, alone: its samples
+// little-endian, the predictor undone, a tile's padding kept. It reads a
+// sample of a file too large to decode whole.
+func (f *File) Tile(d *IFD, i int) ([]byte, error) {
+	g, err := f.geometry(d)
+	if err != nil {
+		return nil, err
+	}
+	decode, err := decoderFor(g.compression)
+	if err != nil {
+		return nil, err
+	}
+	offTag, countTag := uint16(273), uint16(279)
+	if g.tiled {
+		offTag, countTag = 324, 325
+	}
+	offsets, counts := d.Uints(offTag), d.Uints(countTag)
+	if i < 0 || i >= len(offsets) || i >= len(counts) {
+		return nil, fmt.Errorf("readback: block %d of %d", i, len(offsets))
+	}
+	raw, err := f.Block(offsets[i], counts[i])
+	if err == nil {
+		raw, err = decode(raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("readback: block %d: %w", i, err)
+	}
+	rows := len(raw) / (g.blockW * g.samples * g.bps)
+	return f.unpredict(raw, g, rows)
+}
+
 // Block reads the n bytes of a tile or strip at off.
 func (f *File) Block(off, n uint64) ([]byte, error) {
 	if off > uint64(f.size) || n > uint64(f.size)-off {

@@ -2,7 +2,6 @@ package pngstream
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,137 +16,37 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
 )
-
-// testPNG builds PNG files field by field, so that tests reach every colour
-// type, bit depth and filter, which image/png's encoder does not.
-type testPNG struct {
-	width, height, depth int
-	colorType            ColorType
-	interlace            byte
-	palette              []color.NRGBA // PLTE, and tRNS when an entry is translucent
-	trns                 []byte        // tRNS of a gray or RGB image
-	rows                 [][]byte      // the samples of each row, as ReadRow gives them
-	filter               func(y int) byte
-	idatSize             int    // bytes of zlib stream per IDAT chunk; 0 is one chunk
-	before, after        []byte // chunks before IDAT and between IDAT and IEND
-}
-
-// chunk returns a chunk of type typ holding data.
-func chunk(typ string, data []byte) []byte {
-	out := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
-	out = append(out, typ...)
-	out = append(out, data...)
-	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out[4:]))
-}
-
-// filtered applies PNG filter f to raw, given the previous row's samples.
-func filtered(f byte, raw, prev []byte, bpp int) []byte {
-	out := []byte{f}
-	for i, v := range raw {
-		var left, upLeft byte
-		if i >= bpp {
-			left, upLeft = raw[i-bpp], prev[i-bpp]
-		}
-		switch f {
-		case 1:
-			v -= left
-		case 2:
-			v -= prev[i]
-		case 3:
-			v -= byte((int(left) + int(prev[i])) / 2)
-		case 4:
-			v -= paeth(left, prev[i], upLeft)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// zlibStream returns the filtered scanlines, compressed.
-func (p testPNG) zlibStream() []byte {
-	h := Header{Width: p.width, BitDepth: p.depth, ColorType: p.colorType}
-	bpp := max(1, h.Channels()*p.depth/8)
-	var raw bytes.Buffer
-	prev := make([]byte, h.RowBytes())
-	for y, row := range p.rows {
-		f := byte(0)
-		if p.filter != nil {
-			f = p.filter(y)
-		}
-		raw.Write(filtered(f, row, prev, bpp))
-		prev = row
-	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write(raw.Bytes())
-	zw.Close()
-	return z.Bytes()
-}
-
-// encode returns the PNG file.
-func (p testPNG) encode() []byte {
-	out := []byte(signature)
-	ihdr := binary.BigEndian.AppendUint32(nil, uint32(p.width))
-	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(p.height))
-	ihdr = append(ihdr, byte(p.depth), byte(p.colorType), 0, 0, p.interlace)
-	out = append(out, chunk("IHDR", ihdr)...)
-	out = append(out, p.before...)
-	if p.palette != nil {
-		var plte, trns []byte
-		for _, c := range p.palette {
-			plte = append(plte, c.R, c.G, c.B)
-			trns = append(trns, c.A)
-		}
-		out = append(out, chunk("PLTE", plte)...)
-		if bytes.ContainsFunc(trns, func(a rune) bool { return a != 0xff }) {
-			out = append(out, chunk("tRNS", trns)...)
-		}
-	}
-	if p.trns != nil {
-		out = append(out, chunk("tRNS", p.trns)...)
-	}
-	z := p.zlibStream()
-	size := p.idatSize
-	if size == 0 {
-		size = len(z)
-	}
-	for len(z) > 0 {
-		n := min(size, len(z))
-		out = append(out, chunk("IDAT", z[:n])...)
-		z = z[n:]
-	}
-	out = append(out, p.after...)
-	return append(out, chunk("IEND", nil)...)
-}
 
 // randomPNG returns an image of the colour type and depth with random
 // samples, every filter, and a palette or tRNS chunk when trns is set.
-func randomPNG(rng *rand.Rand, ct ColorType, depth, width, height int, trns bool) testPNG {
-	p := testPNG{width: width, height: height, depth: depth, colorType: ct, idatSize: 1 + rng.IntN(200),
-		filter: func(y int) byte { return byte(y % 5) }}
+func randomPNG(rng *rand.Rand, ct ColorType, depth, width, height int, trns bool) pngtest.Image {
+	p := pngtest.Image{Width: width, Height: height, Depth: depth, ColorType: byte(ct), IDATSize: 1 + rng.IntN(200),
+		Filter: func(y int) byte { return byte(y % 5) }}
 	h := Header{Width: width, BitDepth: depth, ColorType: ct}
 	for range height {
 		row := make([]byte, h.RowBytes())
 		for i := range row {
 			row[i] = byte(rng.Uint32())
 		}
-		p.rows = append(p.rows, row)
+		p.Rows = append(p.Rows, row)
 	}
 	switch {
 	case ct == Paletted:
 		// Fewer entries than indices, so that some are out of range.
-		p.palette = make([]color.NRGBA, 1+rng.IntN(1<<depth))
-		for i := range p.palette {
-			p.palette[i] = color.NRGBA{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), 0xff}
+		p.Palette = make([]color.NRGBA, 1+rng.IntN(1<<depth))
+		for i := range p.Palette {
+			p.Palette[i] = color.NRGBA{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), 0xff}
 			if trns {
-				p.palette[i].A = byte(rng.Uint32())
+				p.Palette[i].A = byte(rng.Uint32())
 			}
 		}
 	case trns && ct == Gray:
-		p.trns = []byte{0, p.rows[0][0] >> (8 - min(depth, 8))}
+		p.TRNS = []byte{0, p.Rows[0][0] >> (8 - min(depth, 8))}
 	case trns && ct == RGB:
-		p.trns = []byte{0, 1, 0, 2, 0, 3}
+		p.TRNS = []byte{0, 1, 0, 2, 0, 3}
 	}
 	return p
 }
@@ -283,10 +182,10 @@ func TestRowsMatchImagePNG(t *testing.T) {
 					name := fmt.Sprintf("type %d depth %d tRNS %v %dx%d", ct, depth, trns, size[0], size[1])
 					t.Run(name, func(t *testing.T) {
 						p := randomPNG(rng, ct, depth, size[0], size[1], trns)
-						data := p.encode()
+						data := p.Encode()
 						h, rows, err := readAll(data)
 						require.NoError(t, err)
-						assert.Equal(t, p.rows, rows, "the rows differ from those encoded")
+						assert.Equal(t, p.Rows, rows, "the rows differ from those encoded")
 						assert.Equal(t, trns && ct != Paletted, h.Transparent)
 						compareWithImagePNG(t, data, h, rows)
 					})
@@ -361,11 +260,11 @@ func fillRandom(img image.Image, rng *rand.Rand) {
 
 func TestHeader(t *testing.T) {
 	p := randomPNG(rand.New(rand.NewPCG(5, 6)), Paletted, 4, 9, 4, true)
-	p.interlace = 1
-	d, err := NewDecoder(bytes.NewReader(p.encode()))
+	p.Interlace = 1
+	d, err := NewDecoder(bytes.NewReader(p.Encode()))
 	require.NoError(t, err)
 	h := d.Header()
-	assert.Equal(t, Header{Width: 9, Height: 4, BitDepth: 4, ColorType: Paletted, Interlaced: true, Palette: p.palette}, h)
+	assert.Equal(t, Header{Width: 9, Height: 4, BitDepth: 4, ColorType: Paletted, Interlaced: true, Palette: p.Palette}, h)
 	assert.Equal(t, 5, h.RowBytes())
 	assert.Equal(t, 1, h.Channels())
 	_, err = d.ReadRow()
@@ -380,10 +279,10 @@ func TestHeader(t *testing.T) {
 }
 
 // corrupt returns a valid 6 x 4 RGB PNG changed by edit.
-func corrupt(edit func(p *testPNG)) []byte {
+func corrupt(edit func(p *pngtest.Image)) []byte {
 	p := randomPNG(rand.New(rand.NewPCG(7, 8)), RGB, 8, 6, 4, false)
 	edit(&p)
-	return p.encode()
+	return p.Encode()
 }
 
 // replaceChunk returns data with the first chunk of type typ replaced by
@@ -391,11 +290,11 @@ func corrupt(edit func(p *testPNG)) []byte {
 func replaceChunk(data []byte, typ, newType string, body []byte) []byte {
 	i := bytes.Index(data, []byte(typ)) - 4
 	n := int(binary.BigEndian.Uint32(data[i:]))
-	return append(append(bytes.Clone(data[:i]), chunk(newType, body)...), data[i+12+n:]...)
+	return append(append(bytes.Clone(data[:i]), pngtest.Chunk(newType, body)...), data[i+12+n:]...)
 }
 
 func TestRefusesBadPNGs(t *testing.T) {
-	good := corrupt(func(*testPNG) {})
+	good := corrupt(func(*pngtest.Image) {})
 	flip := func(at int) []byte { b := bytes.Clone(good); b[at] ^= 1; return b }
 	idat := bytes.Index(good, []byte("IDAT"))
 	iend := bytes.Index(good, []byte("IEND"))
@@ -412,46 +311,51 @@ func TestRefusesBadPNGs(t *testing.T) {
 		{"IEND CRC", flip(iend + 4), ErrFormat, "IEND chunk: bad CRC"},
 		{"truncated in IDAT", good[:idat+10], ErrFormat, "not enough image data"},
 		{"no IEND", good[:iend-4], ErrFormat, "unexpected EOF"},
-		{"first chunk not IHDR", append([]byte(signature), chunk("gAMA", []byte{0, 0, 0, 1})...), ErrFormat, "not IHDR"},
-		{"two IHDRs", corrupt(func(p *testPNG) { p.before = chunk("IHDR", make([]byte, 13)) }), ErrFormat, "second IHDR"},
+		{"first chunk not IHDR", append([]byte(signature), pngtest.Chunk("gAMA", []byte{0, 0, 0, 1})...), ErrFormat, "not IHDR"},
+		{"two IHDRs", corrupt(func(p *pngtest.Image) { p.Before = pngtest.Chunk("IHDR", make([]byte, 13)) }), ErrFormat, "second IHDR"},
 		{"zero width", replaceChunk(good, "IHDR", "IHDR", []byte{0, 0, 0, 0, 0, 0, 0, 4, 8, 2, 0, 0, 0}), ErrFormat, "size 0 x 4"},
 		{"bad depth", replaceChunk(good, "IHDR", "IHDR", []byte{0, 0, 0, 6, 0, 0, 0, 4, 4, 2, 0, 0, 0}), ErrFormat, "bit depth 4 with colour type 2"},
 		{"bad interlace", replaceChunk(good, "IHDR", "IHDR", []byte{0, 0, 0, 6, 0, 0, 0, 4, 8, 2, 0, 0, 2}), ErrFormat, "interlace 2"},
 		{"IHDR length", replaceChunk(good, "IHDR", "IHDR", make([]byte, 12)), ErrFormat, "IHDR length 12"},
-		{"no image data", append(good[:idat-4:idat-4], chunk("IEND", nil)...), ErrFormat, "no image data"},
-		{"unknown critical chunk", corrupt(func(p *testPNG) { p.before = chunk("ABCD", nil) }), ErrUnsupported, `critical chunk "ABCD"`},
-		{"bad chunk type", corrupt(func(p *testPNG) { p.before = chunk("ab1d", nil) }), ErrFormat, "chunk type"},
-		{"chunk length", corrupt(func(p *testPNG) { p.before = []byte{0x80, 0, 0, 0, 't', 'E', 'X', 't'} }), ErrFormat, "chunk length 2147483648"},
-		{"PLTE in gray", corrupt(func(p *testPNG) {
-			p.colorType, p.rows = Gray, [][]byte{{1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}}
-			p.palette = []color.NRGBA{{1, 2, 3, 255}}
+		{"no image data", append(good[:idat-4:idat-4], pngtest.Chunk("IEND", nil)...), ErrFormat, "no image data"},
+		{"unknown critical chunk", corrupt(func(p *pngtest.Image) { p.Before = pngtest.Chunk("ABCD", nil) }), ErrUnsupported, `critical chunk "ABCD"`},
+		{"bad chunk type", corrupt(func(p *pngtest.Image) { p.Before = pngtest.Chunk("ab1d", nil) }), ErrFormat, "chunk type"},
+		{"chunk length", corrupt(func(p *pngtest.Image) { p.Before = []byte{0x80, 0, 0, 0, 't', 'E', 'X', 't'} }), ErrFormat, "chunk length 2147483648"},
+		{"PLTE in gray", corrupt(func(p *pngtest.Image) {
+			p.ColorType, p.Rows = byte(Gray), [][]byte{{1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}}
+			p.Palette = []color.NRGBA{{1, 2, 3, 255}}
 		}), ErrFormat, "PLTE chunk in a gray image"},
-		{"palette without PLTE", corrupt(func(p *testPNG) { p.colorType, p.rows = Paletted, [][]byte{make([]byte, 6)} }), ErrFormat, "without a PLTE"},
-		{"two PLTEs", corrupt(func(p *testPNG) { p.before = chunk("PLTE", []byte{1, 2, 3}); p.palette = []color.NRGBA{{1, 2, 3, 255}} }), ErrFormat, "PLTE chunk out of order"},
-		{"tRNS in RGBA", corrupt(func(p *testPNG) {
-			p.colorType = RGBA
-			for i := range p.rows {
-				p.rows[i] = append(p.rows[i], p.rows[i]...)[:24]
+		{"palette without PLTE", corrupt(func(p *pngtest.Image) { p.ColorType, p.Rows = byte(Paletted), [][]byte{make([]byte, 6)} }), ErrFormat, "without a PLTE"},
+		{"two PLTEs", corrupt(func(p *pngtest.Image) {
+			p.Before = pngtest.Chunk("PLTE", []byte{1, 2, 3})
+			p.Palette = []color.NRGBA{{1, 2, 3, 255}}
+		}), ErrFormat, "PLTE chunk out of order"},
+		{"tRNS in RGBA", corrupt(func(p *pngtest.Image) {
+			p.ColorType = byte(RGBA)
+			for i := range p.Rows {
+				p.Rows[i] = append(p.Rows[i], p.Rows[i]...)[:24]
 			}
-			p.trns = []byte{0, 0}
+			p.TRNS = []byte{0, 0}
 		}), ErrFormat, "tRNS chunk in an image with alpha"},
-		{"tRNS length", corrupt(func(p *testPNG) { p.trns = []byte{0, 1} }), ErrFormat, "tRNS length 2"},
-		{"bad filter", corrupt(func(p *testPNG) { p.filter = func(y int) byte { return byte(y * 2) } }), ErrFormat, "row 3: filter type 6"},
-		{"short image data", corrupt(func(p *testPNG) { p.rows = p.rows[:3] }), ErrFormat, "not enough image data: 3 of 4 rows"},
-		{"short last row", corrupt(func(p *testPNG) { p.rows[3] = p.rows[3][:17] }), ErrFormat, "not enough image data: 3 of 4 rows"},
-		{"too much image data", corrupt(func(p *testPNG) { p.rows = append(p.rows, p.rows[0]) }), ErrFormat, "too much image data"},
+		{"tRNS length", corrupt(func(p *pngtest.Image) { p.TRNS = []byte{0, 1} }), ErrFormat, "tRNS length 2"},
+		{"bad filter", corrupt(func(p *pngtest.Image) { p.Filter = func(y int) byte { return byte(y * 2) } }), ErrFormat, "row 3: filter type 6"},
+		{"short image data", corrupt(func(p *pngtest.Image) { p.Rows = p.Rows[:3] }), ErrFormat, "not enough image data: 3 of 4 rows"},
+		{"short last row", corrupt(func(p *pngtest.Image) { p.Rows[3] = p.Rows[3][:17] }), ErrFormat, "not enough image data: 3 of 4 rows"},
+		{"too much image data", corrupt(func(p *pngtest.Image) { p.Rows = append(p.Rows, p.Rows[0]) }), ErrFormat, "too much image data"},
 		{"data after the zlib stream", replaceChunk(good, "IDAT", "IDAT",
-			append(corrupt(func(p *testPNG) {})[idat+4:iend-8], 0)), ErrFormat, "data after the image's zlib stream"},
-		{"IDAT after other chunks", corrupt(func(p *testPNG) { p.after = append(chunk("tEXt", []byte("a\x00b")), chunk("IDAT", []byte{1})...) }),
+			append(corrupt(func(p *pngtest.Image) {})[idat+4:iend-8], 0)), ErrFormat, "data after the image's zlib stream"},
+		{"IDAT after other chunks", corrupt(func(p *pngtest.Image) {
+			p.After = append(pngtest.Chunk("tEXt", []byte("a\x00b")), pngtest.Chunk("IDAT", []byte{1})...)
+		}),
 			ErrFormat, "IDAT chunk after the image data"},
-		{"PLTE after the image data", corrupt(func(p *testPNG) { p.after = chunk("PLTE", []byte{1, 2, 3}) }), ErrFormat, "PLTE chunk after"},
-		{"ancillary CRC after the data", corrupt(func(p *testPNG) {
-			p.after = chunk("tEXt", []byte("a\x00b"))
-			p.after[len(p.after)-1] ^= 1
+		{"PLTE after the image data", corrupt(func(p *pngtest.Image) { p.After = pngtest.Chunk("PLTE", []byte{1, 2, 3}) }), ErrFormat, "PLTE chunk after"},
+		{"ancillary CRC after the data", corrupt(func(p *pngtest.Image) {
+			p.After = pngtest.Chunk("tEXt", []byte("a\x00b"))
+			p.After[len(p.After)-1] ^= 1
 		}), ErrFormat, "tEXt chunk: bad CRC"},
-		{"IEND length", append(good[:iend-4:iend-4], chunk("IEND", []byte{1})...), ErrFormat, "IEND length 1"},
+		{"IEND length", append(good[:iend-4:iend-4], pngtest.Chunk("IEND", []byte{1})...), ErrFormat, "IEND length 1"},
 		{"zlib checksum", func() []byte {
-			z := corrupt(func(p *testPNG) {})[idat+4 : iend-8]
+			z := corrupt(func(p *pngtest.Image) {})[idat+4 : iend-8]
 			z = bytes.Clone(z)
 			z[len(z)-1] ^= 1
 			return replaceChunk(good, "IDAT", "IDAT", z)
@@ -472,21 +376,21 @@ func TestRefusesBadPNGs(t *testing.T) {
 		assert.Len(t, rows, 4)
 	})
 	t.Run("ancillary chunks and empty IDATs", func(t *testing.T) {
-		data := corrupt(func(p *testPNG) {
-			p.before = chunk("gAMA", []byte{0, 0, 0, 1})
-			p.after = append(chunk("tEXt", []byte("a\x00b")), chunk("zzZz", nil)...)
-			p.idatSize = 5
+		data := corrupt(func(p *pngtest.Image) {
+			p.Before = pngtest.Chunk("gAMA", []byte{0, 0, 0, 1})
+			p.After = append(pngtest.Chunk("tEXt", []byte("a\x00b")), pngtest.Chunk("zzZz", nil)...)
+			p.IDATSize = 5
 		})
 		i := bytes.Index(data, []byte("IDAT")) - 4
-		data = append(append(bytes.Clone(data[:i]), chunk("IDAT", nil)...), data[i:]...)       // an empty IDAT first
-		data = append(append(bytes.Clone(data[:i+29]), chunk("IDAT", nil)...), data[i+29:]...) // and after the first with data
+		data = append(append(bytes.Clone(data[:i]), pngtest.Chunk("IDAT", nil)...), data[i:]...)       // an empty IDAT first
+		data = append(append(bytes.Clone(data[:i+29]), pngtest.Chunk("IDAT", nil)...), data[i+29:]...) // and after the first with data
 		_, rows, err := readAll(data)
 		require.NoError(t, err)
 		assert.Len(t, rows, 4)
 		compareWithImagePNG(t, data, Header{Width: 6, Height: 4, BitDepth: 8, ColorType: RGB}, rows)
 	})
 	t.Run("errors are sticky", func(t *testing.T) {
-		d, err := NewDecoder(bytes.NewReader(corrupt(func(p *testPNG) { p.filter = func(int) byte { return 9 } })))
+		d, err := NewDecoder(bytes.NewReader(corrupt(func(p *pngtest.Image) { p.Filter = func(int) byte { return 9 } })))
 		require.NoError(t, err)
 		_, err = d.ReadRow()
 		require.ErrorIs(t, err, ErrFormat)
@@ -528,7 +432,7 @@ func FuzzDecoder(f *testing.F) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for ct, ds := range depths {
 		for _, depth := range ds {
-			f.Add(randomPNG(rng, ct, depth, 3+rng.IntN(9), 1+rng.IntN(5), ct != GrayAlpha && ct != RGBA).encode())
+			f.Add(randomPNG(rng, ct, depth, 3+rng.IntN(9), 1+rng.IntN(5), ct != GrayAlpha && ct != RGBA).Encode())
 		}
 	}
 	var buf bytes.Buffer
