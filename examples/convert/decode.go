@@ -1,36 +1,85 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
 	_ "image/gif" // register the decoders image.Decode uses
 	_ "image/jpeg"
 	_ "image/png"
-	"os"
+	"io"
+	"path/filepath"
+	"strings"
 
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
+
+// openImage reads the image input's header and checks the size it claims
+// against the limits, before anything large is allocated. A non-interlaced
+// PNG is streamed; any other image is decoded whole, when that fits
+// -max-memory.
+func openImage(in *input, lim limits) (source, error) {
+	var sig [8]byte
+	n, _ := io.ReadFull(in.header(), sig[:])
+	if bytes.HasPrefix([]byte(pngSignature), sig[:n]) && n == len(sig) {
+		return openPNG(in, lim)
+	}
+	cfg, format, err := image.DecodeConfig(in.header())
+	if errors.Is(err, image.ErrFormat) {
+		return nil, fmt.Errorf("%s: unknown image format (want PNG, JPEG, GIF, BMP, TIFF or WebP, or -raw flags for raw samples)", in.name)
+	}
+	if err != nil {
+		return nil, in.headerError(err)
+	}
+	if err := lim.checkPixels(in.name, cfg.Width, cfg.Height); err != nil {
+		return nil, err
+	}
+	var frame jpegFrame
+	if format == "jpeg" {
+		frame, _ = readJPEGFrame(in.header()) // without it, the estimate takes the worst case
+	}
+	whole := wholeBytes(format, cfg, frame)
+	if err := checkWhole(in, lim, strings.ToUpper(format), cfg.Width, cfg.Height, whole, outputPixelBytes(cfg.ColorModel)); err != nil {
+		return nil, err
+	}
+	return decodeWhole(in)
+}
+
+// checkWhole refuses an image that must be decoded whole when that, with
+// the writer's bands, needs more than -max-memory, and says how to convert
+// it instead.
+func checkWhole(in *input, lim limits, format string, width, height int, whole int64, outPixel int) error {
+	need := whole + lim.bandBytes(width, outPixel)
+	if !lim.overBudget(need) {
+		return nil
+	}
+	how := "is decoded whole"
+	if format == "PNG" {
+		how = "is interlaced, so it is decoded whole"
+	}
+	base := strings.TrimSuffix(filepath.Base(in.name), filepath.Ext(in.name))
+	return fmt.Errorf("%s: this %d x %d %s %s, which takes about %v, more than -max-memory %v; "+
+		"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy %s %s.png), or raise -max-memory",
+		in.name, width, height, format, how, byteSize(need), lim.maxMemory, in.name, base)
+}
 
 // imageSource is a decoded image: one plane, converted by the writer.
 type imageSource struct{ img image.Image }
 
-// decodeSource decodes the image in the input.
-func decodeSource(in *os.File) (imageSource, error) {
-	img, _, err := image.Decode(bufio.NewReaderSize(in, 1<<20))
-	if errors.Is(err, image.ErrFormat) {
-		return imageSource{}, fmt.Errorf("%s: unknown image format (want PNG, JPEG, GIF, BMP, TIFF or WebP, or -raw flags for raw samples)", in.Name())
-	}
+// decodeWhole decodes the image in the input.
+func decodeWhole(in *input) (imageSource, error) {
+	img, _, err := image.Decode(in.body())
 	if err != nil {
-		return imageSource{}, fmt.Errorf("%s: %w", in.Name(), err)
+		return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
 	}
 	if img.Bounds().Empty() {
-		return imageSource{}, fmt.Errorf("%s: the image is empty", in.Name())
+		return imageSource{}, fmt.Errorf("%s: the image is empty", in.name)
 	}
 	return imageSource{img}, nil
 }
@@ -50,4 +99,43 @@ func (s imageSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.I
 		return spec, err
 	}
 	return im.Spec(), nil
+}
+
+// pngSignature starts every PNG file.
+const pngSignature = "\x89PNG\r\n\x1a\n"
+
+// openPNG reads a PNG's header and checks it: the limits, and that the
+// file is long enough for the image it claims. A non-interlaced PNG is
+// streamed; an interlaced one is decoded whole.
+func openPNG(in *input, lim limits) (source, error) {
+	d, err := pngstream.NewDecoder(in.header())
+	if err != nil {
+		return nil, in.headerError(err)
+	}
+	h := d.Header()
+	if err := lim.checkPixels(in.name, h.Width, h.Height); err != nil {
+		return nil, err
+	}
+	if in.size >= 0 && h.MinSize() > in.size {
+		return nil, fmt.Errorf("%s: a %d-byte file cannot hold this %d x %d PNG: its image data inflates to %d bytes, "+
+			"and deflate expands at most 1032 times (the file is truncated or forged)",
+			in.name, in.size, h.Width, h.Height, int64(h.Height)*(1+int64(h.RowBytes())))
+	}
+	pixelType, samples := pngLayout(h)
+	outPixel := samples * pixelType.Size()
+	if h.Interlaced {
+		// image/png holds the image as its colour model and each pass.
+		whole := 2 * mul(int64(h.Width), int64(h.Height), int64(pngModelBytes(h)))
+		if err := checkWhole(in, lim, "PNG", h.Width, h.Height, whole, outPixel); err != nil {
+			return nil, err
+		}
+		return decodeWhole(in)
+	}
+	if err := lim.checkBands(in.name, h.Width, outPixel); err != nil {
+		return nil, err
+	}
+	if d, err = pngstream.NewDecoder(in.body()); err != nil { // from the start again: a pipe's header was peeked
+		return nil, in.headerError(err)
+	}
+	return pngSource{name: in.name, dec: d, rows: min(lim.tileSize(), h.Height)}, nil
 }

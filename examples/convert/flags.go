@@ -22,6 +22,7 @@ type config struct {
 	unit          string   // of the physical sizes
 	options       pyramid.Options
 	raw           rawFormat
+	limits        limits
 }
 
 // rawFormat describes a raw input: planes of little-endian samples, one
@@ -59,6 +60,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height; 0 is unknown")
 	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes; 0 is unknown")
 	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes (um for µm)")
+	fs.Int64Var(&cfg.limits.maxPixels, "max-pixels", defaultMaxPixels,
+		"refuse an image whose header claims more `pixels` (width x height); 0 is no limit")
+	fs.TextVar(&cfg.limits.maxMemory, "max-memory", byteSize(defaultMaxMemory),
+		"memory `size` planned for the image: decoded whole, or the writer's bands\n"+
+			"while rows stream; a larger input is refused (e.g. 512MiB, 4GiB; 0 is no limit)")
 	r := &cfg.raw
 	fs.IntVar(&r.width, "raw-width", 0, "raw input: plane width in pixels")
 	fs.IntVar(&r.height, "raw-height", 0, "raw input: plane height in pixels")
@@ -86,6 +92,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		cfg.unit = "µm"
 	}
 	fs.Visit(func(f *flag.Flag) { r.set = r.set || strings.HasPrefix(f.Name, "raw-") })
+	if cfg.limits.maxPixels < 0 {
+		return cfg, fmt.Errorf("-max-pixels %d: want 0 (no limit) or more", cfg.limits.maxPixels)
+	}
+	cfg.limits.tile = o.TileSize
 	return cfg, r.check()
 }
 

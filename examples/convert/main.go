@@ -67,30 +67,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // convert writes cfg.input to cfg.output and returns the spec of the image
-// written. On any failure the output is discarded.
+// written. The input's header is read and checked before the output is
+// created, so an input refused leaves nothing behind; on any later failure
+// the output is discarded.
 func convert(cfg config) (pyramid.ImageSpec, error) {
-	in, err := os.Open(cfg.input)
+	in, err := openInput(cfg.input)
 	if err != nil {
 		return pyramid.ImageSpec{}, err
 	}
 	defer in.Close()
-	w, err := pyramid.Create(cfg.output, cfg.options)
-	if errors.Is(err, fs.ErrExist) {
-		err = fmt.Errorf("%w (use -force to replace it)", err)
-	}
-	if err != nil {
-		return pyramid.ImageSpec{}, err
-	}
-	spec, err := writeImage(w, in, cfg)
-	if err != nil {
-		_ = w.Abort()
-		return spec, err
-	}
-	return spec, w.Close()
-}
-
-// writeImage reads the input and writes it as the writer's one image.
-func writeImage(w *pyramid.Writer, in *os.File, cfg config) (pyramid.ImageSpec, error) {
 	src, err := openSource(in, cfg)
 	if err != nil {
 		return pyramid.ImageSpec{}, err
@@ -99,7 +84,18 @@ func writeImage(w *pyramid.Writer, in *os.File, cfg config) (pyramid.ImageSpec, 
 	if err != nil {
 		return spec, err
 	}
-	return src.write(w, spec)
+	w, err := pyramid.Create(cfg.output, cfg.options)
+	if errors.Is(err, fs.ErrExist) {
+		err = fmt.Errorf("%w (use -force to replace it)", err)
+	}
+	if err != nil {
+		return spec, err
+	}
+	if spec, err = src.write(w, spec); err != nil {
+		_ = w.Abort()
+		return spec, err
+	}
+	return spec, w.Close()
 }
 
 // source is an input: the description of its image and its planes.
@@ -112,13 +108,13 @@ type source interface {
 	write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error)
 }
 
-// openSource returns the raw input the -raw flags describe, or the decoded
-// image in the input.
-func openSource(in *os.File, cfg config) (source, error) {
+// openSource returns the raw input the -raw flags describe, or the image
+// in the input, streamed or decoded.
+func openSource(in *input, cfg config) (source, error) {
 	if cfg.raw.set {
-		return newRawSource(in, cfg.raw)
+		return newRawSource(in, cfg.raw, cfg.limits)
 	}
-	return decodeSource(in)
+	return openImage(in, cfg.limits)
 }
 
 // printSummary prints one line about the file written.

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/image/tiff"
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -335,36 +336,53 @@ func TestRunRejectsBadInput(t *testing.T) {
 		args  []string // "IN" is replaced by the input, "OUT" by the output
 		input []byte   // nil: no input file
 		code  int
+		msg   string // in the error, if set
 	}{
-		{"no arguments", nil, nil, 2},
-		{"one argument", []string{"IN"}, png, 2},
-		{"three arguments", []string{"IN", "OUT", "OUT"}, png, 2},
-		{"unknown flag", []string{"-quality", "9", "IN", "OUT"}, png, 2},
-		{"unknown compression", []string{"-compression", "jpeg", "IN", "OUT"}, png, 2},
-		{"unknown predictor", []string{"-predictor", "vertical", "IN", "OUT"}, png, 2},
-		{"unknown downsampling", []string{"-downsampling", "max", "IN", "OUT"}, png, 2},
-		{"unknown bigtiff", []string{"-bigtiff", "maybe", "IN", "OUT"}, png, 2},
-		{"not a number", []string{"-tile", "big", "IN", "OUT"}, png, 2},
-		{"tile not a multiple of 16", []string{"-tile", "17", "IN", "OUT"}, png, 2},
-		{"too many levels", []string{"-levels", "12", "IN", "OUT"}, png, 2},
-		{"predictor without compression", []string{"-compression", "none", "-predictor", "horizontal", "IN", "OUT"}, png, 2},
-		{"float predictor on integers", []string{"-predictor", "float", "IN", "OUT"}, png, 2},
-		{"unknown unit", []string{"-physical-size", "1", "-physical-unit", "furlong", "IN", "OUT"}, png, 2},
-		{"negative physical size", []string{"-physical-size", "-1", "IN", "OUT"}, png, 2},
-		{"too many channel names", []string{"-channels", "DAPI,FITC", "IN", "OUT"}, png, 2},
-		{"invalid UTF-8 name", []string{"-name", "\xff", "IN", "OUT"}, png, 2},
-		{"missing input", []string{"IN", "OUT"}, nil, 1},
-		{"unknown format", []string{"IN", "OUT"}, []byte("plain text, not an image"), 1},
-		{"empty input", []string{"IN", "OUT"}, []byte{}, 1},
-		{"truncated PNG", []string{"IN", "OUT"}, png[:len(png)/2], 1},
-		{"missing output directory", []string{"IN", "missing/out.ome.tif"}, png, 1},
-		{"raw without width", []string{"-raw-type", "uint16", "IN", "OUT"}, make([]byte, 8), 2},
-		{"raw of the wrong size", []string{"-raw-width", "4", "-raw-height", "4", "IN", "OUT"}, make([]byte, 15), 2},
-		{"raw with no planes", []string{"-raw-width", "4", "-raw-height", "4", "-raw-z", "0", "IN", "OUT"}, make([]byte, 16), 2},
-		{"raw with 2 samples", []string{"-raw-width", "4", "-raw-height", "4", "-raw-samples", "2", "IN", "OUT"}, make([]byte, 32), 2},
-		{"raw RGB float", []string{"-raw-width", "4", "-raw-height", "4", "-raw-samples", "3", "-raw-type", "float32", "IN", "OUT"}, make([]byte, 192), 2},
-		{"unknown raw type", []string{"-raw-width", "4", "-raw-height", "4", "-raw-type", "uint4", "IN", "OUT"}, make([]byte, 16), 2},
-		{"unknown raw order", []string{"-raw-width", "4", "-raw-height", "4", "-raw-order", "XYZ", "IN", "OUT"}, make([]byte, 16), 2},
+		{"no arguments", nil, nil, 2, ""},
+		{"one argument", []string{"IN"}, png, 2, ""},
+		{"three arguments", []string{"IN", "OUT", "OUT"}, png, 2, ""},
+		{"unknown flag", []string{"-quality", "9", "IN", "OUT"}, png, 2, ""},
+		{"unknown compression", []string{"-compression", "jpeg", "IN", "OUT"}, png, 2, ""},
+		{"unknown predictor", []string{"-predictor", "vertical", "IN", "OUT"}, png, 2, ""},
+		{"unknown downsampling", []string{"-downsampling", "max", "IN", "OUT"}, png, 2, ""},
+		{"unknown bigtiff", []string{"-bigtiff", "maybe", "IN", "OUT"}, png, 2, ""},
+		{"not a number", []string{"-tile", "big", "IN", "OUT"}, png, 2, ""},
+		{"tile not a multiple of 16", []string{"-tile", "17", "IN", "OUT"}, png, 2, ""},
+		{"too many levels", []string{"-levels", "12", "IN", "OUT"}, png, 2, ""},
+		{"predictor without compression", []string{"-compression", "none", "-predictor", "horizontal", "IN", "OUT"}, png, 2, ""},
+		{"float predictor on integers", []string{"-predictor", "float", "IN", "OUT"}, png, 2, ""},
+		{"unknown unit", []string{"-physical-size", "1", "-physical-unit", "furlong", "IN", "OUT"}, png, 2, ""},
+		{"negative physical size", []string{"-physical-size", "-1", "IN", "OUT"}, png, 2, ""},
+		{"too many channel names", []string{"-channels", "DAPI,FITC", "IN", "OUT"}, png, 2, ""},
+		{"invalid UTF-8 name", []string{"-name", "\xff", "IN", "OUT"}, png, 2, ""},
+		{"missing input", []string{"IN", "OUT"}, nil, 1, ""},
+		{"unknown format", []string{"IN", "OUT"}, []byte("plain text, not an image"), 1, ""},
+		{"empty input", []string{"IN", "OUT"}, []byte{}, 1, ""},
+		{"truncated PNG", []string{"IN", "OUT"}, png[:len(png)/2], 1, ""},
+		{"missing output directory", []string{"IN", "missing/out.ome.tif"}, png, 1, ""},
+		{"raw without width", []string{"-raw-type", "uint16", "IN", "OUT"}, make([]byte, 8), 2, ""},
+		{"raw of the wrong size", []string{"-raw-width", "4", "-raw-height", "4", "IN", "OUT"}, make([]byte, 15), 2, ""},
+		{"raw with no planes", []string{"-raw-width", "4", "-raw-height", "4", "-raw-z", "0", "IN", "OUT"}, make([]byte, 16), 2, ""},
+		{"raw with 2 samples", []string{"-raw-width", "4", "-raw-height", "4", "-raw-samples", "2", "IN", "OUT"}, make([]byte, 32), 2, ""},
+		{"raw RGB float", []string{"-raw-width", "4", "-raw-height", "4", "-raw-samples", "3", "-raw-type", "float32", "IN", "OUT"}, make([]byte, 192), 2, ""},
+		{"unknown raw type", []string{"-raw-width", "4", "-raw-height", "4", "-raw-type", "uint4", "IN", "OUT"}, make([]byte, 16), 2, ""},
+		{"unknown raw order", []string{"-raw-width", "4", "-raw-height", "4", "-raw-order", "XYZ", "IN", "OUT"}, make([]byte, 16), 2, ""},
+		{"raw size overflowing", []string{"-raw-width", "3000000000", "-raw-height", "3000000000", "-raw-type", "float64", "-raw-z", "1000", "IN", "OUT"},
+			make([]byte, 16), 2, "has 16 bytes, but 1000 planes of 3000000000 x 3000000000 x 1 double samples take more than a file can hold"},
+		{"raw plane overflowing", []string{"-raw-width", "4294967296", "-raw-height", "4294967296", "IN", "OUT"},
+			make([]byte, 16), 2, "take more than a file can hold"},
+		{"raw too wide for the memory", []string{"-raw-width", "1000000", "-raw-height", "1", "-max-memory", "100MiB", "IN", "OUT"},
+			make([]byte, 1000000), 1, "rows of 1000000 pixels need about 732.4 MiB for the pyramid's bands at tile 256, more than -max-memory 100.0 MiB"},
+		{"negative max-pixels", []string{"-max-pixels", "-1", "IN", "OUT"}, png, 2, "-max-pixels -1"},
+		{"bad max-memory", []string{"-max-memory", "lots", "IN", "OUT"}, png, 2, `"lots" is not a size`},
+		{"more pixels than -max-pixels", []string{"-max-pixels", "1000", "IN", "OUT"}, png, 1,
+			"its header claims 32 x 32 pixels, more than -max-pixels 1000"},
+		{"JPEG beyond -max-memory", []string{"-max-memory", "100KiB", "IN", "OUT"}, encoded(t, nrgbaImage(300, 200, false), encodeJPEG), 1,
+			"this 300 x 200 JPEG is decoded whole, which takes about 762.9 KiB, more than -max-memory 100.0 KiB; " +
+				"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy IN input.png), or raise -max-memory"},
+		{"GIF beyond -max-pixels", []string{"-max-pixels", "100", "IN", "OUT"}, encoded(t, palettedImage(31, 29), encodeGIF), 1, "more than -max-pixels 100"},
+		{"PNG rows cut short", []string{"IN", "OUT"}, truncatedRows(t), 1, "not enough image data: 20 of 64 rows"},
+		{"PNG too short for its size", []string{"-max-pixels", "0", "IN", "OUT"}, pngBomb(t), 1, "a 1243-byte file cannot hold this 100000 x 100000 PNG"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,9 +395,26 @@ func TestRunRejectsBadInput(t *testing.T) {
 			for i, a := range tt.args {
 				args[i] = strings.NewReplacer("IN", input, "OUT", "out.ome.tif").Replace(a)
 			}
-			clitest.AssertFails(t, run, "convert", t.TempDir(), tt.code, args...)
+			msg := strings.ReplaceAll(tt.msg, "IN", input)
+			clitest.AssertFailsSaying(t, run, "convert", t.TempDir(), tt.code, msg, args...)
 		})
 	}
+}
+
+// truncatedRows is a 64 x 64 gray PNG whose image data ends after 20 rows,
+// though its file is whole: the output, begun, must be discarded.
+func truncatedRows(t *testing.T) []byte {
+	m := pngtest.Image{Width: 64, Height: 64, Depth: 8, Rows: make([][]byte, 20)}
+	for y := range m.Rows {
+		m.Rows[y] = bytes.Repeat([]byte{byte(y)}, 64)
+	}
+	return m.Encode()
+}
+
+func TestRunRejectsADirectory(t *testing.T) {
+	input := t.TempDir()
+	clitest.AssertFailsSaying(t, run, "convert", t.TempDir(), 1, input+" is a directory, not an image or raw file", input, "out.ome.tif")
+	clitest.AssertFailsSaying(t, run, "convert", t.TempDir(), 1, "is a directory", "-raw-width", "4", "-raw-height", "4", input, "out.ome.tif")
 }
 
 func TestRunPrintsUsage(t *testing.T) {

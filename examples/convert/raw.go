@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -17,20 +18,20 @@ type rawSource struct {
 }
 
 // newRawSource checks that the input's size matches the format, when the
-// input is a regular file, and returns the source.
-func newRawSource(in *os.File, format rawFormat) (rawSource, error) {
-	s := rawSource{in: in, format: format}
-	info, err := in.Stat()
-	if err != nil {
-		return s, err
+// input is a regular file, and that the writer's bands for its width fit
+// -max-memory, and returns the source.
+func newRawSource(in *input, format rawFormat, lim limits) (rawSource, error) {
+	s := rawSource{in: in.f, format: format}
+	planes := mul(int64(format.z), int64(format.channels), int64(format.t))
+	if want := mul(planes, s.planeBytes()); in.size >= 0 && in.size != want {
+		take := fmt.Sprint(want)
+		if want == math.MaxInt64 {
+			take = "more than a file can hold"
+		}
+		return s, cli.UsageError{Err: fmt.Errorf("%s has %d bytes, but %d planes of %d x %d x %d %v samples take %s",
+			in.name, in.size, planes, format.width, format.height, format.samples, format.pixelType, take)}
 	}
-	planes := int64(s.spec().Planes())
-	want := planes * s.planeBytes()
-	if info.Mode().IsRegular() && info.Size() != want {
-		return s, cli.UsageError{Err: fmt.Errorf("%s has %d bytes, but %d planes of %d x %d x %d %v samples take %d",
-			in.Name(), info.Size(), planes, format.width, format.height, format.samples, format.pixelType, want)}
-	}
-	return s, nil
+	return s, lim.checkBands(in.name, format.width, format.samples*format.pixelType.Size())
 }
 
 // spec gives every dimension and the pixel layout of the raw planes.
@@ -43,7 +44,7 @@ func (s rawSource) spec() pyramid.ImageSpec {
 // planeBytes is the size of one plane.
 func (s rawSource) planeBytes() int64 {
 	f := s.format
-	return int64(f.width) * int64(f.height) * int64(f.samples) * int64(f.pixelType.Size())
+	return mul(int64(f.width), int64(f.height), int64(f.samples), int64(f.pixelType.Size()))
 }
 
 // write adds the image to w with spec and writes its planes, and returns

@@ -48,11 +48,19 @@ func AssertUsage(t *testing.T, run Program, wants ...string) {
 // code, nothing on stdout, one line on stderr and no file left in dir.
 func AssertFails(t *testing.T, run Program, name, dir string, code int, args ...string) {
 	t.Helper()
+	AssertFailsSaying(t, run, name, dir, code, "", args...)
+}
+
+// AssertFailsSaying is AssertFails that also checks that the error line
+// holds msg, when msg is not empty.
+func AssertFailsSaying(t *testing.T, run Program, name, dir string, code int, msg string, args ...string) {
+	t.Helper()
 	t.Chdir(dir)
 	gotCode, stdout, stderr := Run(run, args...)
 	assert.Equal(t, code, gotCode, stderr)
 	assert.Empty(t, stdout)
 	AssertErrorLine(t, name, stderr)
+	assert.Contains(t, stderr, msg)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "files left behind")

@@ -20,7 +20,7 @@ const Signature = "\x89PNG\r\n\x1a\n"
 type Image struct {
 	Width, Height, Depth int
 	ColorType            byte // 0 gray, 2 RGB, 3 paletted, 4 gray and alpha, 6 RGBA
-	Interlace            byte // written in IHDR; the rows are written as given
+	Interlace            byte // written in IHDR; the rows (of the passes) are written as given
 	Palette              []color.NRGBA
 	TRNS                 []byte   // tRNS of a gray or RGB image
 	Rows                 [][]byte // the samples of each row, unfiltered
@@ -102,6 +102,9 @@ func (m Image) Encode() []byte {
 // it, given the previous row's samples and the bytes per pixel.
 func Filtered(f byte, raw, prev []byte, bpp int) []byte {
 	out := []byte{f}
+	if f == 0 {
+		return append(out, raw...) // prev may be of another length: an interlaced pass's
+	}
 	for i, v := range raw {
 		var left, upLeft byte
 		if i >= bpp {

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
+	"github.com/ometiff-go/ometiff/examples/internal/rusage"
+	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/internal/readback"
+)
+
+// buildConverter builds the program, without the race detector, for tests
+// that measure it as a subprocess.
+func buildConverter(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("peak memory is measured through getrusage")
+	}
+	bin := filepath.Join(t.TempDir(), "convert")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// measured is a run of the program as a subprocess.
+type measured struct {
+	code    int
+	stderr  string
+	peakRSS int64
+}
+
+// runMeasured runs the program at bin with args and measures its peak
+// memory through getrusage.
+func runMeasured(t *testing.T, bin string, args ...string) measured {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err)
+	}
+	m := measured{code: cmd.ProcessState.ExitCode(), stderr: stderr.String(), peakRSS: rusage.Of(cmd.ProcessState).PeakRSS()}
+	require.Positive(t, m.peakRSS, "getrusage gave no peak RSS")
+	t.Logf("%s: exit %d, peak RSS %.1f MiB", filepath.Base(args[len(args)-2]), m.code, float64(m.peakRSS)/(1<<20))
+	return m
+}
+
+// pngBomb is the 1,243-byte PNG of issue 13: its header claims 100000 x
+// 100000 RGBA, and its image data is the start of a zlib stream of zeros.
+func pngBomb(t testing.TB) []byte {
+	var z bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	require.NoError(t, err)
+	_, err = zw.Write(make([]byte, 4<<20))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	ihdr := binary.BigEndian.AppendUint32(nil, 100000)
+	ihdr = binary.BigEndian.AppendUint32(ihdr, 100000)
+	ihdr = append(ihdr, 8, 6, 0, 0, 0)
+	data := append([]byte(pngtest.Signature), pngtest.Chunk("IHDR", ihdr)...)
+	data = append(data, pngtest.Chunk("IDAT", z.Bytes()[:1243-len(data)-12-12])...)
+	data = append(data, pngtest.Chunk("IEND", nil)...)
+	require.Len(t, data, 1243)
+	return data
+}
+
+// jpegBomb is a JPEG whose frame header claims 65535 x 65535 YCbCr, the
+// most a JPEG can: a 16 x 16 JPEG with its size changed.
+func jpegBomb(t testing.TB) []byte {
+	data := bytes.Clone(encoded(t.(*testing.T), nrgbaImage(16, 16, false), encodeJPEG))
+	sof := bytes.Index(data, []byte{0xff, 0xc0})
+	require.Positive(t, sof)
+	binary.BigEndian.PutUint16(data[sof+5:], 65535)
+	binary.BigEndian.PutUint16(data[sof+7:], 65535)
+	return data
+}
+
+// tiffBomb is a 170-byte TIFF whose directory claims 100000 x 100000 RGB
+// in one strip of 3 bytes.
+func tiffBomb() []byte {
+	type entry struct {
+		tag, typ uint16
+		count    uint32
+		value    uint32
+	}
+	const short, long = 3, 4
+	entries := []entry{
+		{256, long, 1, 100000}, {257, long, 1, 100000}, {258, short, 3, 8 + 2 + 11*12 + 4}, {259, short, 1, 1},
+		{262, short, 1, 2}, {273, long, 1, 8}, {277, short, 1, 3}, {278, long, 1, 100000}, {279, long, 1, 3},
+		{284, short, 1, 1}, {339, short, 1, 1},
+	}
+	le := binary.LittleEndian
+	data := []byte("II*\x00")
+	data = le.AppendUint32(data, 8)
+	data = le.AppendUint16(data, uint16(len(entries)))
+	for _, e := range entries {
+		data = le.AppendUint16(data, e.tag)
+		data = le.AppendUint16(data, e.typ)
+		data = le.AppendUint32(data, e.count)
+		if e.typ == short && e.count == 1 {
+			data = le.AppendUint32(data, e.value) // the short in the first two bytes
+		} else {
+			data = le.AppendUint32(data, e.value)
+		}
+	}
+	data = le.AppendUint32(data, 0)               // no next directory
+	return append(data, 8, 0, 8, 0, 8, 0, 1, 2, 3) // BitsPerSample, then spare bytes
+}
+
+// TestBombsAreRefusedInLittleMemory runs the converter on files whose
+// headers claim huge images: each is refused before anything large is
+// allocated, in under 64 MiB of peak RSS, and leaves no file behind.
+func TestBombsAreRefusedInLittleMemory(t *testing.T) {
+	bin := buildConverter(t)
+	tests := []struct {
+		name string
+		data []byte
+		args []string
+		want string
+	}{
+		{"PNG, 100000 x 100000 RGBA", pngBomb(t), nil, "its header claims 100000 x 100000 pixels, more than -max-pixels 4294967296"},
+		{"PNG, no pixel limit", pngBomb(t), []string{"-max-pixels", "0"}, "a 1243-byte file cannot hold this 100000 x 100000 PNG"},
+		{"JPEG, 65535 x 65535", jpegBomb(t), nil, "this 65535 x 65535 JPEG is decoded whole, which takes about"},
+		{"TIFF, 100000 x 100000 RGB", tiffBomb(), nil, "its header claims 100000 x 100000 pixels"},
+		{"TIFF, no pixel limit", tiffBomb(), []string{"-max-pixels", "0"}, "this 100000 x 100000 TIFF is decoded whole, which takes about 74"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := writeFile(t, t.TempDir(), "bomb", tt.data)
+			dir := t.TempDir()
+			m := runMeasured(t, bin, append(tt.args, input, filepath.Join(dir, "out.ome.tif"))...)
+			assert.Equal(t, 1, m.code, m.stderr)
+			clitest.AssertErrorLine(t, "convert", m.stderr)
+			assert.Contains(t, m.stderr, tt.want)
+			assert.Less(t, m.peakRSS, int64(64<<20), "peak RSS")
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "files left behind")
+		})
+	}
+}
+
+// bigPixel is pixel (x, y) of the large PNGs: every byte differs from its
+// neighbours, and rows repeat every 256 pixels, so that the file is small.
+func bigPixel(x, y int) [3]byte { return [3]byte{byte(x + y), byte(x ^ y), byte(y + x/256)} }
+
+// writeBigPNG streams a width x height RGB PNG of bigPixel to path.
+func writeBigPNG(t *testing.T, path string, width, height int) {
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, pngtest.Stream(f, width, height, 2, func(y int, row []byte) {
+		for x := range width {
+			p := bigPixel(x, y)
+			copy(row[3*x:], p[:])
+		}
+	}))
+	require.NoError(t, f.Close())
+}
+
+// streamedBudget is the peak memory the converter documents for a
+// streamed image: twice the writer's bands, as Go's garbage collector
+// lets the heap grow to twice what is live, and 48 MiB for the rest (the
+// program, the decoder, the encoders' tiles and the output's buffer).
+func streamedBudget(width, pixelBytes int) int64 {
+	return 2*limits{}.bandBytes(width, pixelBytes) + 48<<20
+}
+
+// checkStreamedPNG converts a size x size RGB PNG, made at test time, as a
+// subprocess with the default options, and checks that its peak memory
+// stays within the documented budget and that sampled tiles of the full
+// resolution read back equal.
+func checkStreamedPNG(t *testing.T, size int) {
+	bin := buildConverter(t)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "big.png")
+	writeBigPNG(t, input, size, size)
+	output := filepath.Join(dir, "big.ome.tif")
+	m := runMeasured(t, bin, input, output)
+	require.Equal(t, 0, m.code, m.stderr)
+	assert.LessOrEqual(t, m.peakRSS, streamedBudget(size, 3), "peak RSS past the documented budget")
+
+	f, err := os.Open(output)
+	require.NoError(t, err)
+	defer f.Close()
+	info, err := f.Stat()
+	require.NoError(t, err)
+	file, err := readback.ParseFile(f, info.Size())
+	require.NoError(t, err)
+	require.Len(t, file.IFDs, 1)
+	d := file.IFDs[0]
+	require.Equal(t, uint64(size), d.Uint(256, 0))
+	const tile = 256
+	across := (size + tile - 1) / tile
+	tiles := across * across
+	for _, i := range []int{0, 1, across - 1, across, tiles / 2, tiles - across, tiles - 1} {
+		pix, err := file.Tile(d, i)
+		require.NoError(t, err)
+		require.Len(t, pix, tile*tile*3)
+		x0, y0 := i%across*tile, i/across*tile
+		for y := range tile {
+			for x := range tile {
+				want := [3]byte{}
+				if x0+x < size && y0+y < size {
+					want = bigPixel(x0+x, y0+y)
+				}
+				if got := [3]byte(pix[3*(y*tile+x):]); got != want {
+					require.Failf(t, "pixel differs", "tile %d, pixel (%d, %d): %v, want %v", i, x0+x, y0+y, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestStreamedPNGMemory converts a 6000 x 6000 RGB PNG in the documented
+// memory; TestInteropStreamed30000PNG does the same at 30000 x 30000.
+func TestStreamedPNGMemory(t *testing.T) {
+	checkStreamedPNG(t, 6000)
+}
+
+// TestInteropStreamed30000PNG converts the 30000 x 30000 RGB PNG of issue
+// 13 (2.7 GB of pixels) in the documented memory. It takes about a minute,
+// so it runs with the interop checks (make interop), not in make test.
+func TestInteropStreamed30000PNG(t *testing.T) {
+	interop.Selected(t)
+	checkStreamedPNG(t, 30000)
+}
+
+func TestByteSize(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want byteSize
+	}{{"1GiB", 1 << 30}, {"512MiB", 512 << 20}, {"1.5 GiB", 3 << 29}, {"2gb", 2e9}, {"1000", 1000}, {"64KiB", 64 << 10}, {"0", 0}, {"7B", 7}} {
+		var b byteSize
+		require.NoError(t, b.UnmarshalText([]byte(tt.text)), tt.text)
+		assert.Equal(t, tt.want, b, tt.text)
+	}
+	for _, bad := range []string{"", "GiB", "-1MiB", "1 parsec", "1e30TiB", "NaN"} {
+		var b byteSize
+		assert.Error(t, b.UnmarshalText([]byte(bad)), bad)
+	}
+	text, _ := byteSize(1 << 30).MarshalText()
+	assert.Equal(t, "1GiB", string(text))
+	text, _ = byteSize(1000).MarshalText()
+	assert.Equal(t, "1000", string(text))
+	assert.Equal(t, "1.5 GiB", byteSize(3<<29).String())
+	assert.Equal(t, "12 bytes", byteSize(12).String())
+}
+
+func TestMulSaturates(t *testing.T) {
+	assert.Equal(t, int64(24), mul(2, 3, 4))
+	assert.Equal(t, int64(1<<62), mul(1<<31, 1<<31))
+	assert.Equal(t, int64(1<<63-1), mul(1<<32, 1<<32))
+	assert.Equal(t, int64(1<<63-1), mul(1<<62, 2))
+	assert.Equal(t, int64(1<<63-1), mul(1<<62, 4, 0), "saturation is final, even times zero")
+}
+
+func TestJPEGFrame(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want float64 // bytes per pixel
+	}{
+		{"gray", encoded(t, grayImage(16, 16), encodeJPEG), 1},
+		{"4:2:0", encoded(t, nrgbaImage(16, 16, false), encodeJPEG), 1.5},
+	} {
+		f, err := readJPEGFrame(bytes.NewReader(tt.data))
+		require.NoError(t, err, tt.name)
+		assert.False(t, f.progressive)
+		assert.InDelta(t, tt.want, f.bytesPerPixel(), 1e-9, tt.name)
+	}
+	progressive := jpegFrame{progressive: true, sampling: [][2]int{{1, 1}, {1, 1}, {1, 1}}}
+	assert.InDelta(t, 15.0, progressive.bytesPerPixel(), 1e-9, "4:4:4 progressive: samples and their coefficients")
+	cmyk := jpegFrame{sampling: [][2]int{{1, 1}, {1, 1}, {1, 1}, {1, 1}}}
+	assert.InDelta(t, 8.0, cmyk.bytesPerPixel(), 1e-9)
+	assert.InDelta(t, 24.0, jpegFrame{}.bytesPerPixel(), 1e-9, "unknown: the worst case")
+	for _, bad := range [][]byte{nil, []byte("GIF89a"), {0xff, 0xd8, 0xff, 0xda, 0, 2}, {0xff, 0xd8, 0xff, 0xc0, 0, 4, 8, 0}} {
+		_, err := readJPEGFrame(bytes.NewReader(bad))
+		assert.Error(t, err, fmt.Sprintf("% x", bad))
+	}
+}

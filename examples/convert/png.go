@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// pngSource is a non-interlaced PNG, streamed into the writer a band of
+// rows at a time: memory grows with its width, not its height.
+type pngSource struct {
+	name string
+	dec  *pngstream.Decoder
+	rows int // per band: a tile row, so that the writer tiles it without a copy
+}
+
+// pngLayout is the layout a PNG's pixels get, as image/png's decoding
+// followed by AddImageData's conversion gives them, so that a PNG converts
+// to the same file whether it is streamed or decoded whole: gray without
+// transparency keeps one channel of 8 or 16 bits; everything else becomes
+// RGB, uint16 from 16-bit samples and uint8 otherwise (gray with alpha or
+// a transparent colour, which image/png decodes as NRGBA, included).
+func pngLayout(h pngstream.Header) (pyramid.PixelType, int) {
+	pixelType := pyramid.Uint8
+	if h.BitDepth == 16 {
+		pixelType = pyramid.Uint16
+	}
+	if h.ColorType == pngstream.Gray && !h.Transparent {
+		return pixelType, 1
+	}
+	return pixelType, 3
+}
+
+// pngModelBytes is the size of a pixel as image/png decodes it: Gray,
+// Gray16, Paletted, NRGBA or RGBA, and their 64-bit forms.
+func pngModelBytes(h pngstream.Header) int {
+	pixelType, samples := pngLayout(h)
+	switch {
+	case h.ColorType == pngstream.Paletted || samples == 1:
+		return pixelType.Size()
+	case h.BitDepth == 16:
+		return 8
+	}
+	return 4
+}
+
+// pngRows returns the conversion of a PNG row to the samples of pngLayout,
+// little-endian, appended to dst; alpha is dropped.
+func pngRows(h pngstream.Header) func(dst, row []byte) []byte {
+	_, samples := pngLayout(h)
+	channels, depth := h.Channels(), h.BitDepth
+	switch {
+	case h.ColorType == pngstream.Paletted:
+		var lut [256][3]byte // indices past the palette are black, as image/png has them
+		for i, c := range h.Palette {
+			lut[i] = [3]byte{c.R, c.G, c.B}
+		}
+		return func(dst, row []byte) []byte {
+			for x := range h.Width {
+				dst = append(dst, lut[packed(row, x, depth)][:]...)
+			}
+			return dst
+		}
+	case depth < 8: // gray
+		scale := byte(255 / (1<<depth - 1))
+		return func(dst, row []byte) []byte {
+			for x := range h.Width {
+				v := packed(row, x, depth) * scale
+				for range samples {
+					dst = append(dst, v)
+				}
+			}
+			return dst
+		}
+	case channels == samples && depth == 8: // gray or RGB, as they are
+		return func(dst, row []byte) []byte { return append(dst, row...) }
+	}
+	// Each pixel's first sample three times (gray as RGB) or its first
+	// three (RGB), 16-bit samples swapped to little-endian.
+	pick := [3]int{0, 1, 2}
+	if channels <= 2 {
+		pick = [3]int{}
+	}
+	size := depth / 8
+	return func(dst, row []byte) []byte {
+		for px := row; len(px) > 0; px = px[channels*size:] {
+			for _, s := range pick[:samples] {
+				if size == 2 {
+					dst = append(dst, px[2*s+1], px[2*s])
+				} else {
+					dst = append(dst, px[s])
+				}
+			}
+		}
+		return dst
+	}
+}
+
+// packed returns sample x of a row of samples of depth bits below 8.
+func packed(row []byte, x, depth int) byte {
+	bit := x * depth
+	return row[bit/8] >> (8 - depth - bit%8) & (1<<depth - 1)
+}
+
+// spec gives the PNG's size and layout.
+func (s pngSource) spec() pyramid.ImageSpec {
+	h := s.dec.Header()
+	pixelType, samples := pngLayout(h)
+	return pyramid.ImageSpec{SizeX: h.Width, SizeY: h.Height, SizeZ: 1, SizeC: 1, SizeT: 1,
+		PixelType: pixelType, SamplesPerPixel: samples}
+}
+
+// write adds the image to w with spec and streams its rows into its plane,
+// band by band. The file is read to its end, IEND, before the last band is
+// written, so a damaged end fails the conversion.
+func (s pngSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
+	im, err := w.AddImage(spec)
+	if err != nil {
+		return spec, err
+	}
+	pw, err := im.Plane(0, 0, 0)
+	if err != nil {
+		return spec, err
+	}
+	convert := pngRows(s.dec.Header())
+	band := make([]byte, 0, int64(s.rows)*im.PlaneBytes()/int64(spec.SizeY))
+	for {
+		row, err := s.dec.ReadRow()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return spec, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if band = convert(band, row); len(band) == cap(band) {
+			if _, err := pw.Write(band); err != nil {
+				return spec, err
+			}
+			band = band[:0]
+		}
+	}
+	if len(band) > 0 {
+		if _, err := pw.Write(band); err != nil {
+			return spec, err
+		}
+	}
+	return im.Spec(), pw.Close()
+}

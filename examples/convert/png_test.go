@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
+)
+
+// randomPNG returns a PNG of a colour type and depth with random samples,
+// every filter, several IDAT chunks, and a tRNS chunk (or translucent
+// palette entries) when trns is set.
+func randomPNG(rng *rand.Rand, colorType byte, depth, width, height int, trns bool) []byte {
+	m := pngtest.Image{Width: width, Height: height, Depth: depth, ColorType: colorType, IDATSize: 100,
+		Filter: func(y int) byte { return byte(y % 5) }}
+	for range height {
+		row := make([]byte, pngtest.RowBytes(width, depth, colorType))
+		for i := range row {
+			row[i] = byte(rng.Uint32())
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	switch {
+	case colorType == 3: // fewer entries than indices: some are out of range
+		m.Palette = make([]color.NRGBA, 1+rng.IntN(1<<depth))
+		for i := range m.Palette {
+			m.Palette[i] = color.NRGBA{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), 0xff}
+			if trns {
+				m.Palette[i].A = byte(i)
+			}
+		}
+	case trns && colorType == 0:
+		m.TRNS = []byte{0, 1}
+	case trns && colorType == 2:
+		m.TRNS = []byte{0, 1, 0, 2, 0, 3}
+	}
+	return m.Encode()
+}
+
+// TestStreamedPNGsConvertAsDecoded converts PNGs of every colour type and
+// bit depth, streamed, and checks that the pixels and layout are those of
+// the image image/png decodes, converted as the program documents, so a
+// PNG converts alike whether it is streamed or decoded whole.
+func TestStreamedPNGsConvertAsDecoded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	depths := map[byte][]int{0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
+	for colorType, ds := range depths {
+		for _, depth := range ds {
+			for _, trns := range []bool{false, true} {
+				if trns && colorType >= 4 {
+					continue
+				}
+				t.Run(fmtPNG(colorType, depth, trns), func(t *testing.T) {
+					data := randomPNG(rng, colorType, depth, 37, 300, trns)
+					dir := t.TempDir()
+					input := writeFile(t, dir, "in.png", data)
+					output := filepath.Join(dir, "out.ome.tif")
+					// -tile 16 streams the rows in many bands.
+					code, _, stderr := clitest.Run(run, "-compression", "none", "-tile", "16", input, output)
+					require.Equal(t, 0, code, stderr)
+					decoded, err := png.Decode(bytes.NewReader(data))
+					require.NoError(t, err)
+					bytesPerSample, samples, want := wantPixels(decoded)
+					got := clitest.Planes(t, output)[0]
+					assert.Equal(t, [2]int{bytesPerSample, samples}, [2]int{got.BytesPerSample, got.Samples}, "layout")
+					assert.True(t, bytes.Equal(want, got.Pix), "the pixels differ from image/png's")
+				})
+			}
+		}
+	}
+}
+
+func fmtPNG(colorType byte, depth int, trns bool) string {
+	name := map[byte]string{0: "gray", 2: "RGB", 3: "palette", 4: "gray+alpha", 6: "RGBA"}[colorType]
+	name += "/" + map[int]string{1: "1", 2: "2", 4: "4", 8: "8", 16: "16"}[depth]
+	if trns {
+		name += "/tRNS"
+	}
+	return name
+}
+
+// interlaced returns a 16-bit RGB PNG, Adam7-interlaced, with image/png's
+// own filtering of each pass undone: the passes are written unfiltered.
+func interlaced(t *testing.T, width, height int) []byte {
+	img := rgba64Image(width, height).(*image.RGBA64)
+	passes := []struct{ x0, y0, dx, dy int }{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
+	m := pngtest.Image{Width: width, Height: height, Depth: 16, ColorType: 2, Interlace: 1}
+	var z [][]byte
+	for _, p := range passes {
+		for y := p.y0; y < height; y += p.dy {
+			var row []byte
+			for x := p.x0; x < width; x += p.dx {
+				c := img.RGBA64At(x, y)
+				row = append(row, byte(c.R>>8), byte(c.R), byte(c.G>>8), byte(c.G), byte(c.B>>8), byte(c.B))
+			}
+			if len(row) > 0 {
+				z = append(z, row)
+			}
+		}
+	}
+	m.Rows = z
+	data := m.Encode()
+	decoded, err := png.Decode(bytes.NewReader(data))
+	require.NoError(t, err, "image/png reads the interlaced fixture")
+	require.Equal(t, img.Bounds(), decoded.Bounds())
+	return data
+}
+
+func TestInterlacedPNG(t *testing.T) {
+	data := interlaced(t, 45, 30)
+	dir := t.TempDir()
+	input := writeFile(t, dir, "adam7.png", data)
+	output := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(run, "-compression", "none", input, output)
+	require.Equal(t, 0, code, stderr)
+	_, _, want := wantPixels(rgba64Image(45, 30))
+	assert.True(t, bytes.Equal(want, clitest.Planes(t, output)[0].Pix), "decoded whole, the pixels differ")
+
+	// Beyond the budget it is refused, with a way to convert it.
+	os.Remove(output)
+	code, _, stderr = clitest.Run(run, "-max-memory", "20KiB", input, output)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "this 45 x 30 PNG is interlaced, so it is decoded whole, which takes about")
+	assert.Contains(t, stderr, "more than -max-memory 20.0 KiB; rewrite it as a non-interlaced PNG, which streams (e.g. vips copy "+input+" adam7.png)")
+	assert.NoFileExists(t, output)
+}
