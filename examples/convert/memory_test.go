@@ -112,13 +112,10 @@ func tiffBomb() []byte {
 		data = le.AppendUint16(data, e.tag)
 		data = le.AppendUint16(data, e.typ)
 		data = le.AppendUint32(data, e.count)
-		if e.typ == short && e.count == 1 {
-			data = le.AppendUint32(data, e.value) // the short in the first two bytes
-		} else {
-			data = le.AppendUint32(data, e.value)
-		}
+		data = le.AppendUint32(data, e.value) // a lone short in the first two bytes, little-endian
+
 	}
-	data = le.AppendUint32(data, 0)               // no next directory
+	data = le.AppendUint32(data, 0)                // no next directory
 	return append(data, 8, 0, 8, 0, 8, 0, 1, 2, 3) // BitsPerSample, then spare bytes
 }
 
