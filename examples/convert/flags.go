@@ -43,7 +43,15 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs := cli.NewFlagSet("convert", "usage: convert [flags] input output.ome.tif\n\n"+
 		"Convert converts a PNG, JPEG, GIF, BMP, TIFF or WebP image, or a raw file\n"+
 		"of little-endian samples described by the -raw flags, into a pyramidal\n"+
-		"OME-TIFF.\n\n")
+		"OME-TIFF.\n\n"+
+		"Non-interlaced PNG and raw files are streamed, in memory that grows with\n"+
+		"the width only: about 2 x 3 x tile x width x bytes per pixel + 48 MiB\n"+
+		"(155 MiB for a 30000 x 30000 RGB PNG). Other images are decoded whole.\n"+
+		"The header is checked before the output is created: an image of more\n"+
+		"than -max-pixels pixels, a PNG too short for the image it claims, and an\n"+
+		"image needing more than -max-memory (decoded whole, or the writer's bands)\n"+
+		"are refused, leaving no file. An image refused for being decoded whole can\n"+
+		"be rewritten as a non-interlaced PNG, which streams: vips copy in.jpg in.png\n\n")
 	o := &cfg.options
 	fs.IntVar(&o.TileSize, "tile", 256, "tile width and height, a multiple of 16")
 	fs.TextVar(&o.Compression, "compression", pyramid.LZW, "tile `codec`: lzw, none, deflate or zstd")

@@ -418,7 +418,8 @@ func TestRunRejectsADirectory(t *testing.T) {
 }
 
 func TestRunPrintsUsage(t *testing.T) {
-	clitest.AssertUsage(t, run, "usage: convert [flags] input output.ome.tif", "-raw-order order")
+	clitest.AssertUsage(t, run, "usage: convert [flags] input output.ome.tif", "-raw-order order",
+		"Non-interlaced PNG and raw files are streamed", "-max-pixels pixels", "(default 4294967296)", "-max-memory size", "(default 1GiB)")
 }
 
 func TestProgressDrawsOnlyOnTerminals(t *testing.T) {
