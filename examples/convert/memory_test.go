@@ -22,9 +22,9 @@ import (
 	"github.com/ometiff-go/ometiff/internal/readback"
 )
 
-// buildConverter builds the program, without the race detector, for tests
+// buildForMeasure builds the program, without the race detector, for tests
 // that measure it as a subprocess.
-func buildConverter(t *testing.T) string {
+func buildForMeasure(t *testing.T) string {
 	t.Helper()
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skip("peak memory is measured through getrusage")
@@ -42,19 +42,43 @@ type measured struct {
 	peakRSS int64
 }
 
+// measureEnv makes the test binary a go-between: Linux gives a child the
+// peak RSS of the process that spawned it (exec records the memory it
+// shared until then), so the program is run from a fresh, small process,
+// this binary started anew, which prints the program's exit code and
+// peak RSS.
+const measureEnv = "OMETIFF_CONVERT_MEASURE"
+
+func init() {
+	if os.Getenv(measureEnv) == "" {
+		return
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stderr = os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	fmt.Println(cmd.ProcessState.ExitCode(), rusage.Of(cmd.ProcessState).PeakRSS())
+	os.Exit(0)
+}
+
 // runMeasured runs the program at bin with args and measures its peak
 // memory through getrusage.
 func runMeasured(t *testing.T, bin string, args ...string) measured {
 	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		require.NoError(t, err)
-	}
-	m := measured{code: cmd.ProcessState.ExitCode(), stderr: stderr.String(), peakRSS: rusage.Of(cmd.ProcessState).PeakRSS()}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(self, append([]string{bin}, args...)...)
+	cmd.Env = append(os.Environ(), measureEnv+"=1")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "%s", stderr.String())
+	m := measured{stderr: stderr.String()}
+	_, err = fmt.Sscan(stdout.String(), &m.code, &m.peakRSS)
+	require.NoError(t, err, "the go-between printed %q", stdout.String())
 	require.Positive(t, m.peakRSS, "getrusage gave no peak RSS")
 	t.Logf("%s: exit %d, peak RSS %.1f MiB", filepath.Base(args[len(args)-2]), m.code, float64(m.peakRSS)/(1<<20))
 	return m
@@ -123,7 +147,7 @@ func tiffBomb() []byte {
 // headers claim huge images: each is refused before anything large is
 // allocated, in under 64 MiB of peak RSS, and leaves no file behind.
 func TestBombsAreRefusedInLittleMemory(t *testing.T) {
-	bin := buildConverter(t)
+	bin := buildForMeasure(t)
 	tests := []struct {
 		name string
 		data []byte
@@ -183,7 +207,7 @@ func streamedBudget(width, pixelBytes int) int64 {
 // stays within the documented budget and that sampled tiles of the full
 // resolution read back equal.
 func checkStreamedPNG(t *testing.T, size int) {
-	bin := buildConverter(t)
+	bin := buildForMeasure(t)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "big.png")
 	writeBigPNG(t, input, size, size)
