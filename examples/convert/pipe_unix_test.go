@@ -1,0 +1,55 @@
+//go:build linux || darwin
+
+package main
+
+import (
+	"bytes"
+	"image"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+)
+
+// TestPipedInputs converts images read from a named pipe, which can be
+// read only once: the header is peeked, then the data read.
+func TestPipedInputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"streamed PNG", randomPNG(rng, 2, 16, 50, 70, false)},
+		{"JPEG", encoded(t, nrgbaImage(40, 30, false), encodeJPEG)},
+		{"interlaced PNG", interlaced(t, 20, 9)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "in")
+			require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+			done := make(chan error, 1)
+			go func() {
+				f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				if err == nil {
+					_, err = f.Write(tt.data)
+					f.Close()
+				}
+				done <- err
+			}()
+			output := filepath.Join(dir, "out.ome.tif")
+			code, _, stderr := clitest.Run(run, "-compression", "none", fifo, output)
+			require.NoError(t, <-done)
+			require.Equal(t, 0, code, stderr)
+			decoded, _, err := image.Decode(bytes.NewReader(tt.data))
+			require.NoError(t, err)
+			_, _, want := wantPixels(decoded)
+			assert.True(t, bytes.Equal(want, clitest.Planes(t, output)[0].Pix), "the pixels differ")
+		})
+	}
+}
