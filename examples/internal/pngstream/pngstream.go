@@ -101,8 +101,8 @@ type Decoder struct {
 	// The IDAT stream: what is left of the current chunk, and a buffer of
 	// its bytes already checksummed.
 	idatLeft uint32
-	idatDone bool   // a chunk other than IDAT followed
-	next     []byte // that chunk's length and type
+	idatDone bool    // a chunk other than IDAT followed
+	next     [8]byte // that chunk's length and type
 	buf      []byte
 	avail    []byte
 
@@ -354,16 +354,16 @@ func (d *Decoder) refill() error {
 		if d.idatDone {
 			return io.EOF
 		}
-		var p [8]byte
-		if _, err := io.ReadFull(d.r, p[:]); err != nil {
+		p := d.next[:]
+		if _, err := io.ReadFull(d.r, p); err != nil {
 			return noEOF(err)
 		}
-		length, typ, err := d.startChunk(p[:])
+		length, typ, err := d.startChunk(p)
 		if err != nil {
 			return err
 		}
 		if typ != "IDAT" {
-			d.idatDone, d.next = true, p[:]
+			d.idatDone = true
 			return io.EOF
 		}
 		if err := d.startIDAT(length); err != nil {
@@ -563,7 +563,7 @@ func (d *Decoder) finish() error {
 	if err != io.EOF {
 		return err
 	}
-	length, typ, _ := d.startChunk(d.next) // checked by refill
+	length, typ, _ := d.startChunk(d.next[:]) // checked by refill
 	for {
 		switch typ {
 		case "IEND":
