@@ -46,7 +46,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"OME-TIFF.\n\n"+
 		"Non-interlaced PNG and raw files are streamed, in memory that grows with\n"+
 		"the width only: about 2 x 3 x tile x width x bytes per pixel + 48 MiB\n"+
-		"(155 MiB for a 30000 x 30000 RGB PNG). Other images are decoded whole.\n"+
+		"(180 MiB for RGB 30000 pixels wide). Other images are decoded whole.\n"+
 		"The header is checked before the output is created: an image of more\n"+
 		"than -max-pixels pixels, a PNG too short for the image it claims, and an\n"+
 		"image needing more than -max-memory (decoded whole, or the writer's bands)\n"+

@@ -14,9 +14,9 @@
 // writer a band at a time, so memory grows with the image's width, not
 // its height, and a file larger than memory converts. The writer's bands
 // take about 3 x tile x width x bytes per pixel (3 for RGB uint8), and Go's
-// garbage collector lets the process peak at about twice that plus
-// 48 MiB: a 30000 x 30000 RGB PNG converts in about 155 MiB at the default
-// 256-pixel tiles. Every other image (JPEG, GIF, BMP, TIFF, WebP and
+// garbage collector lets the process peak at about twice that, plus
+// 48 MiB for the rest: under 180 MiB for a 30000-pixel-wide RGB image at
+// the default 256-pixel tiles, however tall. Every other image (JPEG, GIF, BMP, TIFF, WebP and
 // interlaced PNG) is decoded whole by Go's decoders, which hold all of it.
 //
 // # Limits
