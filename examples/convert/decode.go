@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -25,9 +24,8 @@ import (
 // PNG is streamed; any other image is decoded whole, when that fits
 // -max-memory.
 func openImage(in *input, lim limits) (source, error) {
-	var sig [8]byte
-	n, _ := io.ReadFull(in.header(), sig[:])
-	if bytes.HasPrefix([]byte(pngSignature), sig[:n]) && n == len(sig) {
+	var sig [len(pngSignature)]byte
+	if _, err := io.ReadFull(in.header(), sig[:]); err == nil && string(sig[:]) == pngSignature {
 		return openPNG(in, lim)
 	}
 	cfg, format, err := image.DecodeConfig(in.header())

@@ -132,8 +132,8 @@ func wholeBytes(format string, cfg image.Config, jpeg jpegFrame) int64 {
 		} else {
 			perPixel *= 2 // lossless WebP decodes to ARGB words, then converts
 		}
-	case "png", "tiff":
-		perPixel *= 2 // an interlaced PNG's passes; a TIFF strip or tile decompressed beside the image
+	case "tiff":
+		perPixel *= 2 // a strip or tile decompressed beside the image, up to all of it
 	}
 	return int64(math.Ceil(float64(mul(int64(cfg.Width), int64(cfg.Height))) * perPixel))
 }
