@@ -155,10 +155,10 @@ func tileData(t *testing.T, file []byte) (binary.ByteOrder, [][]byte) {
 	t.Helper()
 	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
 	require.NoError(t, err)
-	d := f.IFDs[0]
+	d := f.Pages[0]
 	compression, _ := d.Uint(tiff.TagCompression)
 	require.Equal(t, uint64(tiff.CompressionNone), compression)
-	_, tiled := d.Get(tiff.TagTileOffsets)
+	_, tiled := d.Field(tiff.TagTileOffsets)
 	require.True(t, tiled, "tiffcp wrote strips")
 	blocks, err := d.Blocks()
 	require.NoError(t, err)

@@ -9,8 +9,8 @@ import (
 )
 
 // Entry is one field of a directory. Value holds Count values of Type in
-// little-endian order, whatever the file's byte order; Encode and Decode
-// convert.
+// little-endian order, whatever the file's byte order; Encode converts
+// (and tiff.Read, which returns entries of this type).
 type Entry struct {
 	Tag   uint16
 	Type  Type

@@ -3,7 +3,6 @@ package ifd
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 )
@@ -162,8 +161,7 @@ func (b *Builder) check(pos int64, next uint64, f Format) (int64, error) {
 }
 
 // appendInOrder appends src, made of little-endian words of the given
-// size, in the file's byte order: big-endian when bigEndian. Decoding and
-// encoding are the same swap.
+// size, in the file's byte order: big-endian when bigEndian.
 func appendInOrder(dst, src []byte, word int, bigEndian bool) []byte {
 	if word <= 1 || !bigEndian {
 		return append(dst, src...)
@@ -174,103 +172,4 @@ func appendInOrder(dst, src []byte, word int, bigEndian bool) []byte {
 		}
 	}
 	return dst
-}
-
-// Directory is a parsed IFD.
-type Directory struct {
-	Entries []Entry // in file order
-	Next    uint64  // offset of the next directory; 0 ends the chain
-}
-
-// Get returns the entry with the tag, if present.
-func (d *Directory) Get(tag uint16) (Entry, bool) {
-	for _, e := range d.Entries {
-		if e.Tag == tag {
-			return e, true
-		}
-	}
-	return Entry{}, false
-}
-
-// maxEntries bounds the entries of a parsed BigTIFF directory.
-const maxEntries = 1 << 16
-
-// Decode parses the directory at pos in a file of size bytes read through r.
-// Entries of unknown types are returned with a nil Value. Every count and
-// offset is checked against size; a violation is ErrMalformed.
-func Decode(r io.ReaderAt, size, pos int64, f Format) (*Directory, error) {
-	order := f.order()
-	if pos < 0 || pos > size-f.countSize() {
-		return nil, fmt.Errorf("%w: directory offset %d outside a %d-byte file", ErrMalformed, pos, size)
-	}
-	head, err := readAt(r, pos, f.countSize())
-	if err != nil {
-		return nil, err
-	}
-	n := readUint(head, order)
-	if n > maxEntries || int64(n) > (size-pos)/f.entrySize() {
-		return nil, fmt.Errorf("%w: %d entries at %d", ErrMalformed, n, pos)
-	}
-	table, err := readAt(r, pos+f.countSize(), int64(n)*f.entrySize()+f.slotSize())
-	if err != nil {
-		return nil, err
-	}
-	d := &Directory{Entries: make([]Entry, n)}
-	for i := range d.Entries {
-		raw := table[int64(i)*f.entrySize():][:f.entrySize()]
-		if d.Entries[i], err = decodeEntry(r, size, raw, f); err != nil {
-			return nil, err
-		}
-	}
-	d.Next = readUint(table[int64(n)*f.entrySize():], order)
-	return d, nil
-}
-
-// decodeEntry parses one entry and reads its value.
-func decodeEntry(r io.ReaderAt, size int64, raw []byte, f Format) (Entry, error) {
-	order := f.order()
-	e := Entry{Tag: order.Uint16(raw), Type: Type(order.Uint16(raw[2:]))}
-	e.Count = readUint(raw[4:4+f.slotSize()], order)
-	slot := raw[4+f.slotSize():]
-	if !e.Type.Valid() {
-		return e, nil
-	}
-	if e.Count > uint64(size)/uint64(e.Type.Size()) {
-		return e, fmt.Errorf("%w: tag %d has %d values in a %d-byte file", ErrMalformed, e.Tag, e.Count, size)
-	}
-	n := int64(e.Count) * int64(e.Type.Size())
-	value := slot[:min(n, f.slotSize())]
-	if n > f.slotSize() {
-		off := readUint(slot, order)
-		if off > uint64(size) || n > size-int64(off) {
-			return e, fmt.Errorf("%w: tag %d value at %d+%d past the end (%d)", ErrMalformed, e.Tag, off, n, size)
-		}
-		var err error
-		if value, err = readAt(r, int64(off), n); err != nil {
-			return e, err
-		}
-	}
-	e.Value = appendInOrder(make([]byte, 0, n), value, e.Type.word(), f.bigEndian())
-	return e, nil
-}
-
-// readUint reads a 2-, 4- or 8-byte unsigned integer filling p.
-func readUint(p []byte, order binary.ByteOrder) uint64 {
-	switch len(p) {
-	case 2:
-		return uint64(order.Uint16(p))
-	case 4:
-		return uint64(order.Uint32(p))
-	default:
-		return order.Uint64(p[:8])
-	}
-}
-
-// readAt reads exactly n bytes at off.
-func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
-	p := make([]byte, n)
-	if _, err := r.ReadAt(p, off); err != nil {
-		return nil, fmt.Errorf("%w: reading %d bytes at %d: %v", ErrMalformed, n, off, err)
-	}
-	return p, nil
 }

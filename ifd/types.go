@@ -1,4 +1,4 @@
-// Package ifd builds and parses TIFF image file directories (IFDs).
+// Package ifd builds TIFF image file directories (IFDs).
 //
 // A Builder collects the fields of one directory with typed adders. Encode
 // then serializes the whole directory (entry count, entries sorted by tag,
@@ -12,8 +12,8 @@
 // represent (a LONG8, or an offset past 4 GiB, in classic TIFF) is an
 // error, and AddUint picks the smallest unsigned type that holds its values.
 //
-// Decode parses a directory back. It is used by tests, fuzzing and the
-// inspector, and checks every count and offset against the file size.
+// Reading directories back is package tiff's (tiff.Read), whose pages
+// hold their fields as Entry values that a Builder takes unchanged.
 //
 // The package imports nothing else of ometiff; the tiff package builds the
 // file layout on top of it.
@@ -169,6 +169,4 @@ var (
 	ErrRange = errors.New("ifd: value does not fit the format")
 	// ErrAlign is a directory placed at an odd offset.
 	ErrAlign = errors.New("ifd: directory not on a word boundary")
-	// ErrMalformed is a directory that cannot be parsed.
-	ErrMalformed = errors.New("ifd: malformed directory")
 )

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/ometiff-go/ometiff/ifd"
@@ -183,11 +184,18 @@ func FuzzImageSpec(f *testing.F) {
 // FuzzInspect runs Inspect, fields and all, on arbitrary bytes, seeded with
 // a tiny OME-TIFF built field by field (the fuzzer minimizes every new
 // input, which starves the search on a file as large as the writer's
-// smallest): errors are fine, panics are not.
+// smallest): errors are fine if typed (the file is no TIFF, or a
+// malformed one), panics and other errors are not.
 func FuzzInspect(f *testing.F) {
 	f.Add(tinyOMETIFF(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = Inspect(io.Discard, bytes.NewReader(data), int64(len(data)), InspectOptions{Fields: true})
+		err := Inspect(io.Discard, bytes.NewReader(data), int64(len(data)), InspectOptions{Fields: true})
+		if err != nil && !errors.Is(err, tiff.ErrNotTIFF) && !errors.Is(err, tiff.ErrMalformed) {
+			t.Fatalf("untyped error: %v", err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "pyramid: tiff: ") {
+			t.Fatalf("error without the package prefixes: %v", err)
+		}
 	})
 }
 

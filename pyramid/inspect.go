@@ -36,17 +36,16 @@ func Inspect(w io.Writer, r io.ReaderAt, size int64, opts InspectOptions) error 
 	if f.Header.Order == binary.BigEndian {
 		order = "big-endian"
 	}
-	fmt.Fprintf(bw, "%s, %s, %d bytes, %s in the main chain\n", flavour, order, size, plural(len(f.IFDs), "IFD"))
-	if len(f.IFDs) > 0 {
-		if e, ok := f.IFDs[0].Get(tiff.TagImageDescription); ok {
-			text, _ := e.Text()
+	fmt.Fprintf(bw, "%s, %s, %d bytes, %s in the main chain\n", flavour, order, size, plural(len(f.Pages), "IFD"))
+	if len(f.Pages) > 0 {
+		if text, ok := f.Pages[0].Text(tiff.TagImageDescription); ok {
 			summarizeOME(bw, text)
 		}
 	}
-	for i, d := range f.IFDs {
-		fmt.Fprintf(bw, "IFD %d: %s\n", i, describeIFD(d))
-		for j, s := range d.SubIFDs {
-			fmt.Fprintf(bw, "    SubIFD %d.%d: %s\n", i, j+1, describeIFD(s))
+	for i, p := range f.Pages {
+		fmt.Fprintf(bw, "IFD %d: %s\n", i, describePage(p))
+		for j, s := range p.SubIFDs {
+			fmt.Fprintf(bw, "    SubIFD %d.%d: %s\n", i, j+1, describePage(s))
 		}
 	}
 	if opts.Fields {
@@ -58,8 +57,8 @@ func Inspect(w io.Writer, r io.ReaderAt, size int64, opts InspectOptions) error 
 	return bw.Flush()
 }
 
-// describeIFD summarizes one directory in a line.
-func describeIFD(d *tiff.IFD) string {
+// describePage summarizes one directory in a line.
+func describePage(d *tiff.Page) string {
 	get := func(tag uint16, def uint64) uint64 {
 		if v, ok := d.Uint(tag); ok {
 			return v

@@ -28,9 +28,19 @@
 // BigTIFF; SubIFDs are IFD or IFD8. Nothing is ever truncated: a value
 // that does not fit is an error.
 //
-// Read and Dump parse a file's structure back and print it as stable text,
-// for tests, golden files and the inspector.
+// # Reading
 //
-// The package imports ifd (the directory builder) and iohandle (the
-// buffered output); the pyramid writer builds on it.
+// Read (or Open) parses the structure of any TIFF or BigTIFF file, in
+// either byte order, through github.com/google/tiff: the pages of the main
+// chain and their SubIFDs, with every field. It checks the file before
+// that parser allocates anything (loops, counts and offsets past the end),
+// so a hostile file gives ErrMalformed and never a hang or an allocation
+// its size cannot justify. A Page's Layout says how its image is cut into
+// tiles or strips, and ReadBlock reads any one of them, still compressed;
+// package compress decodes them. Dump prints a file's structure as stable
+// text, for tests, golden files and the inspector.
+//
+// The package imports ifd (the directory builder; read fields are ifd
+// entries too) and iohandle (the buffered output); the pyramid writer and
+// the sources of package pyramid/source build on it.
 package tiff

@@ -26,7 +26,13 @@ var tagNames = map[uint16]string{
 	TagTileLength: "TileLength", TagTileOffsets: "TileOffsets",
 	TagTileByteCounts: "TileByteCounts", TagSubIFDs: "SubIFDs",
 	TagSampleFormat: "SampleFormat", TagSMinSampleValue: "SMinSampleValue",
-	TagSMaxSampleValue: "SMaxSampleValue",
+	TagSMaxSampleValue: "SMaxSampleValue", TagDocumentName: "DocumentName",
+	TagPageName: "PageName", TagXPosition: "XPosition", TagYPosition: "YPosition",
+	TagPageNumber: "PageNumber", TagJPEGTables: "JPEGTables",
+	TagYCbCrCoefficients: "YCbCrCoefficients", TagYCbCrSubSampling: "YCbCrSubSampling",
+	TagYCbCrPositioning: "YCbCrPositioning", TagReferenceBlackWhite: "ReferenceBlackWhite",
+	TagCopyright: "Copyright", TagExifIFD: "ExifIFD", TagICCProfile: "ICCProfile",
+	TagGPSIFD: "GPSIFD",
 }
 
 // TagName returns the specification's name of a tag, or "Tag<n>".
@@ -44,7 +50,9 @@ var valueNames = map[uint16]map[uint64]string{
 		uint64(CompressionJPEG): "JPEG", uint64(CompressionDeflate): "Deflate",
 		uint64(CompressionPackBits): "PackBits", uint64(CompressionDeflateOld): "Deflate (old)",
 		uint64(CompressionZstd): "Zstd", uint64(CompressionWebP): "WebP",
-		uint64(CompressionJPEGXLDraft): "JPEG XL",
+		uint64(CompressionJPEGXLDraft):       "JPEG XL",
+		uint64(CompressionJPEG2000Aperio):    "JPEG 2000 (Aperio YCbCr)",
+		uint64(CompressionJPEG2000AperioRGB): "JPEG 2000 (Aperio RGB)",
 	},
 	TagPhotometricInterpretation: {
 		uint64(PhotometricWhiteIsZero): "WhiteIsZero", uint64(PhotometricBlackIsZero): "BlackIsZero",
@@ -65,7 +73,8 @@ var valueNames = map[uint16]map[uint64]string{
 		uint64(ResolutionUnitNone): "none", uint64(ResolutionUnitInch): "inch",
 		uint64(ResolutionUnitCentimeter): "cm",
 	},
-	TagNewSubfileType: {0: "full resolution", uint64(SubfileReducedImage): "reduced"},
+	TagNewSubfileType:   {0: "full resolution", uint64(SubfileReducedImage): "reduced"},
+	TagYCbCrPositioning: {uint64(YCbCrCentered): "centered", uint64(YCbCrCosited): "cosited"},
 }
 
 // DumpOptions tunes Dump. The zero value prints up to 16 values per field
@@ -94,25 +103,25 @@ func Dump(w io.Writer, f *File, opts DumpOptions) error {
 	if f.BigTIFF {
 		flavour = "BigTIFF"
 	}
-	chain := fmt.Sprintf("%d IFDs", len(f.IFDs))
-	if len(f.IFDs) == 1 {
+	chain := fmt.Sprintf("%d IFDs", len(f.Pages))
+	if len(f.Pages) == 1 {
 		chain = "1 IFD"
 	}
 	fmt.Fprintf(bw, "%s, %s, %d bytes, first IFD at %d, %s in the main chain\n",
 		flavour, order, f.Size, f.FirstIFD, chain)
-	for i, d := range f.IFDs {
-		dumpIFD(bw, d, strconv.Itoa(i), "", opts)
+	for i, p := range f.Pages {
+		dumpPage(bw, p, strconv.Itoa(i), "", opts)
 	}
 	return bw.Flush()
 }
 
-func dumpIFD(w *bufio.Writer, d *IFD, name, indent string, opts DumpOptions) {
-	fmt.Fprintf(w, "%sIFD %s at %d: %d entries, next %d\n", indent, name, d.Offset, len(d.Entries), d.Next)
-	for _, e := range d.Entries {
+func dumpPage(w *bufio.Writer, p *Page, name, indent string, opts DumpOptions) {
+	fmt.Fprintf(w, "%sIFD %s at %d: %d entries, next %d\n", indent, name, p.Offset, len(p.Fields), p.Next)
+	for _, e := range p.Fields {
 		fmt.Fprintf(w, "%s  %5d %-26s %-9s %6d  %s\n", indent, e.Tag, TagName(e.Tag), e.Type, e.Count, formatValue(e, opts))
 	}
-	for i, s := range d.SubIFDs {
-		dumpIFD(w, s, name+"."+strconv.Itoa(i+1), indent+"    ", opts)
+	for i, s := range p.SubIFDs {
+		dumpPage(w, s, name+"."+strconv.Itoa(i+1), indent+"    ", opts)
 	}
 }
 

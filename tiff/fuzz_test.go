@@ -12,15 +12,20 @@ import (
 	"github.com/ometiff-go/ometiff/iohandle"
 )
 
-// FuzzRead parses arbitrary bytes as a TIFF file and dumps what it finds:
-// errors are fine, panics and untyped errors are not.
+// FuzzRead parses arbitrary bytes as a TIFF file, dumps what it finds,
+// and lays out and reads every block of every page: errors are fine,
+// panics and untyped errors are not, and Read allocates no more than its
+// budget allows.
 func FuzzRead(f *testing.F) {
+	// Small seeds only: the fuzzer minimizes every new input (for up to a
+	// minute each), and minimizing kilobytes starves the search.
 	for _, g := range goldens() {
-		// Small seeds only: the fuzzer minimizes every new input, and
-		// minimizing tens of kilobytes starves the search.
-		if data, err := os.ReadFile(goldenPath(g.name)); err == nil && len(data) <= 4096 {
+		if data, err := os.ReadFile(goldenPath(g.name)); err == nil && len(data) <= 1024 {
 			f.Add(data)
 		}
+	}
+	for _, format := range []ifd.Format{{}, {Order: binary.BigEndian, BigTIFF: true}} {
+		f.Add(seedFile(format))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Read(bytes.NewReader(data), int64(len(data)))
@@ -33,7 +38,61 @@ func FuzzRead(f *testing.F) {
 		if err := Dump(io.Discard, file, DumpOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		walkPages(t, file.Pages)
 	})
+}
+
+// seedFile is a small file of one page of two 16 x 16 uint8 tiles, the
+// second sparse, with one SubIFD of one tile.
+func seedFile(format ifd.Format) []byte {
+	page := func(width uint16, tiles int, dataAt, subIFD uint32) *ifd.Builder {
+		b := new(ifd.Builder)
+		b.AddShort(TagImageWidth, width)
+		b.AddShort(TagImageLength, 16)
+		b.AddShort(TagBitsPerSample, 8)
+		b.AddShort(TagTileWidth, 16)
+		b.AddShort(TagTileLength, 16)
+		b.AddLong(TagTileOffsets, []uint32{dataAt, 0}[:tiles]...)
+		b.AddLong(TagTileByteCounts, []uint32{4, 0}[:tiles]...)
+		if subIFD != 0 {
+			b.AddIFD(TagSubIFDs, subIFD)
+		}
+		return b
+	}
+	const first = 24
+	subAt := first + page(32, 2, 0, 1).Size(format.BigTIFF)
+	dataAt := subAt + page(16, 1, 0, 0).Size(format.BigTIFF)
+	h := Header{Order: format.Order, BigTIFF: format.BigTIFF, FirstIFD: first}
+	data, _ := h.Append(nil)
+	data = append(data, make([]byte, first-len(data))...)
+	data, _ = page(32, 2, uint32(dataAt), uint32(subAt)).Encode(data, first, 0, format)
+	data, _ = page(16, 1, uint32(dataAt), 0).Encode(data, subAt, 0, format)
+	return append(data, 1, 2, 3, 4)
+}
+
+// walkPages lays out every page and reads each of its blocks: errors must
+// be typed, and no block larger than the file.
+func walkPages(t *testing.T, pages []*Page) {
+	for _, p := range pages {
+		_, err := p.Layout()
+		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("untyped error: %v", err)
+		}
+		if _, _, err := p.YCbCrSubsampling(); err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("untyped error: %v", err)
+		}
+		var buf []byte
+		for i := range min(p.NumBlocks(), 64) {
+			buf, err = p.ReadBlock(buf[:0], i)
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			if int64(len(buf)) > p.file.Size {
+				t.Fatalf("block %d of %d bytes in a %d-byte file", i, len(buf), p.file.Size)
+			}
+		}
+		walkPages(t, p.SubIFDs)
+	}
 }
 
 // FuzzWriterLayout writes random directory trees (blocks of random sizes,
@@ -92,17 +151,17 @@ func FuzzWriterLayout(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if file.BigTIFF != (opts.Version == BigTIFF) || len(file.IFDs) != len(dirs) {
-			t.Fatalf("BigTIFF %v, %d IFDs; want %v, %d", file.BigTIFF, len(file.IFDs), opts.Version == BigTIFF, len(dirs))
+		if file.BigTIFF != (opts.Version == BigTIFF) || len(file.Pages) != len(dirs) {
+			t.Fatalf("BigTIFF %v, %d IFDs; want %v, %d", file.BigTIFF, len(file.Pages), opts.Version == BigTIFF, len(dirs))
 		}
 		for i, d := range dirs {
-			checkLayout(t, data, file.IFDs[i], d)
+			checkLayout(t, data, file.Pages[i], d)
 		}
 	})
 }
 
 // checkLayout compares a parsed directory with the one written.
-func checkLayout(t *testing.T, data []byte, got *IFD, want *Directory) {
+func checkLayout(t *testing.T, data []byte, got *Page, want *Directory) {
 	t.Helper()
 	if len(got.SubIFDs) != len(want.SubIFDs) {
 		t.Fatalf("%d SubIFDs, want %d", len(got.SubIFDs), len(want.SubIFDs))

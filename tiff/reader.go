@@ -3,135 +3,297 @@ package tiff
 import (
 	"fmt"
 	"io"
+	"os"
+
+	gtiff "github.com/google/tiff"
+	"github.com/google/tiff/bigtiff"
 
 	"github.com/ometiff-go/ometiff/ifd"
 )
 
-// File is the parsed structure of a TIFF file: its header, the main chain
-// of directories and, under each, its SubIFDs.
+// File is the structure of a TIFF or BigTIFF file, in either byte order:
+// its header and the pages of its main chain, each with its SubIFDs.
+//
+// A File and its pages do not change once Read returns, so they are safe
+// for concurrent use; reading blocks is as safe as the io.ReaderAt behind
+// them (an *os.File is).
 type File struct {
 	Header
-	Size int64  // bytes in the file
-	IFDs []*IFD // the main chain, in order
+	// Size is the length of the file in bytes, as given to Read.
+	Size int64
+	// Pages are the directories of the main chain, in order.
+	Pages []*Page
+
+	r io.ReaderAt
 }
 
-// IFD is one parsed directory with its SubIFDs.
-type IFD struct {
-	Offset int64
-	ifd.Directory
-	SubIFDs []*IFD
-}
-
-// maxDirectories bounds what Read parses, so a hostile file cannot make it
-// loop or allocate without end.
-const maxDirectories = 1 << 20
+// Limits of what Read parses, so that a hostile file can make it neither
+// loop nor allocate without end. A sound file stays far below them.
+const (
+	// maxPages bounds the directories of a file, main chain and SubIFDs.
+	maxPages = 1 << 20
+	// maxSubIFDDepth bounds how deep SubIFDs nest below the main chain.
+	maxSubIFDDepth = 8
+	// maxEntries bounds the entries of one directory; a classic TIFF
+	// cannot hold more, and a BigTIFF has no need to.
+	maxEntries = 1<<16 - 1
+	// readBudget bounds the field values Read allocates, in multiples of
+	// the file size (plus slack for tiny files): values of sound
+	// directories do not overlap, so a file whose directories would make
+	// Read allocate far more than its size (thousands of entries pointing
+	// at the same large value) is malformed, and Read stays linear in the
+	// file's size.
+	readBudget      = 8
+	readBudgetSlack = 1 << 20
+)
 
 // Read parses the file of size bytes behind r: the header, every directory
-// of the main chain and every SubIFD below them. A directory reached twice
-// (a cycle) is ErrMalformed.
+// of the main chain and every SubIFD below them, with the values of their
+// fields. It reads no image data.
+//
+// The directories are parsed by github.com/google/tiff (and its bigtiff
+// package). Read adds what that parser leaves out, checked before the
+// parser runs so that it never allocates what the file cannot hold:
+//   - a directory reached twice (a loop in the chain or the SubIFDs),
+//     SubIFDs nested too deep, or too many directories;
+//   - entry counts, value sizes and offsets past the end of the file, and
+//     more values in all than the file can justify;
+//   - SubIFDs, which google/tiff does not follow;
+//   - inline values cut to their length (google/tiff returns the whole
+//     4- or 8-byte slot).
+//
+// A file that breaks these rules gives an error matching ErrMalformed,
+// and one that is no TIFF at all ErrNotTIFF, both naming what is wrong.
 func Read(r io.ReaderAt, size int64) (*File, error) {
+	if size < ClassicHeaderSize {
+		return nil, fmt.Errorf("%w: %d bytes", ErrNotTIFF, size)
+	}
 	var head [BigTIFFHeaderSize]byte
 	n, err := r.ReadAt(head[:min(size, BigTIFFHeaderSize)], 0)
-	if err != nil && n < ClassicHeaderSize {
-		return nil, fmt.Errorf("%w: reading the header: %v", ErrNotTIFF, err)
+	if n < ClassicHeaderSize {
+		return nil, fmt.Errorf("%w: reading the header: %w", ErrNotTIFF, err)
 	}
 	h, err := ParseHeader(head[:n])
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{r: r, size: size, format: ifd.Format{Order: h.Order, BigTIFF: h.BigTIFF}, seen: map[int64]bool{}}
-	f := &File{Header: h, Size: size}
+	f := &File{Header: h, Size: size, r: r}
+	w := newWalker(f)
 	for off := h.FirstIFD; off != 0; {
-		d, err := p.parse(int64(off), 0)
+		p, err := w.page(off, 0)
 		if err != nil {
 			return nil, err
 		}
-		f.IFDs = append(f.IFDs, d)
-		off = d.Next
+		f.Pages = append(f.Pages, p)
+		off = p.Next
 	}
 	return f, nil
 }
 
-// parser walks directories and remembers where it has been.
-type parser struct {
-	r      io.ReaderAt
-	size   int64
-	format ifd.Format
-	seen   map[int64]bool
-	parsed int64 // bytes of entries and values read so far
+// ReadCloser is a File read from a named file; Close closes that file.
+type ReadCloser struct {
+	*File
+	f *os.File
 }
 
-// readBudget bounds the entries and values Read parses, in multiples of the
-// file size: directories of a sound file do not overlap, so a file that
-// makes the parser read far more than itself (directories chained through
-// each other, thousands of entries pointing at the same values) is
-// malformed, and parsing it stays linear in its size.
-const readBudget = 8
-
-// parse reads the directory at off and, recursively, its SubIFDs.
-func (p *parser) parse(off int64, depth int) (*IFD, error) {
-	if off < 0 || p.seen[off] || len(p.seen) >= maxDirectories || depth > maxDepth {
-		return nil, fmt.Errorf("%w: directory at %d is reached twice, nested too deep or one too many", ErrMalformed, off)
+// Open reads the structure of the named file, as Read does. The file stays
+// open for reading blocks until Close.
+func Open(name string) (*ReadCloser, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
 	}
-	p.seen[off] = true
-	dir, err := ifd.Decode(p.r, p.size, off, p.format)
+	info, err := f.Stat()
+	if err == nil {
+		var file *File
+		if file, err = Read(f, info.Size()); err == nil {
+			return &ReadCloser{File: file, f: f}, nil
+		}
+	}
+	f.Close()
+	return nil, err
+}
+
+// Close closes the file.
+func (rc *ReadCloser) Close() error { return rc.f.Close() }
+
+// walker reads the directories of one file through google/tiff.
+type walker struct {
+	file      *File
+	src       *section
+	br        gtiff.BReader
+	seen      map[uint64]bool
+	allocated int64 // bytes of out-of-line values parsed so far
+}
+
+func newWalker(f *File) *walker {
+	src := &section{r: f.r, size: f.Size}
+	return &walker{file: f, src: src, br: gtiff.NewBReader(src, f.Order), seen: map[uint64]bool{}}
+}
+
+// geometry returns the sizes of the entry count, an entry and a value slot
+// (which is also the size of an offset).
+func (w *walker) geometry() (count, entry, slot int64) {
+	if w.file.BigTIFF {
+		return 8, 20, 8
+	}
+	return 2, 12, 4
+}
+
+// page reads the directory at off and, below it, its SubIFDs.
+func (w *walker) page(off uint64, depth int) (*Page, error) {
+	switch {
+	case w.seen[off]:
+		return nil, fmt.Errorf("%w: directory at %d is reached twice (a loop)", ErrMalformed, off)
+	case depth > maxSubIFDDepth:
+		return nil, fmt.Errorf("%w: SubIFDs nested deeper than %d", ErrMalformed, maxSubIFDDepth)
+	case len(w.seen) >= maxPages:
+		return nil, fmt.Errorf("%w: more than %d directories", ErrMalformed, maxPages)
+	}
+	w.seen[off] = true
+	if err := w.check(off); err != nil {
+		return nil, err
+	}
+	var d gtiff.IFD
+	var err error
+	if w.file.BigTIFF {
+		d, err = bigtiff.ParseIFD(w.br, off, tagSpace, fieldTypes)
+	} else {
+		d, err = gtiff.ParseIFD(w.br, off, tagSpace, fieldTypes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: directory at %d: %w", ErrMalformed, off, err)
 	}
-	for _, e := range dir.Entries {
-		p.parsed += 20 + int64(len(e.Value))
+	p := &Page{Offset: int64(off), Next: d.NextOffset(), file: w.file}
+	p.Fields = make([]ifd.Entry, 0, len(d.Fields()))
+	for _, fl := range d.Fields() {
+		p.Fields = append(p.Fields, w.entry(fl))
 	}
-	if p.parsed > readBudget*p.size+1<<20 {
-		return nil, fmt.Errorf("%w: directories overlap or repeat (%d bytes parsed from a %d-byte file)", ErrMalformed, p.parsed, p.size)
-	}
-	d := &IFD{Offset: off, Directory: *dir}
-	e, ok := d.Get(TagSubIFDs)
+	p.locateBlocks()
+	e, ok := p.Field(TagSubIFDs)
 	if !ok {
-		return d, nil
+		return p, nil
 	}
 	subs, err := e.Uints()
 	if err != nil {
-		return nil, fmt.Errorf("%w: SubIFDs at %d: %w", ErrMalformed, off, err)
+		return nil, fmt.Errorf("%w: SubIFDs of the directory at %d: %w", ErrMalformed, off, err)
 	}
+	p.SubIFDs = make([]*Page, 0, len(subs))
 	for _, s := range subs {
-		sub, err := p.parse(int64(s), depth+1)
+		sub, err := w.page(s, depth+1)
 		if err != nil {
 			return nil, err
 		}
-		d.SubIFDs = append(d.SubIFDs, sub)
+		p.SubIFDs = append(p.SubIFDs, sub)
 	}
-	return d, nil
+	return p, nil
 }
 
-// Uint returns the first value of an unsigned integer field.
-func (d *IFD) Uint(tag uint16) (uint64, bool) {
-	e, ok := d.Get(tag)
-	if !ok {
-		return 0, false
+// check runs over the entries of the directory at off with google/tiff's
+// entry parser before its directory parser runs: that parser allocates
+// every value as its entry says, so every count, value size and offset is
+// checked against the file here first, and the values of all directories
+// against the read budget.
+func (w *walker) check(off uint64) error {
+	countSize, entrySize, slot := w.geometry()
+	size := uint64(w.file.Size)
+	if off < uint64(w.file.Header.Size()) || off > size || size-off < uint64(countSize) {
+		return fmt.Errorf("%w: directory offset %d outside the %d-byte file", ErrMalformed, off, size)
 	}
-	v, err := e.Uint()
-	return v, err == nil
+	if _, err := w.br.Seek(int64(off), io.SeekStart); err != nil {
+		return fmt.Errorf("%w: directory at %d: %w", ErrMalformed, off, err)
+	}
+	var n uint64
+	var err error
+	if w.file.BigTIFF {
+		err = w.br.BRead(&n)
+	} else {
+		var n16 uint16
+		err = w.br.BRead(&n16)
+		n = uint64(n16)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: entry count of the directory at %d: %w", ErrMalformed, off, err)
+	}
+	if n > maxEntries || n*uint64(entrySize)+uint64(slot) > size-off-uint64(countSize) {
+		return fmt.Errorf("%w: directory at %d claims %d entries, past the end of the %d-byte file", ErrMalformed, off, n, size)
+	}
+	for i := range n {
+		e, err := w.rawEntry()
+		if err != nil {
+			return fmt.Errorf("%w: entry %d of the directory at %d: %w", ErrMalformed, i, off, err)
+		}
+		typeSize := uint64(ifd.Type(e.typ).Size())
+		if typeSize == 0 {
+			continue // unknown type: no value is read
+		}
+		if e.count > size/typeSize {
+			return fmt.Errorf("%w: tag %d of the directory at %d has %d values, more than the %d-byte file holds", ErrMalformed, e.tag, off, e.count, size)
+		}
+		length := e.count * typeSize
+		if length <= uint64(slot) {
+			continue
+		}
+		if e.offset > size || length > size-e.offset {
+			return fmt.Errorf("%w: tag %d of the directory at %d: %d bytes at %d, past the end of the %d-byte file", ErrMalformed, e.tag, off, length, e.offset, size)
+		}
+		w.allocated += int64(length)
+	}
+	if w.allocated > readBudget*w.file.Size+readBudgetSlack {
+		return fmt.Errorf("%w: directories overlap or repeat (%d bytes of values in a %d-byte file)", ErrMalformed, w.allocated, size)
+	}
+	return nil
 }
 
-// Blocks returns the directory's tiles, or its strips if it has no tiles.
-func (d *IFD) Blocks() ([]Block, error) {
-	offTag, countTag := TagTileOffsets, TagTileByteCounts
-	if _, tiled := d.Get(offTag); !tiled {
-		offTag, countTag = TagStripOffsets, TagStripByteCounts
+// rawEntry is an entry as check needs it.
+type rawEntry struct {
+	tag, typ      uint16
+	count, offset uint64
+}
+
+// rawEntry reads the next entry with google/tiff's entry parser.
+func (w *walker) rawEntry() (rawEntry, error) {
+	order := w.file.Order
+	if w.file.BigTIFF {
+		e, err := bigtiff.ParseEntry(w.br)
+		if err != nil {
+			return rawEntry{}, err
+		}
+		v := e.ValueOffset()
+		return rawEntry{e.TagID(), e.TypeID(), e.Count(), order.Uint64(v[:])}, nil
 	}
-	offE, ok1 := d.Get(offTag)
-	countE, ok2 := d.Get(countTag)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%w: directory at %d has no strip or tile locations", ErrMalformed, d.Offset)
+	e, err := gtiff.ParseEntry(w.br)
+	if err != nil {
+		return rawEntry{}, err
 	}
-	offsets, err1 := offE.Uints()
-	counts, err2 := countE.Uints()
-	if err1 != nil || err2 != nil || len(offsets) != len(counts) {
-		return nil, fmt.Errorf("%w: directory at %d has bad strip or tile locations", ErrMalformed, d.Offset)
+	v := e.ValueOffset()
+	return rawEntry{e.TagID(), e.TypeID(), uint64(e.Count()), uint64(order.Uint32(v[:]))}, nil
+}
+
+// entry turns a google/tiff field into an entry as package ifd holds
+// them: values cut to their length and little-endian; nil for a type
+// unknown to package ifd.
+func (w *walker) entry(fl gtiff.Field) ifd.Entry {
+	e := ifd.Entry{Tag: fl.Tag().ID(), Type: ifd.Type(fl.Type().ID()), Count: fl.Count()}
+	size := e.Type.Size()
+	if size == 0 {
+		return e
 	}
-	blocks := make([]Block, len(offsets))
-	for i := range blocks {
-		blocks[i] = Block{Offset: offsets[i], Size: counts[i]}
+	// check has bounded Count by the file size.
+	raw := fl.Value().Bytes()[:int(e.Count)*size]
+	e.Value = make([]byte, len(raw))
+	word := size
+	if e.Type == ifd.Rational || e.Type == ifd.SRational {
+		word = 4 // two LONGs
 	}
-	return blocks, nil
+	if !w.file.bigEndian() || word == 1 {
+		copy(e.Value, raw)
+		return e
+	}
+	for i := 0; i+word <= len(raw); i += word {
+		for j := range word {
+			e.Value[i+j] = raw[i+word-1-j]
+		}
+	}
+	return e
 }

@@ -81,8 +81,8 @@ func TestEveryDirectoryInOneWrite(t *testing.T) {
 
 	f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
 	require.NoError(t, err)
-	require.Len(t, f.IFDs, dirs)
-	for _, d := range f.IFDs {
+	require.Len(t, f.Pages, dirs)
+	for _, d := range f.Pages {
 		require.Len(t, d.SubIFDs, 2)
 		for _, s := range d.SubIFDs {
 			assert.Zero(t, s.Next, "SubIFDs end their own chain")
@@ -102,7 +102,7 @@ func TestOddDataIsPaddedBeforeDirectories(t *testing.T) {
 	require.NoError(t, w.Close())
 	f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
 	require.NoError(t, err)
-	assert.Equal(t, int64(ReservedHeaderSize+4), f.IFDs[0].Offset)
+	assert.Equal(t, int64(ReservedHeaderSize+4), f.Pages[0].Offset)
 }
 
 // sparseHandle pretends to hold skipped bytes without storing them, so
@@ -181,7 +181,7 @@ func TestBlockPast4GiBNeedsBigTIFF(t *testing.T) {
 		f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
 		require.NoError(t, err)
 		assert.True(t, f.BigTIFF)
-		e, _ := f.IFDs[0].Get(TagTileOffsets)
+		e, _ := f.Pages[0].Field(TagTileOffsets)
 		assert.Equal(t, ifd.Long8, e.Type)
 		v, _ := e.Uint()
 		assert.Equal(t, uint64(5<<30), v, "not truncated")
@@ -328,7 +328,7 @@ func writeThousandDirectories(t *testing.T, path string) {
 	require.NoError(t, err)
 	f, err := Read(bytes.NewReader(data), int64(len(data)))
 	require.NoError(t, err)
-	assert.Len(t, f.IFDs, dirs)
+	assert.Len(t, f.Pages, dirs)
 }
 
 // TestSharedFieldsStillCheckEveryBlock gives two directories the same
@@ -397,16 +397,15 @@ func TestDirectoriesOfMixedKinds(t *testing.T) {
 		require.NoError(t, w.Close())
 
 		data := h.Bytes()
-		hdr, err := ParseHeader(data)
+		f, err := Read(bytes.NewReader(data), int64(len(data)))
 		require.NoError(t, err)
-		f := ifd.Format{Order: hdr.Order, BigTIFF: hdr.BigTIFF}
-		pos := hdr.FirstIFD
+		require.Len(t, f.Pages, len(want))
+		var pos uint64
 		for i, blocks := range want {
-			d, err := ifd.Decode(bytes.NewReader(data), int64(len(data)), int64(pos), f)
-			require.NoError(t, err)
-			offsets, _ := d.Get(TagTileOffsets)
-			counts, _ := d.Get(TagTileByteCounts)
-			width, _ := d.Get(TagImageWidth)
+			d := f.Pages[i]
+			offsets, _ := d.Field(TagTileOffsets)
+			counts, _ := d.Field(TagTileByteCounts)
+			width, _ := d.Field(TagImageWidth)
 			assert.Equal(t, kinds[i].fields.Entries()[0].Value, width.Value, "directory %d", i)
 			for j, b := range blocks {
 				assert.Equal(t, b.Offset, uintAt(offsets, j), "directory %d offset %d", i, j)
@@ -475,14 +474,11 @@ func TestEmptyDirectoriesInTheChain(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 	data := h.Bytes()
-	hdr, err := ParseHeader(data)
+	f, err := Read(bytes.NewReader(data), int64(len(data)))
 	require.NoError(t, err)
 	var entries []int
-	for pos := hdr.FirstIFD; pos != 0 && len(entries) < 5; {
-		d, err := ifd.Decode(bytes.NewReader(data), int64(len(data)), int64(pos), ifd.Format{})
-		require.NoError(t, err)
-		entries = append(entries, len(d.Entries))
-		pos = d.Next
+	for _, d := range f.Pages {
+		entries = append(entries, len(d.Fields))
 	}
 	require.Len(t, entries, 4, "the chain ends after the last directory")
 	assert.Equal(t, 0, entries[0])

@@ -34,12 +34,12 @@ func readLayout(path string) (layout, error) {
 	if err != nil {
 		return layout{}, fmt.Errorf("reading back %s: %w", path, err)
 	}
-	l := layout{size: info.Size(), bigTIFF: t.BigTIFF, planes: len(t.IFDs)}
-	if len(t.IFDs) > 0 {
-		l.levels = 1 + len(t.IFDs[0].SubIFDs)
+	l := layout{size: info.Size(), bigTIFF: t.BigTIFF, planes: len(t.Pages)}
+	if len(t.Pages) > 0 {
+		l.levels = 1 + len(t.Pages[0].SubIFDs)
 	}
-	for _, d := range t.IFDs {
-		for _, dir := range append([]*tiff.IFD{d}, d.SubIFDs...) {
+	for _, d := range t.Pages {
+		for _, dir := range append([]*tiff.Page{d}, d.SubIFDs...) {
 			blocks, err := dir.Blocks()
 			if err != nil {
 				return layout{}, fmt.Errorf("reading back %s: %w", path, err)
@@ -53,7 +53,7 @@ func readLayout(path string) (layout, error) {
 
 // pixelBytes is the size of a directory's pixels, uncompressed and
 // without tile padding.
-func pixelBytes(d *tiff.IFD) int64 {
+func pixelBytes(d *tiff.Page) int64 {
 	width, _ := d.Uint(tiff.TagImageWidth)
 	height, _ := d.Uint(tiff.TagImageLength)
 	bits, _ := d.Uint(tiff.TagBitsPerSample)
