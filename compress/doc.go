@@ -18,7 +18,13 @@
 //   - A [Pipeline] runs any [Encoder] (a *TileEncoder or a Codec) over a
 //     stream of tiles with a bounded number of bytes in flight.
 //
-// Codecs and tile encoders are safe for concurrent use and start no
+// The other way, a [Decoder] turns a stored block back into samples:
+// None, LZW, Deflate, Zstd, PackBits and JPEG, predictors undone, JPEG's
+// YCbCr converted to RGB, samples in little-endian order, each block
+// checked to decode to exactly its size. It is described by a
+// [BlockFormat] of plain TIFF field values, so that it serves any reader.
+//
+// Codecs, tile encoders and decoders are safe for concurrent use and start no
 // goroutines; only a Pipeline does, and none outlives its Close, its first
 // error or the cancellation of its context. Invalid settings and input give
 // errors matching the sentinel errors of this package under [errors.Is];

@@ -1,0 +1,172 @@
+package compress
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// Errors of the decoders.
+var (
+	// ErrCompression reports a compression this package does not decode
+	// (old-style JPEG, JPEG 2000, ...) or a variant of one it does (12-bit
+	// or CMYK JPEG).
+	ErrCompression = errors.New("compress: unsupported compression")
+	// ErrCorrupt reports a block that does not decode: a stream the codec
+	// rejects, or one that decodes to more or fewer bytes than the block
+	// holds.
+	ErrCorrupt = errors.New("compress: corrupt block")
+)
+
+// BlockFormat describes how the blocks (tiles or strips) of one image are
+// stored: the TIFF fields a decoder needs, as plain values. The zero value
+// describes uncompressed blocks of 0 x 0 pixels; Width and Height must be
+// set.
+type BlockFormat struct {
+	// Compression is the TIFF Compression (tiff.Compression*); 0 means
+	// none.
+	Compression uint16
+	// Predictor is the TIFF Predictor: 0 or tiff.PredictorNone,
+	// tiff.PredictorHorizontal, or tiff.PredictorFloatingPoint. It is
+	// ignored without compression and with PackBits and JPEG, as libtiff
+	// ignores it there.
+	Predictor uint16
+	// Format is the layout of a block's samples in the file. For planar
+	// configuration 2 (separate) a block holds one sample of each pixel,
+	// so SamplesPerPixel is 1.
+	Format Format
+	// Width and Height are the pixels of a full block: the tile size, or
+	// the image width and RowsPerStrip (at most the image height) of a
+	// strip.
+	Width, Height int
+	// Photometric is the TIFF PhotometricInterpretation. It matters to
+	// JPEG: tiff.PhotometricYCbCr blocks are converted to RGB, and
+	// tiff.PhotometricRGB blocks are RGB-coded (their components are taken
+	// as they are, whatever the stream's markers say). Uncompressed or
+	// losslessly compressed YCbCr (whose chroma is subsampled in a packed
+	// layout) is not decoded.
+	Photometric uint16
+	// JPEGTables is the JPEGTables field of a JPEG image: the tables its
+	// blocks' abbreviated streams leave out, as SOI, tables, EOI. nil when
+	// every block carries its own tables.
+	JPEGTables []byte
+}
+
+// Decoder decodes the blocks of one image: it decompresses a block, undoes
+// the predictor, converts JPEG's YCbCr to RGB, and puts samples in
+// little-endian order. Its output is a block's pixels, rows of Width
+// pixels of SamplesPerPixel interleaved samples; every block is checked to
+// decode to exactly its size, and nothing larger is ever allocated.
+//
+// A Decoder is safe for concurrent use. Its Decode has the shape of an
+// Encoder's Encode (append to dst, return the extended slice), so that an
+// adapter can run it in a Pipeline.
+type Decoder struct {
+	f        BlockFormat
+	l        layout
+	rowBytes int
+	codec    func(d *Decoder, out, src []byte) error
+
+	zstdOnce sync.Once
+	zstd     *zstd.Decoder
+	zstdErr  error
+	inflate  sync.Pool // of *inflater
+}
+
+// NewDecoder returns a decoder for blocks stored as f describes. An
+// unsupported compression or predictor gives ErrCompression or
+// ErrPredictor, an invalid sample layout or block size ErrFormat.
+func NewDecoder(f BlockFormat) (*Decoder, error) {
+	d := &Decoder{f: f}
+	var err error
+	if d.l, err = f.Format.layout(); err != nil {
+		return nil, err
+	}
+	if f.Width <= 0 || f.Height <= 0 {
+		return nil, fmt.Errorf("%w: blocks of %d x %d pixels", ErrFormat, f.Width, f.Height)
+	}
+	if f.Width > math.MaxInt/d.l.pixelBytes() || f.Height > math.MaxInt/(f.Width*d.l.pixelBytes()) {
+		return nil, fmt.Errorf("%w: blocks of %d x %d pixels of %d bytes are too large", ErrFormat, f.Width, f.Height, d.l.pixelBytes())
+	}
+	d.rowBytes = f.Width * d.l.pixelBytes()
+	if err := d.checkPredictor(); err != nil {
+		return nil, err
+	}
+	if d.codec, err = d.codecFor(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Format returns the format the decoder was made for.
+func (d *Decoder) Format() BlockFormat { return d.f }
+
+// BlockBytes returns the size of a decoded block of the given rows.
+func (d *Decoder) BlockBytes(rows int) int { return rows * d.rowBytes }
+
+// Decode appends the decoded full block src (Height rows) to dst and
+// returns the extended slice.
+func (d *Decoder) Decode(dst, src []byte) ([]byte, error) {
+	return d.DecodeRows(dst, src, d.f.Height)
+}
+
+// DecodeRows appends the decoded block src of the given rows to dst and
+// returns the extended slice: the last strip of an image holds fewer rows
+// than the others (tiles always hold Height rows). A stream that decodes
+// to more or fewer bytes than the rows hold is ErrCorrupt, and so is any
+// stream its codec rejects.
+func (d *Decoder) DecodeRows(dst, src []byte, rows int) ([]byte, error) {
+	if rows <= 0 || rows > d.f.Height {
+		return dst, fmt.Errorf("%w: %d rows in a block of %d", ErrFormat, rows, d.f.Height)
+	}
+	start, n := len(dst), rows*d.rowBytes
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	if err := d.codec(d, out, src); err != nil {
+		return dst[:start], err
+	}
+	d.unpredict(out)
+	return dst, nil
+}
+
+// codecFor picks the decompressor of the compression.
+func (d *Decoder) codecFor() (func(d *Decoder, out, src []byte) error, error) {
+	c := d.f.Compression
+	if c != tiff.CompressionJPEG && d.f.Photometric == tiff.PhotometricYCbCr {
+		return nil, fmt.Errorf("%w: YCbCr stored with compression %d (only JPEG's YCbCr is decoded)", ErrCompression, c)
+	}
+	switch c {
+	case 0, tiff.CompressionNone:
+		return decodeNone, nil
+	case tiff.CompressionLZW:
+		return decodeLZW, nil
+	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
+		return (*Decoder).decodeDeflate, nil
+	case tiff.CompressionZstd:
+		return (*Decoder).decodeZstd, nil
+	case tiff.CompressionPackBits:
+		return decodePackBits, nil
+	case tiff.CompressionJPEG:
+		return d.jpegCodec()
+	}
+	name, ok := tiff.ValueName(tiff.TagCompression, uint64(c))
+	if !ok {
+		name = "unknown"
+	}
+	return nil, fmt.Errorf("%w: compression %d (%s)", ErrCompression, c, name)
+}
+
+// decodeNone takes the stored bytes as they are.
+func decodeNone(_ *Decoder, out, src []byte) error {
+	if len(src) != len(out) {
+		return fmt.Errorf("%w: %d bytes stored for %d", ErrCorrupt, len(src), len(out))
+	}
+	copy(out, src)
+	return nil
+}

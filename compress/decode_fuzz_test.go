@@ -1,0 +1,155 @@
+package compress
+
+import (
+	"bytes"
+	stdlzw "compress/lzw"
+	"encoding/binary"
+	"errors"
+	"image"
+	"image/jpeg"
+	"testing"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// fuzzDecode decodes arbitrary bytes as a block of the compression, of a
+// size and sample layout the input picks: the decoder must return a typed
+// error or exactly the block's bytes, leave dst's bytes alone, and never
+// panic. Seeds are valid streams, so that the fuzzer starts from blocks
+// that decode.
+func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
+	for _, s := range seeds {
+		f.Add(byte(16), byte(16), byte(0), s)
+	}
+	f.Fuzz(func(t *testing.T, width, height, layout byte, data []byte) {
+		bf := BlockFormat{
+			Compression: compression,
+			Predictor:   uint16(layout>>6) + 1,
+			Format:      Format{BitsPerSample: 8 << (layout & 3), SamplesPerPixel: 1 + int(layout>>2&3), Float: layout&16 != 0},
+			Width:       1 + int(width%64), Height: 1 + int(height%64),
+		}
+		if layout&32 != 0 {
+			bf.Format.ByteOrder = binary.BigEndian
+		}
+		if compression == tiff.CompressionJPEG {
+			bf.Format = Format{SamplesPerPixel: 1 + 2*int(layout&1)}
+			bf.Photometric = tiff.PhotometricYCbCr
+			if layout&2 != 0 {
+				bf.Photometric = tiff.PhotometricRGB
+			}
+		}
+		d, err := NewDecoder(bf)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrPredictor) && !errors.Is(err, ErrCompression) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		rows := bf.Height - int(layout>>7)*bf.Height/2
+		got, err := d.DecodeRows([]byte{1, 2, 3}, data, rows)
+		if !bytes.Equal(got[:3], []byte{1, 2, 3}) {
+			t.Fatalf("dst changed: %v", got[:3])
+		}
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrCompression) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			if len(got) != 3 {
+				t.Fatalf("%d bytes appended with an error", len(got)-3)
+			}
+			return
+		}
+		if len(got)-3 != d.BlockBytes(rows) {
+			t.Fatalf("decoded %d bytes, want %d", len(got)-3, d.BlockBytes(rows))
+		}
+	})
+}
+
+// block is a 16 x 16 uint8 block of a ramp.
+func block() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i / 3)
+	}
+	return b
+}
+
+// FuzzDecodeLZW decodes arbitrary LZW streams, seeded with new-style and
+// old-style ones.
+func FuzzDecodeLZW(f *testing.F) {
+	lzw, _ := LZW{}.Encode(nil, block())
+	var old bytes.Buffer
+	w := stdlzw.NewWriter(&old, stdlzw.LSB, 8)
+	w.Write(block())
+	w.Close()
+	fuzzDecode(f, tiff.CompressionLZW, lzw, old.Bytes())
+}
+
+// FuzzDecodeDeflate decodes arbitrary zlib streams.
+func FuzzDecodeDeflate(f *testing.F) {
+	z, _ := (&Deflate{}).Encode(nil, block())
+	fuzzDecode(f, tiff.CompressionDeflate, z)
+}
+
+// FuzzDecodeZstd decodes arbitrary Zstandard frames.
+func FuzzDecodeZstd(f *testing.F) {
+	z, _ := (&Zstd{}).Encode(nil, block())
+	fuzzDecode(f, tiff.CompressionZstd, z)
+}
+
+// FuzzDecodePackBits decodes arbitrary PackBits streams.
+func FuzzDecodePackBits(f *testing.F) {
+	fuzzDecode(f, tiff.CompressionPackBits, []byte{0xFE, 0xAA, 0x02, 0x80, 0x00, 0x2A, 0x81, 0xAA, 0x7f, 3})
+}
+
+// FuzzDecodeJPEG decodes arbitrary JPEG blocks, seeded with a gray and a
+// YCbCr 16 x 16 stream.
+func FuzzDecodeJPEG(f *testing.F) {
+	var rgb, gray bytes.Buffer
+	m := testImage(16, 16)
+	jpeg.Encode(&rgb, m, &jpeg.Options{Quality: 50})
+	g := image.NewGray(image.Rect(0, 0, 16, 16))
+	copy(g.Pix, block())
+	jpeg.Encode(&gray, g, nil)
+	fuzzDecode(f, tiff.CompressionJPEG, rgb.Bytes(), gray.Bytes())
+}
+
+// FuzzDecodeRoundTrip encodes blocks of the input's bytes with the
+// encoders of this package, in the pixel type, byte order, codec and
+// predictor the input picks, and decodes them: the samples must come back.
+func FuzzDecodeRoundTrip(f *testing.F) {
+	f.Add(byte(3), byte(0x21), byte(9), []byte("a block of samples, any samples at all........"))
+	f.Fuzz(func(t *testing.T, width, layout, coding byte, data []byte) {
+		format := Format{BitsPerSample: 8 << (layout & 3), SamplesPerPixel: 1 + int(layout>>2&3), Float: layout&16 != 0 && layout&3 >= 2}
+		if layout&32 != 0 {
+			format.ByteOrder = binary.BigEndian
+		}
+		codec := []Codec{LZW{}, &Deflate{}, &Zstd{}}[int(coding)%3]
+		predictor := []uint16{1, 2, 3}[int(coding>>2)%3]
+		if predictor == 3 && !format.Float || predictor == 2 && format.Float {
+			predictor = 1
+		}
+		w := 1 + int(width%16)
+		row := w * format.SamplesPerPixel * format.BitsPerSample / 8
+		rows := len(data) / row
+		if rows == 0 {
+			return
+		}
+		le := data[:rows*row]
+		stored, err := (&TileEncoder{Codec: codec, Predictor: predictor, Format: format, Width: w}).Encode(nil, toFileOrder(le, format.BitsPerSample/8, format.ByteOrder))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := NewDecoder(BlockFormat{Compression: codec.Compression(), Predictor: predictor, Format: format, Width: w, Height: rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Decode(nil, stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, le) {
+			t.Fatalf("decoded\n%x\nwant\n%x", got, le)
+		}
+	})
+}

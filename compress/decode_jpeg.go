@@ -1,0 +1,262 @@
+package compress
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"sync"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// JPEG blocks (Compression 7, TIFF Technical Note 2) are decoded by the
+// standard library's image/jpeg: the page's JPEGTables (SOI, tables, EOI)
+// are spliced in front of each block's abbreviated stream (SOI, frame,
+// scan, EOI), which image/jpeg then decodes as one interchange stream.
+//
+// YCbCr blocks are converted to RGB as libjpeg converts them when libtiff,
+// libvips or GDAL ask it for RGB: chroma upsampled with libjpeg's "fancy"
+// (triangular) filter at 4:2:2, 4:2:0 and 4:4:0 and by repetition
+// otherwise, then its fixed-point YCbCr-to-RGB tables, which ignore
+// ReferenceBlackWhite. The one difference left is the inverse DCT:
+// image/jpeg's differs from libjpeg-turbo's default (the accurate integer
+// "islow" one) by rounding, so a sample may differ by a level or two from
+// what libvips decodes (TestInteropJPEG measures it).
+
+// jpegCodec prepares the JPEG decompressor.
+func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) error, error) {
+	switch {
+	case d.l.sampleBytes != 1:
+		return nil, fmt.Errorf("%w: JPEG of %d-bit samples (8-bit only)", ErrCompression, 8*d.l.sampleBytes)
+	case d.l.samples != 1 && d.l.samples != 3:
+		return nil, fmt.Errorf("%w: JPEG of %d samples per pixel (1 or 3 only)", ErrCompression, d.l.samples)
+	case d.f.Photometric == tiff.PhotometricYCbCr && d.l.samples != 3:
+		return nil, fmt.Errorf("%w: YCbCr of %d samples", ErrFormat, d.l.samples)
+	}
+	t := d.f.JPEGTables
+	if len(t) == 0 {
+		return (*Decoder).decodeJPEG, nil
+	}
+	if len(t) < 4 || t[0] != 0xff || t[1] != 0xd8 {
+		return nil, fmt.Errorf("%w: JPEGTables do not start with SOI", ErrCorrupt)
+	}
+	return (*Decoder).decodeJPEG, nil
+}
+
+// tablesBody returns the JPEGTables without their SOI and EOI markers.
+func (d *Decoder) tablesBody() []byte {
+	t := d.f.JPEGTables
+	if len(t) < 4 {
+		return nil
+	}
+	t = t[2:]
+	if n := len(t); n >= 2 && t[n-2] == 0xff && t[n-1] == 0xd9 {
+		t = t[:n-2]
+	}
+	return t
+}
+
+// streams pools the buffers that hold a spliced stream.
+var streams = sync.Pool{New: func() any { return new([]byte) }}
+
+// decodeJPEG decodes one JPEG block into out.
+func (d *Decoder) decodeJPEG(out, src []byte) error {
+	if len(src) < 2 || src[0] != 0xff || src[1] != 0xd8 {
+		return fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
+	}
+	buf := streams.Get().(*[]byte)
+	defer streams.Put(buf)
+	stream := append(append(append((*buf)[:0], 0xff, 0xd8), d.tablesBody()...), src[2:]...)
+	*buf = stream
+	rows := len(out) / d.rowBytes
+	// The frame's size comes first: image/jpeg allocates what the frame
+	// says, so a frame larger than the block is refused before decoding.
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(stream))
+	if err != nil {
+		return jpegError(err)
+	}
+	if cfg.Width != d.f.Width || cfg.Height != rows {
+		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, cfg.Width, cfg.Height, d.f.Width, rows)
+	}
+	m, err := jpeg.Decode(bytes.NewReader(stream))
+	if err != nil {
+		return jpegError(err)
+	}
+	switch m := m.(type) {
+	case *image.Gray:
+		if d.l.samples == 1 {
+			copyRows(out, m.Pix, m.Stride, d.rowBytes)
+			return nil
+		}
+	case *image.RGBA: // RGB-coded, said by an Adobe marker
+		if d.l.samples == 3 {
+			for y := range rows {
+				row, px := out[y*d.rowBytes:][:d.rowBytes], m.Pix[y*m.Stride:]
+				for x := 0; x < d.f.Width; x++ {
+					copy(row[3*x:3*x+3], px[4*x:4*x+3])
+				}
+			}
+			return nil
+		}
+	case *image.YCbCr:
+		if d.l.samples == 3 {
+			toRGB(out, m, d.f.Photometric != tiff.PhotometricRGB)
+			return nil
+		}
+	default:
+		return fmt.Errorf("%w: JPEG decodes to %T", ErrCompression, m)
+	}
+	return fmt.Errorf("%w: JPEG of %T in a block of %d samples per pixel", ErrCorrupt, m, d.l.samples)
+}
+
+// jpegError classifies an error of image/jpeg.
+func jpegError(err error) error {
+	var unsupported jpeg.UnsupportedError
+	if errors.As(err, &unsupported) {
+		return fmt.Errorf("%w: JPEG: %w", ErrCompression, err)
+	}
+	return fmt.Errorf("%w: JPEG: %w", ErrCorrupt, err)
+}
+
+// copyRows copies rows of n bytes from src, stride bytes apart, to out.
+func copyRows(out, src []byte, stride, n int) {
+	for y := 0; y*n < len(out); y++ {
+		copy(out[y*n:(y+1)*n], src[y*stride:])
+	}
+}
+
+// libjpeg's YCbCr-to-RGB tables (jdcolor.c): 16-bit fixed point, rounded
+// as libjpeg rounds.
+var yccTables = func() (t struct{ crR, cbB, crG, cbG [256]int32 }) {
+	fix := func(x float64) int32 { return int32(x*(1<<16) + 0.5) }
+	for i := range 256 {
+		x := int32(i - 128)
+		t.crR[i] = (fix(1.40200)*x + 1<<15) >> 16
+		t.cbB[i] = (fix(1.77200)*x + 1<<15) >> 16
+		t.crG[i] = -fix(0.71414) * x
+		t.cbG[i] = -fix(0.34414)*x + 1<<15
+	}
+	return t
+}()
+
+func clamp8(v int32) byte {
+	return byte(min(max(v, 0), 255))
+}
+
+// toRGB writes the pixels of m as interleaved RGB into out, its chroma
+// upsampled as libjpeg does; convert false takes the components as R, G
+// and B (an RGB-coded stream without an Adobe marker).
+func toRGB(out []byte, m *image.YCbCr, convert bool) {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	hs, vs := subsampling(m.SubsampleRatio)
+	cb := make([]byte, w+4) // one upsampled chroma row each
+	cr := make([]byte, w+4)
+	t := &yccTables
+	for y := range h {
+		upsampleRow(cb, m.Cb, m.CStride, w, h, hs, vs, y)
+		upsampleRow(cr, m.Cr, m.CStride, w, h, hs, vs, y)
+		luma := m.Y[y*m.YStride:][:w]
+		row := out[3*w*y:][:3*w]
+		if !convert {
+			for x, l := range luma {
+				row[3*x], row[3*x+1], row[3*x+2] = l, cb[x], cr[x]
+			}
+			continue
+		}
+		for x, l := range luma {
+			yy, b, r := int32(l), cb[x], cr[x]
+			row[3*x] = clamp8(yy + t.crR[r])
+			row[3*x+1] = clamp8(yy + (t.cbG[b]+t.crG[r])>>16)
+			row[3*x+2] = clamp8(yy + t.cbB[b])
+		}
+	}
+}
+
+// subsampling returns the horizontal and vertical chroma subsampling of a
+// ratio.
+func subsampling(r image.YCbCrSubsampleRatio) (h, v int) {
+	switch r {
+	case image.YCbCrSubsampleRatio422:
+		return 2, 1
+	case image.YCbCrSubsampleRatio420:
+		return 2, 2
+	case image.YCbCrSubsampleRatio440:
+		return 1, 2
+	case image.YCbCrSubsampleRatio411:
+		return 4, 1
+	case image.YCbCrSubsampleRatio410:
+		return 4, 2
+	}
+	return 1, 1
+}
+
+// upsampleRow writes row y of a chroma plane (of a w x h image subsampled
+// hs x vs, rows stride bytes apart) upsampled to full width into dst, as
+// libjpeg-turbo's jdsample.c does by default: the triangular ("fancy")
+// filter for 2x1 and 2x2 (on planes more than 2 samples wide) and for 1x2
+// (3/4 of the nearer chroma sample and 1/4 of the farther one, in each
+// direction, with libjpeg's rounding), repetition otherwise. Beyond the
+// plane's edges the edge samples repeat.
+func upsampleRow(dst, plane []byte, stride, w, h, hs, vs, y int) {
+	cw, ch := (w+hs-1)/hs, (h+vs-1)/vs
+	iy := y / vs
+	near := plane[iy*stride:][:cw]
+	switch {
+	case hs == 2 && vs == 1 && cw > 2:
+		h2v1Fancy(dst, near)
+		return
+	case vs != 2 || hs > 2 || hs == 2 && cw <= 2:
+		if hs == 1 {
+			copy(dst, near)
+			return
+		}
+		for x := range w {
+			dst[x] = near[x/hs]
+		}
+		return
+	}
+	// Vertically, 3/4 of the nearer row and 1/4 of the one beyond it.
+	farY := iy - 1
+	if y%2 == 1 {
+		farY = iy + 1
+	}
+	far := plane[min(max(farY, 0), ch-1)*stride:][:cw]
+	if hs == 1 { // h1v2_fancy_upsample
+		bias := int32(1)
+		if y%2 == 1 {
+			bias = 2
+		}
+		for x := range cw {
+			dst[x] = byte((3*int32(near[x]) + int32(far[x]) + bias) >> 2)
+		}
+		return
+	}
+	// h2v2_fancy_upsample: column sums, then 3/4 and 1/4 across.
+	sum := func(x int) int32 { return 3*int32(near[x]) + int32(far[x]) }
+	o := dst[:2*cw]
+	this, next := sum(0), sum(1)
+	o[0], o[1] = byte((this*4+8)>>4), byte((this*3+next+7)>>4)
+	last := this
+	this = next
+	for x := 1; x < cw-1; x++ {
+		next = sum(x + 1)
+		o[2*x], o[2*x+1] = byte((this*3+last+8)>>4), byte((this*3+next+7)>>4)
+		last, this = this, next
+	}
+	o[2*cw-2], o[2*cw-1] = byte((this*3+last+8)>>4), byte((this*4+7)>>4)
+}
+
+// h2v1Fancy is libjpeg's h2v1_fancy_upsample of one row of cw > 2 samples
+// into 2 x cw.
+func h2v1Fancy(dst, in []byte) {
+	cw := len(in)
+	o := dst[:2*cw]
+	o[0], o[1] = in[0], byte((3*int32(in[0])+int32(in[1])+2)>>2)
+	for x := 1; x < cw-1; x++ {
+		v := 3 * int32(in[x])
+		o[2*x], o[2*x+1] = byte((v+int32(in[x-1])+1)>>2), byte((v+int32(in[x+1])+2)>>2)
+	}
+	o[2*cw-2], o[2*cw-1] = byte((3*int32(in[cw-1])+int32(in[cw-2])+1)>>2), in[cw-1]
+}

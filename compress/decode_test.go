@@ -1,0 +1,334 @@
+package compress
+
+import (
+	"bytes"
+	stdlzw "compress/lzw"
+	"encoding/binary"
+	"errors"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// toFileOrder returns little-endian samples of n bytes in order o.
+func toFileOrder(le []byte, n int, o binary.ByteOrder) []byte {
+	if o != binary.BigEndian || n == 1 {
+		return bytes.Clone(le)
+	}
+	return swapSamples(le, n)
+}
+
+// TestDecoderRoundTrip encodes blocks of every pixel type, 1 to 4
+// samples, both byte orders, every codec and predictor with this
+// package's encoders, and decodes them: the little-endian samples must
+// come back, for full blocks and a short last strip.
+func TestDecoderRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const width, height = 13, 7
+	for _, st := range sampleTypes {
+		for samples := 1; samples <= 4; samples++ {
+			for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+				f := st.format
+				f.SamplesPerPixel, f.ByteOrder = samples, order
+				n := f.BitsPerSample / 8
+				for _, c := range testCodecs() {
+					for _, p := range predictorsFor(c, f) {
+						for _, fl := range fillers {
+							for _, rows := range []int{height, 3} {
+								want := make([]byte, rows*width*samples*n)
+								fl.fill(want, r)
+								enc := &TileEncoder{Codec: c, Predictor: p, Format: f, Width: width}
+								stored, err := enc.Encode(nil, toFileOrder(want, n, order))
+								require.NoError(t, err)
+								d, err := NewDecoder(BlockFormat{Compression: c.Compression(), Predictor: p, Format: f, Width: width, Height: height})
+								require.NoError(t, err)
+								got, err := d.DecodeRows([]byte("head"), stored, rows)
+								require.NoError(t, err, "%s %d samples %v %s p%d %s", st.name, samples, order, codecName(c), p, fl.name)
+								require.Equal(t, "head", string(got[:4]))
+								require.Equal(t, want, got[4:], "%s %d samples %v %s p%d %s rows %d", st.name, samples, order, codecName(c), p, fl.name, rows)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeFloat16Predictor undoes the floating-point predictor on 16-bit
+// floats, which libtiff writes (this package's encoder does not).
+func TestDecodeFloat16Predictor(t *testing.T) {
+	// Two pixels of two float16 samples, little-endian: 0x3c00 (1.0),
+	// 0xc000 (-2.0), 0x7bff, 0x0001.
+	want := []byte{0x00, 0x3c, 0x00, 0xc0, 0xff, 0x7b, 0x01, 0x00}
+	// Planes, most significant bytes first: 3c c0 7b 00 | 00 00 ff 01,
+	// then each byte minus the byte two before it.
+	planes := []byte{0x3c, 0xc0, 0x7b, 0x00, 0x00, 0x00, 0xff, 0x01}
+	stored := bytes.Clone(planes)
+	for i := len(stored) - 1; i >= 2; i-- {
+		stored[i] -= stored[i-2]
+	}
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionLZW, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, SamplesPerPixel: 2, Float: true, ByteOrder: binary.BigEndian}, Width: 2, Height: 1})
+	require.NoError(t, err)
+	got, err := d.Decode(nil, encoded(t, LZW{}, stored))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	// Uncompressed, the predictor is ignored, as libtiff ignores it.
+	none, err := NewDecoder(BlockFormat{Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 8}, Width: 8, Height: 1})
+	require.NoError(t, err)
+	got, err = none.Decode(nil, stored)
+	require.NoError(t, err)
+	assert.Equal(t, stored, got)
+}
+
+// TestDecodePackBits decodes the example of TIFF 6.0 Section 9.
+func TestDecodePackBits(t *testing.T) {
+	stored := []byte{0xFE, 0xAA, 0x02, 0x80, 0x00, 0x2A, 0xFD, 0xAA, 0x03, 0x80, 0x00, 0x2A, 0x22, 0xF7, 0xAA, 0x80}
+	want := []byte{0xAA, 0xAA, 0xAA, 0x80, 0x00, 0x2A, 0xAA, 0xAA, 0xAA, 0xAA, 0x80, 0x00, 0x2A, 0x22,
+		0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA}
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionPackBits, Width: len(want), Height: 1})
+	require.NoError(t, err)
+	got, err := d.Decode(nil, stored)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+// TestDecodeOldStyleLZW decodes the LZW of libtiff before 1991:
+// LSB-first codes without the early change, as compress/lzw writes them.
+func TestDecodeOldStyleLZW(t *testing.T) {
+	want := bytes.Repeat([]byte("old-style LZW, LSB first, no early change. "), 200)
+	var b bytes.Buffer
+	w := stdlzw.NewWriter(&b, stdlzw.LSB, 8)
+	_, err := w.Write(want)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.Equal(t, []byte{0, 1}, []byte{b.Bytes()[0], b.Bytes()[1] & 1}, "the signature libtiff looks for")
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionLZW, Width: len(want), Height: 1})
+	require.NoError(t, err)
+	got, err := d.Decode(nil, b.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+// encoded compresses data with a codec of this package.
+func encoded(t *testing.T, c Codec, data []byte) []byte {
+	t.Helper()
+	out, err := c.Encode(nil, data)
+	require.NoError(t, err)
+	return out
+}
+
+// TestDecodeErrors: streams that do not decode, or decode to more or fewer
+// bytes than the block, are ErrCorrupt; settings the decoder does not
+// handle are refused by NewDecoder.
+func TestDecodeErrors(t *testing.T) {
+	block := bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 32) // 256 bytes: 16 x 16 uint8
+	more := append(bytes.Clone(block), 9)
+	bigFrame, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	zstdHuge := bigFrame.EncodeAll(make([]byte, 1<<20), nil)
+	tests := []struct {
+		name        string
+		compression uint16
+		stored      []byte
+		says        string
+	}{
+		{"none short", tiff.CompressionNone, block[:255], "255 bytes stored for 256"},
+		{"none long", tiff.CompressionNone, more, "257 bytes stored"},
+		{"LZW truncated", tiff.CompressionLZW, encoded(t, LZW{}, block)[:20], "LZW stream decodes to"},
+		{"LZW too long", tiff.CompressionLZW, encoded(t, LZW{}, more), "more than 256"},
+		{"LZW invalid code", tiff.CompressionLZW, []byte{0x80, 0xff, 0xff, 0xff, 0xff}, "LZW"},
+		{"Deflate truncated", tiff.CompressionDeflate, encoded(t, &Deflate{}, block)[:10], "Deflate"},
+		{"Deflate too long", tiff.CompressionDeflate, encoded(t, &Deflate{}, more), "more than 256"},
+		{"Deflate garbage", tiff.CompressionDeflate, []byte("not a zlib stream"), "Deflate"},
+		{"Deflate bad checksum", tiff.CompressionDeflate, func() []byte {
+			p := encoded(t, &Deflate{}, block)
+			p[len(p)-1] ^= 1
+			return p
+		}(), "checksum"},
+		{"Zstd short", tiff.CompressionZstd, encoded(t, &Zstd{}, block[:100]), "100 bytes of 256"},
+		{"Zstd of a megabyte", tiff.CompressionZstd, zstdHuge, "Zstd"},
+		{"Zstd garbage", tiff.CompressionZstd, []byte("not zstd"), "Zstd"},
+		{"PackBits short", tiff.CompressionPackBits, []byte{0x02, 1, 2, 3}, "3 bytes of 256"},
+		{"PackBits run too long", tiff.CompressionPackBits, []byte{0x81, 7, 0x81, 7, 0x81, 7}, "more than 256"},
+		{"PackBits literal cut", tiff.CompressionPackBits, []byte{0x05, 1}, "past the end"},
+		{"PackBits run cut", tiff.CompressionPackBits, []byte{0xfe}, "without its byte"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDecoder(BlockFormat{Compression: tt.compression, Width: 16, Height: 16})
+			require.NoError(t, err)
+			got, err := d.Decode([]byte("x"), tt.stored)
+			require.ErrorIs(t, err, ErrCorrupt)
+			assert.Contains(t, err.Error(), tt.says)
+			assert.Equal(t, []byte("x"), got, "dst as it was")
+		})
+	}
+
+	settings := []struct {
+		name string
+		f    BlockFormat
+		want error
+	}{
+		{"JPEG 2000", BlockFormat{Compression: tiff.CompressionJPEG2000Aperio, Width: 1, Height: 1}, ErrCompression},
+		{"old JPEG", BlockFormat{Compression: tiff.CompressionOldJPEG, Width: 1, Height: 1}, ErrCompression},
+		{"YCbCr in LZW", BlockFormat{Compression: tiff.CompressionLZW, Photometric: tiff.PhotometricYCbCr, Format: Format{SamplesPerPixel: 3}, Width: 1, Height: 1}, ErrCompression},
+		{"16-bit JPEG", BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{BitsPerSample: 16}, Width: 1, Height: 1}, ErrCompression},
+		{"CMYK JPEG", BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 4}, Width: 1, Height: 1}, ErrCompression},
+		{"float predictor on ints", BlockFormat{Compression: tiff.CompressionLZW, Predictor: 3, Format: Format{BitsPerSample: 32}, Width: 1, Height: 1}, ErrPredictor},
+		{"predictor 4", BlockFormat{Compression: tiff.CompressionLZW, Predictor: 4, Width: 1, Height: 1}, ErrPredictor},
+		{"12 bits", BlockFormat{Format: Format{BitsPerSample: 12}, Width: 1, Height: 1}, ErrFormat},
+		{"no width", BlockFormat{Height: 1}, ErrFormat},
+		{"overflowing block", BlockFormat{Format: Format{BitsPerSample: 64, SamplesPerPixel: 4}, Width: 1 << 31, Height: 1 << 31}, ErrFormat},
+		{"JPEGTables without SOI", BlockFormat{Compression: tiff.CompressionJPEG, JPEGTables: []byte{1, 2, 3, 4}, Width: 1, Height: 1}, ErrCorrupt},
+	}
+	for _, tt := range settings {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewDecoder(tt.f)
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+	d, err := NewDecoder(BlockFormat{Width: 4, Height: 4})
+	require.NoError(t, err)
+	for _, rows := range []int{0, 5} {
+		_, err = d.DecodeRows(nil, make([]byte, 16), rows)
+		assert.ErrorIs(t, err, ErrFormat, "%d rows", rows)
+	}
+}
+
+// splitJPEG splits an interchange JPEG stream as TIFF stores it: the
+// tables (SOI, DQT and DHT segments, EOI) and the abbreviated stream (SOI,
+// the other segments, the scan, EOI).
+func splitJPEG(t testing.TB, full []byte) (tables, stream []byte) {
+	tables = []byte{0xff, 0xd8}
+	stream = []byte{0xff, 0xd8}
+	p := full[2:]
+	for len(p) >= 4 && p[0] == 0xff {
+		marker := p[1]
+		n := int(binary.BigEndian.Uint16(p[2:])) + 2
+		if marker == 0xda { // SOS: the rest is the scan
+			stream = append(stream, p...)
+			return append(tables, 0xff, 0xd9), stream
+		}
+		if marker == 0xdb || marker == 0xc4 {
+			tables = append(tables, p[:n]...)
+		} else {
+			stream = append(stream, p[:n]...)
+		}
+		p = p[n:]
+	}
+	t.Fatal("no scan in the JPEG stream")
+	return nil, nil
+}
+
+// testImage is a smooth RGB image with texture.
+func testImage(w, h int) *image.RGBA {
+	m := image.NewRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(3, 4))
+	for y := range h {
+		for x := range w {
+			m.Set(x, y, color.RGBA{byte(x*4 + r.IntN(9)), byte(y*5 + r.IntN(9)), byte((x + y) * 3), 255})
+		}
+	}
+	return m
+}
+
+// TestDecodeJPEG decodes abbreviated JPEG streams with their tables
+// spliced in: the same pixels as the whole stream, gray and YCbCr, and
+// errors for frames of the wrong size and streams that do not decode.
+func TestDecodeJPEG(t *testing.T) {
+	var full bytes.Buffer
+	require.NoError(t, jpeg.Encode(&full, testImage(32, 16), &jpeg.Options{Quality: 90}))
+	tables, stream := splitJPEG(t, full.Bytes())
+	rgb := BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3}, Photometric: tiff.PhotometricYCbCr, Width: 32, Height: 16}
+	whole, err := NewDecoder(rgb)
+	require.NoError(t, err)
+	want, err := whole.Decode(nil, full.Bytes())
+	require.NoError(t, err)
+	rgb.JPEGTables = tables
+	d, err := NewDecoder(rgb)
+	require.NoError(t, err)
+	got, err := d.Decode(nil, stream)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "tables spliced in")
+	src := testImage(32, 16)
+	for i := 0; i < len(got); i += 3 { // the decoded image is near the source
+		x, y := i/3%32, i/3/32
+		c := src.RGBAAt(x, y)
+		for k, v := range []byte{c.R, c.G, c.B} {
+			assert.InDelta(t, int(v), int(got[i+k]), 24, "pixel %d,%d sample %d", x, y, k)
+		}
+	}
+
+	// A frame of 32 x 16 where the block is 16 x 16, or a short strip of 8.
+	small := rgb
+	small.Width = 16
+	ds, err := NewDecoder(small)
+	require.NoError(t, err)
+	_, err = ds.Decode(nil, stream)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "JPEG frame of 32 x 16 in a block of 16 x 16")
+	_, err = d.DecodeRows(nil, stream, 8)
+	assert.ErrorIs(t, err, ErrCorrupt)
+
+	for name, bad := range map[string][]byte{
+		"no SOI":    stream[2:],
+		"truncated": stream[:len(stream)/2],
+		"garbage":   append([]byte{0xff, 0xd8}, bytes.Repeat([]byte{0x42}, 100)...),
+		"no tables": nil,
+	} {
+		dd := d
+		if name == "no tables" {
+			bad = stream
+			dd = whole
+		}
+		_, err := dd.Decode(nil, bad)
+		assert.ErrorIs(t, err, ErrCorrupt, name)
+	}
+
+	var gray bytes.Buffer
+	g := image.NewGray(image.Rect(0, 0, 16, 8))
+	for i := range g.Pix {
+		g.Pix[i] = byte(i)
+	}
+	require.NoError(t, jpeg.Encode(&gray, g, &jpeg.Options{Quality: 100}))
+	dg, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 16, Height: 8})
+	require.NoError(t, err)
+	got, err = dg.Decode(nil, gray.Bytes())
+	require.NoError(t, err)
+	for i, v := range got {
+		assert.InDelta(t, int(g.Pix[i]), int(v), 2, "gray sample %d", i)
+	}
+	_, err = d.Decode(nil, gray.Bytes())
+	assert.True(t, errors.Is(err, ErrCorrupt), "a gray frame in an RGB block: %v", err)
+}
+
+// TestUpsampleRow checks the chroma upsampling on rows small enough to
+// compute by hand: libjpeg's triangular filter across (2x1) and both ways
+// (2x2), and repetition for the narrow planes and other ratios.
+func TestUpsampleRow(t *testing.T) {
+	plane := []byte{0, 40, 80, 120, // row 0
+		200, 200, 200, 200} // row 1
+	dst := make([]byte, 12)
+	upsampleRow(dst, plane, 4, 8, 2, 2, 1, 0)
+	// (3*in[x] + in[x±1] + 1 or 2) / 4, edges kept.
+	assert.Equal(t, []byte{0, 10, 30, 50, 70, 90, 110, 120}, dst[:8])
+	upsampleRow(dst, plane, 4, 8, 4, 2, 2, 1)
+	// Output row 1 is nearest to input row 0, then row 1 below it: column
+	// sums 3*row0 + row1 = 200, 320, 440, 560, then (3*this + other + 8
+	// or 7) / 16, and (4*this + 8 or 7) / 16 at the edges.
+	assert.Equal(t, []byte{50, 57, 73, 87, 103, 117, 133, 140}, dst[:8])
+	upsampleRow(dst, plane, 4, 8, 4, 2, 2, 0)
+	// Output row 0's far row is row -1, which repeats row 0: sums 4*row0.
+	assert.Equal(t, []byte{0, 10, 30, 50, 70, 90, 110, 120}, dst[:8])
+	upsampleRow(dst, plane, 4, 4, 2, 4, 1, 0)
+	assert.Equal(t, []byte{0, 0, 0, 0}, dst[:4], "4x1: repetition")
+}
