@@ -1,6 +1,7 @@
 package tiff
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,15 @@ type Page struct {
 	file            *File
 	offsets, counts ifd.Entry // TileOffsets and TileByteCounts, or the strip ones
 	blocksErr       error     // why they are unusable, if they are
+}
+
+// Order returns the byte order of the page's file, which is that of its
+// image data: binary.BigEndian or binary.LittleEndian.
+func (p *Page) Order() binary.ByteOrder {
+	if p.file.bigEndian() {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
 }
 
 // Field returns the entry with the tag; the first if the tag repeats.

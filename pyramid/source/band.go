@@ -1,0 +1,383 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// Errors of this package. Errors from below (tiff, compress) keep their
+// sentinels under errors.Is, behind this package's prefix.
+var (
+	// ErrSize reports an image whose band (its width times its block
+	// height) is larger than Options.MaxBandBytes.
+	ErrSize = errors.New("source: image too large")
+	// ErrUnsupported reports a page laid out in a way the band reader does
+	// not handle (YCbCr in separate planes).
+	ErrUnsupported = errors.New("source: unsupported layout")
+	// ErrClosed reports a BandReader used after Close.
+	ErrClosed = errors.New("source: band reader is closed")
+)
+
+// DefaultMaxBandBytes is the largest band Options.MaxBandBytes allows by
+// default: a 87,000-pixel-wide RGB image in 1024-row tiles, or 16-bit RGB
+// of half that width.
+const DefaultMaxBandBytes = 256 << 20
+
+// Options tune a BandReader. The zero value is ready to use.
+type Options struct {
+	// Workers is the number of goroutines decoding blocks. 0 (or less)
+	// means GOMAXPROCS; 1 decodes synchronously, in Next, with no
+	// goroutine at all. The bands are the same at every setting.
+	Workers int
+	// MaxBandBytes bounds a band, and a decoded block: a page whose band
+	// would be larger is ErrSize, refused before anything is allocated.
+	// The reader holds a few bands at once (two, or more when a band has
+	// fewer blocks than 2 × Workers). 0 (or less) means
+	// DefaultMaxBandBytes.
+	MaxBandBytes int64
+}
+
+// BlockFormat returns the layout of a page and how its blocks are stored,
+// for compress.NewDecoder: the fields of the page, checked.
+func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
+	l, err := p.Layout()
+	if err != nil {
+		return l, compress.BlockFormat{}, fmt.Errorf("source: %w", err)
+	}
+	f := compress.BlockFormat{
+		Compression: l.Compression,
+		Predictor:   l.Predictor,
+		Format: compress.Format{
+			BitsPerSample:   l.BitsPerSample,
+			SamplesPerPixel: l.BlockSamples(),
+			Float:           l.SampleFormat == tiff.SampleFormatFloat,
+			ByteOrder:       p.Order(),
+		},
+		Width: l.BlockWidth, Height: l.BlockHeight,
+		Photometric: l.Photometric,
+		JPEGTables:  p.JPEGTables(),
+	}
+	if l.Photometric == tiff.PhotometricYCbCr && l.Planes > 1 {
+		return l, f, fmt.Errorf("%w: YCbCr in separate planes (the page at %d)", ErrUnsupported, p.Offset)
+	}
+	return l, f, nil
+}
+
+// BandReader reads the rows of one page, top to bottom, in bands of the
+// page's block height (its tile height or RowsPerStrip): every pixel
+// with its samples interleaved (the planes of a planar-separate page are
+// interleaved too), samples little-endian, JPEG's YCbCr as RGB. It decodes
+// each block of the page once, and holds a few bands at a time, so its
+// memory is O(width × block height) whatever the height of the page.
+//
+// Blocks are decoded in parallel by a compress.Pipeline, which hands them
+// back in order. A BandReader is used by one goroutine; Close it to stop
+// its pipeline.
+type BandReader struct {
+	page      *tiff.Page
+	l         tiff.Layout
+	dec       *compress.Decoder
+	pixel     int // bytes of a pixel in a band
+	sample    int // bytes of a sample
+	rowBytes  int
+	perBand   int // blocks of one band
+	bands     int // bands of the page
+	ring      [][]byte
+	pipe      *compress.Pipeline
+	cancel    context.CancelCauseFunc
+	stopAfter func() bool
+
+	// Owned by the caller's goroutine.
+	next      int // band Next returns next
+	submitted int // bands whose blocks are all submitted
+	cur       []byte
+	closed    bool
+
+	mu     sync.Mutex
+	done   sync.Cond
+	missed []int // blocks each ring slot still waits for
+	err    error // the first error
+}
+
+// errStopped is the cause Close cancels the pipeline with.
+var errStopped = errors.New("source: stopped")
+
+// NewBandReader returns a reader of the rows of page, decoding on
+// opts.Workers goroutines until ctx is done. A page whose layout is
+// malformed or unsupported, or whose band is larger than opts.MaxBandBytes,
+// is refused here, before anything is allocated.
+func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandReader, error) {
+	l, f, err := BlockFormat(page)
+	if err != nil {
+		return nil, err
+	}
+	if l.BitsPerSample%8 != 0 {
+		return nil, fmt.Errorf("source: %w: %d-bit samples (the page at %d)", compress.ErrFormat, l.BitsPerSample, page.Offset)
+	}
+	r := &BandReader{page: page, l: l, sample: l.BitsPerSample / 8}
+	r.pixel = l.SamplesPerPixel * r.sample
+	limit := opts.MaxBandBytes
+	if limit <= 0 {
+		limit = DefaultMaxBandBytes
+	}
+	// Sizes are below 2^32, samples per pixel below 2^16 and a sample
+	// below 2^4 bytes: the products are checked by division before they
+	// are taken.
+	blockPixels := int64(l.BlockWidth) * int64(l.BlockHeight)
+	switch {
+	case int64(l.Width) > limit/int64(l.BlockHeight)/int64(r.pixel),
+		blockPixels > limit/int64(f.Format.SamplesPerPixel*r.sample):
+		return nil, fmt.Errorf("%w: the page at %d has bands of %d x %d pixels (blocks of %d x %d) of %d bytes, more than %d bytes",
+			ErrSize, page.Offset, l.Width, l.BlockHeight, l.BlockWidth, l.BlockHeight, r.pixel, limit)
+	}
+	if r.dec, err = compress.NewDecoder(f); err != nil {
+		return nil, fmt.Errorf("source: the page at %d: %w", page.Offset, err)
+	}
+	r.rowBytes = l.Width * r.pixel
+	r.perBand = l.BlocksAcross * l.Planes
+	r.bands = l.BlocksDown
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	slots := 1
+	if workers > 1 {
+		// Two bands (one read while the next decodes), and more when a
+		// band has too few blocks to keep every worker busy.
+		slots = 1 + max(1, (2*workers+r.perBand-1)/r.perBand)
+	}
+	r.ring = make([][]byte, min(slots, r.bands))
+	r.missed = make([]int, len(r.ring))
+	r.done.L = &r.mu
+	ctx, r.cancel = context.WithCancelCause(ctx)
+	r.stopAfter = context.AfterFunc(ctx, func() { r.fail(context.Cause(ctx)) })
+	// Every block is a job of its own (a decoded block is many times its
+	// stored size), and the stored bytes in flight, which the pipeline
+	// also keeps for reuse, are bounded by the ring's decoded bytes, not
+	// by the pipeline's default of several MiB.
+	r.pipe = compress.NewPipeline(ctx, compress.Options{
+		Workers:          workers,
+		BatchBytes:       1,
+		MaxInFlightBytes: len(r.ring) * l.BlockHeight * r.rowBytes,
+	}, r.consume)
+	return r, nil
+}
+
+// Layout returns the layout of the page read.
+func (r *BandReader) Layout() tiff.Layout { return r.l }
+
+// RowBytes returns the bytes of a row of a band: Width × SamplesPerPixel
+// × BitsPerSample / 8.
+func (r *BandReader) RowBytes() int { return r.rowBytes }
+
+// Next returns the next band: the rows from y on, as many as the band's
+// length holds (the block height, fewer for the last band). The band is
+// valid until the next call. After the last band it returns io.EOF; it
+// returns the first error of a read, a decode, or the context, for good.
+func (r *BandReader) Next() (y int, band []byte, err error) {
+	if r.closed {
+		return 0, nil, ErrClosed
+	}
+	if err := r.Err(); err != nil {
+		return 0, nil, err
+	}
+	if r.next == r.bands {
+		return 0, nil, io.EOF
+	}
+	for r.submitted < r.bands && r.submitted < r.next+len(r.ring) {
+		if err := r.submit(r.submitted); err != nil {
+			r.fail(err)
+			return 0, nil, r.Err()
+		}
+		r.submitted++
+	}
+	slot := r.next % len(r.ring)
+	r.mu.Lock()
+	for r.err == nil && r.missed[slot] > 0 {
+		r.done.Wait()
+	}
+	err = r.err
+	r.mu.Unlock()
+	if err != nil {
+		return 0, nil, err
+	}
+	y = r.next * r.l.BlockHeight
+	rows := min(r.l.BlockHeight, r.l.Height-y)
+	r.next++
+	return y, r.ring[slot][:rows*r.rowBytes], nil
+}
+
+// Err returns the reader's first error, or nil.
+func (r *BandReader) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// fail records the first error and wakes Next.
+func (r *BandReader) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.done.Broadcast()
+}
+
+// submit reads the blocks of band k and submits them for decoding. Its
+// ring slot is free: the band that held it was handed out before.
+func (r *BandReader) submit(k int) error {
+	slot := k % len(r.ring)
+	if r.ring[slot] == nil {
+		r.ring[slot] = make([]byte, r.l.BlockHeight*r.rowBytes)
+	}
+	r.mu.Lock()
+	r.missed[slot] = r.perBand
+	r.mu.Unlock()
+	rows := r.l.BlockRows(k)
+	for plane := range r.l.Planes {
+		for across := range r.l.BlocksAcross {
+			i := (plane*r.l.BlocksDown+k)*r.l.BlocksAcross + across
+			b, err := r.page.Block(i)
+			if err != nil {
+				return fmt.Errorf("source: %w", err)
+			}
+			buf, err := r.page.ReadBlock(r.pipe.Buffer(int(b.Size))[:0], i)
+			if err != nil {
+				return fmt.Errorf("source: %w", err)
+			}
+			if err := r.pipe.Submit(&blockJob{r: r, index: i, rows: rows}, buf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// blockJob decodes one block in the pipeline.
+type blockJob struct {
+	r     *BandReader
+	index int
+	rows  int
+}
+
+// Encode decodes the block (the pipeline calls every transformation
+// Encode). A block of 0 bytes is sparse: zeros, as GDAL writes and
+// libtiff and tifffile read them.
+func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
+	if len(src) == 0 {
+		start, n := len(dst), j.r.dec.BlockBytes(j.rows)
+		dst = slices.Grow(dst, n)[:start+n]
+		clear(dst[start:])
+		return dst, nil
+	}
+	out, err := j.r.dec.DecodeRows(dst, src, j.rows)
+	if err != nil {
+		err = fmt.Errorf("source: block %d of the page at %d: %w", j.index, j.r.page.Offset, err)
+		j.r.fail(err)
+	}
+	return out, err
+}
+
+// consume places decoded block seq (blocks are submitted band after band,
+// each band plane after plane, each plane left to right) in its band.
+func (r *BandReader) consume(seq int64, block []byte) error {
+	k, within := int(seq)/r.perBand, int(seq)%r.perBand
+	plane, across := within/r.l.BlocksAcross, within%r.l.BlocksAcross
+	slot := k % len(r.ring)
+	band := r.ring[slot]
+	rows := min(r.l.BlockHeight, r.l.Height-k*r.l.BlockHeight)
+	x0 := across * r.l.BlockWidth
+	width := min(r.l.BlockWidth, r.l.Width-x0)
+	if r.l.Planes == 1 {
+		blockRow := r.l.BlockWidth * r.pixel
+		for y := range rows {
+			copy(band[y*r.rowBytes+x0*r.pixel:][:width*r.pixel], block[y*blockRow:])
+		}
+	} else {
+		s := r.sample
+		for y := range rows {
+			dst := band[y*r.rowBytes+x0*r.pixel+plane*s:]
+			src := block[y*r.l.BlockWidth*s:][:width*s]
+			for x := range width {
+				copy(dst[x*r.pixel:x*r.pixel+s], src[x*s:])
+			}
+		}
+	}
+	r.mu.Lock()
+	r.missed[slot]--
+	if r.missed[slot] == 0 {
+		r.done.Broadcast()
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// Read reads the page's rows as one stream of bytes, band after band.
+func (r *BandReader) Read(p []byte) (int, error) {
+	if len(r.cur) == 0 {
+		_, band, err := r.Next()
+		if err != nil {
+			return 0, err
+		}
+		r.cur = band
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// WriteTo writes the rest of the page's rows to w, band by band; io.Copy
+// uses it.
+func (r *BandReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		if len(r.cur) == 0 {
+			_, band, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return total, nil
+			}
+			if err != nil {
+				return total, err
+			}
+			r.cur = band
+		}
+		n, err := w.Write(r.cur)
+		total += int64(n)
+		r.cur = r.cur[n:]
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// Close stops the decoding, waits for its goroutines to exit, and returns
+// the first error of a read, a decode or the context, if any (reading
+// every band before is not required). Later calls return nil.
+func (r *BandReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.cancel(errStopped)
+	err := r.pipe.Close()
+	r.stopAfter()
+	r.ring, r.cur = nil, nil
+	r.mu.Lock()
+	if r.err != nil {
+		err = r.err
+	}
+	r.mu.Unlock()
+	if errors.Is(err, errStopped) || errors.Is(err, compress.ErrClosed) {
+		return nil
+	}
+	return err
+}

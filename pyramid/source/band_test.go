@@ -1,0 +1,326 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// readAll reads every band of the first page of file, checking that the
+// bands come top to bottom in block-height steps, and returns the rows.
+func readAll(t testing.TB, file []byte, opts Options) ([]byte, error) {
+	t.Helper()
+	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewBandReader(context.Background(), f.Pages[0], opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []byte
+	for {
+		y, band, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, r.Close()
+		}
+		if err != nil {
+			return out, err
+		}
+		require.Equal(t, len(out)/r.RowBytes(), y, "bands in order")
+		require.Zero(t, len(band)%r.RowBytes())
+		out = append(out, band...)
+	}
+}
+
+// bandCases are pages of every layout the band reader handles.
+func bandCases() []testPage {
+	lzw, deflate, zstd := compress.LZW{}, &compress.Deflate{}, &compress.Zstd{}
+	return []testPage{
+		{width: 100, height: 70, samples: 1, bits: 16, tileW: 32, tileH: 16, codec: lzw, predictor: 2},
+		{width: 64, height: 64, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: deflate, predictor: 2},
+		{width: 33, height: 17, samples: 3, bits: 8, rowsPerStrip: 5, codec: lzw},
+		{width: 33, height: 17, samples: 3, bits: 16, rowsPerStrip: 4, planar: true, codec: deflate, predictor: 2},
+		{width: 40, height: 30, samples: 2, bits: 32, float: true, tileW: 16, tileH: 16, codec: zstd, predictor: 3},
+		{width: 21, height: 9, samples: 1, bits: 64, float: true, codec: lzw, predictor: 3},
+		{width: 50, height: 40, samples: 4, bits: 8, tileW: 16, tileH: 32, planar: true, codec: zstd},
+		{width: 48, height: 48, samples: 1, bits: 32, tileW: 16, tileH: 16, sparse: []int{1, 5}},
+		{width: 20, height: 10, samples: 1, bits: 8, rowsPerStrip: 1, codec: compress.None{}},
+	}
+}
+
+// TestBandReader reads pages of every layout, in both byte orders, classic
+// and BigTIFF, at several worker counts: the rows must be the image's,
+// the same at every count.
+func TestBandReader(t *testing.T) {
+	for i, p := range bandCases() {
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			p.seed = i
+			file, images := fileOf(t, order, order == binary.BigEndian, p)
+			for _, workers := range []int{1, 2, 7} {
+				t.Run(fmt.Sprintf("%d/%v/%d workers", i, order, workers), func(t *testing.T) {
+					got, err := readAll(t, file, Options{Workers: workers})
+					require.NoError(t, err)
+					require.Equal(t, images[0], got)
+				})
+			}
+		}
+	}
+}
+
+// TestBandReaderIsReader copies the rows with io.Copy (which uses WriteTo)
+// and with reads of odd sizes.
+func TestBandReaderIsReader(t *testing.T) {
+	p := bandCases()[2]
+	file, images := fileOf(t, binary.LittleEndian, false, p)
+	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	for _, copyWith := range []func(w io.Writer, r *BandReader) (int64, error){
+		func(w io.Writer, r *BandReader) (int64, error) { return io.Copy(w, r) },
+		func(w io.Writer, r *BandReader) (int64, error) {
+			return io.CopyBuffer(w, struct{ io.Reader }{r}, make([]byte, 7)) // Read only
+		},
+	} {
+		r, err := NewBandReader(context.Background(), f.Pages[0], Options{Workers: 2})
+		require.NoError(t, err)
+		var b bytes.Buffer
+		n, err := copyWith(&b, r)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(images[0])), n)
+		assert.Equal(t, images[0], b.Bytes())
+		require.NoError(t, r.Close())
+		_, _, err = r.Next()
+		assert.ErrorIs(t, err, ErrClosed)
+	}
+}
+
+// pageOf reads a file and returns its first page.
+func pageOf(t testing.TB, file []byte) *tiff.Page {
+	t.Helper()
+	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	return f.Pages[0]
+}
+
+// rawPage is a page of a file whose fields are given; its blocks lie in
+// the 4 KB after the directory.
+func rawPage(t testing.TB, build func(b *ifd.Builder)) []byte {
+	var b ifd.Builder
+	build(&b)
+	h := tiff.Header{FirstIFD: 8}
+	file, err := h.Append(nil)
+	require.NoError(t, err)
+	file, err = b.Encode(file, 8, 0, ifd.Format{})
+	require.NoError(t, err)
+	return append(file, make([]byte, 4096)...)
+}
+
+// TestBandReaderRefuses: pages whose layout is wrong or whose band would
+// pass the limit are refused by NewBandReader, before it allocates
+// anything like the band: a 1 KB file that claims 10^10 pixels costs
+// nothing.
+func TestBandReaderRefuses(t *testing.T) {
+	huge := func(w, h uint32, tiles bool) []byte {
+		return rawPage(t, func(b *ifd.Builder) {
+			b.AddLong(tiff.TagImageWidth, w)
+			b.AddLong(tiff.TagImageLength, h)
+			b.AddShort(tiff.TagBitsPerSample, 8)
+			if tiles {
+				b.AddLong(tiff.TagTileWidth, w)
+				b.AddLong(tiff.TagTileLength, h)
+				b.AddLong(tiff.TagTileOffsets, 200)
+				b.AddLong(tiff.TagTileByteCounts, 10)
+				return
+			}
+			b.AddLong(tiff.TagStripOffsets, 200)
+			b.AddLong(tiff.TagStripByteCounts, 10)
+		})
+	}
+	tests := []struct {
+		name string
+		file []byte
+		want error
+	}{
+		{"10^10 pixels in one strip", huge(100000, 100000, false), ErrSize},
+		{"a strip of 4 G pixels", huge(1<<32-1, 1, false), ErrSize},
+		{"one tile of 10^10 pixels", huge(100000, 100000, true), ErrSize},
+		{"tile count off", rawPage(t, func(b *ifd.Builder) {
+			b.AddLong(tiff.TagImageWidth, 100000)
+			b.AddLong(tiff.TagImageLength, 100000)
+			b.AddShort(tiff.TagTileWidth, 256)
+			b.AddShort(tiff.TagTileLength, 256)
+			b.AddLong(tiff.TagTileOffsets, 200)
+			b.AddLong(tiff.TagTileByteCounts, 10)
+		}), tiff.ErrMalformed},
+		{"1-bit samples", rawPage(t, func(b *ifd.Builder) {
+			b.AddShort(tiff.TagImageWidth, 8)
+			b.AddShort(tiff.TagImageLength, 1)
+			b.AddShort(tiff.TagStripOffsets, 200)
+			b.AddShort(tiff.TagStripByteCounts, 1)
+		}), compress.ErrFormat},
+		{"JPEG 2000", rawPage(t, func(b *ifd.Builder) {
+			b.AddShort(tiff.TagImageWidth, 8)
+			b.AddShort(tiff.TagImageLength, 1)
+			b.AddShort(tiff.TagBitsPerSample, 8)
+			b.AddShort(tiff.TagCompression, tiff.CompressionJPEG2000Aperio)
+			b.AddShort(tiff.TagStripOffsets, 200)
+			b.AddShort(tiff.TagStripByteCounts, 1)
+		}), compress.ErrCompression},
+		{"YCbCr planes", rawPage(t, func(b *ifd.Builder) {
+			b.AddShort(tiff.TagImageWidth, 8)
+			b.AddShort(tiff.TagImageLength, 1)
+			b.AddShort(tiff.TagBitsPerSample, 8, 8, 8)
+			b.AddShort(tiff.TagSamplesPerPixel, 3)
+			b.AddShort(tiff.TagCompression, tiff.CompressionJPEG)
+			b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)
+			b.AddShort(tiff.TagPlanarConfiguration, tiff.PlanarSeparate)
+			b.AddShort(tiff.TagStripOffsets, 200, 201, 202)
+			b.AddShort(tiff.TagStripByteCounts, 1, 1, 1)
+		}), ErrUnsupported},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := pageOf(t, tt.file)
+			var err error
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			_, err = NewBandReader(context.Background(), page, Options{})
+			runtime.ReadMemStats(&ms1)
+			require.ErrorIs(t, err, tt.want)
+			assert.Contains(t, err.Error(), "source: ")
+			assert.Less(t, ms1.TotalAlloc-ms0.TotalAlloc, uint64(1<<20), "bytes allocated")
+		})
+	}
+	// A caller's limit below the default refuses a page the default takes.
+	file, _ := fileOf(t, binary.LittleEndian, false, testPage{width: 100, height: 70, samples: 1, bits: 16, tileW: 32, tileH: 16})
+	_, err := NewBandReader(context.Background(), pageOf(t, file), Options{MaxBandBytes: 100 * 16 * 2})
+	require.NoError(t, err)
+	_, err = NewBandReader(context.Background(), pageOf(t, file), Options{MaxBandBytes: 100*16*2 - 1})
+	require.ErrorIs(t, err, ErrSize)
+}
+
+// TestBandReaderBadBlocks: blocks past the end of the file, truncated, or
+// whose streams do not decode give typed errors from Next, at every
+// worker count, and the reader stops.
+func TestBandReaderBadBlocks(t *testing.T) {
+	p := testPage{width: 64, height: 64, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: compress.LZW{}}
+	good, _ := fileOf(t, binary.LittleEndian, false, p)
+	f, err := tiff.Read(bytes.NewReader(good), int64(len(good)))
+	require.NoError(t, err)
+	b9, err := f.Pages[0].Block(9)
+	require.NoError(t, err)
+
+	corrupt := bytes.Clone(good)
+	copy(corrupt[b9.Offset:], bytes.Repeat([]byte{0xff}, int(b9.Size)))
+	truncated := bytes.Clone(good)
+	// Tile 9's byte count reaches past the end of the file.
+	counts, _ := f.Pages[0].Field(tiff.TagTileByteCounts)
+	at := bytes.Index(good, counts.Value) + 9*counts.Type.Size()
+	binary.LittleEndian.PutUint16(truncated[at:], uint16(len(good)))
+	short := bytes.Clone(good)
+	binary.LittleEndian.PutUint16(short[at:], uint16(b9.Size/2))
+
+	for name, tc := range map[string]struct {
+		file []byte
+		want error
+	}{
+		"stream does not decode": {corrupt, compress.ErrCorrupt},
+		"block past the end":     {truncated, tiff.ErrMalformed},
+		"truncated stream":       {short, compress.ErrCorrupt},
+	} {
+		for _, workers := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", name, workers), func(t *testing.T) {
+				_, err := readAll(t, tc.file, Options{Workers: workers})
+				require.ErrorIs(t, err, tc.want)
+				assert.Contains(t, err.Error(), "source: ")
+			})
+		}
+	}
+}
+
+// TestBandReaderContext: a cancelled context stops the reader with its
+// cause, and no goroutine outlives Close, read to the end or not.
+func TestBandReaderContext(t *testing.T) {
+	p := testPage{width: 64, height: 256, samples: 1, bits: 8, rowsPerStrip: 8, codec: &compress.Deflate{}}
+	file, _ := fileOf(t, binary.LittleEndian, false, p)
+	synctest.Test(t, func(t *testing.T) {
+		page := pageOf(t, file)
+		cause := errors.New("user gave up")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		r, err := NewBandReader(ctx, page, Options{Workers: 4})
+		require.NoError(t, err)
+		_, _, err = r.Next()
+		require.NoError(t, err)
+		cancel(cause)
+		synctest.Wait()
+		var last error
+		for range 40 {
+			if _, _, last = r.Next(); last != nil {
+				break
+			}
+		}
+		assert.ErrorIs(t, last, cause)
+		assert.ErrorIs(t, r.Close(), cause)
+
+		for _, workers := range []int{1, 4} {
+			r, err := NewBandReader(context.Background(), page, Options{Workers: workers})
+			require.NoError(t, err)
+			_, _, err = r.Next() // then stop early
+			require.NoError(t, err)
+			require.NoError(t, r.Close())
+		}
+		// synctest.Test fails if a goroutine of the bubble is left.
+	})
+}
+
+// TestBandReaderMemory reads a short and a tall page and samples the live
+// heap after every band: its peak must not grow with the page's height.
+func TestBandReaderMemory(t *testing.T) {
+	peak := func(height int) uint64 {
+		p := testPage{width: 512, height: height, samples: 1, bits: 16, tileW: 64, tileH: 16, codec: compress.LZW{}}
+		file, _ := fileOf(t, binary.LittleEndian, false, p)
+		page := pageOf(t, file)
+		live := func() uint64 {
+			var ms runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			return ms.HeapAlloc
+		}
+		base, top := live(), uint64(0)
+		r, err := NewBandReader(context.Background(), page, Options{Workers: 2})
+		require.NoError(t, err)
+		for {
+			_, _, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			top = max(top, live()-min(live(), base))
+		}
+		require.NoError(t, r.Close())
+		runtime.KeepAlive(file)
+		return top
+	}
+	short, tall := peak(64), peak(4096)
+	band := uint64(512 * 16 * 2)
+	t.Logf("peak live heap: %d bytes for 64 rows, %d for 4096 (a band is %d)", short, tall, band)
+	// The bands of the ring, stored and decoded blocks in flight (each
+	// bounded by the ring's bytes), and the state of the LZW decoders
+	// running (tens of KiB each, whatever the band).
+	assert.Less(t, tall, 8*band+256<<10, "a few bands, blocks in flight, codec state")
+	assert.Less(t, tall, short+4*band, "no growth with the height")
+}
