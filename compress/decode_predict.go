@@ -99,8 +99,11 @@ func undoHorizontal(row []byte, l layout) {
 // undoFloatingPoint undoes predictor 3 on one row, as libtiff's fpAcc
 // does: each byte plus the byte one pixel's worth of samples before it,
 // then the bytes regrouped from planes (the most significant byte of every
-// sample first) into samples, here little-endian. tmp is scratch of the
-// row's length.
+// sample first, whatever the file's byte order, as Technical Note 3 has
+// it) into samples, here little-endian. tmp is scratch of the row's
+// length. (libtiff 4.5 on little-endian hosts writes big-endian files
+// with the planes least significant first, and reads them back wrong
+// itself; such files decode here to byte-swapped samples.)
 func undoFloatingPoint(row, tmp []byte, l layout) {
 	for i := l.samples; i < len(row); i++ {
 		row[i] += row[i-l.samples]
