@@ -75,6 +75,10 @@ func swapToLittleEndian(p []byte, n int) {
 // the samples were differenced in, so the row is swapped first.)
 func undoHorizontal(row []byte, l layout) {
 	stride := l.pixelBytes()
+	if l.samples == 1 {
+		undoHorizontal1(row, l.sampleBytes)
+		return
+	}
 	le := binary.LittleEndian
 	switch l.sampleBytes {
 	case 1:
@@ -92,6 +96,38 @@ func undoHorizontal(row []byte, l layout) {
 	default:
 		for i := stride; i+7 < len(row); i += 8 {
 			le.PutUint64(row[i:], le.Uint64(row[i:])+le.Uint64(row[i-stride:]))
+		}
+	}
+}
+
+// undoHorizontal1 is undoHorizontal for one sample per pixel: a running
+// sum kept in a register instead of read back from the row.
+func undoHorizontal1(row []byte, n int) {
+	le := binary.LittleEndian
+	switch n {
+	case 1:
+		var acc byte
+		for i, v := range row {
+			acc += v
+			row[i] = acc
+		}
+	case 2:
+		var acc uint16
+		for i := 0; i+1 < len(row); i += 2 {
+			acc += le.Uint16(row[i:])
+			le.PutUint16(row[i:], acc)
+		}
+	case 4:
+		var acc uint32
+		for i := 0; i+3 < len(row); i += 4 {
+			acc += le.Uint32(row[i:])
+			le.PutUint32(row[i:], acc)
+		}
+	default:
+		var acc uint64
+		for i := 0; i+7 < len(row); i += 8 {
+			acc += le.Uint64(row[i:])
+			le.PutUint64(row[i:], acc)
 		}
 	}
 }
