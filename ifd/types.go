@@ -105,20 +105,6 @@ type Format struct {
 	BigTIFF bool
 }
 
-// byteOrder reads and appends in one byte order.
-type byteOrder interface {
-	binary.ByteOrder
-	binary.AppendByteOrder
-}
-
-// order returns the byte order: big-endian when asked, else little-endian.
-func (f Format) order() byteOrder {
-	if f.bigEndian() {
-		return binary.BigEndian
-	}
-	return binary.LittleEndian
-}
-
 // bigEndian reports whether the file is big-endian; any Order but
 // binary.BigEndian means little-endian.
 func (f Format) bigEndian() bool { return f.Order == binary.BigEndian }
