@@ -182,18 +182,25 @@ func sampleFields(bigTIFF bool) *ifd.Builder {
 	return &b
 }
 
+// oneDirectory is a file of the directory b in format f, at offset 16.
+func oneDirectory(t testing.TB, b *ifd.Builder, f ifd.Format) []byte {
+	t.Helper()
+	h := Header{Order: f.Order, BigTIFF: f.BigTIFF, FirstIFD: 16}
+	data, err := h.Append(nil)
+	require.NoError(t, err)
+	data = append(data, make([]byte, 16-len(data))...)
+	data, err = b.Encode(data, 16, 0, f)
+	require.NoError(t, err)
+	return data
+}
+
 // TestBuilderRoundTrip encodes a directory of every field type with
 // package ifd in each format, and reads it back: the entries must be the
 // builder's, values cut to their length and little-endian.
 func TestBuilderRoundTrip(t *testing.T) {
 	for _, f := range []ifd.Format{{}, {Order: binary.BigEndian}, {BigTIFF: true}, {Order: binary.BigEndian, BigTIFF: true}} {
 		b := sampleFields(f.BigTIFF)
-		h := Header{Order: f.Order, BigTIFF: f.BigTIFF, FirstIFD: 16}
-		data, err := h.Append(nil)
-		require.NoError(t, err)
-		data = append(data, make([]byte, 16-len(data))...)
-		data, err = b.Encode(data, 16, 0, f)
-		require.NoError(t, err)
+		data := oneDirectory(t, b, f)
 		file, err := Read(bytes.NewReader(data), int64(len(data)))
 		require.NoError(t, err, "%+v", f)
 		require.Len(t, file.Pages, 1)
@@ -232,12 +239,7 @@ func FuzzBuilderRoundTrip(f *testing.F) {
 		if b.Err() != nil {
 			return
 		}
-		h := Header{Order: fm.Order, BigTIFF: fm.BigTIFF, FirstIFD: 16}
-		file, err := h.Append(nil)
-		require.NoError(t, err)
-		file = append(file, make([]byte, 16-len(file))...)
-		file, err = b.Encode(file, 16, 0, fm)
-		require.NoError(t, err)
+		file := oneDirectory(t, &b, fm)
 		got, err := Read(bytes.NewReader(file), int64(len(file)))
 		require.NoError(t, err)
 		require.Len(t, got.Pages, 1)
@@ -333,17 +335,13 @@ func TestReadBlocks(t *testing.T) {
 	}
 }
 
-// pageWith returns the page of a file holding one directory of fields.
+// pageWith returns the page of a BigTIFF holding one directory of fields,
+// with 4 KB after it for blocks.
 func pageWith(t *testing.T, build func(b *ifd.Builder)) *Page {
 	t.Helper()
 	var b ifd.Builder
 	build(&b)
-	h := Header{BigTIFF: true, FirstIFD: 16}
-	data, err := h.Append(nil)
-	require.NoError(t, err)
-	data, err = b.Encode(data, 16, 0, ifd.Format{BigTIFF: true})
-	require.NoError(t, err)
-	data = append(data, make([]byte, 4096)...) // room for the blocks
+	data := append(oneDirectory(t, &b, ifd.Format{BigTIFF: true}), make([]byte, 4096)...)
 	f, err := Read(bytes.NewReader(data), int64(len(data)))
 	require.NoError(t, err)
 	return f.Pages[0]

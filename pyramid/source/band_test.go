@@ -129,6 +129,23 @@ func rawPage(t testing.TB, build func(b *ifd.Builder)) []byte {
 	return append(file, make([]byte, 4096)...)
 }
 
+// strip is a file of one 8 x 1 strip of samples of the bits (none: the
+// default, 1) and compression (none: 1).
+func strip(t testing.TB, bits, compression uint16) []byte {
+	return rawPage(t, func(b *ifd.Builder) {
+		b.AddShort(tiff.TagImageWidth, 8)
+		b.AddShort(tiff.TagImageLength, 1)
+		if bits > 0 {
+			b.AddShort(tiff.TagBitsPerSample, bits)
+		}
+		if compression > 0 {
+			b.AddShort(tiff.TagCompression, compression)
+		}
+		b.AddShort(tiff.TagStripOffsets, 200)
+		b.AddShort(tiff.TagStripByteCounts, 1)
+	})
+}
+
 // TestBandReaderRefuses: pages whose layout is wrong or whose band would
 // pass the limit are refused by NewBandReader, before it allocates
 // anything like the band: a 1 KB file that claims 10^10 pixels costs
@@ -166,20 +183,8 @@ func TestBandReaderRefuses(t *testing.T) {
 			b.AddLong(tiff.TagTileOffsets, 200)
 			b.AddLong(tiff.TagTileByteCounts, 10)
 		}), tiff.ErrMalformed},
-		{"1-bit samples", rawPage(t, func(b *ifd.Builder) {
-			b.AddShort(tiff.TagImageWidth, 8)
-			b.AddShort(tiff.TagImageLength, 1)
-			b.AddShort(tiff.TagStripOffsets, 200)
-			b.AddShort(tiff.TagStripByteCounts, 1)
-		}), compress.ErrFormat},
-		{"JPEG 2000", rawPage(t, func(b *ifd.Builder) {
-			b.AddShort(tiff.TagImageWidth, 8)
-			b.AddShort(tiff.TagImageLength, 1)
-			b.AddShort(tiff.TagBitsPerSample, 8)
-			b.AddShort(tiff.TagCompression, tiff.CompressionJPEG2000Aperio)
-			b.AddShort(tiff.TagStripOffsets, 200)
-			b.AddShort(tiff.TagStripByteCounts, 1)
-		}), compress.ErrCompression},
+		{"1-bit samples", strip(t, 0, 0), compress.ErrFormat},
+		{"JPEG 2000", strip(t, 8, tiff.CompressionJPEG2000Aperio), compress.ErrCompression},
 		{"YCbCr planes", rawPage(t, func(b *ifd.Builder) {
 			b.AddShort(tiff.TagImageWidth, 8)
 			b.AddShort(tiff.TagImageLength, 1)
@@ -322,5 +327,8 @@ func TestBandReaderMemory(t *testing.T) {
 	// bounded by the ring's bytes), and the state of the LZW decoders
 	// running (tens of KiB each, whatever the band).
 	assert.Less(t, tall, 8*band+256<<10, "a few bands, blocks in flight, codec state")
-	assert.Less(t, tall, short+4*band, "no growth with the height")
+	// Which LZW decoders are live when the heap is sampled varies by a
+	// few tens of KiB; the stored blocks the pipeline kept for reuse grew
+	// to its default bound of 4 MiB before that bound followed the ring.
+	assert.Less(t, tall, short+4*band+128<<10, "no growth with the height")
 }
