@@ -39,7 +39,7 @@ func TestDecoderRoundTrip(t *testing.T) {
 				f := st.format
 				f.SamplesPerPixel, f.ByteOrder = samples, order
 				n := f.BitsPerSample / 8
-				for _, c := range testCodecs() {
+				for _, c := range []Codec{None{}, LZW{}, &Deflate{}, &Zstd{}} { // levels do not matter to decoding
 					for _, p := range predictorsFor(c, f) {
 						for _, fl := range fillers {
 							for _, rows := range []int{height, 3} {
