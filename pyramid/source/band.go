@@ -39,11 +39,24 @@ type Options struct {
 	Workers int
 	// MaxBandBytes bounds a band, and a decoded block: a page whose band
 	// would be larger is ErrSize, refused before anything is allocated.
-	// The reader holds a few bands at once (two, or more when a band has
-	// fewer blocks than 2 × Workers). 0 (or less) means
-	// DefaultMaxBandBytes.
+	// The reader holds the band handed out and, with several workers, the
+	// bands decoded ahead of it: one, or more when a band has fewer blocks
+	// than 2 × Workers, within 32 MiB (none beyond the first when a band
+	// is larger). 0 (or less) means DefaultMaxBandBytes.
 	MaxBandBytes int64
+	// Rows is the height of a band: 0 means the page's block height (its
+	// tile height or RowsPerStrip); other values are rounded up to a
+	// multiple of it. Bands as high as the pyramid writer's tiles let it
+	// cut them into tiles without copying them first.
+	Rows int
+	// SkipUnsupported makes New (and Open) leave out the images it cannot
+	// map, listing them in File.Skipped, instead of failing.
+	SkipUnsupported bool
 }
+
+// aheadBytes bounds the bands decoded ahead of the one handed out (a
+// first one always is, with several workers, unless it is larger).
+const aheadBytes = 32 << 20
 
 // BlockFormat returns the layout of a page and how its blocks are stored,
 // for compress.NewDecoder: the fields of the page, checked.
@@ -72,11 +85,12 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 }
 
 // BandReader reads the rows of one page, top to bottom, in bands of the
-// page's block height (its tile height or RowsPerStrip): every pixel
-// with its samples interleaved (the planes of a planar-separate page are
-// interleaved too), samples little-endian, JPEG's YCbCr as RGB. It decodes
-// each block of the page once, and holds a few bands at a time, so its
-// memory is O(width × block height) whatever the height of the page.
+// page's block height (its tile height or RowsPerStrip) or a multiple of
+// it (Options.Rows): every pixel with its samples interleaved (the planes
+// of a planar-separate page are interleaved too), samples little-endian,
+// JPEG's YCbCr as RGB. It decodes each block of the page once, and holds
+// a few bands at a time, so its memory is O(width × band height) whatever
+// the height of the page.
 //
 // Blocks are decoded in parallel by a compress.Pipeline, which hands them
 // back in order. A BandReader is used by one goroutine; Close it to stop
@@ -88,7 +102,10 @@ type BandReader struct {
 	pixel     int // bytes of a pixel in a band
 	sample    int // bytes of a sample
 	rowBytes  int
-	perBand   int // blocks of one band
+	blockRows int // block rows of one band
+	bandRows  int // rows of one band: blockRows × the block height
+	perRow    int // blocks of one block row: across × planes
+	perBand   int // blocks of a full band
 	bands     int // bands of the page
 	ring      [][]byte
 	pipe      *compress.Pipeline
@@ -110,6 +127,27 @@ type BandReader struct {
 // errStopped is the cause Close cancels the pipeline with.
 var errStopped = errors.New("source: stopped")
 
+// checkBits refuses samples the band reader cannot hand out whole.
+func checkBits(page *tiff.Page, bits int) error {
+	if bits%8 != 0 {
+		return fmt.Errorf("source: %w: BitsPerSample %d of the page at %d (whole bytes only)", compress.ErrFormat, bits, page.Offset)
+	}
+	return nil
+}
+
+// newDecoder returns the decoder of a page's blocks, which BlockFormat
+// described.
+func newDecoder(page *tiff.Page, f compress.BlockFormat) (*compress.Decoder, error) {
+	if err := checkBits(page, f.Format.BitsPerSample); err != nil {
+		return nil, err
+	}
+	dec, err := compress.NewDecoder(f)
+	if err != nil {
+		return nil, fmt.Errorf("source: the page at %d: %w", page.Offset, err)
+	}
+	return dec, nil
+}
+
 // NewBandReader returns a reader of the rows of page, decoding on
 // opts.Workers goroutines until ctx is done. A page whose layout is
 // malformed or unsupported, or whose band is larger than opts.MaxBandBytes,
@@ -119,8 +157,8 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	if err != nil {
 		return nil, err
 	}
-	if l.BitsPerSample%8 != 0 {
-		return nil, fmt.Errorf("source: %w: %d-bit samples (the page at %d)", compress.ErrFormat, l.BitsPerSample, page.Offset)
+	if err := checkBits(page, l.BitsPerSample); err != nil {
+		return nil, err
 	}
 	r := &BandReader{page: page, l: l, sample: l.BitsPerSample / 8}
 	r.pixel = l.SamplesPerPixel * r.sample
@@ -128,31 +166,38 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	if limit <= 0 {
 		limit = DefaultMaxBandBytes
 	}
+	r.blockRows = 1
+	if opts.Rows > l.BlockHeight {
+		r.blockRows = min((opts.Rows+l.BlockHeight-1)/l.BlockHeight, l.BlocksDown)
+	}
 	// Sizes are below 2^32, samples per pixel below 2^16 and a sample
 	// below 2^4 bytes: the products are checked by division before they
 	// are taken.
+	r.bandRows = min(r.blockRows*l.BlockHeight, l.Height)
 	blockPixels := int64(l.BlockWidth) * int64(l.BlockHeight)
 	switch {
-	case int64(l.Width) > limit/int64(l.BlockHeight)/int64(r.pixel),
+	case int64(l.Width) > limit/int64(r.bandRows)/int64(r.pixel),
 		blockPixels > limit/int64(f.Format.SamplesPerPixel*r.sample):
 		return nil, fmt.Errorf("%w: the page at %d has bands of %d x %d pixels (blocks of %d x %d) of %d bytes, more than %d bytes",
-			ErrSize, page.Offset, l.Width, l.BlockHeight, l.BlockWidth, l.BlockHeight, r.pixel, limit)
+			ErrSize, page.Offset, l.Width, r.bandRows, l.BlockWidth, l.BlockHeight, r.pixel, limit)
 	}
-	if r.dec, err = compress.NewDecoder(f); err != nil {
-		return nil, fmt.Errorf("source: the page at %d: %w", page.Offset, err)
+	if r.dec, err = newDecoder(page, f); err != nil {
+		return nil, err
 	}
 	r.rowBytes = l.Width * r.pixel
-	r.perBand = l.BlocksAcross * l.Planes
-	r.bands = l.BlocksDown
+	r.perRow = l.BlocksAcross * l.Planes
+	r.perBand = r.perRow * r.blockRows
+	r.bands = (l.BlocksDown + r.blockRows - 1) / r.blockRows
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	slots := 1
 	if workers > 1 {
-		// Two bands (one read while the next decodes), and more when a
-		// band has too few blocks to keep every worker busy.
-		slots = 1 + max(1, (2*workers+r.perBand-1)/r.perBand)
+		// The band handed out, one decoding (more when a band has too few
+		// blocks to keep every worker busy), within aheadBytes.
+		bandBytes := r.bandRows * r.rowBytes
+		slots = 1 + min(max(1, (2*workers+r.perBand-1)/r.perBand), aheadBytes/bandBytes)
 	}
 	r.ring = make([][]byte, min(slots, r.bands))
 	r.missed = make([]int, len(r.ring))
@@ -166,7 +211,7 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	r.pipe = compress.NewPipeline(ctx, compress.Options{
 		Workers:          workers,
 		BatchBytes:       1,
-		MaxInFlightBytes: len(r.ring) * l.BlockHeight * r.rowBytes,
+		MaxInFlightBytes: len(r.ring) * r.bandRows * r.rowBytes,
 	}, r.consume)
 	return r, nil
 }
@@ -179,7 +224,7 @@ func (r *BandReader) Layout() tiff.Layout { return r.l }
 func (r *BandReader) RowBytes() int { return r.rowBytes }
 
 // Next returns the next band: the rows from y on, as many as the band's
-// length holds (the block height, fewer for the last band). The band is
+// length holds (the band height, fewer for the last band). The band is
 // valid until the next call. After the last band it returns io.EOF; it
 // returns the first error of a read, a decode, or the context, for good.
 func (r *BandReader) Next() (y int, band []byte, err error) {
@@ -209,8 +254,8 @@ func (r *BandReader) Next() (y int, band []byte, err error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	y = r.next * r.l.BlockHeight
-	rows := min(r.l.BlockHeight, r.l.Height-y)
+	y = r.next * r.bandRows
+	rows := min(r.bandRows, r.l.Height-y)
 	r.next++
 	return y, r.ring[slot][:rows*r.rowBytes], nil
 }
@@ -237,25 +282,29 @@ func (r *BandReader) fail(err error) {
 func (r *BandReader) submit(k int) error {
 	slot := k % len(r.ring)
 	if r.ring[slot] == nil {
-		r.ring[slot] = make([]byte, r.l.BlockHeight*r.rowBytes)
+		r.ring[slot] = make([]byte, r.bandRows*r.rowBytes)
 	}
+	first := k * r.blockRows
+	last := min(first+r.blockRows, r.l.BlocksDown)
 	r.mu.Lock()
-	r.missed[slot] = r.perBand
+	r.missed[slot] = (last - first) * r.perRow
 	r.mu.Unlock()
-	rows := r.l.BlockRows(k)
-	for plane := range r.l.Planes {
-		for across := range r.l.BlocksAcross {
-			i := (plane*r.l.BlocksDown+k)*r.l.BlocksAcross + across
-			b, err := r.page.Block(i)
-			if err != nil {
-				return fmt.Errorf("source: %w", err)
-			}
-			buf, err := r.page.ReadBlock(r.pipe.Buffer(int(b.Size))[:0], i)
-			if err != nil {
-				return fmt.Errorf("source: %w", err)
-			}
-			if err := r.pipe.Submit(&blockJob{r: r, index: i, rows: rows}, buf); err != nil {
-				return err
+	for down := first; down < last; down++ {
+		rows := r.l.BlockRows(down)
+		for plane := range r.l.Planes {
+			for across := range r.l.BlocksAcross {
+				i := (plane*r.l.BlocksDown+down)*r.l.BlocksAcross + across
+				b, err := r.page.Block(i)
+				if err != nil {
+					return fmt.Errorf("source: %w", err)
+				}
+				buf, err := r.page.ReadBlock(r.pipe.Buffer(int(b.Size))[:0], i)
+				if err != nil {
+					return fmt.Errorf("source: %w", err)
+				}
+				if err := r.pipe.Submit(&blockJob{r: r, index: i, rows: rows}, buf); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -287,14 +336,18 @@ func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
 	return out, err
 }
 
-// consume places decoded block seq (blocks are submitted band after band,
-// each band plane after plane, each plane left to right) in its band.
+// consume places decoded block seq in its band. Blocks are submitted band
+// after band, each band block row after block row, each plane after plane,
+// each left to right; every band but the last is full, so the band of a
+// block follows from its sequence number.
 func (r *BandReader) consume(seq int64, block []byte) error {
 	k, within := int(seq)/r.perBand, int(seq)%r.perBand
+	down, within := within/r.perRow, within%r.perRow
 	plane, across := within/r.l.BlocksAcross, within%r.l.BlocksAcross
 	slot := k % len(r.ring)
-	band := r.ring[slot]
-	rows := min(r.l.BlockHeight, r.l.Height-k*r.l.BlockHeight)
+	y0 := down * r.l.BlockHeight
+	band := r.ring[slot][y0*r.rowBytes:]
+	rows := min(r.l.BlockHeight, r.l.Height-(k*r.blockRows+down)*r.l.BlockHeight)
 	x0 := across * r.l.BlockWidth
 	width := min(r.l.BlockWidth, r.l.Width-x0)
 	if r.l.Planes == 1 {

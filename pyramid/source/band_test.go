@@ -82,6 +82,47 @@ func TestBandReader(t *testing.T) {
 	}
 }
 
+// TestBandReaderRows reads pages in bands of several heights: each band
+// but the last has the height asked for rounded up to whole blocks (at
+// most the page's), and the rows are the image's.
+func TestBandReaderRows(t *testing.T) {
+	for i, p := range bandCases() {
+		p.seed = i
+		file, images := fileOf(t, binary.BigEndian, false, p)
+		page := pageOf(t, file)
+		l, err := page.Layout()
+		require.NoError(t, err)
+		for _, rows := range []int{0, 1, l.BlockHeight + 1, 2 * l.BlockHeight, 10000} {
+			for _, workers := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%d/%d rows/%d workers", i, rows, workers), func(t *testing.T) {
+					want := max(1, (rows+l.BlockHeight-1)/l.BlockHeight) * l.BlockHeight
+					want = min(want, l.Height)
+					r, err := NewBandReader(context.Background(), page, Options{Workers: workers, Rows: rows})
+					require.NoError(t, err)
+					defer r.Close()
+					var got []byte
+					for {
+						y, band, err := r.Next()
+						if errors.Is(err, io.EOF) {
+							break
+						}
+						require.NoError(t, err)
+						require.Equal(t, len(got)/r.RowBytes(), y)
+						height := len(band) / r.RowBytes()
+						if y+height < l.Height {
+							require.Equal(t, want, height, "band at %d", y)
+						} else {
+							require.LessOrEqual(t, height, want, "the last band")
+						}
+						got = append(got, band...)
+					}
+					require.Equal(t, images[0], got)
+				})
+			}
+		}
+	}
+}
+
 // TestBandReaderIsReader copies the rows with io.Copy (which uses WriteTo)
 // and with reads of odd sizes.
 func TestBandReaderIsReader(t *testing.T) {

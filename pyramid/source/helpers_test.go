@@ -22,6 +22,8 @@ type testPage struct {
 	predictor                    uint16
 	sparse                       []int // blocks stored as 0 bytes at offset 0 (zeros)
 	seed                         int
+	signed                       bool               // SampleFormat int
+	more                         func(*ifd.Builder) // adds (or replaces) fields
 }
 
 // pixels returns the page's image: rows of interleaved little-endian
@@ -200,6 +202,9 @@ func (p testPage) fields(offsets, counts []uint64, c compress.Codec) *ifd.Builde
 		if p.float {
 			formats[i] = tiff.SampleFormatFloat
 		}
+		if p.signed {
+			formats[i] = tiff.SampleFormatInt
+		}
 	}
 	b.AddShort(tiff.TagBitsPerSample, bits...)
 	b.AddShort(tiff.TagSampleFormat, formats...)
@@ -227,6 +232,9 @@ func (p testPage) fields(offsets, counts []uint64, c compress.Codec) *ifd.Builde
 		}
 		b.AddUint(tiff.TagStripOffsets, offsets...)
 		b.AddUint(tiff.TagStripByteCounts, counts...)
+	}
+	if p.more != nil {
+		p.more(b)
 	}
 	return b
 }
