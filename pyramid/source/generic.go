@@ -1,0 +1,193 @@
+package source
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// generic maps a plain TIFF, as Bio-Formats' TiffReader does: the pages
+// of the main chain, less those marked reduced (NewSubfileType bit 0:
+// pyramid levels and COG overviews), are planes along T, in the order
+// XYCZT, with a page's samples as channels when they are not RGB. Unlike
+// Bio-Formats, which takes every page for a plane of the first page's
+// shape, pages of another shape (size, samples, pixel type, mask or not)
+// make further images, one per shape, in the order each shape first
+// appears, as tifffile groups them. An ImageJ description spreads the
+// pages of the first image over Z, C and T as it says.
+func (m *mapper) generic() error {
+	pages := m.file.TIFF.Pages
+	type group struct {
+		layout pageLayout
+		pages  []*tiff.Page
+	}
+	var groups []*group
+	for i, p := range pages {
+		if len(pages) > 1 && p.NewSubfileType()&tiff.SubfileReducedImage != 0 {
+			continue
+		}
+		l, err := layoutOf(p)
+		if err != nil {
+			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
+				return err
+			}
+			continue
+		}
+		found := false
+		for _, g := range groups {
+			if sameShape(g.layout, l) {
+				g.pages, found = append(g.pages, p), true
+				break
+			}
+		}
+		if !found {
+			groups = append(groups, &group{layout: l, pages: []*tiff.Page{p}})
+		}
+	}
+	for i, g := range groups {
+		im := genericImage(g.pages, g.layout)
+		if i == 0 {
+			if ij, ok := parseImageJ(g.pages[0].Description()); ok {
+				ij.apply(im, g.layout, len(g.pages))
+			}
+		}
+		m.add(im)
+	}
+	return nil
+}
+
+// genericImage makes the image of pages of one layout: the pages along
+// T, each page's planes (its samples, unless RGB) along C.
+func genericImage(pages []*tiff.Page, l pageLayout) *Image {
+	first := pages[0]
+	spec := pyramid.ImageSpec{
+		SizeX: l.width, SizeY: l.height,
+		SizeZ: 1, SizeC: l.planesPerPage(), SizeT: len(pages),
+		DimensionOrder: pyramid.XYCZT, PixelType: l.pixelType, SamplesPerPixel: l.specSamples(),
+	}
+	if name, ok := first.Text(tiff.TagPageName); ok {
+		spec.Name = cleanText(strings.TrimSpace(name))
+	}
+	if d := strings.TrimSpace(first.Description()); d != "" && !strings.HasPrefix(d, "ImageJ=") {
+		spec.Description = cleanText(d)
+	}
+	if dt, ok := first.Text(tiff.TagDateTime); ok {
+		if t, err := time.Parse("2006:01:02 15:04:05", strings.TrimSpace(dt)); err == nil {
+			spec.AcquisitionDate = t
+		}
+	}
+	spec.PhysicalSizeX, spec.PhysicalSizeY = resolution(first)
+	im := &Image{Spec: spec}
+	for _, p := range pages {
+		im.Planes = append(im.Planes, planesOf(p, l)...)
+	}
+	return im
+}
+
+// resolution returns the size of a pixel in µm from XResolution,
+// YResolution and ResolutionUnit (inch by default, as the TIFF
+// specification has it, or centimeter), as Bio-Formats reads it; 0 for
+// none, or for ResolutionUnit none.
+func resolution(p *tiff.Page) (x, y float64) {
+	unit, ok := p.Uint(tiff.TagResolutionUnit)
+	if !ok {
+		unit = uint64(tiff.ResolutionUnitInch)
+	}
+	perUnit := map[uint64]float64{uint64(tiff.ResolutionUnitInch): 25400, uint64(tiff.ResolutionUnitCentimeter): 10000}[unit]
+	return sizeOf(p, tiff.TagXResolution, perUnit), sizeOf(p, tiff.TagYResolution, perUnit)
+}
+
+// sizeOf converts a resolution field, in pixels per unit, to the size of
+// a pixel: perUnit over the resolution; 0 when absent or not positive.
+func sizeOf(p *tiff.Page, tag uint16, perUnit float64) float64 {
+	e, ok := p.Field(tag)
+	if !ok {
+		return 0
+	}
+	v, err := e.Floats()
+	if err != nil || len(v) == 0 || !(v[0] > 0) || perUnit == 0 {
+		return 0
+	}
+	size := perUnit / v[0]
+	if size > 1e12 { // not a pixel size: the writer would refuse it
+		return 0
+	}
+	return size
+}
+
+// imageJ is what an ImageJ description ("ImageJ=1.x\nimages=..\n...")
+// says of a hyperstack.
+type imageJ struct {
+	channels, slices, frames int
+	spacing                  float64 // between slices, in unit
+	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
+}
+
+// parseImageJ reads an ImageJ description: its channels, slices and
+// frames (1 when absent), spacing and unit.
+func parseImageJ(d string) (imageJ, bool) {
+	if !strings.HasPrefix(d, "ImageJ=") {
+		return imageJ{}, false
+	}
+	ij := imageJ{channels: 1, slices: 1, frames: 1}
+	for line := range strings.SplitSeq(d, "\n") {
+		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		switch {
+		case key == "channels" && err == nil && n > 0:
+			ij.channels = n
+		case key == "slices" && err == nil && n > 0:
+			ij.slices = n
+		case key == "frames" && err == nil && n > 0:
+			ij.frames = n
+		case key == "spacing":
+			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && v < 1e12 {
+				ij.spacing = v
+			}
+		case key == "unit":
+			ij.unit = imageJUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
+		}
+	}
+	return ij, true
+}
+
+// imageJUnits are ImageJ's spellings of length units, with OME's.
+var imageJUnits = map[string]string{
+	"micron": "µm", "microns": "µm", "um": "µm", "µm": "µm", "nm": "nm", "nanometer": "nm",
+	"mm": "mm", "millimeter": "mm", "cm": "cm", "centimeter": "cm", "m": "m", "meter": "m",
+	"inch": "in", "in": "in", "pixel": "", "": "",
+}
+
+// apply spreads the n pages of im over channels, slices and frames, in
+// ImageJ's order (channels fastest, then slices: XYCZT), when their
+// product is n; RGB pages count as one channel. The resolution is in
+// ImageJ's unit when ResolutionUnit says none.
+func (ij imageJ) apply(im *Image, l pageLayout, n int) {
+	s := &im.Spec
+	channels := ij.channels
+	if l.rgb {
+		channels = 1
+	}
+	if l.planesPerPage() == 1 && channels*ij.slices*ij.frames == n {
+		s.SizeC, s.SizeZ, s.SizeT = channels, ij.slices, ij.frames
+	}
+	unit, ok := im.Planes[0].Page.Uint(tiff.TagResolutionUnit)
+	if ok && unit == uint64(tiff.ResolutionUnitNone) && ij.unit != "" {
+		s.PhysicalSizeX = sizeOf(im.Planes[0].Page, tiff.TagXResolution, 1)
+		s.PhysicalSizeY = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1)
+		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = ij.unit, ij.unit
+	}
+	if ij.spacing > 0 && s.SizeZ > 1 {
+		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.unit
+		if ij.unit == "" {
+			s.PhysicalSizeZUnit = "µm"
+		}
+	}
+}

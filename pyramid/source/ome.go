@@ -1,0 +1,466 @@
+package source
+
+import (
+	"encoding/xml"
+	"fmt"
+	"image/color"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// isOMEXML reports whether an ImageDescription is OME-XML, as tifffile
+// tests it: XML whose text ends with the OME element's end tag.
+func isOMEXML(d string) bool {
+	d = strings.TrimSpace(d)
+	return strings.HasPrefix(d, "<") && strings.HasSuffix(d, "OME>")
+}
+
+// omeDoc is the part of an OME-XML document the mapping reads. Elements
+// are matched by their local names, whatever the schema's namespace.
+type omeDoc struct {
+	UUID       string     `xml:"UUID,attr"`
+	BinaryOnly *struct{}  `xml:"BinaryOnly"`
+	Images     []omeImage `xml:"Image"`
+	Maps       []struct {
+		ID     string `xml:"ID,attr"`
+		Values []struct {
+			Key   string `xml:"K,attr"`
+			Value string `xml:",chardata"`
+		} `xml:"Value>M"`
+	} `xml:"StructuredAnnotations>MapAnnotation"`
+}
+
+// omeImage is an Image element.
+type omeImage struct {
+	ID              string     `xml:"ID,attr"`
+	Name            string     `xml:"Name,attr"`
+	AcquisitionDate string     `xml:"AcquisitionDate"`
+	Description     string     `xml:"Description"`
+	Pixels          *omePixels `xml:"Pixels"`
+	AnnotationRefs  []struct {
+		ID string `xml:"ID,attr"`
+	} `xml:"AnnotationRef"`
+}
+
+// omePixels is a Pixels element.
+type omePixels struct {
+	DimensionOrder    string        `xml:"DimensionOrder,attr"`
+	Type              string        `xml:"Type,attr"`
+	SizeX             uint32        `xml:"SizeX,attr"`
+	SizeY             uint32        `xml:"SizeY,attr"`
+	SizeZ             uint32        `xml:"SizeZ,attr"`
+	SizeC             uint32        `xml:"SizeC,attr"`
+	SizeT             uint32        `xml:"SizeT,attr"`
+	PhysicalSizeX     float64       `xml:"PhysicalSizeX,attr"`
+	PhysicalSizeXUnit string        `xml:"PhysicalSizeXUnit,attr"`
+	PhysicalSizeY     float64       `xml:"PhysicalSizeY,attr"`
+	PhysicalSizeYUnit string        `xml:"PhysicalSizeYUnit,attr"`
+	PhysicalSizeZ     float64       `xml:"PhysicalSizeZ,attr"`
+	PhysicalSizeZUnit string        `xml:"PhysicalSizeZUnit,attr"`
+	Channels          []omeChannel  `xml:"Channel"`
+	TiffData          []omeTiffData `xml:"TiffData"`
+}
+
+// omeChannel is a Channel element.
+type omeChannel struct {
+	Name            string `xml:"Name,attr"`
+	Color           *int32 `xml:"Color,attr"`
+	SamplesPerPixel uint32 `xml:"SamplesPerPixel,attr"`
+}
+
+// omeTiffData is a TiffData element: where planes of the image lie.
+type omeTiffData struct {
+	IFD        *uint32 `xml:"IFD,attr"`
+	PlaneCount *uint32 `xml:"PlaneCount,attr"`
+	FirstZ     *uint32 `xml:"FirstZ,attr"`
+	FirstC     *uint32 `xml:"FirstC,attr"`
+	FirstT     *uint32 `xml:"FirstT,attr"`
+	UUID       *struct {
+		Value    string `xml:",chardata"`
+		FileName string `xml:"FileName,attr"`
+	} `xml:"UUID"`
+}
+
+// parseOME parses an OME-XML document.
+func parseOME(text string) (*omeDoc, error) {
+	var doc omeDoc
+	d := xml.NewDecoder(strings.NewReader(text))
+	d.Strict = true
+	d.CharsetReader = nil // UTF-8 (and US-ASCII) only, as OME-XML is
+	var start xml.StartElement
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%w: OME-XML: %w", ErrMetadata, err)
+		}
+		if s, ok := tok.(xml.StartElement); ok {
+			start = s
+			break
+		}
+	}
+	if start.Name.Local != "OME" {
+		return nil, fmt.Errorf("%w: OME-XML: the root element is %s, not OME", ErrMetadata, start.Name.Local)
+	}
+	if err := d.DecodeElement(&doc, &start); err != nil {
+		return nil, fmt.Errorf("%w: OME-XML: %w", ErrMetadata, err)
+	}
+	return &doc, nil
+}
+
+// ome maps an OME-TIFF, as Bio-Formats' OMETiffReader does:
+//   - every Image with a Pixels element is an image; its DimensionOrder,
+//     sizes, channel names and colours, physical sizes and units,
+//     acquisition date, name and description, and the MapAnnotations it
+//     references, are kept;
+//   - each TiffData element maps planes to pages of the main chain: the
+//     plane at FirstZ, FirstC and FirstT (0 by default, or counted from 1
+//     when the writer did so, as Bio-Formats guesses it) is page IFD (0 by
+//     default), and the PlaneCount planes after it (1 by default) the
+//     pages after that, in DimensionOrder. A TiffData without PlaneCount
+//     also maps the planes after it that no other TiffData maps, to the
+//     pages after it: a TiffData without attributes maps every plane;
+//   - SizeC counts samples: with pages of several samples, an RGB page
+//     (3 samples of 8 or 16 bits) is one plane of SizeC / 3 channels, and
+//     the samples of another are channels of their own;
+//   - a TiffData whose UUID is the file's own or whose FileName names the
+//     file is read from it; one naming another file makes the dataset
+//     multi-file, which is refused (ErrMultiFile), as is BinaryOnly
+//     metadata;
+//   - SubIFDs are the pages' reduced levels, not planes.
+//
+// An image whose planes are not all mapped, whose pages differ from its
+// Pixels, or that cannot be read is refused (ErrMetadata or
+// ErrUnsupported); so is a full-resolution page of the main chain that no
+// image maps.
+func (m *mapper) ome(text string) error {
+	doc, err := parseOME(text)
+	if err != nil {
+		return err
+	}
+	if doc.BinaryOnly != nil {
+		return fmt.Errorf("%w: the OME-XML is BinaryOnly: the metadata is in another file", ErrMultiFile)
+	}
+	maps := map[string][]pyramid.KeyValue{}
+	for _, a := range doc.Maps {
+		for _, kv := range a.Values {
+			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
+		}
+	}
+	pages := m.file.TIFF.Pages
+	used := make([]bool, len(pages))
+	for i, oi := range doc.Images {
+		im, err := m.omeImage(doc, oi, maps)
+		if err == nil {
+			for _, p := range im.Planes {
+				used[m.pageIndex(p.Page)] = true
+			}
+			m.add(im)
+			continue
+		}
+		if err := m.skip(fmt.Errorf("OME image %d (%s): %w", i, oi.ID, err)); err != nil {
+			return err
+		}
+	}
+	if len(m.file.Skipped) > 0 || len(m.file.Images) == 0 {
+		return nil // the pages left may be the images' left out
+	}
+	for i, p := range pages {
+		if !used[i] && p.NewSubfileType()&tiff.SubfileReducedImage == 0 {
+			if err := m.skip(fmt.Errorf("%w: page %d of the OME-TIFF is in no image's TiffData", ErrMetadata, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pageIndex returns the index of a page of the main chain.
+func (m *mapper) pageIndex(p *tiff.Page) int {
+	for i, q := range m.file.TIFF.Pages {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// omeTypes maps OME pixel types to the writer's.
+var omeTypes = map[string]pyramid.PixelType{
+	"uint8": pyramid.Uint8, "int8": pyramid.Int8, "uint16": pyramid.Uint16, "int16": pyramid.Int16,
+	"uint32": pyramid.Uint32, "int32": pyramid.Int32, "float": pyramid.Float32, "double": pyramid.Float64,
+}
+
+// omeImage maps one Image element.
+func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.KeyValue) (*Image, error) {
+	px := oi.Pixels
+	if px == nil {
+		return nil, fmt.Errorf("%w: no Pixels", ErrMetadata)
+	}
+	if len(px.TiffData) == 0 {
+		return nil, fmt.Errorf("%w: Pixels without TiffData (its pixels are not in TIFF pages)", ErrUnsupported)
+	}
+	pages := m.file.TIFF.Pages
+	// The pages' layout comes from the first TiffData's page, as
+	// Bio-Formats takes the samples per pixel from it.
+	first := uint32(0)
+	if px.TiffData[0].IFD != nil {
+		first = *px.TiffData[0].IFD
+	}
+	if int64(first) >= int64(len(pages)) {
+		return nil, fmt.Errorf("%w: TiffData IFD %d, past the file's %d pages", ErrMetadata, first, len(pages))
+	}
+	l, err := m.layout(pages[first])
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPixels(px, l); err != nil {
+		return nil, err
+	}
+	spec := pyramid.ImageSpec{
+		Name: cleanText(oi.Name), Description: cleanText(strings.TrimSpace(oi.Description)),
+		SizeX: l.width, SizeY: l.height, SizeZ: int(max(px.SizeZ, 1)), SizeT: int(max(px.SizeT, 1)),
+		DimensionOrder: pyramid.DimensionOrder(px.DimensionOrder), PixelType: l.pixelType, SamplesPerPixel: l.specSamples(),
+		PhysicalSizeX: positive(px.PhysicalSizeX), PhysicalSizeY: positive(px.PhysicalSizeY), PhysicalSizeZ: positive(px.PhysicalSizeZ),
+		PhysicalSizeXUnit: px.PhysicalSizeXUnit, PhysicalSizeYUnit: px.PhysicalSizeYUnit, PhysicalSizeZUnit: px.PhysicalSizeZUnit,
+	}
+	// SizeC counts samples: effC planes of each (z, t) are pages, and the
+	// spec has one channel per page (RGB) or per sample.
+	sizeC := int(max(px.SizeC, 1))
+	effC := max(sizeC/l.samples, 1)
+	spec.SizeC = effC * l.planesPerPage()
+	spec.Channels = omeChannels(px.Channels, effC, l)
+	if t, ok := omeTime(oi.AcquisitionDate); ok {
+		spec.AcquisitionDate = t
+	}
+	for _, ref := range oi.AnnotationRefs {
+		spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
+	}
+	pageSpec := spec // the planes counted in pages: effC along C
+	pageSpec.SizeC = effC
+	planesInPages, ok := mulInts(pageSpec.SizeZ, effC, pageSpec.SizeT)
+	if !ok || planesInPages > len(pages) {
+		return nil, fmt.Errorf("%w: Z %d x C %d x T %d planes in a file of %d pages", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT, len(pages))
+	}
+	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
+		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)
+	}
+	at, err := m.tiffData(doc, px.TiffData, pageSpec, planesInPages)
+	if err != nil {
+		return nil, err
+	}
+	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage())}
+	pageAt := make([]*tiff.Page, planesInPages)
+	for p, ifd := range at {
+		if ifd < 0 {
+			z, c, t := pageSpec.PlaneCoords(p)
+			return nil, fmt.Errorf("%w: no TiffData maps plane z=%d c=%d t=%d", ErrMetadata, z, c, t)
+		}
+		page := pages[ifd]
+		pl, err := m.layout(page)
+		if err != nil {
+			return nil, err
+		}
+		if !sameShape(pl, l) {
+			return nil, fmt.Errorf("%w: page %d is %d x %d, %d samples of %v, unlike page %d (%d x %d, %d samples of %v)",
+				ErrMetadata, ifd, pl.width, pl.height, pl.samples, pl.pixelType, first, l.width, l.height, l.samples, l.pixelType)
+		}
+		pageAt[p] = page
+	}
+	// The spec's planes in its DimensionOrder: plane (z, c, t) is sample
+	// c % n of the page of (z, c / n, t), n the planes per page.
+	n := l.planesPerPage()
+	for p := range spec.Planes() {
+		z, c, t := spec.PlaneCoords(p)
+		q, _ := pageSpec.PlaneIndex(z, c/n, t)
+		sample := -1
+		if n > 1 {
+			sample = c % n
+		}
+		im.Planes = append(im.Planes, Plane{Page: pageAt[q], Sample: sample})
+	}
+	return im, nil
+}
+
+// checkPixels checks the Pixels element against the layout of its first
+// page: its sizes and type.
+func checkPixels(px *omePixels, l pageLayout) error {
+	if int64(px.SizeX) != int64(l.width) || int64(px.SizeY) != int64(l.height) {
+		return fmt.Errorf("%w: Pixels SizeX %d and SizeY %d, but its first page is %d x %d", ErrMetadata, px.SizeX, px.SizeY, l.width, l.height)
+	}
+	if t, ok := omeTypes[px.Type]; !ok || t != l.pixelType {
+		return fmt.Errorf("%w: Pixels Type %q, but its first page holds %v samples", ErrMetadata, px.Type, l.pixelType)
+	}
+	return nil
+}
+
+// omeChannels maps the Channel elements to the spec's channels: one per
+// page (effC of them) when its samples are RGB or one, else one per
+// sample, each named after its Channel.
+func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
+	n := l.planesPerPage()
+	var out []pyramid.Channel
+	for c := range effC * n {
+		var oc omeChannel
+		switch {
+		case len(cs) == effC*n: // one Channel per sample
+			oc = cs[c]
+		case len(cs) == effC: // one Channel per page
+			oc = cs[c/n]
+		case len(cs) == effC*l.samples && n == 1: // RGB described sample by sample
+			oc = cs[c*l.samples]
+		default:
+			return nil
+		}
+		ch := pyramid.Channel{Name: cleanText(oc.Name)}
+		if oc.Color != nil {
+			v := uint32(*oc.Color)
+			ch.Color = color.NRGBA{R: uint8(v >> 24), G: uint8(v >> 16), B: uint8(v >> 8), A: uint8(v)}
+		}
+		out = append(out, ch)
+	}
+	for len(out) > 0 && out[len(out)-1] == (pyramid.Channel{}) {
+		out = out[:len(out)-1]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// tiffData maps the planes of an image (counted in pages) to page
+// indexes, following the TiffData elements as Bio-Formats does; -1 marks
+// a plane no element maps.
+func (m *mapper) tiffData(doc *omeDoc, tds []omeTiffData, spec pyramid.ImageSpec, n int) ([]int, error) {
+	at := make([]int, n)
+	for i := range at {
+		at[i] = -1
+	}
+	certain := make([]bool, n)
+	size := [3]uint32{uint32(spec.SizeZ), uint32(spec.SizeC), uint32(spec.SizeT)}
+	oneBased := oneBasedIndexes(tds, size)
+	pages := len(m.file.TIFF.Pages)
+	for i, td := range tds {
+		if err := m.inThisFile(doc, td, i); err != nil {
+			return nil, err
+		}
+		first := [3]uint32{value(td.FirstZ), value(td.FirstC), value(td.FirstT)}
+		for d := range first {
+			if oneBased[d] && first[d] > 0 {
+				first[d]--
+			}
+			if first[d] >= size[d] {
+				return nil, fmt.Errorf("%w: TiffData %d starts at Z %d, C %d, T %d, outside Z %d, C %d, T %d",
+					ErrMetadata, i, first[0], first[1], first[2], size[0], size[1], size[2])
+			}
+		}
+		index, _ := spec.PlaneIndex(int(first[0]), int(first[1]), int(first[2]))
+		count := uint32(1)
+		if td.PlaneCount != nil {
+			count = *td.PlaneCount
+		}
+		if count == 0 {
+			return nil, fmt.Errorf("%w: TiffData %d has PlaneCount 0", ErrMetadata, i)
+		}
+		ifd := int64(value(td.IFD))
+		if int64(index)+int64(count) > int64(n) || ifd+int64(count) > int64(pages) {
+			return nil, fmt.Errorf("%w: TiffData %d maps %d planes from plane %d of %d to pages from %d of %d",
+				ErrMetadata, i, count, index, n, ifd, pages)
+		}
+		for q := range int(count) {
+			at[index+q], certain[index+q] = int(ifd)+q, true
+		}
+		if td.PlaneCount != nil {
+			continue
+		}
+		for p := index + 1; p < n && !certain[p]; p++ {
+			if at[p-1]+1 >= pages {
+				break
+			}
+			at[p] = at[p-1] + 1
+		}
+	}
+	return at, nil
+}
+
+// oneBasedIndexes guesses, per dimension Z, C and T, whether the TiffData
+// elements count from 1, as Bio-Formats does: they do when the first
+// element that tells (before one starting at 0, 0, 0) starts at the size
+// of the dimension or past it.
+func oneBasedIndexes(tds []omeTiffData, size [3]uint32) [3]bool {
+	var known [3]bool
+	var out [3]bool
+	for _, td := range tds {
+		first := [3]uint32{value(td.FirstZ), value(td.FirstC), value(td.FirstT)}
+		for d := range first {
+			switch {
+			case first[d] >= size[d] && !known[d]:
+				out[d], known[d] = true, true
+			case first[d] == 0:
+				out[d], known[d] = false, true
+			}
+		}
+		if first == [3]uint32{} {
+			break
+		}
+	}
+	return out
+}
+
+// inThisFile checks that a TiffData's planes are in this file: it names
+// no file, or its UUID is the file's, or its FileName the file's name.
+func (m *mapper) inThisFile(doc *omeDoc, td omeTiffData, i int) error {
+	u := td.UUID
+	if u == nil {
+		return nil
+	}
+	value, name := strings.TrimSpace(u.Value), strings.TrimSpace(u.FileName)
+	if value != "" && value == doc.UUID || name != "" && name == m.name || value == "" && name == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: TiffData %d is in another file, %q (%s)", ErrMultiFile, i, name, value)
+}
+
+// value returns *v, or 0 for nil.
+func value(v *uint32) uint32 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+// positive returns v when it is a usable size, else 0.
+func positive(v float64) float64 {
+	if v > 0 && v < 1e12 {
+		return v
+	}
+	return 0
+}
+
+// mulInts multiplies non-negative ints, reporting overflow.
+func mulInts(v ...int) (int, bool) {
+	p := 1
+	for _, x := range v {
+		hi, lo := bits.Mul64(uint64(p), uint64(x))
+		if hi != 0 || lo > 1<<62 {
+			return 0, false
+		}
+		p = int(lo)
+	}
+	return p, true
+}
+
+// omeTime reads an OME Timestamp (xsd:dateTime), with or without a zone
+// (UTC then), with or without fractions of a second.
+func omeTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}

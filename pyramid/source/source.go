@@ -1,0 +1,330 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// More errors of this package (ErrUnsupported, ErrSize and ErrClosed are
+// the band reader's).
+var (
+	// ErrMetadata reports metadata that cannot be mapped: OME-XML that does
+	// not parse or contradicts the pages it describes (sizes, pixel type,
+	// a TiffData naming a page the file lacks).
+	ErrMetadata = errors.New("source: bad metadata")
+	// ErrMultiFile reports an OME-TIFF whose planes lie in other files too
+	// (a TiffData naming another file, or BinaryOnly metadata). Reading
+	// such a dataset is not supported yet.
+	ErrMultiFile = errors.New("source: multi-file dataset")
+)
+
+// Kind is what a TIFF file was recognized as, which decides how its pages
+// map to images.
+type Kind int
+
+// Kinds of files.
+const (
+	// TIFF is a plain TIFF or BigTIFF: pages of one shape are the planes
+	// of one image, along T (or along Z, C and T as an ImageJ
+	// description says); pages of other shapes are further images.
+	TIFF Kind = iota
+	// OMETIFF is an OME-TIFF: its OME-XML describes every image, and its
+	// TiffData elements say which page holds each plane.
+	OMETIFF
+	// SVS is an Aperio SVS slide: page 0 is the image, the label and
+	// macro pages are further images named "label" and "macro", and the
+	// thumbnail and the reduced levels are left out.
+	SVS
+)
+
+// String returns the kind's name: "TIFF", "OME-TIFF" or "SVS".
+func (k Kind) String() string {
+	switch k {
+	case TIFF:
+		return "TIFF"
+	case OMETIFF:
+		return "OME-TIFF"
+	case SVS:
+		return "SVS"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// File is a TIFF file mapped to images (OME series) as the pyramid writer
+// takes them, following what Bio-Formats reports for the same file.
+//
+// Reduced-resolution levels of the file (SubIFDs, pages marked reduced
+// in the main chain, COG overviews, an SVS's levels and thumbnail) are
+// not images and not planes: the writer computes the levels again from
+// the full-resolution planes.
+//
+// A File does not change once made, and is safe for concurrent use; its
+// images' planes are read through BandReaders.
+type File struct {
+	// Kind is what the file was recognized as.
+	Kind Kind
+	// Images are the file's images, in the order of the file.
+	Images []*Image
+	// OMEXML is the OME-XML document of an OME-TIFF, whole, as the first
+	// page's ImageDescription holds it; "" for other kinds.
+	OMEXML string
+	// Skipped lists the images, or pages, that could not be mapped and
+	// were left out because Options.SkipUnsupported was set; each error
+	// says what and why. It is empty otherwise: New fails instead.
+	Skipped []error
+	// TIFF is the file's structure.
+	TIFF *tiff.File
+
+	closer func() error
+}
+
+// Image is one image of a file: its spec and where each plane's pixels
+// are.
+type Image struct {
+	// Spec describes the image as the pyramid writer takes it; add it to
+	// a writer unchanged (or with metadata changed) and write its planes
+	// with WritePlanes.
+	Spec pyramid.ImageSpec
+	// Planes says where each plane is, by its index in the spec's
+	// DimensionOrder (pyramid.ImageSpec.PlaneIndex).
+	Planes []Plane
+}
+
+// Plane is where the pixels of one plane of an image lie: a page of the
+// file, or one sample of a page whose samples are separate channels.
+type Plane struct {
+	// Page holds the plane.
+	Page *tiff.Page
+	// Sample is the page's sample the plane is, when the page's samples
+	// are channels of their own (2 or 4 samples, or 3 that are not 8- or
+	// 16-bit RGB); -1 when the plane is the page's pixels, all samples.
+	Sample int
+}
+
+// Open reads the structure of the named file and maps its pages to
+// images, as New does. Close releases the file.
+func Open(name string, opts Options) (*File, error) {
+	rc, err := tiff.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	f, err := New(rc.File, filepath.Base(name), opts)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	f.closer = rc.Close
+	return f, nil
+}
+
+// Close closes the file Open opened; it does nothing for a File that New
+// made.
+func (f *File) Close() error {
+	if f.closer == nil {
+		return nil
+	}
+	err := f.closer()
+	f.closer = nil
+	return err
+}
+
+// New maps the pages of a TIFF file, read with tiff.Read, to images. name
+// is the file's base name: TiffData elements of an OME-TIFF name the file
+// that holds their planes, and those naming this one are read from it.
+//
+// The file is recognized by its first page's ImageDescription: OME-XML
+// (ending in "OME>", as tifffile tests it) makes an OME-TIFF, a text
+// starting "Aperio Image" an SVS, and anything else a plain TIFF. Every
+// page mapped to a plane is checked to be readable by a BandReader, so
+// that what New accepts can be converted; a page that is not, or
+// metadata that cannot be mapped, fails New with an error naming the
+// field (matching ErrUnsupported, ErrMetadata or ErrMultiFile), unless
+// opts.SkipUnsupported is set: then the images concerned are left out and
+// listed in File.Skipped.
+func New(f *tiff.File, name string, opts Options) (*File, error) {
+	out := &File{TIFF: f}
+	if len(f.Pages) == 0 {
+		return nil, fmt.Errorf("%w: the file has no pages", ErrMetadata)
+	}
+	m := &mapper{file: out, name: name, opts: opts}
+	var err error
+	description := f.Pages[0].Description()
+	switch {
+	case isOMEXML(description):
+		out.Kind, out.OMEXML = OMETIFF, description
+		err = m.ome(description)
+	case strings.HasPrefix(description, svsPrefix):
+		out.Kind = SVS
+		err = m.svs()
+	default:
+		err = m.generic()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Images) == 0 {
+		return nil, fmt.Errorf("%w: no image of the file can be read (%d left out)", ErrUnsupported, len(out.Skipped))
+	}
+	return out, nil
+}
+
+// mapper builds a File's images.
+type mapper struct {
+	file    *File
+	name    string
+	opts    Options
+	layouts map[*tiff.Page]layoutResult
+}
+
+// layoutResult is what layoutOf returned for a page.
+type layoutResult struct {
+	l   pageLayout
+	err error
+}
+
+// layout is layoutOf, once per page.
+func (m *mapper) layout(p *tiff.Page) (pageLayout, error) {
+	if r, ok := m.layouts[p]; ok {
+		return r.l, r.err
+	}
+	if m.layouts == nil {
+		m.layouts = map[*tiff.Page]layoutResult{}
+	}
+	l, err := layoutOf(p)
+	m.layouts[p] = layoutResult{l, err}
+	return l, err
+}
+
+// skip records an image that cannot be mapped, or fails with it.
+func (m *mapper) skip(err error) error {
+	if !m.opts.SkipUnsupported {
+		return err
+	}
+	m.file.Skipped = append(m.file.Skipped, err)
+	return nil
+}
+
+// add appends an image whose planes are all set.
+func (m *mapper) add(im *Image) { m.file.Images = append(m.file.Images, im) }
+
+// pageLayout is what the mapping needs of a page: its size, pixel type
+// and how its samples become planes.
+type pageLayout struct {
+	width, height int
+	pixelType     pyramid.PixelType
+	samples       int  // of the page
+	rgb           bool // the samples are interleaved RGB the writer keeps
+	mask          bool // a transparency mask (NewSubfileType bit 2)
+}
+
+// planesPerPage is the number of planes a page holds: 1 for RGB or a
+// single sample, one per sample otherwise.
+func (l pageLayout) planesPerPage() int {
+	if l.rgb {
+		return 1
+	}
+	return l.samples
+}
+
+// specSamples is the SamplesPerPixel of the image's spec.
+func (l pageLayout) specSamples() int {
+	if l.rgb {
+		return 3
+	}
+	return 1
+}
+
+// layoutOf checks that the page can be read by a BandReader and converted,
+// and returns its layout. The error names the field that cannot be.
+func layoutOf(p *tiff.Page) (pageLayout, error) {
+	l, f, err := BlockFormat(p)
+	if err != nil {
+		return pageLayout{}, err
+	}
+	if c := l.Compression; c == tiff.CompressionJPEG2000Aperio || c == tiff.CompressionJPEG2000AperioRGB {
+		return pageLayout{}, fmt.Errorf("%w: Compression %d (JPEG 2000, as Aperio writes it) of the page at %d: convert it to another codec first (vips or bfconvert read it)",
+			ErrUnsupported, c, p.Offset)
+	}
+	out := pageLayout{width: l.Width, height: l.Height, samples: l.SamplesPerPixel,
+		mask: p.NewSubfileType()&tiff.SubfileMask != 0}
+	if out.pixelType, err = pixelTypeOf(l, p.Offset); err != nil {
+		return out, err
+	}
+	switch l.Photometric {
+	case tiff.PhotometricWhiteIsZero, tiff.PhotometricBlackIsZero, tiff.PhotometricRGB, tiff.PhotometricSeparated, tiff.PhotometricMask:
+	case tiff.PhotometricYCbCr:
+		if l.Compression != tiff.CompressionJPEG {
+			return out, fmt.Errorf("%w: PhotometricInterpretation YCbCr with Compression %d of the page at %d (YCbCr is read from JPEG only)",
+				ErrUnsupported, l.Compression, p.Offset)
+		}
+	case tiff.PhotometricPalette:
+		return out, fmt.Errorf("%w: PhotometricInterpretation palette (ColorMap) of the page at %d", ErrUnsupported, p.Offset)
+	default:
+		return out, fmt.Errorf("%w: PhotometricInterpretation %d of the page at %d", ErrUnsupported, l.Photometric, p.Offset)
+	}
+	colour := l.Photometric == tiff.PhotometricRGB || l.Photometric == tiff.PhotometricYCbCr
+	out.rgb = l.SamplesPerPixel == 3 && colour && (out.pixelType == pyramid.Uint8 || out.pixelType == pyramid.Uint16)
+	// pixelTypeOf took whole bytes only: the band reader's decoder is
+	// made as it will be.
+	if _, err := compress.NewDecoder(f); err != nil {
+		if errors.Is(err, compress.ErrCompression) || errors.Is(err, compress.ErrFormat) || errors.Is(err, compress.ErrPredictor) {
+			return out, fmt.Errorf("%w: the page at %d: %w", ErrUnsupported, p.Offset, err)
+		}
+		return out, fmt.Errorf("source: the page at %d: %w", p.Offset, err)
+	}
+	return out, nil
+}
+
+// pixelTypeOf maps a page's samples to the writer's pixel type.
+func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
+	signed, float := l.SampleFormat == tiff.SampleFormatInt, l.SampleFormat == tiff.SampleFormatFloat
+	switch {
+	case l.BitsPerSample == 8 && !float:
+		return map[bool]pyramid.PixelType{false: pyramid.Uint8, true: pyramid.Int8}[signed], nil
+	case l.BitsPerSample == 16 && !float:
+		return map[bool]pyramid.PixelType{false: pyramid.Uint16, true: pyramid.Int16}[signed], nil
+	case l.BitsPerSample == 32 && !float:
+		return map[bool]pyramid.PixelType{false: pyramid.Uint32, true: pyramid.Int32}[signed], nil
+	case l.BitsPerSample == 32:
+		return pyramid.Float32, nil
+	case l.BitsPerSample == 64 && float:
+		return pyramid.Float64, nil
+	}
+	kind := map[bool]string{false: "integer", true: "floating-point"}[float]
+	return 0, fmt.Errorf("%w: BitsPerSample %d of %s samples of the page at %d (8, 16, 32 or 64 for floats)",
+		ErrUnsupported, l.BitsPerSample, kind, offset)
+}
+
+// sameShape reports whether two pages can be planes of one image.
+func sameShape(a, b pageLayout) bool { return a == b }
+
+// planesOf returns the planes a page holds, in sample order.
+func planesOf(p *tiff.Page, l pageLayout) []Plane {
+	if l.rgb || l.samples == 1 {
+		return []Plane{{Page: p, Sample: -1}}
+	}
+	out := make([]Plane, l.samples)
+	for s := range out {
+		out[s] = Plane{Page: p, Sample: s}
+	}
+	return out
+}
+
+// cleanText makes text from a file fit for the OME-XML: invalid UTF-8
+// becomes U+FFFD, and characters XML cannot hold are dropped.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= utf8.MaxRune {
+			return r
+		}
+		return -1
+	}, s)
+}

@@ -1,0 +1,382 @@
+package source
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"image/color"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// mapPages stores the pages in a little-endian classic TIFF named
+// "test.tif" and maps it.
+func mapPages(t testing.TB, opts Options, pages ...testPage) (*File, [][]byte, error) {
+	t.Helper()
+	file, images := fileOf(t, binary.LittleEndian, false, pages...)
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	f, err := New(tf, "test.tif", opts)
+	return f, images, err
+}
+
+// fields returns a hook adding fields to a test page's directory; a field
+// already there is replaced.
+func fields(add ...func(*ifd.Builder)) func(*ifd.Builder) {
+	return func(b *ifd.Builder) {
+		for _, a := range add {
+			a(b)
+		}
+	}
+}
+
+func description(s string) func(*ifd.Builder) {
+	return func(b *ifd.Builder) { b.AddASCII(tiff.TagImageDescription, s) }
+}
+
+func short(tag uint16, v ...uint16) func(*ifd.Builder) {
+	return func(b *ifd.Builder) { b.Remove(tag); b.AddShort(tag, v...) }
+}
+
+func long(tag uint16, v uint32) func(*ifd.Builder) {
+	return func(b *ifd.Builder) { b.Remove(tag); b.AddLong(tag, v) }
+}
+
+func rational(tag uint16, num, den uint32) func(*ifd.Builder) {
+	return func(b *ifd.Builder) { b.AddRational(tag, ifd.Fraction{Num: num, Den: den}) }
+}
+
+func ascii(tag uint16, s string) func(*ifd.Builder) {
+	return func(b *ifd.Builder) { b.AddASCII(tag, s) }
+}
+
+// summary describes the images of a file in one line each: name, size,
+// dimensions, order, type, samples and each plane as page:sample (page
+// indexes in the main chain, "*" for all samples).
+func summary(f *File) []string {
+	var out []string
+	for _, im := range f.Images {
+		s := im.Spec
+		line := fmt.Sprintf("%q %dx%d Z%d C%d T%d %s %v x%d:", s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, s.PixelType, s.SamplesPerPixel)
+		for _, p := range im.Planes {
+			index := -1
+			for i, q := range f.TIFF.Pages {
+				if q == p.Page {
+					index = i
+				}
+			}
+			sample := "*"
+			if p.Sample >= 0 {
+				sample = fmt.Sprint(p.Sample)
+			}
+			line += fmt.Sprintf(" %d:%s", index, sample)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func gray(w, h int, more ...func(*ifd.Builder)) testPage {
+	return testPage{width: w, height: h, samples: 1, bits: 16, rowsPerStrip: 8, codec: compress.LZW{}, more: fields(more...)}
+}
+
+func TestGenericMapping(t *testing.T) {
+	rgb := testPage{width: 20, height: 10, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: &compress.Deflate{}}
+	reduced := gray(10, 5, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage))
+	rgba := testPage{width: 8, height: 8, samples: 4, bits: 8, more: fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB), short(tiff.TagExtraSamples, tiff.ExtraSampleUnassociatedAlpha))}
+	tests := []struct {
+		name  string
+		pages []testPage
+		want  []string
+	}{
+		{"one page", []testPage{gray(20, 10)}, []string{`"" 20x10 Z1 C1 T1 XYCZT uint16 x1: 0:*`}},
+		{"pages of one shape along T, other shapes as images, reduced pages left out",
+			[]testPage{gray(20, 10), gray(20, 10), reduced, rgb, gray(20, 10), gray(9, 9)},
+			[]string{`"" 20x10 Z1 C1 T3 XYCZT uint16 x1: 0:* 1:* 4:*`, `"" 20x10 Z1 C1 T1 XYCZT uint8 x3: 3:*`, `"" 9x9 Z1 C1 T1 XYCZT uint16 x1: 5:*`}},
+		{"two samples are two channels", []testPage{{width: 8, height: 4, samples: 2, bits: 8}, {width: 8, height: 4, samples: 2, bits: 8}},
+			[]string{`"" 8x4 Z1 C2 T2 XYCZT uint8 x1: 0:0 0:1 1:0 1:1`}},
+		{"RGBA is four channels", []testPage{rgba}, []string{`"" 8x8 Z1 C4 T1 XYCZT uint8 x1: 0:0 0:1 0:2 0:3`}},
+		{"float RGB is three channels", []testPage{{width: 8, height: 8, samples: 3, bits: 32, float: true, planar: true}},
+			[]string{`"" 8x8 Z1 C3 T1 XYCZT float x1: 0:0 0:1 0:2`}},
+		{"16-bit RGB stays RGB", []testPage{{width: 8, height: 8, samples: 3, bits: 16, planar: true}}, []string{`"" 8x8 Z1 C1 T1 XYCZT uint16 x3: 0:*`}},
+		{"signed", []testPage{{width: 8, height: 8, samples: 1, bits: 32, signed: true}}, []string{`"" 8x8 Z1 C1 T1 XYCZT int32 x1: 0:*`}},
+		{"a mask is an image of its own", []testPage{gray(8, 8), gray(8, 8, long(tiff.TagNewSubfileType, tiff.SubfileMask))},
+			[]string{`"" 8x8 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"" 8x8 Z1 C1 T1 XYCZT uint16 x1: 1:*`}},
+		{"a single reduced page is the image", []testPage{reduced}, []string{`"" 10x5 Z1 C1 T1 XYCZT uint16 x1: 0:*`}},
+		{"ImageJ hyperstack", []testPage{
+			gray(8, 8, description("ImageJ=1.53t\nimages=6\nchannels=2\nslices=3\nhyperstack=true\nunit=micron\nspacing=0.5\n")),
+			gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8)},
+			[]string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
+		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=4\nchannels=4\n")), gray(8, 8)},
+			[]string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, tt.pages...)
+			require.NoError(t, err)
+			assert.Equal(t, TIFF, f.Kind)
+			assert.Equal(t, tt.want, summary(f))
+			assert.Empty(t, f.Skipped)
+		})
+	}
+}
+
+func TestGenericMetadata(t *testing.T) {
+	f, _, err := mapPages(t, Options{}, gray(8, 8,
+		description("  scan of a leaf  "), ascii(tiff.TagPageName, "leaf"), ascii(tiff.TagDateTime, "2024:05:06 07:08:09"),
+		rational(tiff.TagXResolution, 4000, 1), rational(tiff.TagYResolution, 2000, 1), short(tiff.TagResolutionUnit, tiff.ResolutionUnitCentimeter)))
+	require.NoError(t, err)
+	s := f.Images[0].Spec
+	assert.Equal(t, "leaf", s.Name)
+	assert.Equal(t, "scan of a leaf", s.Description)
+	assert.Equal(t, time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), s.AcquisitionDate)
+	assert.InDelta(t, 2.5, s.PhysicalSizeX, 1e-12, "10,000 µm a centimeter over 4000 pixels")
+	assert.InDelta(t, 5, s.PhysicalSizeY, 1e-12)
+
+	f, _, err = mapPages(t, Options{}, gray(8, 8, rational(tiff.TagXResolution, 254, 1), rational(tiff.TagYResolution, 254, 1)))
+	require.NoError(t, err)
+	assert.InDelta(t, 100, f.Images[0].Spec.PhysicalSizeX, 1e-12, "inches by default")
+
+	f, _, err = mapPages(t, Options{}, gray(8, 8, rational(tiff.TagXResolution, 254, 1), short(tiff.TagResolutionUnit, tiff.ResolutionUnitNone)))
+	require.NoError(t, err)
+	assert.Zero(t, f.Images[0].Spec.PhysicalSizeX, "no unit, no size")
+
+	ij := "ImageJ=1.53t\nimages=2\nslices=2\nunit=micron\nspacing=1.5\n"
+	f, _, err = mapPages(t, Options{}, gray(8, 8, description(ij), rational(tiff.TagXResolution, 4, 1), rational(tiff.TagYResolution, 2, 1),
+		short(tiff.TagResolutionUnit, tiff.ResolutionUnitNone)), gray(8, 8))
+	require.NoError(t, err)
+	s = f.Images[0].Spec
+	assert.Equal(t, [4]any{0.25, "µm", 0.5, "µm"}, [4]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit})
+	assert.Equal(t, [2]any{1.5, "µm"}, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit})
+	assert.Empty(t, s.Description, "ImageJ's description is its metadata")
+}
+
+// TestUnsupportedPages checks that a page that cannot be converted fails
+// New with a typed error naming its field, or with SkipUnsupported is
+// left out and listed, its images' other pages kept.
+func TestUnsupportedPages(t *testing.T) {
+	tests := []struct {
+		name string
+		page testPage
+		is   error
+		says string
+	}{
+		{"palette", gray(8, 8, short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette)), ErrUnsupported, "PhotometricInterpretation palette"},
+		{"CIELab", gray(8, 8, short(tiff.TagPhotometricInterpretation, 8)), ErrUnsupported, "PhotometricInterpretation 8"},
+		{"YCbCr without JPEG", testPage{width: 8, height: 8, samples: 3, bits: 8, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)},
+			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 1"},
+		{"64-bit integers", testPage{width: 8, height: 8, samples: 1, bits: 64}, ErrUnsupported, "BitsPerSample 64 of integer samples"},
+		{"half floats", gray(8, 8, short(tiff.TagSampleFormat, tiff.SampleFormatFloat)), ErrUnsupported, "BitsPerSample 16 of floating-point samples"},
+		{"12-bit", gray(8, 8, short(tiff.TagBitsPerSample, 12)), ErrUnsupported, "BitsPerSample 12"},
+		{"JPEG 2000", gray(8, 8, short(tiff.TagCompression, tiff.CompressionJPEG2000Aperio)), ErrUnsupported, "Compression 33003 (JPEG 2000"},
+		{"unknown compression", gray(8, 8, short(tiff.TagCompression, 34712)), ErrUnsupported, "34712"},
+		{"unknown predictor", gray(8, 8, short(tiff.TagPredictor, 5)), ErrUnsupported, "predictor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := mapPages(t, Options{}, gray(8, 8), tt.page)
+			require.ErrorIs(t, err, tt.is)
+			assert.ErrorContains(t, err, tt.says)
+			assert.True(t, strings.HasPrefix(err.Error(), "page 1: source: "), err.Error())
+
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, gray(8, 8), tt.page, gray(8, 8))
+			require.NoError(t, err)
+			assert.Equal(t, []string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 2:*`}, summary(f))
+			require.Len(t, f.Skipped, 1)
+			assert.ErrorIs(t, f.Skipped[0], tt.is)
+
+			_, _, err = mapPages(t, Options{SkipUnsupported: true}, tt.page)
+			assert.ErrorIs(t, err, ErrUnsupported, "no image left")
+		})
+	}
+}
+
+func TestKindString(t *testing.T) {
+	assert.Equal(t, []string{"TIFF", "OME-TIFF", "SVS", "Kind(7)"}, []string{TIFF.String(), OMETIFF.String(), SVS.String(), Kind(7).String()})
+}
+
+func TestCleanText(t *testing.T) {
+	assert.Equal(t, "a\uFFFDb\tc", cleanText("a\xffb\x01\tc\x00"))
+}
+
+// omeDocument is an OME-XML document of the images, each given as its
+// Image element's inside (Pixels and all); root holds the root element's
+// attributes.
+func omeDocument(root string, images ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" ` + root + `>`)
+	for i, im := range images {
+		fmt.Fprintf(&b, `<Image ID="Image:%d" Name="im%d">%s</Image>`, i, i, im)
+	}
+	b.WriteString(`</OME>`)
+	return b.String()
+}
+
+// pixels is a Pixels element of 8 x 8 uint16 with the sizes, order and
+// inside given.
+func pixels(z, c, t int, order, inside string) string {
+	return fmt.Sprintf(`<Pixels ID="Pixels:0" DimensionOrder="%s" Type="uint16" SizeX="8" SizeY="8" SizeZ="%d" SizeC="%d" SizeT="%d">%s</Pixels>`,
+		order, z, c, t, inside)
+}
+
+// grays returns n 8 x 8 uint16 pages, the first described by d.
+func grays(n int, d string) []testPage {
+	out := []testPage{gray(8, 8, description(d))}
+	for range n - 1 {
+		out = append(out, gray(8, 8))
+	}
+	return out
+}
+
+func TestOMEMapping(t *testing.T) {
+	uuid := `UUID="urn:uuid:6f6d6574-6966-6600-0000-000000000001"`
+	tests := []struct {
+		name  string
+		root  string
+		pages int
+		image []string
+		want  []string
+	}{
+		{"a TiffData without attributes maps every plane", "", 6, []string{pixels(2, 3, 1, "XYZCT", `<TiffData/>`)},
+			[]string{`"im0" 8x8 Z2 C3 T1 XYZCT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
+		{"one TiffData per plane, in any order", "", 4, []string{pixels(1, 2, 2, "XYCTZ",
+			`<TiffData IFD="3" FirstC="0" FirstT="0"/><TiffData IFD="2" FirstC="1"/><TiffData IFD="1" FirstT="1"/><TiffData IFD="0" FirstC="1" FirstT="1" PlaneCount="1"/>`)},
+			[]string{`"im0" 8x8 Z1 C2 T2 XYCTZ uint16 x1: 3:* 2:* 1:* 0:*`}},
+		{"PlaneCount", "", 4, []string{pixels(4, 1, 1, "XYZCT", `<TiffData IFD="2" FirstZ="2" PlaneCount="2"/><TiffData IFD="0" PlaneCount="2"/>`)},
+			[]string{`"im0" 8x8 Z4 C1 T1 XYZCT uint16 x1: 0:* 1:* 2:* 3:*`}},
+		{"a TiffData with an IFD and no PlaneCount maps the planes after it too", "", 4,
+			[]string{pixels(4, 1, 1, "XYZCT", `<TiffData IFD="1"/><TiffData IFD="0" FirstZ="3" PlaneCount="1"/>`)},
+			[]string{`"im0" 8x8 Z4 C1 T1 XYZCT uint16 x1: 1:* 2:* 3:* 0:*`}},
+		{"indexes counted from 1", "", 2, []string{pixels(1, 2, 1, "XYZCT", `<TiffData IFD="0" FirstC="1" PlaneCount="1"/><TiffData IFD="1" FirstC="2" PlaneCount="1"/>`)},
+			[]string{`"im0" 8x8 Z1 C2 T1 XYZCT uint16 x1: 0:* 1:*`}},
+		{"two images", "", 3, []string{pixels(2, 1, 1, "XYZCT", `<TiffData IFD="0" PlaneCount="2"/>`), pixels(1, 1, 1, "XYCZT", `<TiffData IFD="2"/>`)},
+			[]string{`"im0" 8x8 Z2 C1 T1 XYZCT uint16 x1: 0:* 1:*`, `"im1" 8x8 Z1 C1 T1 XYCZT uint16 x1: 2:*`}},
+		{"UUIDs naming this file", uuid, 2, []string{pixels(1, 1, 2, "XYZCT",
+			`<TiffData IFD="0" PlaneCount="1"><UUID FileName="test.tif">urn:uuid:0</UUID></TiffData>`+
+				`<TiffData IFD="1" FirstT="1"><UUID FileName="renamed.ome.tif">urn:uuid:6f6d6574-6966-6600-0000-000000000001</UUID></TiffData>`)},
+			[]string{`"im0" 8x8 Z1 C1 T2 XYZCT uint16 x1: 0:* 1:*`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, grays(tt.pages, omeDocument(tt.root, tt.image...))...)
+			require.NoError(t, err)
+			assert.Equal(t, OMETIFF, f.Kind)
+			assert.Equal(t, tt.want, summary(f))
+			assert.Equal(t, omeDocument(tt.root, tt.image...), f.OMEXML)
+		})
+	}
+}
+
+func TestOMEMetadata(t *testing.T) {
+	doc := omeDocument(``, `<AcquisitionDate>2021-03-04T05:06:07.5</AcquisitionDate><Description>two &amp; more</Description>`+
+		`<Pixels DimensionOrder="XYCZT" Type="uint16" SizeX="8" SizeY="8" SizeZ="2" SizeC="2" SizeT="1" PhysicalSizeX="0.25" PhysicalSizeY="0.5" PhysicalSizeYUnit="nm" PhysicalSizeZ="2" PhysicalSizeZUnit="mm">`+
+		`<Channel ID="Channel:0:0" Name="DAPI" Color="-16776961"/><Channel ID="Channel:0:1" Name="GFP"/><TiffData/></Pixels>`+
+		`<AnnotationRef ID="Annotation:1"/>`) // Color: 0xFF0000FF, opaque red
+	doc = strings.Replace(doc, `</OME>`, `<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value><M K="x">no</M></Value></MapAnnotation>`+
+		`<MapAnnotation ID="Annotation:1"><Value><M K="stain">H&amp;E</M><M K="organ">liver</M></Value></MapAnnotation></StructuredAnnotations></OME>`, 1)
+	f, _, err := mapPages(t, Options{}, grays(4, doc)...)
+	require.NoError(t, err)
+	s := f.Images[0].Spec
+	assert.Equal(t, "im0", s.Name)
+	assert.Equal(t, "two & more", s.Description)
+	assert.Equal(t, time.Date(2021, 3, 4, 5, 6, 7, 5e8, time.UTC), s.AcquisitionDate)
+	assert.Equal(t, [6]any{0.25, "", 0.5, "nm", 2.0, "mm"}, [6]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit, s.PhysicalSizeZ, s.PhysicalSizeZUnit})
+	assert.Equal(t, []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{R: 255, A: 255}}, {Name: "GFP"}}, s.Channels)
+	assert.Equal(t, []pyramid.KeyValue{{Key: "stain", Value: "H&E"}, {Key: "organ", Value: "liver"}}, s.Annotations)
+}
+
+func TestOMESamples(t *testing.T) {
+	rgb := func(d string) testPage {
+		return testPage{width: 8, height: 8, samples: 3, bits: 8, more: description(d)}
+	}
+	two := func(d string) testPage { return testPage{width: 8, height: 8, samples: 2, bits: 8, more: description(d)} }
+	px := func(c int, channels string) string {
+		return fmt.Sprintf(`<Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="%d" SizeT="2">%s<TiffData/></Pixels>`, c, channels)
+	}
+	tests := []struct {
+		name     string
+		page     func(string) testPage
+		image    string
+		want     string
+		channels []string
+	}{
+		{"RGB", rgb, px(3, `<Channel Name="bright" SamplesPerPixel="3"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"bright"}},
+		{"RGB with SizeC 1", rgb, px(1, ``), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, nil},
+		{"RGB described sample by sample", rgb, px(3, `<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"r"}},
+		{"two samples as channels", two, px(2, `<Channel Name="a" SamplesPerPixel="2"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "a"}},
+		{"two samples, a Channel each", two, px(2, `<Channel Name="a"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := omeDocument("", tt.image)
+			f, _, err := mapPages(t, Options{}, tt.page(d), tt.page(""))
+			require.NoError(t, err)
+			assert.Equal(t, []string{tt.want}, summary(f))
+			var names []string
+			for _, c := range f.Images[0].Spec.Channels {
+				names = append(names, c.Name)
+			}
+			assert.Equal(t, tt.channels, names)
+		})
+	}
+}
+
+// TestOMERefused checks OME-TIFFs that cannot be mapped: each is refused
+// with a typed error naming what, and with SkipUnsupported, the image is
+// left out and the others kept.
+func TestOMERefused(t *testing.T) {
+	good := pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`)
+	tests := []struct {
+		name  string
+		doc   string
+		pages int
+		is    error
+		says  string
+		kept  int // images kept with SkipUnsupported; -1: refused even then
+	}{
+		{"not XML", `<OME>oops</Image></OME>`, 1, ErrMetadata, "OME-XML", -1},
+		{"not OME", `<?xml version="1.0"?><Foo>OME>`, 1, ErrMetadata, "OME-XML", -1},
+		{"a root other than OME", `<Image></Image><!-- OME>`, 1, ErrMetadata, "the root element is Image", -1},
+		{"BinaryOnly", omeDocument(``, good)[:len(omeDocument(``, good))-6] + `<BinaryOnly MetadataFile="a.companion.ome" UUID="urn:uuid:1"/></OME>`, 1, ErrMultiFile, "BinaryOnly", -1},
+		{"another file", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="other.ome.tif">urn:uuid:2</UUID></TiffData>`)), 1,
+			ErrMultiFile, `"other.ome.tif"`, 1},
+		{"a plane missing", omeDocument(``, good, pixels(2, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="1"/>`)), 2, ErrMetadata, "no TiffData maps plane z=1 c=0 t=0", 1},
+		{"PlaneCount 0", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="0"/>`)), 2, ErrMetadata, "PlaneCount 0", 1},
+		{"a page past the end", omeDocument(``, good, pixels(1, 1, 2, "XYZCT", `<TiffData IFD="1" PlaneCount="2"/>`)), 2, ErrMetadata, "to pages from 1 of 2", 1},
+		{"a first page past the end", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="7"/>`)), 2, ErrMetadata, "TiffData IFD 7", 1},
+		{"a plane outside the sizes", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" FirstT="3"/>`)), 2, ErrMetadata, "outside Z 1, C 1, T 1", 1},
+		{"more planes than pages", omeDocument(``, good, pixels(100, 100, 100, "XYZCT", `<TiffData/>`)), 2, ErrMetadata, "Z 100 x C 100 x T 100 planes in a file of 2 pages", 1},
+		{"wrong size", omeDocument(``, good, strings.Replace(good, `SizeX="8"`, `SizeX="9"`, 1)), 2, ErrMetadata, "SizeX 9", 1},
+		{"wrong type", omeDocument(``, good, strings.Replace(good, `uint16`, `float`, 1)), 2, ErrMetadata, `Type "float"`, 1},
+		{"bad order", omeDocument(``, good, strings.Replace(good, `XYZCT`, `XYZZZ`, 1)), 2, ErrMetadata, `DimensionOrder "XYZZZ"`, 1},
+		{"no TiffData", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "without TiffData", 1},
+		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1},
+		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1},
+		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := mapPages(t, Options{}, grays(tt.pages, tt.doc)...)
+			require.ErrorIs(t, err, tt.is)
+			assert.ErrorContains(t, err, tt.says)
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(tt.pages, tt.doc)...)
+			if tt.kept < 0 {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, f.Images, tt.kept)
+			require.Len(t, f.Skipped, 1)
+			assert.ErrorIs(t, f.Skipped[0], tt.is)
+		})
+	}
+}

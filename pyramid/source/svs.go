@@ -1,0 +1,211 @@
+package source
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// svsPrefix starts the ImageDescription of every page of an Aperio SVS
+// file (Bio-Formats and OpenSlide recognize the format by it).
+const svsPrefix = "Aperio Image"
+
+// aperio is an Aperio ImageDescription: lines of text, then "|"-separated
+// "key = value" fields.
+type aperio struct {
+	// text is what is not a field: the library's name and version, the
+	// size and coding of the scan; lines joined with "\n".
+	text string
+	// fields are the "key = value" fields, in order, trimmed.
+	fields []pyramid.KeyValue
+	// label and macro are set when a token without "=" names the page
+	// so, as Bio-Formats recognizes the label and macro images.
+	label, macro bool
+}
+
+// parseAperio splits an Aperio ImageDescription into its text and its
+// fields: each line is cut at "|"; its first token is text (the scan's
+// size and coding, "46920x33014 [0,100 46000x32914] (256x256) JPEG/RGB
+// Q=30"), and a later token with "=" is a field.
+func parseAperio(d string) aperio {
+	var a aperio
+	var text []string
+	for line := range strings.SplitSeq(d, "\n") {
+		for i, token := range strings.Split(line, "|") {
+			token = strings.TrimSpace(token)
+			if key, value, ok := strings.Cut(token, "="); ok && i > 0 {
+				a.fields = append(a.fields, pyramid.KeyValue{Key: cleanText(strings.TrimSpace(key)), Value: cleanText(strings.TrimSpace(value))})
+				continue
+			}
+			if !strings.Contains(token, "=") {
+				lower := strings.ToLower(token)
+				a.label = a.label || strings.Contains(lower, "label")
+				a.macro = a.macro || strings.Contains(lower, "macro")
+			}
+			if token != "" {
+				text = append(text, cleanText(token))
+			}
+		}
+	}
+	a.text = strings.Join(text, "\n")
+	return a
+}
+
+// field returns the value of the first field named key.
+func (a aperio) field(key string) (string, bool) {
+	for _, kv := range a.fields {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// svs maps an Aperio SVS file, as Bio-Formats' SVSReader reads it:
+//   - page 0 is the image. MPP gives its pixel size in µm, Date and Time
+//     its acquisition date, and every "key = value" field of its
+//     description (AppMag, the scanner's fields, MPP itself) becomes an
+//     annotation; the rest of the description is its description;
+//   - a page whose description has a token naming "label" or "macro"
+//     (without "=") is the label or the macro image, an image of its own
+//     so named; failing that, the first pages without a description are
+//     taken for the label, then the macro;
+//   - the other pages, smaller than page 0 and of its proportions, are the
+//     thumbnail and the reduced levels, which are left out (the writer
+//     computes its levels again). A page of page 0's size (another focal
+//     plane) is not supported; any other page becomes an image of its
+//     own, named after its index.
+//
+// JPEG 2000 pages (Compression 33003 and 33005) are refused, naming the
+// compression.
+func (m *mapper) svs() error {
+	pages := m.file.TIFF.Pages
+	kinds := make([]string, len(pages))
+	kinds[0] = "image"
+	w0, h0, err := pageSize(pages[0])
+	if err != nil {
+		return err
+	}
+	found := map[string]bool{}
+	for i, p := range pages[1:] {
+		a := parseAperio(p.Description())
+		switch {
+		case a.label && !found["label"]:
+			kinds[i+1] = "label"
+		case a.macro && !found["macro"]:
+			kinds[i+1] = "macro"
+		default:
+			continue
+		}
+		found[kinds[i+1]] = true
+	}
+	for i, p := range pages[1:] {
+		if kinds[i+1] != "" {
+			continue
+		}
+		w, h, err := pageSize(p)
+		switch {
+		case err == nil && w == w0 && h == h0:
+			err := fmt.Errorf("%w: page %d of the SVS file has the size of page 0 (focal planes or channels of an SVS are not read)", ErrUnsupported, i+1)
+			if err := m.skip(err); err != nil {
+				return err
+			}
+			kinds[i+1] = "skipped"
+		case err == nil && w <= w0 && h <= h0 && sameProportions(w, h, w0, h0):
+			kinds[i+1] = "level"
+		case p.Description() == "" && !found["label"]:
+			kinds[i+1], found["label"] = "label", true
+		case p.Description() == "" && !found["macro"]:
+			kinds[i+1], found["macro"] = "macro", true
+		default:
+			kinds[i+1] = fmt.Sprintf("page %d", i+1)
+		}
+	}
+	for i, p := range pages {
+		if kinds[i] == "level" || kinds[i] == "skipped" {
+			continue
+		}
+		l, err := layoutOf(p)
+		if err != nil {
+			if err := m.skip(fmt.Errorf("the %s of the SVS file (page %d): %w", kinds[i], i, err)); err != nil {
+				return err
+			}
+			continue
+		}
+		im := genericImage([]*tiff.Page{p}, l)
+		im.Spec.Name, im.Spec.PhysicalSizeX, im.Spec.PhysicalSizeY = kinds[i], 0, 0
+		if i == 0 {
+			im.Spec.Name = ""
+		}
+		a := parseAperio(p.Description())
+		im.Spec.Description = a.text
+		if i == 0 {
+			a.describe(&im.Spec)
+		}
+		m.add(im)
+	}
+	return nil
+}
+
+// describe sets what the fields of the image's description say: the
+// pixel size (MPP, in µm), the acquisition date (Date and Time, with Time
+// Zone when given) and the annotations (every field).
+func (a aperio) describe(s *pyramid.ImageSpec) {
+	s.Annotations = a.fields
+	if v, ok := a.field("MPP"); ok {
+		if mpp, err := strconv.ParseFloat(v, 64); err == nil && mpp > 0 && mpp < 1e12 {
+			s.PhysicalSizeX, s.PhysicalSizeY = mpp, mpp
+			s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = "µm", "µm"
+		}
+	}
+	date, ok1 := a.field("Date")
+	clock, ok2 := a.field("Time")
+	if !ok1 || !ok2 {
+		return
+	}
+	zone, _ := a.field("Time Zone")
+	if t, ok := aperioTime(date, clock, zone); ok {
+		s.AcquisitionDate = t
+	}
+}
+
+// aperioTime reads Aperio's Date ("MM/DD/YY"), Time ("HH:MM:SS") and
+// Time Zone ("GMT-05:00", "GMT+0100"; UTC when absent).
+func aperioTime(date, clock, zone string) (time.Time, bool) {
+	t, err := time.Parse("01/02/06 15:04:05", date+" "+clock)
+	if err != nil {
+		return time.Time{}, false
+	}
+	z := strings.TrimPrefix(strings.TrimSpace(zone), "GMT")
+	if z == "" {
+		return t, true
+	}
+	for _, layout := range []string{"-07:00", "-0700", "-07"} {
+		if zt, err := time.Parse(layout, z); err == nil {
+			_, offset := zt.Zone()
+			return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.FixedZone("GMT"+z, offset)), true
+		}
+	}
+	return t, true
+}
+
+// pageSize returns a page's width and height.
+func pageSize(p *tiff.Page) (int, int, error) {
+	l, err := p.Layout()
+	if err != nil {
+		return 0, 0, fmt.Errorf("source: %w", err)
+	}
+	return l.Width, l.Height, nil
+}
+
+// sameProportions reports whether a w x h page is a reduced copy of a
+// w0 x h0 one: the same proportions within the rounding of its size.
+func sameProportions(w, h, w0, h0 int) bool {
+	scale := float64(w0) / float64(w)
+	return math.Abs(float64(h)*scale-float64(h0)) <= scale+0.02*float64(h0)
+}

@@ -1,0 +1,134 @@
+package source
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// svsHead is the description of an SVS slide's image, as Aperio's
+// library writes it (CMU-1.svs's, shortened).
+const svsHead = "Aperio Image Library v10.0.51\r\n64x48 [0,100 64x48] (16x16) JPEG/RGB Q=30|AppMag = 20|StripeWidth = 2040|ScanScope ID = CPAPERIOCS|" +
+	"Filename = CMU-1|Date = 12/29/09|Time = 09:59:15|Time Zone = GMT-05:00|User = b414003d|MPP = 0.4990|Left = 25.691574|Top = 23.449873"
+
+// svsPage is an RGB page of an SVS file: tiled when tile, else stripped.
+func svsPage(w, h int, tile bool, more ...func(*ifd.Builder)) testPage {
+	p := testPage{width: w, height: h, samples: 3, bits: 8, codec: compress.LZW{}, more: fields(more...)}
+	if tile {
+		p.tileW, p.tileH = 16, 16
+	}
+	return p
+}
+
+func TestSVSMapping(t *testing.T) {
+	tests := []struct {
+		name  string
+		pages []testPage
+		want  []string
+	}{
+		{"Aperio's layout", []testPage{
+			svsPage(64, 48, true, description(svsHead)),
+			svsPage(32, 24, false, description("Aperio Image Library v10.0.51\r\n64x48 -> 32x24 - |AppMag = 20|MPP = 0.4990")),
+			svsPage(16, 12, true, description("Aperio Image Library v10.0.51\r\n64x48 -> 16x12 - |AppMag = 20")),
+			svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30"), long(tiff.TagNewSubfileType, 1)),
+			svsPage(60, 20, false, description("Aperio Image Library v10.0.51\r\nmacro 60x20"), long(tiff.TagNewSubfileType, 9)),
+		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 4:*`}},
+		{"the label and macro without descriptions, levels marked reduced", []testPage{
+			svsPage(64, 48, true, description(svsHead)),
+			svsPage(32, 24, true, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)),
+			svsPage(16, 12, true, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)),
+			svsPage(20, 30, false),
+			svsPage(60, 20, false),
+		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 4:*`}},
+		{"the macro before the label", []testPage{
+			svsPage(64, 48, true, description(svsHead)),
+			svsPage(60, 20, false, description("Aperio Image Library v10.0.51\r\nmacro 60x20")),
+			svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")),
+		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 1:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}},
+		{"another page", []testPage{
+			svsPage(64, 48, true, description(svsHead)),
+			svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")),
+			svsPage(60, 20, false, description("Aperio Image Library v10.0.51\r\nmacro 60x20")),
+			svsPage(5, 60, false, description("Aperio Image Library v10.0.51\r\nbarcode")),
+		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 1:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 2:*`,
+			`"page 3" 5x60 Z1 C1 T1 XYCZT uint8 x3: 3:*`}},
+		{"one page", []testPage{svsPage(64, 48, true, description(svsHead))}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, tt.pages...)
+			require.NoError(t, err)
+			assert.Equal(t, SVS, f.Kind)
+			assert.Equal(t, tt.want, summary(f))
+		})
+	}
+}
+
+func TestSVSMetadata(t *testing.T) {
+	f, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead), rational(tiff.TagXResolution, 7, 1)),
+		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30"), rational(tiff.TagXResolution, 7, 1)))
+	require.NoError(t, err)
+	s := f.Images[0].Spec
+	assert.Equal(t, "Aperio Image Library v10.0.51\n64x48 [0,100 64x48] (16x16) JPEG/RGB Q=30", s.Description)
+	assert.Equal(t, [4]any{0.499, "µm", 0.499, "µm"}, [4]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit})
+	assert.True(t, time.Date(2009, 12, 29, 14, 59, 15, 0, time.UTC).Equal(s.AcquisitionDate), "%v", s.AcquisitionDate)
+	assert.Equal(t, []pyramid.KeyValue{{Key: "AppMag", Value: "20"}, {Key: "StripeWidth", Value: "2040"}, {Key: "ScanScope ID", Value: "CPAPERIOCS"},
+		{Key: "Filename", Value: "CMU-1"}, {Key: "Date", Value: "12/29/09"}, {Key: "Time", Value: "09:59:15"}, {Key: "Time Zone", Value: "GMT-05:00"},
+		{Key: "User", Value: "b414003d"}, {Key: "MPP", Value: "0.4990"}, {Key: "Left", Value: "25.691574"}, {Key: "Top", Value: "23.449873"}}, s.Annotations)
+	label := f.Images[1].Spec
+	assert.Equal(t, "Aperio Image Library v10.0.51\nlabel 20x30", label.Description)
+	assert.Zero(t, label.PhysicalSizeX, "the label's pixels are not the slide's")
+	assert.Empty(t, label.Annotations)
+}
+
+func TestAperioTime(t *testing.T) {
+	tests := []struct {
+		date, clock, zone string
+		want              time.Time
+		ok                bool
+	}{
+		{"12/29/09", "09:59:15", "", time.Date(2009, 12, 29, 9, 59, 15, 0, time.UTC), true},
+		{"01/02/21", "23:00:00", "GMT+0100", time.Date(2021, 1, 2, 22, 0, 0, 0, time.UTC), true},
+		{"01/02/21", "23:00:00", "GMT+01", time.Date(2021, 1, 2, 22, 0, 0, 0, time.UTC), true},
+		{"01/02/21", "23:00:00", "somewhere", time.Date(2021, 1, 2, 23, 0, 0, 0, time.UTC), true},
+		{"2021-01-02", "23:00:00", "", time.Time{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := aperioTime(tt.date, tt.clock, tt.zone)
+		assert.Equal(t, tt.ok, ok, "%+v", tt)
+		assert.True(t, tt.want.Equal(got), "%+v: %v", tt, got)
+	}
+}
+
+func TestSVSRefused(t *testing.T) {
+	label := svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30"))
+	tests := []struct {
+		name  string
+		pages []testPage
+		says  string
+		kept  []string
+	}{
+		{"JPEG 2000", []testPage{svsPage(64, 48, true, description(svsHead), short(tiff.TagCompression, tiff.CompressionJPEG2000AperioRGB)), label},
+			"the image of the SVS file (page 0): source: unsupported layout: Compression 33005 (JPEG 2000", []string{`"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 1:*`}},
+		{"focal planes", []testPage{svsPage(64, 48, true, description(svsHead)), svsPage(64, 48, true, description(svsHead)), label},
+			"page 1 of the SVS file has the size of page 0", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := mapPages(t, Options{}, tt.pages...)
+			require.ErrorIs(t, err, ErrUnsupported)
+			assert.ErrorContains(t, err, tt.says)
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, tt.pages...)
+			require.NoError(t, err)
+			assert.Equal(t, tt.kept, summary(f))
+			assert.Len(t, f.Skipped, 1)
+		})
+	}
+}

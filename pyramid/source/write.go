@@ -1,0 +1,171 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// ErrMismatch reports a destination image whose size, pixel type,
+// samples or planes differ from the source image's.
+var ErrMismatch = errors.New("source: destination image does not match")
+
+// WritePlanes writes every plane of the image into dst, an image added to
+// a pyramid writer with im.Spec (its metadata may differ, not its size,
+// pixel type, samples per pixel or planes). Each page is read once,
+// through a BandReader with opts, in the order of its first plane, and
+// its rows stream into the planes it holds band by band: memory stays at
+// a few bands of the page and the writer's bands of each plane open at
+// once (one, or one per sample when its samples are channels). It stops
+// at the first error, of the source or of the writer, and returns it
+// naming the plane.
+func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Options) error {
+	got, want := dst.Spec(), im.Spec
+	if got.SizeX != want.SizeX || got.SizeY != want.SizeY || got.PixelType != want.PixelType ||
+		max(got.SamplesPerPixel, 1) != max(want.SamplesPerPixel, 1) || got.Planes() != want.Planes() || len(im.Planes) != want.Planes() {
+		return fmt.Errorf("%w: %d x %d, %d x %d samples of %v, %d planes written into %d x %d, %d x %v, %d planes",
+			ErrMismatch, want.SizeX, want.SizeY, max(want.SamplesPerPixel, 1), len(im.Planes), want.PixelType, want.Planes(),
+			got.SizeX, got.SizeY, max(got.SamplesPerPixel, 1), got.PixelType, got.Planes())
+	}
+	for _, r := range im.reads() {
+		if err := im.writePage(ctx, dst, r, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pageRead is one page to read and the planes it holds: by sample, or
+// the whole page (planes[0], when whole).
+type pageRead struct {
+	page   *tiff.Page
+	whole  bool
+	planes []int // plane index per sample; -1 for a sample no plane is
+}
+
+// reads lists the pages of the image in the order of their first plane,
+// each with its planes.
+func (im *Image) reads() []pageRead {
+	var out []pageRead
+	index := map[*tiff.Page]int{}
+	for p, pl := range im.Planes {
+		k, ok := index[pl.Page]
+		if !ok {
+			k = len(out)
+			index[pl.Page] = k
+			out = append(out, pageRead{page: pl.Page, whole: pl.Sample < 0})
+		}
+		r := &out[k]
+		if pl.Sample < 0 {
+			r.planes = []int{p}
+			continue
+		}
+		for len(r.planes) <= pl.Sample {
+			r.planes = append(r.planes, -1)
+		}
+		r.planes[pl.Sample] = p
+	}
+	return out
+}
+
+// writePage streams one page into the planes it holds.
+func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead, opts Options) (err error) {
+	name := func(p int) string {
+		z, c, t := im.Spec.PlaneCoords(p)
+		return fmt.Sprintf("plane z=%d c=%d t=%d (the page at %d)", z, c, t, pr.page.Offset)
+	}
+	r, err := NewBandReader(ctx, pr.page, opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", name(pr.planes[0]), cerr)
+		}
+	}()
+	writers := make([]*pyramid.PlaneWriter, len(pr.planes))
+	for i, p := range pr.planes {
+		if p < 0 {
+			continue
+		}
+		z, c, t := im.Spec.PlaneCoords(p)
+		if writers[i], err = dst.Plane(z, c, t); err != nil {
+			return fmt.Errorf("%s: %w", name(p), err)
+		}
+	}
+	samples := r.Layout().SamplesPerPixel
+	if !pr.whole && samples < len(writers) {
+		return fmt.Errorf("%w: %s: the page has %d samples", ErrMismatch, name(pr.planes[0]), samples)
+	}
+	var split [][]byte
+	for {
+		_, band, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
+		}
+		if pr.whole {
+			if _, err := writers[0].Write(band); err != nil {
+				return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
+			}
+			continue
+		}
+		split = deinterleave(split, band, samples, r.sample)
+		for i, w := range writers {
+			if w == nil {
+				continue
+			}
+			if _, err := w.Write(split[i]); err != nil {
+				return fmt.Errorf("%s: %w", name(pr.planes[i]), err)
+			}
+		}
+	}
+	for i, w := range writers {
+		if w == nil {
+			continue
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("%s: %w", name(pr.planes[i]), err)
+		}
+	}
+	return nil
+}
+
+// deinterleave splits a band of pixels of n samples of size bytes into n
+// bands of one sample each, reusing out's buffers.
+func deinterleave(out [][]byte, band []byte, n, size int) [][]byte {
+	each := len(band) / n
+	if len(out) != n {
+		out = make([][]byte, n)
+	}
+	for s := range out {
+		if cap(out[s]) < each {
+			out[s] = make([]byte, each)
+		}
+		out[s] = out[s][:each]
+	}
+	pixel := n * size
+	switch size {
+	case 1:
+		for s := range n {
+			dst := out[s]
+			for i := range dst {
+				dst[i] = band[i*pixel+s]
+			}
+		}
+	default:
+		for s := range n {
+			dst := out[s]
+			for i, j := 0, s*size; i < len(dst); i, j = i+size, j+pixel {
+				copy(dst[i:i+size], band[j:j+size])
+			}
+		}
+	}
+	return out
+}

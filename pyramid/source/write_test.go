@@ -1,0 +1,231 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// convert writes every image of f into an OME-TIFF in memory, with the
+// writer's options, and returns the file.
+func convert(t testing.TB, f *File, wopts pyramid.Options, opts Options) []byte {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, wopts)
+	require.NoError(t, err)
+	var dsts []*pyramid.Image
+	for _, im := range f.Images {
+		dst, err := w.AddImage(im.Spec)
+		require.NoError(t, err)
+		dsts = append(dsts, dst)
+	}
+	for i, im := range f.Images {
+		require.NoError(t, im.WritePlanes(context.Background(), dsts[i], opts))
+	}
+	require.NoError(t, w.Close())
+	return h.Bytes()
+}
+
+// planePixels reads a plane of a mapped file through a band reader, and
+// splits out its sample when it is one.
+func planePixels(t testing.TB, p Plane) []byte {
+	t.Helper()
+	r, err := NewBandReader(context.Background(), p.Page, Options{Workers: 2})
+	require.NoError(t, err)
+	all, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	if p.Sample < 0 {
+		return all
+	}
+	return deinterleave(nil, all, r.Layout().SamplesPerPixel, r.sample)[p.Sample]
+}
+
+// want returns the pixels a plane of a file made by fileOf must have.
+func want(f *File, images [][]byte, p Plane, bytesPerSample int) []byte {
+	for i, q := range f.TIFF.Pages {
+		if q != p.Page {
+			continue
+		}
+		if p.Sample < 0 {
+			return images[i]
+		}
+		l, _ := q.Layout()
+		return deinterleave(nil, images[i], l.SamplesPerPixel, bytesPerSample)[p.Sample]
+	}
+	return nil
+}
+
+// TestWritePlanes converts files of every kind of page into OME-TIFFs and
+// reads them back as sources: the images, their specs and every plane's
+// pixels must come back as they went in.
+func TestWritePlanes(t *testing.T) {
+	tests := []struct {
+		name  string
+		pages []testPage
+		rows  int
+	}{
+		{"gray pages along T, RGB, and two samples as channels", []testPage{
+			{width: 100, height: 70, samples: 1, bits: 16, tileW: 32, tileH: 16, codec: compress.LZW{}, predictor: 2},
+			{width: 100, height: 70, samples: 1, bits: 16, rowsPerStrip: 9, codec: &compress.Deflate{}, seed: 1},
+			{width: 64, height: 40, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: &compress.Deflate{}, seed: 2},
+			{width: 33, height: 17, samples: 2, bits: 32, float: true, rowsPerStrip: 4, codec: &compress.Zstd{}, predictor: 3, seed: 3},
+		}, 0},
+		{"planar RGBA in bands of 32 rows", []testPage{{width: 50, height: 70, samples: 4, bits: 8, tileW: 16, tileH: 16, planar: true, codec: &compress.Zstd{}}}, 32},
+		{"16-bit RGB in bands of the whole page", []testPage{{width: 40, height: 30, samples: 3, bits: 16, rowsPerStrip: 7, planar: true}}, 1000},
+		{"signed", []testPage{{width: 20, height: 20, samples: 1, bits: 8, signed: true}, {width: 20, height: 20, samples: 1, bits: 32, signed: true, seed: 1}}, 0},
+	}
+	for _, tt := range tests {
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			t.Run(fmt.Sprintf("%s/%v", tt.name, order), func(t *testing.T) {
+				file, images := fileOf(t, order, false, tt.pages...)
+				tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+				require.NoError(t, err)
+				in, err := New(tf, "in.tif", Options{})
+				require.NoError(t, err)
+				out := convert(t, in, pyramid.Options{TileSize: 16, Workers: 2}, Options{Rows: tt.rows})
+				tout, err := tiff.Read(bytes.NewReader(out), int64(len(out)))
+				require.NoError(t, err)
+				back, err := New(tout, "", Options{})
+				require.NoError(t, err)
+				assert.Equal(t, OMETIFF, back.Kind)
+				require.Len(t, back.Images, len(in.Images))
+				for i, im := range in.Images {
+					got := back.Images[i]
+					s := got.Spec
+					s.Name, s.DimensionOrder = im.Spec.Name, im.Spec.DimensionOrder
+					assert.Equal(t, im.Spec, s, "image %d", i)
+					require.Len(t, got.Planes, len(im.Planes))
+					for p := range im.Planes {
+						wanted := want(in, images, im.Planes[p], im.Spec.PixelType.Size())
+						assert.True(t, bytes.Equal(wanted, planePixels(t, got.Planes[p])), "image %d plane %d", i, p)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRoundTripMetadata writes OME-TIFFs with the pyramid writer and maps
+// them back: every field the writer writes comes back.
+func TestRoundTripMetadata(t *testing.T) {
+	specs := []pyramid.ImageSpec{
+		{Name: "stack", SizeX: 40, SizeY: 30, SizeZ: 3, SizeC: 2, SizeT: 2, DimensionOrder: pyramid.XYCTZ, PixelType: pyramid.Uint16,
+			PhysicalSizeX: 0.25, PhysicalSizeY: 0.5, PhysicalSizeZ: 2, PhysicalSizeXUnit: "µm", PhysicalSizeYUnit: "nm", PhysicalSizeZUnit: "mm",
+			Channels:        []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{0, 0, 255, 255}}, {Name: "GFP", Color: color.NRGBA{0, 255, 0, 255}}},
+			AcquisitionDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Description: "a stack\nof planes",
+			Annotations: []pyramid.KeyValue{{Key: "objective", Value: "40x"}, {Key: "stain", Value: "<&>"}}},
+		{Name: "slide", SizeX: 300, SizeY: 200, PixelType: pyramid.Uint8, SamplesPerPixel: 3, PhysicalSizeX: 0.5, PhysicalSizeY: 0.5},
+		{Name: "floats", SizeX: 17, SizeY: 9, SizeT: 3, PixelType: pyramid.Float64, DimensionOrder: pyramid.XYTZC},
+	}
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{TileSize: 64})
+	require.NoError(t, err)
+	var planes [][][]byte
+	for i, s := range specs {
+		im, err := w.AddImage(s)
+		require.NoError(t, err)
+		var ps [][]byte
+		for p := range s.Planes() {
+			pix := make([]byte, im.PlaneBytes())
+			for k := range pix {
+				pix[k] = byte(k*7 + p*31 + i)
+			}
+			z, c, tm := im.Spec().PlaneCoords(p)
+			require.NoError(t, im.WritePlane(z, c, tm, pix))
+			ps = append(ps, pix)
+		}
+		planes = append(planes, ps)
+	}
+	require.NoError(t, w.Close())
+	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+	require.NoError(t, err)
+	f, err := New(tf, "", Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Images, len(specs))
+	for i, s := range specs {
+		got := f.Images[i].Spec
+		want := s
+		for _, d := range []*int{&want.SizeZ, &want.SizeC, &want.SizeT, &want.SamplesPerPixel} {
+			*d = max(*d, 1)
+		}
+		want.DimensionOrder = pyramid.DimensionOrder(cmpOr(string(want.DimensionOrder), "XYZCT"))
+		if want.PhysicalSizeX > 0 && want.PhysicalSizeXUnit == "" {
+			want.PhysicalSizeXUnit, want.PhysicalSizeYUnit = "µm", "µm"
+		}
+		assert.Equal(t, want, got, "image %d", i)
+		for p := range planes[i] {
+			assert.True(t, bytes.Equal(planes[i][p], planePixels(t, f.Images[i].Planes[p])), "image %d plane %d", i, p)
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func TestWritePlanesMismatch(t *testing.T) {
+	f, _, err := mapPages(t, Options{}, gray(8, 8), gray(8, 8))
+	require.NoError(t, err)
+	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	for _, s := range []pyramid.ImageSpec{
+		{SizeX: 8, SizeY: 8, SizeT: 1, PixelType: pyramid.Uint16},
+		{SizeX: 8, SizeY: 9, SizeT: 2, PixelType: pyramid.Uint16},
+		{SizeX: 8, SizeY: 8, SizeT: 2, PixelType: pyramid.Int16},
+	} {
+		dst, err := w.AddImage(s)
+		require.NoError(t, err)
+		assert.ErrorIs(t, f.Images[0].WritePlanes(context.Background(), dst, Options{}), ErrMismatch)
+	}
+}
+
+// TestWritePlanesStops checks that a cancelled context, and a block that
+// does not decode, stop WritePlanes with their error, naming the plane.
+func TestWritePlanesStops(t *testing.T) {
+	f, _, err := mapPages(t, Options{}, gray(64, 64), gray(64, 64))
+	require.NoError(t, err)
+	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	dst, err := w.AddImage(f.Images[0].Spec)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = f.Images[0].WritePlanes(ctx, dst, Options{})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "plane z=0 c=0 t=0")
+
+	file, _ := fileOf(t, binary.LittleEndian, false, gray(64, 64), gray(64, 64))
+	file[len(file)/3] ^= 0xff // inside the first page's strips
+	file[len(file)/3+1] ^= 0xff
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	f, err = New(tf, "", Options{})
+	require.NoError(t, err)
+	w, err = pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	dst, err = w.AddImage(f.Images[0].Spec)
+	require.NoError(t, err)
+	err = f.Images[0].WritePlanes(context.Background(), dst, Options{})
+	assert.True(t, errors.Is(err, compress.ErrCorrupt), "%v", err)
+}
