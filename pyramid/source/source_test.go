@@ -298,7 +298,9 @@ func TestOMESamples(t *testing.T) {
 	rgb := func(d string) testPage {
 		return testPage{width: 8, height: 8, samples: 3, bits: 8, more: description(d)}
 	}
-	two := func(d string) testPage { return testPage{width: 8, height: 8, samples: 2, bits: 8, more: description(d)} }
+	two := func(d string) testPage {
+		return testPage{width: 8, height: 8, samples: 2, bits: 8, more: description(d)}
+	}
 	px := func(c int, channels string) string {
 		return fmt.Sprintf(`<Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="%d" SizeT="2">%s<TiffData/></Pixels>`, c, channels)
 	}
