@@ -1,8 +1,37 @@
-// Package source reads the images of existing files for the pyramid
-// writer: a BandReader gives the rows of one TIFF page, top to bottom, in
-// bands of its block height, decoding its tiles or strips once each, in
-// parallel through compress's ordered Pipeline, with memory bounded by the
-// width of the page times its block height.
+// Package source reads the images of existing TIFF files for the pyramid
+// writer: plain TIFF and BigTIFF, OME-TIFF and Aperio SVS, in either byte
+// order, mapped to pyramid.ImageSpec as Bio-Formats reports them, and
+// streamed into a pyramid.Writer plane by plane in bounded memory.
+//
+// Open (or New) recognizes a file and maps its pages to images (OME
+// series): each Image has a spec the writer takes and the page (or the
+// sample of a page) holding each of its planes. What goes where:
+//   - OME-TIFF: every Image of the OME-XML, its planes found through its
+//     TiffData elements; the OME-XML is kept whole in File.OMEXML;
+//   - Aperio SVS: page 0 is the image (MPP its pixel size, its fields
+//     annotations), the label and macro pages are images named "label"
+//     and "macro";
+//   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
+//     puts them (or along Z, C and T as an ImageJ description says), and
+//     pages of other shapes are further images.
+//
+// Reduced-resolution levels (SubIFDs, pages marked reduced, COG
+// overviews, an SVS's levels and thumbnail) are never planes: the writer
+// computes the levels again. Samples of a page become interleaved RGB
+// (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
+// separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample
+// data), as Bio-Formats counts them. What cannot be read (palettes,
+// sub-byte or 64-bit integer samples, JPEG 2000, multi-file datasets) is
+// refused with an error naming it, matching ErrUnsupported, ErrMetadata or
+// ErrMultiFile; Options.SkipUnsupported leaves such images out instead and
+// lists them in File.Skipped.
+//
+// Image.WritePlanes streams every plane into an image of a pyramid
+// writer. Underneath, a BandReader gives the rows of one page, top to
+// bottom, in bands of its block height or a multiple of it, decoding its
+// tiles or strips once each, in parallel through compress's ordered
+// Pipeline, with memory bounded by the width of the page times the band
+// height.
 //
 // It builds on package tiff, which reads a file's structure and its
 // blocks as stored, and package compress, which decodes a block.

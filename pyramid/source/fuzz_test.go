@@ -6,9 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -70,6 +73,112 @@ func FuzzBandReader(f *testing.F) {
 			}
 			if l := r.Layout(); n != int64(l.Height)*int64(r.RowBytes()) {
 				t.Fatalf("%d bytes read of a %d x %d page (%d bytes a row)", n, l.Width, l.Height, r.RowBytes())
+			}
+		}
+	})
+}
+
+// mappedOK checks what New made of a file: every image's planes are pages
+// of the file, as many as its spec has, of samples the page has; and the
+// pyramid writer takes every spec.
+func mappedOK(t *testing.T, f *File) {
+	t.Helper()
+	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for i, im := range f.Images {
+		if len(im.Planes) != im.Spec.Planes() {
+			t.Fatalf("image %d: %d planes for a spec of %d", i, len(im.Planes), im.Spec.Planes())
+		}
+		for p, pl := range im.Planes {
+			l, err := pl.Page.Layout()
+			if err != nil || pl.Sample >= l.SamplesPerPixel || pl.Sample < -1 {
+				t.Fatalf("image %d plane %d: sample %d of a page of %d samples (%v)", i, p, pl.Sample, l.SamplesPerPixel, err)
+			}
+		}
+		if _, err := w.AddImage(im.Spec); err != nil {
+			t.Fatalf("image %d: the writer refuses its spec %+v: %v", i, im.Spec, err)
+		}
+	}
+}
+
+// mappingError reports whether err is one New may give.
+func mappingError(err error) bool {
+	return typedError(err) || errors.Is(err, ErrMetadata) || errors.Is(err, ErrMultiFile)
+}
+
+// fuzzDescription maps files whose first page's description is the fuzzed
+// text, before the pages given: errors must be typed, and what is mapped
+// sound.
+func fuzzDescription(f *testing.F, seeds []string, pages ...testPage) {
+	for _, s := range seeds {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, d string, skip bool) {
+		if strings.ContainsRune(d, 0) {
+			return // ASCII fields end at NUL
+		}
+		first := pages[0]
+		first.more = description(d)
+		file, _ := fileOf(t, binary.LittleEndian, false, append([]testPage{first}, pages[1:]...)...)
+		tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			return // a description with NUL in it, say
+		}
+		m, err := New(tf, "test.tif", Options{SkipUnsupported: skip})
+		if err != nil {
+			if !mappingError(err) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		mappedOK(t, m)
+	})
+}
+
+// FuzzOMEXML maps OME-TIFFs of four 8 x 8 pages (two gray, two RGB)
+// described by arbitrary OME-XML, seeded with documents of every TiffData
+// form.
+func FuzzOMEXML(f *testing.F) {
+	seeds := []string{
+		omeDocument("", pixels(2, 1, 1, "XYZCT", `<TiffData/>`)),
+		omeDocument(`UUID="urn:uuid:1"`, pixels(1, 2, 1, "XYCZT", `<TiffData IFD="1" FirstC="1" PlaneCount="1"><UUID FileName="test.tif">urn:uuid:1</UUID></TiffData><TiffData IFD="0"/>`)),
+		omeDocument("", pixels(1, 1, 2, "XYZTC", `<TiffData IFD="0" FirstT="1"/><TiffData IFD="1" FirstT="2"/>`),
+			`<Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="3" SizeT="2"><Channel Name="a" SamplesPerPixel="3" Color="255"/><TiffData IFD="2" PlaneCount="2"/></Pixels>`),
+		omeDocument("", `<AcquisitionDate>2021-03-04T05:06:07Z</AcquisitionDate><Pixels DimensionOrder="XYZCT" Type="uint16" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1" PhysicalSizeX="1" PhysicalSizeXUnit="nm"><TiffData><UUID FileName="b.ome.tif">urn:uuid:2</UUID></TiffData></Pixels>`),
+		`<OME><BinaryOnly/></OME>`,
+	}
+	g := gray(8, 8)
+	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8}
+	fuzzDescription(f, seeds, g, g, rgb, rgb)
+}
+
+// FuzzSVSDescription maps SVS files of a slide, a thumbnail, a level, a
+// label and a macro whose slide description is arbitrary, seeded with
+// Aperio's.
+func FuzzSVSDescription(f *testing.F) {
+	seeds := []string{svsHead, "Aperio Image Library v12.0.5\n24576x16384 [0,100 24576x16384] (240x240) JPEG/RGB Q=70|AppMag = 20|MPP = 0.4990|Date = 01/02/21|Time = 10:11:12|Time Zone = GMT+0100",
+		"Aperio Image|MPP=|Date=13/45/99|Time=x", "Aperio Image\nlabel\nmacro"}
+	fuzzDescription(f, seeds, svsPage(64, 48, true), svsPage(32, 24, false), svsPage(16, 12, true),
+		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")), svsPage(60, 20, false))
+}
+
+// FuzzParseAperio splits arbitrary descriptions: the fields and the text
+// hold nothing XML cannot, and parsing never fails.
+func FuzzParseAperio(f *testing.F) {
+	f.Add(svsHead)
+	f.Add("a|b=c|=|==|\r\n|label|macro=1")
+	f.Fuzz(func(t *testing.T, d string) {
+		a := parseAperio(d)
+		texts := []string{a.text}
+		for _, kv := range a.fields {
+			texts = append(texts, kv.Key, kv.Value)
+		}
+		for _, s := range texts {
+			if s != cleanText(s) {
+				t.Fatalf("%q is not clean", s)
 			}
 		}
 	})

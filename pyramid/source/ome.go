@@ -188,6 +188,15 @@ func (m *mapper) pageIndex(p *tiff.Page) int {
 	return -1
 }
 
+// omeLengthUnits are the symbols of OME's UnitsLength (2016-06), and ""
+// for the default, µm.
+var omeLengthUnits = map[string]bool{
+	"": true, "Ym": true, "Zm": true, "Em": true, "Pm": true, "Tm": true, "Gm": true, "Mm": true, "km": true, "hm": true,
+	"dam": true, "m": true, "dm": true, "cm": true, "mm": true, "µm": true, "nm": true, "pm": true, "fm": true, "am": true,
+	"zm": true, "ym": true, "Å": true, "thou": true, "li": true, "in": true, "ft": true, "yd": true, "mi": true, "ua": true,
+	"ly": true, "pc": true, "pt": true, "pixel": true, "reference frame": true,
+}
+
 // omeTypes maps OME pixel types to the writer's.
 var omeTypes = map[string]pyramid.PixelType{
 	"uint8": pyramid.Uint8, "int8": pyramid.Int8, "uint16": pyramid.Uint16, "int16": pyramid.Int16,
@@ -238,6 +247,11 @@ func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.Ke
 	}
 	for _, ref := range oi.AnnotationRefs {
 		spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
+	}
+	for _, u := range []string{spec.PhysicalSizeXUnit, spec.PhysicalSizeYUnit, spec.PhysicalSizeZUnit} {
+		if _, ok := omeLengthUnits[u]; !ok {
+			return nil, fmt.Errorf("%w: physical size unit %q is no OME length unit", ErrMetadata, u)
+		}
 	}
 	pageSpec := spec // the planes counted in pages: effC along C
 	pageSpec.SizeC = effC
