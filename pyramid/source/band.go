@@ -44,10 +44,10 @@ type Options struct {
 	// than 2 × Workers, within 32 MiB (none beyond the first when a band
 	// is larger). 0 (or less) means DefaultMaxBandBytes.
 	MaxBandBytes int64
-	// Rows is the height of a band: 0 means the page's block height (its
-	// tile height or RowsPerStrip); other values are rounded up to a
-	// multiple of it. Bands as high as the pyramid writer's tiles let it
-	// cut them into tiles without copying them first.
+	// Rows is the height of a band: the most whole blocks (tiles or
+	// strips) that fit in it, and at least one; 0 means one block. Bands
+	// as high as the pyramid writer's tiles let it cut them into tiles
+	// without copying them first.
 	Rows int
 	// SkipUnsupported makes New (and Open) leave out the images it cannot
 	// map, listing them in File.Skipped, instead of failing.
@@ -166,10 +166,7 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	if limit <= 0 {
 		limit = DefaultMaxBandBytes
 	}
-	r.blockRows = 1
-	if opts.Rows > l.BlockHeight {
-		r.blockRows = min((opts.Rows+l.BlockHeight-1)/l.BlockHeight, l.BlocksDown)
-	}
+	r.blockRows = min(max(1, opts.Rows/l.BlockHeight), l.BlocksDown)
 	// Sizes are below 2^32, samples per pixel below 2^16 and a sample
 	// below 2^4 bytes: the products are checked by division before they
 	// are taken.
