@@ -19,7 +19,7 @@ func BenchmarkConvertRaw(b *testing.B) {
 				"-raw-type", "uint16", "-raw-z", "4", input, output}
 			b.SetBytes(width * height * 2 * planes)
 			for b.Loop() {
-				if code := run(args, io.Discard, io.Discard); code != 0 {
+				if code := runConvert(args, io.Discard, io.Discard); code != 0 {
 					b.Fatalf("exit code %d", code)
 				}
 			}

@@ -1,56 +1,3 @@
-// Convert converts an image into a pyramidal OME-TIFF.
-//
-// It reads PNG, JPEG, GIF, BMP, TIFF and WebP files, decoded by the
-// standard library and golang.org/x/image (non-interlaced PNGs by a
-// streaming reader of their rows), and raw files of little-endian samples
-// described by the -raw flags. A decoded image becomes one plane: gray
-// images one uint8 or uint16 channel, colour images interleaved RGB,
-// uint16 for 16-bit colour models and uint8 otherwise; alpha is dropped. A
-// raw file is read plane by plane, in the -raw-order of its planes.
-//
-// # Memory
-//
-// A non-interlaced PNG and a raw file are streamed: their rows reach the
-// writer a band at a time, so memory grows with the image's width, not
-// its height, and a file larger than memory converts. The writer's bands
-// take about 3 x tile x width x bytes per pixel (3 for RGB uint8), and Go's
-// garbage collector lets the process peak at about twice that, plus
-// 48 MiB for the rest: under 180 MiB for a 30000-pixel-wide RGB image at
-// the default 256-pixel tiles, however tall. Every other image (JPEG, GIF, BMP, TIFF, WebP and
-// interlaced PNG) is decoded whole by Go's decoders, which hold all of it.
-//
-// # Limits
-//
-// The input's header is read and checked before the output is created,
-// and an input refused leaves no file. The converter refuses:
-//   - an image whose header claims more than -max-pixels pixels (default
-//     2^32, 65536 x 65536; 0 lifts it);
-//   - a PNG shorter than the image it claims can be, as deflate expands at
-//     most 1032 times: a decompression bomb or a truncated file;
-//   - an image whose plan needs more than -max-memory (default 1 GiB; 0
-//     lifts it): the decoded image and the writer's bands for an image
-//     decoded whole, the bands alone for one streamed. Go's decoders'
-//     working buffers are counted (a progressive JPEG's coefficients, say).
-//     An image refused because it must be decoded whole can be rewritten as
-//     a non-interlaced PNG, which streams: vips copy in.jpg in.png.
-//
-// -max-memory bounds what the converter plans to hold; GOMEMLIMIT set to it
-// holds the process's heap to it as well, at the cost of more garbage
-// collection.
-//
-// Usage:
-//
-//	go run ./examples/convert [flags] input output.ome.tif
-//
-// For example:
-//
-//	convert -physical-size 0.25 -compression zstd slide.png slide.ome.tif
-//	convert -raw-width 2048 -raw-height 2048 -raw-type uint16 -raw-channels 3 \
-//		-raw-z 40 -channels DAPI,FITC,TRITC stack.raw stack.ome.tif
-//
-// The output appears only when the conversion succeeds, and replaces an
-// existing file only with -force. A progress bar of the tiles written is
-// drawn on stderr when it is a terminal. Run with -h for every flag.
 package main
 
 import (
@@ -66,69 +13,111 @@ import (
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// run is the program: it converts the input named in args, prints one line
-// about the output to stdout, and reports a failure as one line on stderr.
-// It returns the exit code: 0, 1 when the conversion fails, 2 for a usage
-// error (bad flags or flag values, including those the writer rejects).
-func run(args []string, stdout, stderr io.Writer) int {
+// runConvert is the convert command: it converts the input named in args,
+// prints what it wrote to stdout, and reports a failure as one line on
+// stderr. It returns the exit code: 0, 1 when the conversion fails, 2 for
+// a usage error (bad flags or flag values, including those the writer
+// rejects).
+func runConvert(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
 	if err != nil {
-		return cli.Exit("convert", stderr, cli.UsageError{Err: err})
+		return cli.Exit(convertName, stderr, cli.UsageError{Err: err})
 	}
-	return cli.Run("convert", stderr, func(ctx context.Context) error {
+	return cli.Run(convertName, stderr, func(ctx context.Context) error {
 		cfg.options.Context = ctx
 		start := time.Now()
 		bar := newProgress(stderr)
 		if bar.visible {
 			cfg.options.Progress = bar.update
 		}
-		spec, err := convert(cfg)
+		specs, err := convert(ctx, cfg, stderr)
 		bar.done()
 		if err != nil {
 			return err
 		}
-		return printSummary(stdout, cfg.output, spec, time.Since(start))
+		return printSummary(stdout, cfg.output, specs, time.Since(start))
 	})
 }
 
-// convert writes cfg.input to cfg.output and returns the spec of the image
-// written. The input's header is read and checked before the output is
-// created, so an input refused leaves nothing behind; on any later failure
-// the output is discarded.
-func convert(cfg config) (pyramid.ImageSpec, error) {
+// convertName prefixes the convert command's error lines.
+const convertName = "ometiff convert"
+
+// convert writes cfg.input to cfg.output and returns the specs of the
+// images written. The input's header is read and checked before the
+// output is created, so an input refused leaves nothing behind; on any
+// later failure the output is discarded. What the input holds and the
+// output cannot carry is refused, or with -skip-unsupported reported on
+// stderr.
+func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.ImageSpec, error) {
 	in, err := openInput(cfg.input)
 	if err != nil {
-		return pyramid.ImageSpec{}, err
+		return nil, err
 	}
 	defer in.Close()
 	src, err := openSource(in, cfg)
 	if err != nil {
-		return pyramid.ImageSpec{}, err
+		return nil, err
 	}
-	spec, err := cfg.describe(src.spec())
+	for _, s := range src.skipped() {
+		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
+	}
+	specs, err := cfg.describe(src.specs())
 	if err != nil {
-		return spec, err
+		return specs, err
 	}
 	w, err := pyramid.Create(cfg.output, cfg.options)
 	if errors.Is(err, fs.ErrExist) {
 		err = fmt.Errorf("%w (use -force to replace it)", err)
 	}
 	if err != nil {
-		return spec, err
+		return specs, err
 	}
-	if spec, err = src.write(w, spec); err != nil {
+	if specs, err = src.write(ctx, w, specs); err != nil {
 		_ = w.Abort()
-		return spec, err
+		return specs, err
 	}
-	return spec, w.Close()
+	return specs, w.Close()
 }
 
-// source is an input: the description of its image and its planes.
-type source interface {
+// sourceImages is an input: the description of its images and their
+// planes.
+type sourceImages interface {
+	// specs gives the size and planes of each image, and what the input
+	// knows of its pixel type, samples and metadata.
+	specs() []pyramid.ImageSpec
+	// skipped lists what the input holds and the conversion leaves out
+	// (with -skip-unsupported).
+	skipped() []error
+	// write adds the images to w with specs, writes every plane and
+	// returns the specs written.
+	write(ctx context.Context, w *pyramid.Writer, specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error)
+}
+
+// openSource returns the raw input the -raw flags describe, the images of
+// a TIFF file, streamed from its blocks, or the image in the input,
+// streamed or decoded.
+func openSource(in *input, cfg config) (sourceImages, error) {
+	var im imageInput
+	var err error
+	switch {
+	case cfg.raw.set:
+		im, err = newRawSource(in, cfg.raw, cfg.limits)
+	default:
+		var src sourceImages
+		var ok bool
+		if src, ok, err = openTIFF(in, cfg); ok || err != nil {
+			return src, err
+		}
+		im, err = openImage(in, cfg.limits)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return oneImage{im}, nil
+}
+
+// imageInput is an input of one image.
+type imageInput interface {
 	// spec gives the size and planes of the image, and what the input
 	// knows of its pixel type and samples.
 	spec() pyramid.ImageSpec
@@ -137,27 +126,44 @@ type source interface {
 	write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error)
 }
 
-// openSource returns the raw input the -raw flags describe, or the image
-// in the input, streamed or decoded.
-func openSource(in *input, cfg config) (source, error) {
-	if cfg.raw.set {
-		return newRawSource(in, cfg.raw, cfg.limits)
-	}
-	return openImage(in, cfg.limits)
+// oneImage is the source of an input of one image.
+type oneImage struct{ in imageInput }
+
+func (s oneImage) specs() []pyramid.ImageSpec { return []pyramid.ImageSpec{s.in.spec()} }
+func (s oneImage) skipped() []error           { return nil }
+func (s oneImage) write(_ context.Context, w *pyramid.Writer, specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
+	spec, err := s.in.write(w, specs[0])
+	return []pyramid.ImageSpec{spec}, err
 }
 
-// printSummary prints one line about the file written.
-func printSummary(w io.Writer, path string, spec pyramid.ImageSpec, elapsed time.Duration) error {
+// printSummary prints what was written: one line for one image; for
+// several, a line for the file and one for each image.
+func printSummary(w io.Writer, path string, specs []pyramid.ImageSpec, elapsed time.Duration) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	rgb := ""
-	if spec.SamplesPerPixel == 3 {
-		rgb = " RGB"
+	describe := func(spec pyramid.ImageSpec) string {
+		rgb := ""
+		if spec.SamplesPerPixel == 3 {
+			rgb = " RGB"
+		}
+		return fmt.Sprintf("%d x %d%s %s, Z %d x C %d x T %d", spec.SizeX, spec.SizeY, rgb, spec.PixelType, spec.SizeZ, spec.SizeC, spec.SizeT)
 	}
-	_, err = fmt.Fprintf(w, "wrote %s: %d x %d%s %s, Z %d x C %d x T %d, %.1f MB in %.2f s\n",
-		path, spec.SizeX, spec.SizeY, rgb, spec.PixelType, spec.SizeZ, spec.SizeC, spec.SizeT,
-		float64(info.Size())/1e6, elapsed.Seconds())
-	return err
+	size := fmt.Sprintf("%.1f MB in %.2f s", float64(info.Size())/1e6, elapsed.Seconds())
+	if len(specs) == 1 {
+		_, err = fmt.Fprintf(w, "wrote %s: %s, %s\n", path, describe(specs[0]), size)
+		return err
+	}
+	planes := 0
+	for _, s := range specs {
+		planes += s.Planes()
+	}
+	fmt.Fprintf(w, "wrote %s: %d images, %d planes, %s\n", path, len(specs), planes, size)
+	for i, s := range specs {
+		if _, err := fmt.Fprintf(w, "  image %d %q: %s\n", i, s.Name, describe(s)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

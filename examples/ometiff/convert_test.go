@@ -182,8 +182,6 @@ func TestRunConvertsImages(t *testing.T) {
 			[]string{"-compression", "none"}, []string{"3 x uint8"}},
 		{"16-bit TIFF, zstd", "scan.tif", func(t *testing.T) []byte { return encoded(t, gray16Image(300, 300), encodeTIFF) },
 			[]string{"-compression", "zstd", "-tile", "128", "-downsampling", "nearest"}, []string{"1 x uint16, tiles 128 x 128 (3 x 3), Zstd"}},
-		{"translucent TIFF", "rgba.tiff", func(t *testing.T) []byte { return encoded(t, premultipliedImage(45, 20), encodeTIFF) },
-			[]string{"-compression", "none"}, []string{"IFD 0: 45 x 20, 3 x uint8"}},
 		{"lossless WebP", "w.webp", func(*testing.T) []byte { return webpImage },
 			[]string{"-compression", "none"}, []string{"IFD 0: 6 x 4, 3 x uint8"}},
 		{"metadata", "meta.png", func(t *testing.T) []byte { return encoded(t, gray16Image(64, 64), encodePNG) },
@@ -196,7 +194,7 @@ func TestRunConvertsImages(t *testing.T) {
 			data := tt.data(t)
 			input := writeFile(t, dir, tt.file, data)
 			output := filepath.Join(dir, "out.ome.tif")
-			code, stdout, stderr := clitest.Run(run, append(tt.args, input, output)...)
+			code, stdout, stderr := clitest.Run(runConvert, append(tt.args, input, output)...)
 			require.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr, "stderr is not a terminal: no progress bar")
 			assert.True(t, strings.HasPrefix(stdout, "wrote "+output), stdout)
@@ -276,7 +274,7 @@ func TestRunConvertsRaw(t *testing.T) {
 			dir := t.TempDir()
 			planes, input := rawPlanes(t, dir, tt.planes, tt.planeBytes)
 			output := filepath.Join(dir, "out.ome.tif")
-			code, stdout, stderr := clitest.Run(run, append(tt.args, input, output)...)
+			code, stdout, stderr := clitest.Run(runConvert, append(tt.args, input, output)...)
 			require.Equal(t, 0, code, stderr)
 			assert.Empty(t, stderr)
 			assert.Contains(t, stdout, "wrote "+output)
@@ -296,7 +294,7 @@ func TestRunConvertsRaw(t *testing.T) {
 		pix := float32s(50 * 30)
 		input := writeFile(t, dir, "f.raw", pix)
 		output := filepath.Join(dir, "out.ome.tif")
-		code, _, stderr := clitest.Run(run, "-raw-width", "50", "-raw-height", "30", "-raw-type", "float32", "-compression", "zstd", input, output)
+		code, _, stderr := clitest.Run(runConvert, "-raw-width", "50", "-raw-height", "30", "-raw-type", "float32", "-compression", "zstd", input, output)
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, clitest.Describe(t, output, pyramid.InspectOptions{}), "1 x float32, tiles 64 x 32 (1 x 1), Zstd, predictor floating point")
 		got := clitest.Planes(t, output)
@@ -308,7 +306,7 @@ func TestRunOutputChecksWithTiffinfo(t *testing.T) {
 	dir := t.TempDir()
 	input := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(300, 260, true), encodePNG))
 	output := filepath.Join(dir, "out.ome.tif")
-	code, _, stderr := clitest.Run(run, input, output)
+	code, _, stderr := clitest.Run(runConvert, input, output)
 	require.Equal(t, 0, code, stderr)
 	clitest.CheckTiffinfo(t, output)
 }
@@ -317,14 +315,14 @@ func TestRunForceReplacesOutput(t *testing.T) {
 	dir := t.TempDir()
 	input := writeFile(t, dir, "in.png", encoded(t, grayImage(32, 32), encodePNG))
 	output := writeFile(t, dir, "out.ome.tif", []byte("old"))
-	code, _, stderr := clitest.Run(run, input, output)
+	code, _, stderr := clitest.Run(runConvert, input, output)
 	require.Equal(t, 1, code)
-	assert.Equal(t, "convert: pyramid: iohandle: destination exists: "+output+" (use -force to replace it)\n", stderr)
+	assert.Equal(t, "ometiff convert: pyramid: iohandle: destination exists: "+output+" (use -force to replace it)\n", stderr)
 	old, err := os.ReadFile(output)
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(old), "the existing output was touched")
 
-	code, _, stderr = clitest.Run(run, "-force", input, output)
+	code, _, stderr = clitest.Run(runConvert, "-force", input, output)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, clitest.Describe(t, output, pyramid.InspectOptions{}), "32 x 32")
 }
@@ -396,7 +394,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 				args[i] = strings.NewReplacer("IN", input, "OUT", "out.ome.tif").Replace(a)
 			}
 			msg := strings.ReplaceAll(tt.msg, "IN", input)
-			clitest.AssertFailsSaying(t, run, "convert", t.TempDir(), tt.code, msg, args...)
+			clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), tt.code, msg, args...)
 		})
 	}
 }
@@ -413,12 +411,12 @@ func truncatedRows(t *testing.T) []byte {
 
 func TestRunRejectsADirectory(t *testing.T) {
 	input := t.TempDir()
-	clitest.AssertFailsSaying(t, run, "convert", t.TempDir(), 1, input+" is a directory, not an image or raw file", input, "out.ome.tif")
-	clitest.AssertFailsSaying(t, run, "convert", t.TempDir(), 1, "is a directory", "-raw-width", "4", "-raw-height", "4", input, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, input+" is a directory, not an image or raw file", input, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "is a directory", "-raw-width", "4", "-raw-height", "4", input, "out.ome.tif")
 }
 
 func TestRunPrintsUsage(t *testing.T) {
-	clitest.AssertUsage(t, run, "usage: convert [flags] input output.ome.tif", "-raw-order order",
+	clitest.AssertUsage(t, runConvert, "usage: ometiff convert [flags] input output.ome.tif", "-raw-order order",
 		"Non-interlaced PNG and raw files are streamed", "-max-pixels pixels", "(default 4294967296)", "-max-memory size", "(default 1GiB)")
 }
 

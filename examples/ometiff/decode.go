@@ -23,7 +23,7 @@ import (
 // against the limits, before anything large is allocated. A non-interlaced
 // PNG is streamed; any other image is decoded whole, when that fits
 // -max-memory.
-func openImage(in *input, lim limits) (source, error) {
+func openImage(in *input, lim limits) (imageInput, error) {
 	var sig [len(pngSignature)]byte
 	if _, err := io.ReadFull(in.header(), sig[:]); err == nil && string(sig[:]) == pngSignature {
 		return openPNG(in, lim)
@@ -105,7 +105,7 @@ const pngSignature = "\x89PNG\r\n\x1a\n"
 // openPNG reads a PNG's header and checks it: the limits, and that the
 // file is long enough for the image it claims. A non-interlaced PNG is
 // streamed; an interlaced one is decoded whole.
-func openPNG(in *input, lim limits) (source, error) {
+func openPNG(in *input, lim limits) (imageInput, error) {
 	d, err := pngstream.NewDecoder(in.header())
 	if err != nil {
 		return nil, in.headerError(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -23,6 +24,9 @@ type config struct {
 	options       pyramid.Options
 	raw           rawFormat
 	limits        limits
+	set           map[string]bool // the flags given
+	// skipUnsupported converts what can be and reports the rest on stderr.
+	skipUnsupported bool
 }
 
 // rawFormat describes a raw input: planes of little-endian samples, one
@@ -40,18 +44,23 @@ type rawFormat struct {
 // stderr only when asked for with -h.
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := config{}
-	fs := cli.NewFlagSet("convert", "usage: convert [flags] input output.ome.tif\n\n"+
-		"Convert converts a PNG, JPEG, GIF, BMP, TIFF or WebP image, or a raw file\n"+
-		"of little-endian samples described by the -raw flags, into a pyramidal\n"+
-		"OME-TIFF.\n\n"+
-		"Non-interlaced PNG and raw files are streamed, in memory that grows with\n"+
-		"the width only: about 2 x 3 x tile x width x bytes per pixel + 48 MiB\n"+
-		"(180 MiB for RGB 30000 pixels wide). Other images are decoded whole.\n"+
-		"The header is checked before the output is created: an image of more\n"+
-		"than -max-pixels pixels, a PNG too short for the image it claims, and an\n"+
-		"image needing more than -max-memory (decoded whole, or the writer's bands)\n"+
-		"are refused, leaving no file. An image refused for being decoded whole can\n"+
-		"be rewritten as a non-interlaced PNG, which streams: vips copy in.jpg in.png\n\n")
+	fs := cli.NewFlagSet(convertName, "usage: ometiff convert [flags] input output.ome.tif\n\n"+
+		"Convert converts a TIFF, BigTIFF, OME-TIFF or Aperio SVS file, a PNG, JPEG,\n"+
+		"GIF, BMP or WebP image, or a raw file of little-endian samples described by\n"+
+		"the -raw flags, into a pyramidal OME-TIFF.\n\n"+
+		"A TIFF file keeps every image (series), every plane and the metadata that\n"+
+		"maps to OME: ometiff info shows how. Its tiles or strips are streamed, in\n"+
+		"memory that grows with the width only. What it holds and OME-TIFF cannot\n"+
+		"carry is refused, or with -skip-unsupported left out and reported.\n"+
+		"Non-interlaced PNG and raw files are streamed too: about 2 x 3 x tile x\n"+
+		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
+		"Other images are decoded whole.\n"+
+		"The header is checked before the output is created: an image of more than\n"+
+		"-max-pixels pixels (TIFF files only when it is given), a PNG too short for\n"+
+		"the image it claims, and an image needing more than -max-memory (decoded\n"+
+		"whole, or the bands read and written) are refused, leaving no file. An\n"+
+		"image refused for being decoded whole can be rewritten as a non-interlaced\n"+
+		"PNG, which streams: vips copy in.jpg in.png\n\n")
 	o := &cfg.options
 	fs.IntVar(&o.TileSize, "tile", 256, "tile width and height, a multiple of 16")
 	fs.TextVar(&o.Compression, "compression", pyramid.LZW, "tile `codec`: lzw, none, deflate or zstd")
@@ -63,13 +72,17 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
 	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
 	fs.BoolVar(&o.Replace, "force", false, "replace the output if it exists")
-	fs.StringVar(&cfg.name, "name", "", "image `name`; the input's base name by default")
-	channels := fs.String("channels", "", "channel `names`, separated by commas")
-	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height; 0 is unknown")
-	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes; 0 is unknown")
-	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes (um for µm)")
+	fs.StringVar(&cfg.name, "name", "", "`name` of the (first) image; the input's, or its base name, by default")
+	channels := fs.String("channels", "", "channel `names` of the (first) image, separated by commas")
+	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height of the (first) image; 0 is unknown (the input's by default)")
+	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes of the (first) image; 0 is unknown")
+	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes given (um for µm)")
+	fs.BoolVar(&cfg.skipUnsupported, "skip-unsupported", false,
+		"convert the images of a TIFF file that can be, and report on stderr those left out\n"+
+			"(refused otherwise)")
 	fs.Int64Var(&cfg.limits.maxPixels, "max-pixels", defaultMaxPixels,
-		"refuse an image whose header claims more `pixels` (width x height); 0 is no limit")
+		"refuse an image whose header claims more `pixels` (width x height); 0 is no limit.\n"+
+			"TIFF files are streamed from their blocks: checked only when given")
 	fs.TextVar(&cfg.limits.maxMemory, "max-memory", byteSize(defaultMaxMemory),
 		"memory `size` planned for the image: decoded whole, or the writer's bands\n"+
 			"while rows stream; a larger input is refused (e.g. 512MiB, 4GiB; 0 is no limit)")
@@ -88,18 +101,22 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, err
 	}
 	if fs.NArg() != 2 {
-		return cfg, errors.New("want an input and an output file (usage: convert [flags] input output.ome.tif)")
+		return cfg, errors.New("want an input and an output file (usage: ometiff convert [flags] input output.ome.tif)")
 	}
 	cfg.input, cfg.output = fs.Arg(0), fs.Arg(1)
-	if cfg.name == "" {
-		base := filepath.Base(cfg.input)
-		cfg.name = strings.TrimSuffix(base, filepath.Ext(base))
+	cfg.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { cfg.set[f.Name] = true })
+	if !cfg.set["name"] {
+		cfg.name = baseName(cfg.input)
 	}
 	cfg.channelNames = splitNames(*channels)
 	if cfg.unit == "um" {
 		cfg.unit = "µm"
 	}
-	fs.Visit(func(f *flag.Flag) { r.set = r.set || strings.HasPrefix(f.Name, "raw-") })
+	for name := range cfg.set {
+		r.set = r.set || strings.HasPrefix(name, "raw-")
+	}
+	cfg.limits.pixelsGiven = cfg.set["max-pixels"]
 	if cfg.limits.maxPixels < 0 {
 		return cfg, fmt.Errorf("-max-pixels %d: want 0 (no limit) or more", cfg.limits.maxPixels)
 	}
@@ -141,16 +158,52 @@ func (r rawFormat) check() error {
 	return nil
 }
 
-// describe adds the command line's metadata to the input's spec.
-func (cfg config) describe(spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
-	if len(cfg.channelNames) > spec.SizeC {
-		return spec, cli.UsageError{Err: fmt.Errorf("-channels: %d names for SizeC %d", len(cfg.channelNames), spec.SizeC)}
+// baseName is a file's name without its folder and extensions (".ome.tif"
+// whole).
+func baseName(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".ome.tiff", ".ome.tif", ".ome.btf", ".ome.tf8"} {
+		if len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext) {
+			return base[:len(base)-len(ext)]
+		}
 	}
-	spec.Name = cfg.name
-	for _, name := range cfg.channelNames {
-		spec.Channels = append(spec.Channels, pyramid.Channel{Name: name})
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// describe adds the command line's metadata to the input's specs: the
+// flags given describe the first image, overriding what the input says;
+// images without a name are named after the input (the second "name #1",
+// and so on).
+func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
+	first := &specs[0]
+	if len(cfg.channelNames) > max(first.SizeC, 1) {
+		return specs, cli.UsageError{Err: fmt.Errorf("-channels: %d names for SizeC %d", len(cfg.channelNames), max(first.SizeC, 1))}
 	}
-	spec.PhysicalSizeX, spec.PhysicalSizeY, spec.PhysicalSizeZ = cfg.physicalSize, cfg.physicalSize, cfg.physicalSizeZ
-	spec.PhysicalSizeXUnit, spec.PhysicalSizeYUnit, spec.PhysicalSizeZUnit = cfg.unit, cfg.unit, cfg.unit
-	return spec, nil
+	if cfg.set["name"] {
+		first.Name = cfg.name
+	}
+	for i := range specs {
+		if specs[i].Name == "" {
+			specs[i].Name = cfg.name
+			if i > 0 {
+				specs[i].Name = fmt.Sprintf("%s #%d", cfg.name, i)
+			}
+		}
+	}
+	first.Channels = slices.Clone(first.Channels)
+	for i, name := range cfg.channelNames {
+		if i < len(first.Channels) {
+			first.Channels[i].Name = name
+		} else {
+			first.Channels = append(first.Channels, pyramid.Channel{Name: name})
+		}
+	}
+	if cfg.set["physical-size"] {
+		first.PhysicalSizeX, first.PhysicalSizeY = cfg.physicalSize, cfg.physicalSize
+		first.PhysicalSizeXUnit, first.PhysicalSizeYUnit = cfg.unit, cfg.unit
+	}
+	if cfg.set["physical-size-z"] {
+		first.PhysicalSizeZ, first.PhysicalSizeZUnit = cfg.physicalSizeZ, cfg.unit
+	}
+	return specs, nil
 }

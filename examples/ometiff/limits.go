@@ -16,6 +16,9 @@ import (
 type limits struct {
 	// maxPixels bounds an image's width times height; 0 is no bound.
 	maxPixels int64
+	// pixelsGiven says -max-pixels was given: TIFF files are checked
+	// against it only then.
+	pixelsGiven bool
 	// maxMemory bounds the memory planned for the image: decoded whole,
 	// or the writer's bands while its rows stream; 0 is no bound.
 	maxMemory byteSize

@@ -43,7 +43,7 @@ func TestPipedInputs(t *testing.T) {
 				done <- err
 			}()
 			output := filepath.Join(dir, "out.ome.tif")
-			code, _, stderr := clitest.Run(run, "-compression", "none", fifo, output)
+			code, _, stderr := clitest.Run(runConvert, "-compression", "none", fifo, output)
 			require.NoError(t, <-done)
 			require.Equal(t, 0, code, stderr)
 			decoded, _, err := image.Decode(bytes.NewReader(tt.data))
@@ -52,4 +52,23 @@ func TestPipedInputs(t *testing.T) {
 			assert.True(t, bytes.Equal(want, clitest.Planes(t, output)[0].Pix), "the pixels differ")
 		})
 	}
+}
+
+// TestPipedTIFF checks that a TIFF read from a pipe, whose blocks cannot
+// be read where they lie, is refused with a clear error.
+func TestPipedTIFF(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "in.tif")
+	writeTIFF(t, file, page{width: 8, height: 8, samples: 1, bits: 8, photometric: 1})
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	fifo := filepath.Join(dir, "in")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Write(data)
+			f.Close()
+		}
+	}()
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, fifo+": a TIFF file is read where its blocks lie: give a file, not a pipe", fifo, "out.ome.tif")
 }

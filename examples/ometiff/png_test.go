@@ -66,7 +66,7 @@ func TestStreamedPNGsConvertAsDecoded(t *testing.T) {
 					input := writeFile(t, dir, "in.png", data)
 					output := filepath.Join(dir, "out.ome.tif")
 					// -tile 16 streams the rows in many bands.
-					code, _, stderr := clitest.Run(run, "-compression", "none", "-tile", "16", input, output)
+					code, _, stderr := clitest.Run(runConvert, "-compression", "none", "-tile", "16", input, output)
 					require.Equal(t, 0, code, stderr)
 					decoded, err := png.Decode(bytes.NewReader(data))
 					require.NoError(t, err)
@@ -121,14 +121,14 @@ func TestInterlacedPNG(t *testing.T) {
 	dir := t.TempDir()
 	input := writeFile(t, dir, "adam7.png", data)
 	output := filepath.Join(dir, "out.ome.tif")
-	code, _, stderr := clitest.Run(run, "-compression", "none", input, output)
+	code, _, stderr := clitest.Run(runConvert, "-compression", "none", input, output)
 	require.Equal(t, 0, code, stderr)
 	_, _, want := wantPixels(rgba64Image(45, 30))
 	assert.True(t, bytes.Equal(want, clitest.Planes(t, output)[0].Pix), "decoded whole, the pixels differ")
 
 	// Beyond the budget it is refused, with a way to convert it.
 	os.Remove(output)
-	code, _, stderr = clitest.Run(run, "-max-memory", "20KiB", input, output)
+	code, _, stderr = clitest.Run(runConvert, "-max-memory", "20KiB", input, output)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "this 45 x 30 PNG is interlaced, so it is decoded whole, which takes about")
 	assert.Contains(t, stderr, "more than -max-memory 20.0 KiB; rewrite it as a non-interlaced PNG, which streams (e.g. vips copy "+input+" adam7.png)")

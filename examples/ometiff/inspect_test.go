@@ -35,7 +35,7 @@ func writeOMETIFF(t *testing.T, dir string) string {
 	return path
 }
 
-func TestRunDescribesFiles(t *testing.T) {
+func TestInspectDescribesFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := writeOMETIFF(t, dir)
 	summary := clitest.Describe(t, path, pyramid.InspectOptions{})
@@ -54,7 +54,7 @@ func TestRunDescribesFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := clitest.Run(run, tt.args...)
+			code, stdout, stderr := clitest.Run(runInspect, tt.args...)
 			assert.Equal(t, 0, code)
 			assert.Empty(t, stderr)
 			assert.Equal(t, tt.want, stdout)
@@ -62,7 +62,7 @@ func TestRunDescribesFiles(t *testing.T) {
 	}
 }
 
-func TestRunRejectsBadInput(t *testing.T) {
+func TestInspectRejectsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	good := writeOMETIFF(t, dir)
 	text := filepath.Join(dir, "notes.txt")
@@ -89,14 +89,14 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := clitest.Run(run, tt.args...)
+			code, _, stderr := clitest.Run(runInspect, tt.args...)
 			assert.Equal(t, tt.code, code)
-			clitest.AssertErrorLine(t, "inspect", stderr)
+			clitest.AssertErrorLine(t, inspectName, stderr)
 			assert.Contains(t, stderr, tt.stderr)
 		})
 	}
 }
 
-func TestRunPrintsUsage(t *testing.T) {
-	clitest.AssertUsage(t, run, "usage: inspect [-fields] file...")
+func TestInspectPrintsUsage(t *testing.T) {
+	clitest.AssertUsage(t, runInspect, "usage: ometiff inspect [-fields] file...")
 }

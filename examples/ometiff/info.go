@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/pyramid/source"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// infoName prefixes the info command's error lines.
+const infoName = "ometiff info"
+
+// runInfo is the info command: for every TIFF file named in args it
+// prints what convert reads from it: the kind of file, each image with
+// its dimensions, pixel type, metadata and the pages holding its planes,
+// and what convert leaves out with -skip-unsupported (and refuses
+// without). It returns the exit code: 0, 1 if a file could not be read,
+// 2 for a usage error.
+func runInfo(args []string, stdout, stderr io.Writer) int {
+	fs := cli.NewFlagSet(infoName, "usage: ometiff info file...\n\n"+
+		"Info says how the pages of TIFF, BigTIFF, OME-TIFF and SVS files map to\n"+
+		"the images (series) and planes that ometiff convert writes, with the\n"+
+		"metadata it keeps, and what it cannot convert.\n\n")
+	if err := cli.Parse(fs, args, stderr); err != nil {
+		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
+	}
+	if fs.NArg() == 0 {
+		return cli.Exit(infoName, stderr, cli.UsageError{Err: errors.New("no file given (usage: ometiff info file...)")})
+	}
+	code := 0
+	for i, path := range fs.Args() {
+		if fs.NArg() > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "==> %s <==\n", path)
+		}
+		f, err := source.Open(path, source.Options{SkipUnsupported: true})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %s: %v\n", infoName, path, err)
+			code = 1
+			continue
+		}
+		describeFile(stdout, f)
+		f.Close()
+	}
+	return code
+}
+
+// describeFile prints what a mapped file holds.
+func describeFile(w io.Writer, f *source.File) {
+	planes := 0
+	for _, im := range f.Images {
+		planes += len(im.Planes)
+	}
+	fmt.Fprintf(w, "%s, %s, %s\n", f.Kind, plural(len(f.Images), "image"), plural(planes, "plane"))
+	for i, im := range f.Images {
+		s := im.Spec
+		layout := s.PixelType.String()
+		if s.SamplesPerPixel == 3 {
+			layout = "RGB " + layout
+		}
+		fmt.Fprintf(w, "image %d %q: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
+			i, s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(f, im))
+		if s.PhysicalSizeX > 0 || s.PhysicalSizeY > 0 {
+			fmt.Fprintf(w, "  pixel %s x %s\n", length(s.PhysicalSizeX, s.PhysicalSizeXUnit), length(s.PhysicalSizeY, s.PhysicalSizeYUnit))
+		}
+		if s.PhysicalSizeZ > 0 {
+			fmt.Fprintf(w, "  Z step %s\n", length(s.PhysicalSizeZ, s.PhysicalSizeZUnit))
+		}
+		if !s.AcquisitionDate.IsZero() {
+			fmt.Fprintf(w, "  acquired %s\n", s.AcquisitionDate.Format("2006-01-02T15:04:05Z07:00"))
+		}
+		if s.Description != "" {
+			fmt.Fprintf(w, "  description %q\n", s.Description)
+		}
+		for c, ch := range s.Channels {
+			fmt.Fprintf(w, "  channel %d %q", c, ch.Name)
+			if ch.Color != nil {
+				n := color.NRGBAModel.Convert(ch.Color).(color.NRGBA)
+				fmt.Fprintf(w, ", colour #%02X%02X%02X%02X", n.R, n.G, n.B, n.A)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, kv := range s.Annotations {
+			fmt.Fprintf(w, "  %q = %q\n", kv.Key, kv.Value)
+		}
+	}
+	for _, err := range f.Skipped {
+		fmt.Fprintf(w, "not converted: %v\n", err)
+	}
+}
+
+// pagesOf says which pages of the main chain hold an image's planes, as
+// ranges, and whether their samples are channels.
+func pagesOf(f *source.File, im *source.Image) string {
+	index := map[*tiff.Page]int{}
+	for i, p := range f.TIFF.Pages {
+		index[p] = i
+	}
+	var pages []int
+	split := false
+	for _, p := range im.Planes {
+		pages = append(pages, index[p.Page])
+		split = split || p.Sample >= 0
+	}
+	slices.Sort(pages)
+	pages = slices.Compact(pages)
+	var ranges []string
+	for i := 0; i < len(pages); {
+		j := i
+		for j+1 < len(pages) && pages[j+1] == pages[j]+1 {
+			j++
+		}
+		if j > i {
+			ranges = append(ranges, fmt.Sprintf("%d-%d", pages[i], pages[j]))
+		} else {
+			ranges = append(ranges, fmt.Sprint(pages[i]))
+		}
+		i = j + 1
+	}
+	out := "page " + strings.Join(ranges, ", ")
+	if len(pages) > 1 {
+		out = "pages " + strings.Join(ranges, ", ")
+	}
+	if split {
+		out += ", samples as channels"
+	}
+	return out
+}
+
+// length writes a physical length with its unit (µm when empty).
+func length(v float64, unit string) string {
+	if unit == "" {
+		unit = "µm"
+	}
+	return fmt.Sprintf("%g %s", v, unit)
+}
+
+// plural writes n nouns.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,172 @@
+// Ometiff converts images into pyramidal OME-TIFF and describes TIFF
+// files: one program with subcommands, as vips and gdal are used.
+//
+//	ometiff convert [flags] input output.ome.tif
+//	ometiff info file...
+//	ometiff inspect [-fields] file...
+//	ometiff help [command]
+//
+// Install it with
+//
+//	go install github.com/ometiff-go/ometiff/examples/ometiff@latest
+//
+// Its name does not shadow ImageMagick's convert. Run a command with -h
+// for its flags.
+//
+// # Convert
+//
+// Convert writes a pyramidal OME-TIFF from a TIFF, BigTIFF, OME-TIFF or
+// Aperio SVS file (.tif, .tiff, .svs, .ome.tif, .ome.tiff, .btf, .tf8),
+// a PNG, JPEG, GIF, BMP or WebP image, or a raw file of little-endian
+// samples described by the -raw flags.
+//
+// A TIFF file keeps every image (series), every plane and every field of
+// its metadata that maps to the writer's, as package pyramid/source maps
+// them following Bio-Formats: an OME-TIFF its images, planes, dimension
+// order, channel names and colours, physical sizes, acquisition dates,
+// names, descriptions and map annotations; an SVS its slide (MPP as the
+// pixel size, every field of its description as annotations) and its
+// label and macro images; a plain TIFF its pages of one shape as planes
+// along T, and pages of other shapes as further images. Reduced levels of
+// the input are computed again, never copied. What the input holds and
+// the output cannot carry (a palette or 1-bit page among others, JPEG
+// 2000, a multi-file OME dataset, a plane no TiffData maps) is refused
+// with an error naming it; with -skip-unsupported the rest is converted
+// and what was left out is reported on stderr. ometiff info shows the
+// mapping without converting. A TIFF of one palette or sub-byte page is
+// decoded whole, as an image.
+//
+// Images (PNG, JPEG, GIF, BMP, WebP) are decoded by the standard library
+// and golang.org/x/image (non-interlaced PNGs by a streaming reader of
+// their rows); a decoded image becomes one plane: gray images one uint8 or
+// uint16 channel, colour images interleaved RGB, uint16 for 16-bit colour
+// models and uint8 otherwise; alpha is dropped. A raw file is read plane
+// by plane, in the -raw-order of its planes.
+//
+// The metadata flags (-name, -channels, -physical-size and
+// -physical-size-z) describe the first image and override what the input
+// says; images without a name are named after the input.
+//
+// # Memory
+//
+// A TIFF file is streamed from its tiles or strips: each page is read in
+// bands of the writer's tile height (the most whole blocks that fit in
+// it), decoded in parallel while the writer encodes, and memory holds two
+// of the page's bands and the writer's bands of each plane the page holds,
+// whatever the height of the image. A non-interlaced PNG and a raw file
+// are streamed too: their rows reach the writer a band at a time. The
+// writer's bands take about 3 x tile x width x bytes per pixel (3 for RGB
+// uint8), and Go's garbage collector lets the process peak at about twice
+// that, plus 48 MiB for the rest: under 180 MiB for a 30000-pixel-wide
+// RGB PNG at the default 256-pixel tiles, however tall. Every other image
+// (JPEG, GIF, BMP, WebP and interlaced PNG) is decoded whole by Go's
+// decoders, which hold all of it.
+//
+// # Limits
+//
+// The input's header is read and checked before the output is created,
+// and an input refused leaves no file. Convert refuses:
+//   - an image whose header claims more than -max-pixels pixels (default
+//     2^32, 65536 x 65536; 0 lifts it). A TIFF file is checked only when
+//     -max-pixels is given: its size is bounded by its structure (every
+//     block must lie in the file) and its memory by its bands, so a
+//     100,000-pixel-wide slide converts;
+//   - a PNG shorter than the image it claims can be, as deflate expands at
+//     most 1032 times: a decompression bomb or a truncated file;
+//   - an image whose plan needs more than -max-memory (default 1 GiB; 0
+//     lifts it): the decoded image and the writer's bands for an image
+//     decoded whole, the bands read and written for one streamed. Go's
+//     decoders' working buffers are counted (a progressive JPEG's
+//     coefficients, say). An image refused because it must be decoded
+//     whole can be rewritten as a non-interlaced PNG, which streams: vips
+//     copy in.jpg in.png.
+//
+// -max-memory bounds what the converter plans to hold; GOMEMLIMIT set to it
+// holds the process's heap to it as well, at the cost of more garbage
+// collection.
+//
+// For example:
+//
+//	ometiff convert slide.svs slide.ome.tif
+//	ometiff convert -physical-size 0.25 -compression zstd slide.png slide.ome.tif
+//	ometiff convert -raw-width 2048 -raw-height 2048 -raw-type uint16 -raw-channels 3 \
+//		-raw-z 40 -channels DAPI,FITC,TRITC stack.raw stack.ome.tif
+//
+// The output appears only when the conversion succeeds, and replaces an
+// existing file only with -force. A progress bar of the tiles written, of
+// every plane of every image, is drawn on stderr when it is a terminal.
+//
+// # Info
+//
+// Info prints how each TIFF file named maps to images: its kind, each
+// image's name, size, dimensions, order, pixel type, metadata and the
+// pages holding its planes, and what convert cannot convert.
+//
+// # Inspect
+//
+// Inspect prints the structure of TIFF and OME-TIFF files: the header, a
+// summary of the OME-XML (images, dimensions, pixel types, channels,
+// annotations) and every directory of the main chain with its SubIFDs;
+// with -fields, every field of every directory. The text depends only on
+// the files' bytes. Given several files, it heads each one's description
+// with its name.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command is a subcommand: its name, what it does in one line, and its
+// run function.
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands are the subcommands, in the order the usage lists them.
+var commands = []command{
+	{"convert", "convert an image, a TIFF, OME-TIFF or SVS file into a pyramidal OME-TIFF", runConvert},
+	{"info", "say which images and planes convert would read from TIFF files", runInfo},
+	{"inspect", "print the structure of TIFF files: header, OME-XML, directories", runInspect},
+}
+
+// run is the program: it runs the subcommand args[0] with the rest of
+// args. It returns the subcommand's exit code, or 2 for a missing or
+// unknown subcommand; "help" (or -h) prints the usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return cli.Exit("ometiff", stderr, cli.UsageError{Err: fmt.Errorf("no command given (run ometiff help for the commands)")})
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage())
+		return 0
+	}
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return cli.Exit("ometiff", stderr, cli.UsageError{Err: fmt.Errorf("unknown command %q (run ometiff help for the commands)", name)})
+	}
+	return commands[i].run(args[1:], stdout, stderr)
+}
+
+// usage lists the subcommands.
+func usage() string {
+	s := "usage: ometiff command [flags] [arguments]\n\nThe commands are:\n"
+	for _, c := range commands {
+		s += fmt.Sprintf("  %-8s %s\n", c.name, c.summary)
+	}
+	return s + "\nRun ometiff command -h for a command's flags.\n"
+}

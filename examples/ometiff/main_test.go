@@ -1,0 +1,104 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// TestCommands runs the program's commands as the shell would.
+func TestCommands(t *testing.T) {
+	dir := t.TempDir()
+	file := writeOMETIFF(t, dir)
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string // held by each
+	}{
+		{"no command", nil, 2, "", "ometiff: no command given (run ometiff help for the commands)\n"},
+		{"unknown command", []string{"frobnicate"}, 2, "", `ometiff: unknown command "frobnicate"`},
+		{"help", []string{"help"}, 0, "usage: ometiff command [flags] [arguments]", ""},
+		{"-h", []string{"-h"}, 0, "  convert  convert an image", ""},
+		{"help on a command", []string{"help", "inspect"}, 0, "", "usage: ometiff inspect [-fields] file..."},
+		{"convert -h", []string{"convert", "-h"}, 0, "", "usage: ometiff convert [flags] input output.ome.tif"},
+		{"info", []string{"info", file}, 0, `image 1 "overview": 40 x 30`, ""},
+		{"inspect", []string{"inspect", file}, 0, "OME-XML: ", ""},
+		{"convert", []string{"convert", file, filepath.Join(dir, "out.ome.tif")}, 0, "wrote ", ""},
+		{"a bad flag of a command", []string{"info", "-x"}, 2, "", "ometiff info: flag provided but not defined: -x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := clitest.Run(run, tt.args...)
+			assert.Equal(t, tt.code, code, stderr)
+			assert.Contains(t, stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.stderr)
+			if tt.stderr == "" {
+				assert.Empty(t, stderr)
+			}
+		})
+	}
+}
+
+// TestInfo describes files of every kind: how their pages map to images,
+// and what cannot be converted.
+func TestInfo(t *testing.T) {
+	dir := t.TempDir()
+	ome := writeOMETIFF(t, dir)
+	plain := filepath.Join(dir, "plain.tif")
+	gray := page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
+	writeTIFF(t, plain, gray, gray, page{width: 8, height: 6, samples: 2, bits: 16, photometric: tiff.PhotometricBlackIsZero},
+		page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricPalette})
+	svs := filepath.Join(dir, "slide.svs")
+	rgb := func(w, h int, d string) page {
+		return page{width: w, height: h, samples: 3, bits: 8, photometric: tiff.PhotometricRGB, description: d}
+	}
+	writeTIFF(t, svs, rgb(64, 48, "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70|AppMag = 20|MPP = 0.5|Date = 01/02/21|Time = 10:11:12"),
+		rgb(32, 24, "Aperio Image Library v12.0.5\n64x48 -> 32x24 - |AppMag = 20"), rgb(20, 10, "Aperio Image Library v12.0.5\nlabel 20x10"))
+	tests := []struct {
+		file string
+		want string
+	}{
+		{ome, `OME-TIFF, 2 images, 3 planes
+image 0 "cells": 100 x 80, Z 1 x C 2 x T 1, XYZCT, uint16, pages 0-1
+  channel 0 "DAPI"
+  channel 1 "FITC"
+image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
+`},
+		{plain, `TIFF, 2 images, 4 planes
+image 0 "": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
+image 1 "": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, samples as channels
+not converted: page 3: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 694
+`},
+		{svs, `SVS, 2 images, 2 planes
+image 0 "": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0
+  pixel 0.5 µm x 0.5 µm
+  acquired 2021-01-02T10:11:12Z
+  description "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70"
+  "AppMag" = "20"
+  "MPP" = "0.5"
+  "Date" = "01/02/21"
+  "Time" = "10:11:12"
+image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
+  description "Aperio Image Library v12.0.5\nlabel 20x10"
+`},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			code, stdout, stderr := clitest.Run(runInfo, tt.file)
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, tt.want, stdout)
+		})
+	}
+	code, stdout, stderr := clitest.Run(runInfo, ome, filepath.Join(dir, "missing.tif"), plain)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, 3, strings.Count(stdout, "==> "), "a header for every file")
+	clitest.AssertErrorLine(t, infoName, stderr)
+	clitest.AssertUsage(t, runInfo, "usage: ometiff info file...")
+}

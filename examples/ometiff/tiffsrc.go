@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/pyramid/source"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// tiffSource is a TIFF, BigTIFF, OME-TIFF or SVS file, its images mapped
+// by package pyramid/source and streamed from its blocks.
+type tiffSource struct {
+	name string
+	file *source.File
+	opts source.Options
+	lim  limits
+}
+
+// isTIFF reports whether a file's first bytes are a TIFF or BigTIFF
+// header.
+func isTIFF(head []byte) bool {
+	for _, magic := range []string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"} {
+		if bytes.HasPrefix(head, []byte(magic)) {
+			return true
+		}
+	}
+	return false
+}
+
+// openTIFF opens the input as a TIFF file when it is one (ok), and checks
+// it against the limits before anything large is allocated. A one-page
+// file of palette colours or samples of fewer than 8 bits, which the
+// streaming reader does not read, is left to the image decoders (not ok).
+func openTIFF(in *input, cfg config) (src sourceImages, ok bool, err error) {
+	var head [4]byte
+	if _, err := io.ReadFull(in.header(), head[:]); err != nil || !isTIFF(head[:]) {
+		return nil, false, nil
+	}
+	if in.size < 0 {
+		return nil, true, fmt.Errorf("%s: a TIFF file is read where its blocks lie: give a file, not a pipe", in.name)
+	}
+	tf, err := tiff.Read(in.f, in.size)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", in.name, err)
+	}
+	if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
+		return nil, false, nil
+	}
+	// Bands as high as the writer's tiles (or the most whole blocks in
+	// them) reach the writer's tiles without a copy.
+	s := &tiffSource{name: in.name, lim: cfg.limits, opts: source.Options{
+		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize()}}
+	if s.file, err = source.New(tf, filepath.Base(in.name), s.opts); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", in.name, err)
+	}
+	if err := s.checkLimits(); err != nil {
+		return nil, true, err
+	}
+	return s, true, nil
+}
+
+// decodedWhole reports whether a page is one the image decoders read and
+// the streaming reader does not: palette colours, or samples of 1, 2 or 4
+// bits.
+func decodedWhole(p *tiff.Page) bool {
+	l, err := p.Layout()
+	return err == nil && (l.Photometric == tiff.PhotometricPalette || l.BitsPerSample < 8)
+}
+
+// checkLimits refuses images that -max-pixels (when given) or -max-memory
+// forbid. The memory planned for an image is its page's bands, read and
+// decoded ahead, and the writer's bands for each plane the page holds.
+func (s *tiffSource) checkLimits() error {
+	lim := s.lim
+	for i, im := range s.file.Images {
+		spec := im.Spec
+		if lim.pixelsGiven {
+			if err := lim.checkPixels(s.name, spec.SizeX, spec.SizeY); err != nil {
+				return err
+			}
+		}
+		need := s.planned(im)
+		if lim.overBudget(need) {
+			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d, more than -max-memory %v (raise it, or use a smaller -tile)",
+				s.name, i, spec.SizeX, spec.SizeY, byteSize(need), lim.tileSize(), lim.maxMemory)
+		}
+	}
+	return nil
+}
+
+// planned is the memory an image's conversion holds: two bands of its
+// pages (one handed out, one decoding), the samples split apart when they
+// are channels, and the writer's bands of every plane a page holds.
+func (s *tiffSource) planned(im *source.Image) int64 {
+	spec := im.Spec
+	l, err := im.Planes[0].Page.Layout()
+	if err != nil {
+		return 0
+	}
+	rows := int64(max(1, s.opts.Rows/l.BlockHeight) * l.BlockHeight)
+	pageRow := mul(int64(spec.SizeX), int64(l.SamplesPerPixel), int64(spec.PixelType.Size()))
+	planes := int64(1)
+	if im.Planes[0].Sample >= 0 {
+		planes = int64(l.SamplesPerPixel)
+	}
+	outPixel := max(spec.SamplesPerPixel, 1) * spec.PixelType.Size()
+	return mul(3, rows, pageRow) + mul(planes, s.lim.bandBytes(spec.SizeX, outPixel))
+}
+
+func (s *tiffSource) specs() []pyramid.ImageSpec {
+	out := make([]pyramid.ImageSpec, len(s.file.Images))
+	for i, im := range s.file.Images {
+		out[i] = im.Spec
+	}
+	return out
+}
+
+func (s *tiffSource) skipped() []error { return s.file.Skipped }
+
+// write adds every image first, so that the progress counts the tiles of
+// all of them, then streams each image's planes.
+func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
+	dsts := make([]*pyramid.Image, len(specs))
+	for i, spec := range specs {
+		var err error
+		if dsts[i], err = w.AddImage(spec); err != nil {
+			return specs, fmt.Errorf("image %d (%q): %w", i, spec.Name, err)
+		}
+		specs[i] = dsts[i].Spec()
+	}
+	for i, im := range s.file.Images {
+		if err := im.WritePlanes(ctx, dsts[i], s.opts); err != nil {
+			return specs, fmt.Errorf("%s: image %d (%q): %w", s.name, i, specs[i].Name, err)
+		}
+	}
+	return specs, nil
+}

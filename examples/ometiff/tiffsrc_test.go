@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"image"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// page is one uncompressed page of a test TIFF: its size, samples of
+// bits each, photometric interpretation, description and pixels
+// (little-endian samples, interleaved; a pattern of seed when nil).
+type page struct {
+	width, height, samples, bits int
+	photometric                  uint16
+	description                  string
+	subfile                      uint32
+	seed                         int
+	pix                          []byte
+}
+
+// pixels returns the page's pixels.
+func (p page) pixels() []byte {
+	if p.pix != nil {
+		return p.pix
+	}
+	out := make([]byte, p.width*p.height*p.samples*p.bits/8)
+	for i := range out {
+		out[i] = byte(i*7 + i/251 + p.seed*37)
+	}
+	return out
+}
+
+// writeTIFF writes the pages, each one uncompressed strip, into a
+// little-endian classic TIFF at path.
+func writeTIFF(t *testing.T, path string, pages ...page) {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{})
+	require.NoError(t, err)
+	for _, p := range pages {
+		b, err := w.WriteBlock(p.pixels())
+		require.NoError(t, err)
+		f := &ifd.Builder{}
+		if p.subfile != 0 {
+			f.AddLong(tiff.TagNewSubfileType, p.subfile)
+		}
+		f.AddUint(tiff.TagImageWidth, uint64(p.width))
+		f.AddUint(tiff.TagImageLength, uint64(p.height))
+		bits := make([]uint16, p.samples)
+		for i := range bits {
+			bits[i] = uint16(p.bits)
+		}
+		f.AddShort(tiff.TagBitsPerSample, bits...)
+		f.AddShort(tiff.TagCompression, tiff.CompressionNone)
+		f.AddShort(tiff.TagPhotometricInterpretation, p.photometric)
+		if p.description != "" {
+			f.AddASCII(tiff.TagImageDescription, p.description)
+		}
+		f.AddShort(tiff.TagSamplesPerPixel, uint16(p.samples))
+		f.AddUint(tiff.TagRowsPerStrip, uint64(p.height))
+		if p.photometric == tiff.PhotometricPalette {
+			f.AddShort(tiff.TagColorMap, make([]uint16, 3<<p.bits)...)
+		}
+		require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts, Blocks: []tiff.Block{b}}))
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	require.NoError(t, os.WriteFile(path, h.Bytes(), 0o644))
+}
+
+// split returns sample s of interleaved pixels of n samples of size bytes.
+func split(pix []byte, n, size, s int) []byte {
+	var out []byte
+	for i := s * size; i < len(pix); i += n * size {
+		out = append(out, pix[i:i+size]...)
+	}
+	return out
+}
+
+// TestConvertTIFF converts TIFF files of several layouts: every plane of
+// every image comes out, in the order of the mapping, equal to its page
+// (or to its sample, for samples that are channels).
+func TestConvertTIFF(t *testing.T) {
+	gray := page{width: 30, height: 20, samples: 1, bits: 16, photometric: tiff.PhotometricBlackIsZero}
+	rgb := page{width: 17, height: 9, samples: 3, bits: 8, photometric: tiff.PhotometricRGB}
+	rgba := page{width: 12, height: 10, samples: 4, bits: 8, photometric: tiff.PhotometricRGB}
+	reduced := gray
+	reduced.width, reduced.height, reduced.subfile = 15, 10, tiff.SubfileReducedImage
+	with := func(p page, seed int) page { p.seed = seed; return p }
+	tests := []struct {
+		name   string
+		pages  []page
+		wants  []string // in stdout
+		planes [][]byte // the output's, in order
+	}{
+		{"pages along T", []page{with(gray, 1), with(gray, 2), reduced, with(gray, 3)},
+			[]string{"wrote ", ": 30 x 20 uint16, Z 1 x C 1 x T 3,"},
+			[][]byte{with(gray, 1).pixels(), with(gray, 2).pixels(), with(gray, 3).pixels()}},
+		{"three images", []page{gray, rgb, with(gray, 4)},
+			[]string{": 2 images, 3 planes,", `image 0 "in": 30 x 20 uint16, Z 1 x C 1 x T 2`, `image 1 "in #1": 17 x 9 RGB uint8, Z 1 x C 1 x T 1`},
+			[][]byte{gray.pixels(), with(gray, 4).pixels(), rgb.pixels()}},
+		{"RGBA as four channels", []page{rgba},
+			[]string{": 12 x 10 uint8, Z 1 x C 4 x T 1,"},
+			[][]byte{split(rgba.pixels(), 4, 1, 0), split(rgba.pixels(), 4, 1, 1), split(rgba.pixels(), 4, 1, 2), split(rgba.pixels(), 4, 1, 3)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			input := filepath.Join(dir, "in.tif")
+			writeTIFF(t, input, tt.pages...)
+			output := filepath.Join(dir, "out.ome.tif")
+			code, stdout, stderr := clitest.Run(runConvert, "-compression", "deflate", "-tile", "16", input, output)
+			require.Equal(t, 0, code, stderr)
+			assert.Empty(t, stderr)
+			for _, want := range tt.wants {
+				assert.Contains(t, stdout, want)
+			}
+			got := clitest.Planes(t, output)
+			require.Len(t, got, len(tt.planes))
+			for i := range got {
+				assert.True(t, bytes.Equal(tt.planes[i], got[i].Pix), "plane %d", i)
+			}
+		})
+	}
+}
+
+// TestConvertTIFFMetadata converts an OME-TIFF of two images: the
+// output's OME-XML keeps their names, channels and physical sizes, and
+// the metadata flags override the first image's.
+func TestConvertTIFFMetadata(t *testing.T) {
+	dir := t.TempDir()
+	input := writeOMETIFF(t, dir)
+	output := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, input, output)
+	require.Equal(t, 0, code, stderr)
+	d := clitest.Describe(t, output, pyramid.InspectOptions{})
+	for _, want := range []string{`"cells": 100 x 80, Z 1, C 2, T 1, uint16`, `channel 0 "DAPI"`, `channel 1 "FITC"`, `"overview": 40 x 30, Z 1, C 3, T 1, uint8`} {
+		assert.Contains(t, d, want)
+	}
+
+	code, _, stderr = clitest.Run(runConvert, "-force", "-name", "nuclei", "-channels", "Hoechst", "-physical-size", "0.3", input, output)
+	require.Equal(t, 0, code, stderr)
+	d = clitest.Describe(t, output, pyramid.InspectOptions{})
+	for _, want := range []string{`"nuclei": 100 x 80, Z 1, C 2, T 1, uint16, XYZCT, 2 planes in TiffData, pixel 0.3 µm x 0.3 µm`,
+		`channel 0 "Hoechst"`, `channel 1 "FITC"`, `"overview": 40 x 30`} {
+		assert.Contains(t, d, want)
+	}
+}
+
+// TestConvertUnsupportedTIFF checks that a TIFF page the output cannot
+// carry is refused, leaving no file, and with -skip-unsupported left out
+// and reported, the rest converted.
+func TestConvertUnsupportedTIFF(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.tif")
+	gray := page{width: 8, height: 8, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
+	palette := page{width: 8, height: 8, samples: 1, bits: 8, photometric: tiff.PhotometricPalette}
+	writeTIFF(t, input, gray, palette, gray)
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "page 1: source: unsupported layout: PhotometricInterpretation palette", input, "out.ome.tif")
+
+	output := filepath.Join(dir, "out.ome.tif")
+	code, stdout, stderr := clitest.Run(runConvert, "-skip-unsupported", input, output)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, convertName+": "+input+": left out (-skip-unsupported): page 1: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 322\n", stderr)
+	assert.Contains(t, stdout, ": 8 x 8 uint8, Z 1 x C 1 x T 2,")
+}
+
+// TestConvertTIFFDecodedWhole converts one-page TIFFs the streaming
+// reader leaves to the image decoders, as before: a palette image, and
+// RGBA with associated alpha, which x/image/tiff decodes to colours.
+func TestConvertTIFFDecodedWhole(t *testing.T) {
+	data := encoded(t, palettedImage(31, 29), encodeTIFF)
+	dir := t.TempDir()
+	input := writeFile(t, dir, "palette.tif", data)
+	output := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-compression", "none", input, output)
+	require.Equal(t, 0, code, stderr)
+	decoded, _, err := image.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	_, _, want := wantPixels(decoded)
+	assert.True(t, bytes.Equal(want, clitest.Planes(t, output)[0].Pix))
+}
+
+// TestConvertTranslucentTIFF converts an RGBA TIFF written by x/image/tiff
+// (premultiplied, associated alpha): its four samples are four channels,
+// as stored.
+func TestConvertTranslucentTIFF(t *testing.T) {
+	img := premultipliedImage(45, 20).(*image.RGBA)
+	dir := t.TempDir()
+	input := writeFile(t, dir, "rgba.tiff", encoded(t, img, encodeTIFF))
+	output := filepath.Join(dir, "out.ome.tif")
+	code, stdout, stderr := clitest.Run(runConvert, "-compression", "none", input, output)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "45 x 20 uint8, Z 1 x C 4 x T 1")
+	planes := clitest.Planes(t, output)
+	require.Len(t, planes, 4)
+	for c := range 4 {
+		assert.True(t, bytes.Equal(split(img.Pix, 4, 1, c), planes[c].Pix), "channel %d", c)
+	}
+}
+
+func TestIsTIFF(t *testing.T) {
+	for _, head := range []string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"} {
+		assert.True(t, isTIFF([]byte(head+"rest")), "%q", head)
+	}
+	for _, head := range []string{"", "II", "II*\x01", "\x89PNG", "MM*\x00"} {
+		assert.False(t, isTIFF([]byte(head)), "%q", head)
+	}
+}
+
+func TestBaseName(t *testing.T) {
+	for in, want := range map[string]string{"a/b/slide.svs": "slide", "x.ome.tif": "x", "x.OME.TIFF": "x", "y.tar.gz": "y.tar", "plain": "plain"} {
+		assert.Equal(t, want, baseName(in), in)
+	}
+}
