@@ -1,0 +1,403 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// makeInputs is a Python script: tifffile writes into the folder named by
+// its argument the sources the other tools start from (rgb8, u16 and f32
+// .tif, uncompressed, and gray.tif, one channel of rgb8), and the
+// tifffile inputs: OME-TIFFs of several series (3 channels x 5 z of 512 x
+// 512 uint16 with channel names and physical sizes beside a 4096 x 4096
+// image with SubIFD levels; RGB over time beside float32 in nm), an
+// ImageJ hyperstack, a BigTIFF of float32 Deflate tiles, a big-endian
+// int16 with the horizontal predictor, and the label and macro of the
+// SVS-like slide.
+const makeInputs = `
+import sys, numpy as np, tifffile
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+def field(h, w, seed=0):
+    y, x = np.mgrid[0:h, 0:w]
+    return np.sin((x + seed*17)/23.)*np.cos((y - seed*5)/31.)
+h, w = 600, 1000
+y, x = np.mgrid[0:h, 0:w]
+rgb = np.stack([128 + 100*field(h, w), 128 + 90*np.cos((x + y)/17.), (x*255//w + y*255//h)/2], -1)
+rgb = (rgb + rng.normal(0, 6, rgb.shape)).clip(0, 255).astype(np.uint8)
+u16 = (30000 + 20000*field(h, w, 1) + rng.normal(0, 300, (h, w))).clip(0, 65535).astype(np.uint16)
+f32 = (field(h, w, 2)*1000 + rng.normal(0, 1, (h, w))).astype(np.float32)
+for name, a in [('rgb8', rgb), ('u16', u16), ('f32', f32), ('gray', rgb[..., 1])]:
+    tifffile.imwrite(f'{d}/{name}.tif', a, photometric='rgb' if a.ndim == 3 else 'minisblack', metadata=None)
+def u16s(*shape, seed=0):
+    return (30000 + 20000*field(*shape[-2:], seed) + rng.normal(0, 300, shape)).clip(0, 65535).astype(np.uint16)
+stack = np.stack([np.stack([u16s(512, 512, seed=3*c + z) for z in range(5)]) for c in range(3)])
+big = u16s(4096, 4096, seed=9)
+with tifffile.TiffWriter(f'{d}/two-series.ome.tif', ome=True) as tw:
+    tw.write(stack, tile=(256, 256), compression='zlib', metadata={'axes': 'CZYX', 'Name': 'stack',
+        'Channel': {'Name': ['DAPI', 'GFP', 'RFP']}, 'PhysicalSizeX': 0.25, 'PhysicalSizeY': 0.25, 'PhysicalSizeZ': 1.5})
+    tw.write(big, subifds=2, tile=(256, 256), compression='zlib', metadata={'axes': 'YX', 'Name': 'big', 'PhysicalSizeX': 0.5, 'PhysicalSizeY': 0.5})
+    tw.write(big[::2, ::2], subfiletype=1, tile=(256, 256), compression='zlib')
+    tw.write(big[::4, ::4], subfiletype=1, tile=(256, 256), compression='zlib')
+with tifffile.TiffWriter(f'{d}/rgb-float.ome.tif', ome=True, bigtiff=True) as tw:
+    tw.write(np.stack([rgb[:300, :400], rgb[300:, 500:900]]), photometric='rgb', compression='zlib',
+        metadata={'axes': 'TYXS', 'Name': 'colour', 'Channel': {'Name': ['bright field']}})
+    tw.write(np.stack([f32[:200, :300]*(z + 1) for z in range(3)]), tile=(128, 128),
+        metadata={'axes': 'ZYX', 'Name': 'floats', 'PhysicalSizeX': 65.0, 'PhysicalSizeXUnit': 'nm', 'PhysicalSizeY': 65.0, 'PhysicalSizeYUnit': 'nm'})
+hyper = np.stack([np.stack([u16s(200, 300, seed=2*z + c) for c in range(2)]) for z in range(3)])
+tifffile.imwrite(f'{d}/imagej.tif', hyper, imagej=True, resolution=(4.0, 4.0), metadata={'axes': 'ZCYX', 'spacing': 2.5, 'unit': 'um'})
+tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
+tifffile.imwrite(f'{d}/i16-be-p2.tif', (u16.astype(np.int32) - 32768).astype(np.int16), byteorder='>', compression='zlib', predictor=True, rowsperstrip=64, metadata=None)
+tifffile.imwrite(f'{d}/label.tif', rgb[:150, :200], photometric='rgb', metadata=None)
+tifffile.imwrite(f'{d}/macro.tif', rgb[::2, ::2], photometric='rgb', metadata=None)
+`
+
+// describeScript is a Python script: tifffile opens the TIFF named by its
+// first argument and prints, as JSON, its series (levels apart) and, for
+// an OME-TIFF, each Image's sizes, physical sizes and channel names. With
+// a second argument it opens that file too, an output, and compares its
+// series with the first file's, pixel by pixel (the reference of series 0
+// read from a raw file of little-endian samples when a third argument
+// names one), each in the axes order TCZYXS ("I", tifffile's axis of
+// pages, read as T).
+const describeScript = `
+import sys, json, numpy as np, tifffile, xml.etree.ElementTree as ET
+def describe(path):
+    with tifffile.TiffFile(path) as tif:
+        series = [{'name': s.name, 'axes': s.axes, 'shape': list(s.shape), 'dtype': str(s.dtype)} for s in tif.series]
+        ome = None
+        if tif.is_ome:
+            root = ET.fromstring(tif.ome_metadata)
+            ome = []
+            for im in root:
+                if not im.tag.endswith('}Image'):
+                    continue
+                px = next(e for e in im if e.tag.endswith('}Pixels'))
+                a = px.attrib
+                ome.append({'name': im.get('Name', ''), 'sizes': [int(a.get(k, 1)) for k in ('SizeZ', 'SizeC', 'SizeT')],
+                    'physical': [float(a.get(k, 0)) for k in ('PhysicalSizeX', 'PhysicalSizeY', 'PhysicalSizeZ')],
+                    'units': [a.get(k, 'µm') for k in ('PhysicalSizeXUnit', 'PhysicalSizeYUnit', 'PhysicalSizeZUnit')],
+                    'channels': [c.get('Name', '') for c in px if c.tag.endswith('}Channel')]})
+        return {'series': series, 'ome': ome}
+def canonical(a, axes):
+    axes = axes.replace('I', 'T').replace('Q', 'T')
+    for ax in 'TCZYXS':
+        if ax not in axes:
+            a, axes = a[..., np.newaxis], axes + ax
+    return np.transpose(a, [axes.index(ax) for ax in 'TCZYXS'])
+out = {'source': describe(sys.argv[1])}
+if len(sys.argv) > 2:
+    out['output'] = describe(sys.argv[2])
+    diffs = []
+    with tifffile.TiffFile(sys.argv[1]) as src, tifffile.TiffFile(sys.argv[2]) as dst:
+        for i, s in enumerate(dst.series):
+            b = canonical(s.asarray(), s.axes)
+            if i == 0 and len(sys.argv) > 3:
+                a = np.fromfile(sys.argv[3], dtype=b.dtype.newbyteorder('<')).reshape(b.shape)
+            else:
+                try:
+                    a = canonical(src.series[i].asarray(), src.series[i].axes)
+                except Exception as e:
+                    diffs.append({'error': str(e)})
+                    continue
+            if a.shape != b.shape or a.dtype.kind != b.dtype.kind or a.dtype.itemsize != b.dtype.itemsize:
+                diffs.append({'error': f'{a.shape} {a.dtype} against {b.shape} {b.dtype}'})
+                continue
+            d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            diffs.append({'max': float(d.max()), 'mean': float(d.mean()), 'equal': bool(np.array_equal(a, b, equal_nan=True))})
+    out['diffs'] = diffs
+print(json.dumps(out))
+`
+
+// Summaries of a file as describeScript prints them.
+type (
+	seriesInfo struct {
+		Name, Axes, Dtype string
+		Shape             []int
+	}
+	omeInfo struct {
+		Name     string
+		Sizes    []int
+		Physical []float64
+		Units    []string
+		Channels []string
+	}
+	fileInfo struct {
+		Series []seriesInfo
+		OME    []omeInfo
+	}
+	comparison struct {
+		Source, Output fileInfo
+		Diffs          []struct {
+			Max, Mean float64
+			Equal     bool
+			Error     string
+		}
+	}
+)
+
+// convertCase is an input made by another tool, converted and compared.
+type convertCase struct {
+	name string
+	make func(t *testing.T, dir, in string)
+	// ext is the input's extension (.tif by default).
+	ext string
+	// jpeg: compared within the difference between IDCTs; else exactly.
+	jpeg bool
+	// viaVips: tifffile cannot decode the input (LZW, JPEG, Zstd without
+	// imagecodecs): its first image is decoded by libvips instead.
+	viaVips bool
+	// series is the number of images the output must have; 0: as many as
+	// tifffile reports for the input.
+	series int
+}
+
+// tool runs a command whose arguments IN, a source name (rgb8, u16, f32,
+// gray) or a file the inputs script wrote stand for those files.
+func tool(name string, args ...string) func(t *testing.T, dir, in string) {
+	return func(t *testing.T, dir, in string) {
+		full := make([]string, len(args))
+		for i, a := range args {
+			switch {
+			case a == "IN":
+				a = in
+			case a == "rgb8" || a == "u16" || a == "f32" || a == "gray":
+				a = filepath.Join(dir, a+".tif")
+			case strings.HasSuffix(a, ".tif") && !strings.Contains(a, "/"):
+				a = filepath.Join(dir, a)
+			}
+			full[i] = a
+		}
+		interop.MustRun(t, name, full...)
+	}
+}
+
+// copied takes a file the inputs script wrote.
+func copied(name string) func(t *testing.T, dir, in string) {
+	return func(t *testing.T, dir, in string) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(in, data, 0o644))
+	}
+}
+
+// svsHeader is the slide's Aperio description, as the brief's scanner
+// writes it.
+const svsHeader = "Aperio Image Library v12.0.5\n24576x16384 [0,100 24576x16384] (240x240) JPEG/RGB Q=70|AppMag = 20|StripeWidth = 2040|" +
+	"ScanScope ID = SS1234|Filename = 1004|Date = 12/29/09|Time = 09:59:15|Time Zone = GMT-05:00|MPP = 0.4990|Left = 25.69|Top = 23.45"
+
+// makeSVS writes an SVS-like slide as Aperio lays it out: a JPEG pyramid
+// of 240 x 240 tiles at quality 70 from libvips (its levels in the main
+// chain), a stripped JPEG thumbnail as page 1, then the label (LZW
+// strips) and the macro (JPEG strips), each with an Aperio description
+// set by tiffset.
+func makeSVS(t *testing.T, dir, in string) {
+	pyr := filepath.Join(dir, "svs-pyramid.tif")
+	interop.MustRun(t, "vips", "tiffsave", filepath.Join(dir, "rgb8.tif"), pyr, "--compression", "jpeg", "--Q", "70",
+		"--tile", "--tile-width", "240", "--tile-height", "240", "--pyramid")
+	thumb := filepath.Join(dir, "svs-thumb.tif")
+	interop.MustRun(t, "vips", "thumbnail", filepath.Join(dir, "rgb8.tif"), thumb+"[compression=jpeg,Q=70,strip]", "256")
+	interop.MustRun(t, "tiffcp", "-c", "jpeg:70", pyr+",0", in)
+	interop.MustRun(t, "tiffcp", "-a", "-s", "-r", "16", "-c", "jpeg:70", thumb, in)
+	interop.MustRun(t, "tiffcp", "-a", "-c", "jpeg:70", pyr+",1,2", in)
+	interop.MustRun(t, "tiffcp", "-a", "-s", "-c", "lzw", filepath.Join(dir, "label.tif"), in)
+	interop.MustRun(t, "tiffcp", "-a", "-s", "-r", "16", "-c", "jpeg:70", filepath.Join(dir, "macro.tif"), in)
+	descriptions := []string{svsHeader, "Aperio Image Library v12.0.5\n1000x600 -> 256x154 - |AppMag = 20|MPP = 0.4990", "", "",
+		"Aperio Image Library v12.0.5\nlabel 200x150", "Aperio Image Library v12.0.5\nmacro 500x300"}
+	for i, d := range descriptions {
+		if d != "" {
+			interop.MustRun(t, "tiffset", "-d", fmt.Sprint(i), "-s", "270", d, in)
+		}
+	}
+}
+
+func convertCases() []convertCase {
+	return []convertCase{
+		{name: "tifffile OME-TIFF of two series, SubIFD levels", make: copied("two-series.ome.tif"), ext: ".ome.tif"},
+		{name: "tifffile OME-TIFF, RGB over T and float32 Z", make: copied("rgb-float.ome.tif"), ext: ".ome.tif"},
+		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
+		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
+		{name: "tifffile big-endian int16 Deflate p2", make: copied("i16-be-p2.tif")},
+		{name: "libtiff pages of two shapes", make: tool("tiffcp", "-c", "zip", "gray", "u16", "gray", "IN")},
+		{name: "vips JPEG tiles", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "jpeg", "--Q", "85", "--tile"), jpeg: true, viaVips: true},
+		{name: "vips JPEG strips", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "jpeg"), jpeg: true, viaVips: true},
+		{name: "vips LZW tiles u16 BigTIFF", make: tool("vips", "tiffsave", "u16", "IN", "--compression", "lzw", "--tile", "--predictor", "horizontal", "--bigtiff"), viaVips: true},
+		{name: "vips Deflate strips RGB", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "deflate", "--predictor", "horizontal")},
+		{name: "vips Zstd tiles float32", make: tool("vips", "tiffsave", "f32", "IN", "--compression", "zstd", "--tile", "--predictor", "float"), viaVips: true},
+		{name: "vips LZW pyramid", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "lzw", "--tile", "--pyramid"), viaVips: true},
+		{name: "vips JPEG pyramid in SubIFDs", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "jpeg", "--tile", "--pyramid", "--subifd"), jpeg: true, viaVips: true},
+		{name: "libtiff LZW separate planes big-endian", make: tool("tiffcp", "-c", "lzw", "-p", "separate", "-B", "rgb8", "IN"), viaVips: true},
+		{name: "libtiff Deflate separate tiles big-endian", make: tool("tiffcp", "-c", "zip", "-p", "separate", "-B", "-t", "-w", "128", "-l", "96", "rgb8", "IN")},
+		{name: "libtiff JPEG RGB-coded", make: tool("tiffcp", "-c", "jpeg:r:90", "-t", "rgb8", "IN"), jpeg: true, viaVips: true},
+		{name: "GDAL COG LZW", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "BLOCKSIZE=256", "rgb8", "IN"), viaVips: true},
+		{name: "GDAL COG JPEG", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=JPEG", "-co", "BLOCKSIZE=256", "rgb8", "IN"), jpeg: true, viaVips: true},
+		{name: "SVS-like slide", make: makeSVS, ext: ".svs", jpeg: true, viaVips: true, series: 3},
+	}
+}
+
+// TestInteropConvert converts files written by tifffile, libtiff, libvips
+// and GDAL, and an SVS-like slide, and checks the output with tifffile:
+// as many series as the input has for tifffile (levels apart; the SVS's
+// thumbnail apart), the same Z, C and T sizes, channel names and physical
+// sizes as the input's OME-XML, and every plane's pixels equal to the
+// input's as tifffile or libvips decode them, exactly for lossless
+// codecs, within the difference between IDCTs for JPEG.
+func TestInteropConvert(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "tiffcp", "tiffset", "gdal_translate", "tifffile", "openslide-show-properties")
+	dir := t.TempDir()
+	interop.RunPython(t, makeInputs, dir)
+	for i, c := range convertCases() {
+		t.Run(c.name, func(t *testing.T) {
+			in := filepath.Join(dir, fmt.Sprintf("in%d%s", i, cmpOr(c.ext, ".tif")))
+			c.make(t, dir, in)
+			out := filepath.Join(dir, fmt.Sprintf("out%d.ome.tif", i))
+			// Deflate without a predictor: tifffile reads it without
+			// imagecodecs.
+			code, stdout, stderr := clitest.Run(runConvert, "-compression", "deflate", "-predictor", "none", in, out)
+			require.Equal(t, 0, code, stderr)
+			t.Log(strings.TrimSpace(stdout))
+			args := []string{in, out}
+			if c.viaVips {
+				ref := filepath.Join(dir, "reference.v")
+				interop.MustRun(t, "vips", "tiffload", in, ref, "--page", "0")
+				interop.MustRun(t, "vips", "rawsave", ref, ref+".raw")
+				args = append(args, ref+".raw")
+			}
+			var got comparison
+			require.NoError(t, json.Unmarshal([]byte(interop.RunPython(t, describeScript, args...)), &got))
+			checkSeries(t, c, got)
+			checkPixels(t, c, got)
+		})
+	}
+}
+
+// checkSeries compares the output's series with the input's.
+func checkSeries(t *testing.T, c convertCase, got comparison) {
+	t.Helper()
+	want := c.series
+	if want == 0 {
+		want = len(got.Source.Series)
+	}
+	require.Len(t, got.Output.Series, want, "series: input %+v", got.Source.Series)
+	require.Len(t, got.Output.OME, want)
+	for i, o := range got.Output.OME {
+		if got.Source.OME != nil {
+			s := got.Source.OME[i]
+			assert.Equal(t, s.Sizes, o.Sizes, "image %d: Z, C, T", i)
+			assert.Equal(t, s.Channels, o.Channels, "image %d: channel names", i)
+			assert.Equal(t, s.Physical, o.Physical, "image %d: physical sizes", i)
+			assert.Equal(t, s.Units, o.Units, "image %d: units", i)
+			assert.Equal(t, s.Name, o.Name, "image %d: name", i)
+			continue
+		}
+		// No OME-XML: tifffile's series have the planes of the image.
+		if c.series == 0 {
+			s, out := got.Source.Series[i], got.Output.Series[i]
+			assert.Equal(t, product(s.Shape), product(out.Shape), "image %d: samples of %v against %v", i, s, out)
+		}
+	}
+}
+
+// checkPixels checks the comparison of every series' pixels.
+func checkPixels(t *testing.T, c convertCase, got comparison) {
+	t.Helper()
+	require.Len(t, got.Diffs, len(got.Output.Series))
+	for i, d := range got.Diffs {
+		if d.Error != "" && c.viaVips && i > 0 {
+			continue // tifffile cannot decode the input's other images; checked by libvips below
+		}
+		require.Empty(t, d.Error, "image %d", i)
+		if c.jpeg && i == 0 {
+			t.Logf("image %d: against libvips's JPEG decoding: max |difference| %g, mean %.4f", i, d.Max, d.Mean)
+			assert.LessOrEqual(t, d.Max, 4.0, "image %d", i)
+			assert.LessOrEqual(t, d.Mean, 0.1, "image %d", i)
+			continue
+		}
+		assert.True(t, d.Equal, "image %d differs: max %g, mean %g", i, d.Max, d.Mean)
+	}
+}
+
+// TestInteropConvertSVS converts the SVS-like slide: OpenSlide reports it
+// as an Aperio slide, and the output has its image with its pixel size and
+// fields, then the label (LZW, equal) and the macro (JPEG, within the
+// difference between IDCTs) as libvips decodes them.
+func TestInteropConvertSVS(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "tiffcp", "tiffset", "tifffile", "openslide-show-properties")
+	dir := t.TempDir()
+	interop.RunPython(t, makeInputs, dir)
+	in := filepath.Join(dir, "slide.svs")
+	makeSVS(t, dir, in)
+	props := interop.MustRun(t, "openslide-show-properties", in)
+	assert.Contains(t, props, "openslide.vendor: 'aperio'")
+	assert.Contains(t, props, "openslide.mpp-x: '0.499'")
+	assert.Contains(t, props, "aperio.AppMag: '20'")
+
+	out := filepath.Join(dir, "slide.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-compression", "deflate", "-predictor", "none", in, out)
+	require.Equal(t, 0, code, stderr)
+	var got comparison
+	require.NoError(t, json.Unmarshal([]byte(interop.RunPython(t, describeScript, out)), &got))
+	images := got.Source.OME // the output, described alone
+	require.Len(t, images, 3)
+	assert.Equal(t, []string{"slide", "label", "macro"}, []string{images[0].Name, images[1].Name, images[2].Name})
+	assert.Equal(t, []float64{0.499, 0.499, 0}, images[0].Physical)
+	assert.Equal(t, []float64{0, 0, 0}, images[1].Physical)
+	d := clitest.Describe(t, out, pyramid.InspectOptions{})
+	for _, want := range []string{`"AppMag" = "20"`, `"MPP" = "0.4990"`, `"ScanScope ID" = "SS1234"`, "acquired 2009-12-29T09:59:15-05:00",
+		`"slide": 1000 x 600`, `"label": 200 x 150`, `"macro": 500 x 300`} {
+		assert.Contains(t, d, want)
+	}
+	for i, page := range map[int]int{1: 4, 2: 5} { // the label and the macro: pages 4 and 5 of the slide
+		ref := filepath.Join(dir, fmt.Sprintf("ref%d.v", i))
+		interop.MustRun(t, "vips", "tiffload", in, ref, "--page", fmt.Sprint(page))
+		interop.MustRun(t, "vips", "rawsave", ref, ref+".raw")
+		mine := filepath.Join(dir, fmt.Sprintf("mine%d.v", i))
+		interop.MustRun(t, "vips", "tiffload", out, mine, "--page", fmt.Sprint(i))
+		interop.MustRun(t, "vips", "rawsave", mine, mine+".raw")
+		a, err := os.ReadFile(ref + ".raw")
+		require.NoError(t, err)
+		b, err := os.ReadFile(mine + ".raw")
+		require.NoError(t, err)
+		require.Len(t, b, len(a))
+		maxDiff, sum := 0, 0
+		for k := range a {
+			d := int(a[k]) - int(b[k])
+			maxDiff, sum = max(maxDiff, d, -d), sum+max(d, -d)
+		}
+		t.Logf("image %d: max |difference| %d, mean %.4f", i, maxDiff, float64(sum)/float64(len(a)))
+		if i == 1 {
+			assert.Zero(t, maxDiff, "the label is LZW: equal")
+		} else {
+			assert.LessOrEqual(t, maxDiff, 4)
+			assert.LessOrEqual(t, float64(sum)/float64(len(a)), 0.1)
+		}
+	}
+}
+
+func product(v []int) int {
+	p := 1
+	for _, x := range v {
+		p *= x
+	}
+	return p
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
