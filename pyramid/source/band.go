@@ -274,8 +274,9 @@ func (r *BandReader) fail(err error) {
 	r.done.Broadcast()
 }
 
-// submit reads the blocks of band k and submits them for decoding. Its
-// ring slot is free: the band that held it was handed out before.
+// submit reads the blocks of band k and submits them for decoding into
+// its ring slot, which is free: the band that held it was handed out
+// before.
 func (r *BandReader) submit(k int) error {
 	slot := k % len(r.ring)
 	if r.ring[slot] == nil {
@@ -287,7 +288,7 @@ func (r *BandReader) submit(k int) error {
 	r.missed[slot] = (last - first) * r.perRow
 	r.mu.Unlock()
 	for down := first; down < last; down++ {
-		rows := r.l.BlockRows(down)
+		y0 := (down - first) * r.l.BlockHeight
 		for plane := range r.l.Planes {
 			for across := range r.l.BlocksAcross {
 				i := (plane*r.l.BlocksDown+down)*r.l.BlocksAcross + across
@@ -299,7 +300,9 @@ func (r *BandReader) submit(k int) error {
 				if err != nil {
 					return fmt.Errorf("source: %w", err)
 				}
-				if err := r.pipe.Submit(&blockJob{r: r, index: i, rows: rows}, buf); err != nil {
+				j := &blockJob{r: r, index: i, band: r.ring[slot][y0*r.rowBytes:], plane: plane,
+					x0: across * r.l.BlockWidth, rows: r.l.BlockRows(down), imageRows: min(r.l.BlockHeight, r.l.Height-down*r.l.BlockHeight)}
+				if err := r.pipe.Submit(j, buf); err != nil {
 					return err
 				}
 			}
@@ -308,60 +311,93 @@ func (r *BandReader) submit(k int) error {
 	return nil
 }
 
-// blockJob decodes one block in the pipeline.
+// blockJob decodes one block in the pipeline, on a worker, straight into
+// its place in its band: a strip of the whole width is decoded there, a
+// tile or a plane of separate samples decoded aside and copied in. The
+// pipeline's consumer then only counts the blocks done, so decoded blocks
+// never wait in the pipeline and the copying runs on every worker.
 type blockJob struct {
-	r     *BandReader
-	index int
-	rows  int
+	r         *BandReader
+	index     int
+	band      []byte // the band from the block's first row on
+	plane, x0 int
+	rows      int // rows of the block as stored: the strip's, or the tile height
+	imageRows int // of them in the image
 }
 
-// Encode decodes the block (the pipeline calls every transformation
-// Encode). A block of 0 bytes is sparse: zeros, as GDAL writes and
-// libtiff and tifffile read them.
+// scratch holds the blocks decoded aside, one per worker at a time.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// Encode decodes the block into its band (the pipeline calls every
+// transformation Encode) and returns dst unchanged. A block of 0 bytes is
+// sparse: zeros, as GDAL writes and libtiff and tifffile read them.
 func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
+	r := j.r
+	if r.l.Planes == 1 && r.l.BlockWidth == r.l.Width { // a strip: its rows are the band's
+		region := j.band[: j.imageRows*r.rowBytes : j.imageRows*r.rowBytes]
+		if len(src) == 0 {
+			clear(region)
+			return dst, nil
+		}
+		out, err := r.dec.DecodeRows(region[:0], src, j.rows)
+		if err == nil && len(out) > 0 && &out[0] != &region[0] {
+			copy(region, out) // the decoder grew its own buffer
+		}
+		return dst, j.failed(err)
+	}
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	var err error
 	if len(src) == 0 {
-		start, n := len(dst), j.r.dec.BlockBytes(j.rows)
-		dst = slices.Grow(dst, n)[:start+n]
-		clear(dst[start:])
-		return dst, nil
+		n := r.dec.BlockBytes(j.rows)
+		*buf = slices.Grow((*buf)[:0], n)[:n]
+		clear(*buf)
+	} else {
+		*buf, err = r.dec.DecodeRows((*buf)[:0], src, j.rows)
 	}
-	out, err := j.r.dec.DecodeRows(dst, src, j.rows)
-	if err != nil {
-		err = fmt.Errorf("source: block %d of the page at %d: %w", j.index, j.r.page.Offset, err)
-		j.r.fail(err)
+	if err == nil {
+		j.place(*buf)
 	}
-	return out, err
+	return dst, j.failed(err)
 }
 
-// consume places decoded block seq in its band. Blocks are submitted band
-// after band, each band block row after block row, each plane after plane,
-// each left to right; every band but the last is full, so the band of a
-// block follows from its sequence number.
-func (r *BandReader) consume(seq int64, block []byte) error {
-	k, within := int(seq)/r.perBand, int(seq)%r.perBand
-	down, within := within/r.perRow, within%r.perRow
-	plane, across := within/r.l.BlocksAcross, within%r.l.BlocksAcross
-	slot := k % len(r.ring)
-	y0 := down * r.l.BlockHeight
-	band := r.ring[slot][y0*r.rowBytes:]
-	rows := min(r.l.BlockHeight, r.l.Height-(k*r.blockRows+down)*r.l.BlockHeight)
-	x0 := across * r.l.BlockWidth
-	width := min(r.l.BlockWidth, r.l.Width-x0)
+// failed records a decoding error, naming the block.
+func (j *blockJob) failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("source: block %d of the page at %d: %w", j.index, j.r.page.Offset, err)
+	j.r.fail(err)
+	return err
+}
+
+// place copies a decoded tile, or a block of one plane of separate
+// samples, into its band.
+func (j *blockJob) place(block []byte) {
+	r := j.r
+	width := min(r.l.BlockWidth, r.l.Width-j.x0)
 	if r.l.Planes == 1 {
 		blockRow := r.l.BlockWidth * r.pixel
-		for y := range rows {
-			copy(band[y*r.rowBytes+x0*r.pixel:][:width*r.pixel], block[y*blockRow:])
+		for y := range j.imageRows {
+			copy(j.band[y*r.rowBytes+j.x0*r.pixel:][:width*r.pixel], block[y*blockRow:])
 		}
-	} else {
-		s := r.sample
-		for y := range rows {
-			dst := band[y*r.rowBytes+x0*r.pixel+plane*s:]
-			src := block[y*r.l.BlockWidth*s:][:width*s]
-			for x := range width {
-				copy(dst[x*r.pixel:x*r.pixel+s], src[x*s:])
-			}
+		return
+	}
+	s := r.sample
+	for y := range j.imageRows {
+		dst := j.band[y*r.rowBytes+j.x0*r.pixel+j.plane*s:]
+		src := block[y*r.l.BlockWidth*s:][:width*s]
+		for x := range width {
+			copy(dst[x*r.pixel:x*r.pixel+s], src[x*s:])
 		}
 	}
+}
+
+// consume counts block seq done in its band. Blocks are submitted band
+// after band; every band but the last is full, so the band of a block
+// follows from its sequence number.
+func (r *BandReader) consume(seq int64, _ []byte) error {
+	slot := int(seq) / r.perBand % len(r.ring)
 	r.mu.Lock()
 	r.missed[slot]--
 	if r.missed[slot] == 0 {

@@ -183,3 +183,50 @@ func FuzzParseAperio(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS and plain
+// TIFF files: errors must be typed, what is mapped sound, and the planes
+// of the first image, read through WritePlanes, must stream into a writer
+// or fail with a typed error.
+func FuzzNew(f *testing.F) {
+	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: compress.LZW{}}
+	seeds := [][]testPage{
+		grays(2, omeDocument("", pixels(2, 1, 1, "XYZCT", `<TiffData/>`))),
+		{svsPage(32, 24, true, description(svsHead)), svsPage(16, 12, false), svsPage(20, 10, false, description("Aperio Image\nlabel"))},
+		{gray(8, 8), gray(8, 8), rgb, {width: 4, height: 4, samples: 2, bits: 16, rowsPerStrip: 2, codec: &compress.Deflate{}}},
+	}
+	for i, pages := range seeds {
+		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)
+		f.Add(file)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return // FuzzBandReader and tiff's targets cover the structure
+		}
+		m, err := New(tf, "test.tif", Options{SkipUnsupported: true})
+		if err != nil {
+			if !mappingError(err) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		mappedOK(t, m)
+		im := m.Images[0]
+		if int64(im.Spec.SizeX)*int64(im.Spec.SizeY)*int64(im.Spec.Planes()) > 1<<20 {
+			return // too large to write here
+		}
+		w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Abort()
+		dst, err := w.AddImage(im.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := im.WritePlanes(context.Background(), dst, Options{Workers: 1, MaxBandBytes: 1 << 20}); err != nil && !typedError(err) {
+			t.Fatalf("untyped error: %v", err)
+		}
+	})
+}

@@ -241,6 +241,13 @@ func (l pageLayout) specSamples() int {
 	return 1
 }
 
+// maxChannelSamples bounds the samples of a page read as channels: each
+// is a plane of its own, written at the same time as the others (a few
+// bands of the writer's each), so a page of a small file that claims
+// thousands of samples would make the conversion hold thousands of planes
+// open.
+const maxChannelSamples = 256
+
 // layoutOf checks that the page can be read by a BandReader and converted,
 // and returns its layout. The error names the field that cannot be.
 func layoutOf(p *tiff.Page) (pageLayout, error) {
@@ -271,6 +278,10 @@ func layoutOf(p *tiff.Page) (pageLayout, error) {
 	}
 	colour := l.Photometric == tiff.PhotometricRGB || l.Photometric == tiff.PhotometricYCbCr
 	out.rgb = l.SamplesPerPixel == 3 && colour && (out.pixelType == pyramid.Uint8 || out.pixelType == pyramid.Uint16)
+	if !out.rgb && l.SamplesPerPixel > maxChannelSamples {
+		return out, fmt.Errorf("%w: SamplesPerPixel %d of the page at %d, more than the %d samples read as channels",
+			ErrUnsupported, l.SamplesPerPixel, p.Offset, maxChannelSamples)
+	}
 	// pixelTypeOf took whole bytes only: the band reader's decoder is
 	// made as it will be.
 	if _, err := compress.NewDecoder(f); err != nil {

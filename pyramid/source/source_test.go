@@ -180,6 +180,7 @@ func TestUnsupportedPages(t *testing.T) {
 		{"JPEG 2000", gray(8, 8, short(tiff.TagCompression, tiff.CompressionJPEG2000Aperio)), ErrUnsupported, "Compression 33003 (JPEG 2000"},
 		{"unknown compression", gray(8, 8, short(tiff.TagCompression, 34712)), ErrUnsupported, "34712"},
 		{"unknown predictor", gray(8, 8, short(tiff.TagPredictor, 5)), ErrUnsupported, "predictor"},
+		{"too many samples", testPage{width: 2, height: 2, samples: 257, bits: 8}, ErrUnsupported, "SamplesPerPixel 257"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
