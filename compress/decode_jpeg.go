@@ -74,12 +74,14 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	rows := len(out) / d.rowBytes
 	// The frame's size comes first: image/jpeg allocates what the frame
 	// says, so a frame larger than the block is refused before decoding.
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(stream))
+	// It is read from the frame header, which image/jpeg decodes first,
+	// without DecodeConfig's decoder (a dozen KB of garbage a block).
+	width, height, err := frameSize(stream)
 	if err != nil {
-		return jpegError(err)
+		return err
 	}
-	if cfg.Width != d.f.Width || cfg.Height != rows {
-		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, cfg.Width, cfg.Height, d.f.Width, rows)
+	if width != d.f.Width || height != rows {
+		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
 	}
 	m, err := jpeg.Decode(bytes.NewReader(stream))
 	if err != nil {
@@ -110,6 +112,46 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 		return fmt.Errorf("%w: JPEG decodes to %T", ErrCompression, m)
 	}
 	return fmt.Errorf("%w: JPEG of %T in a block of %d samples per pixel", ErrCorrupt, m, d.l.samples)
+}
+
+// frameSize returns the width and height in the first frame header (SOF)
+// of a JPEG stream, which starts with SOI, walking its segments as
+// image/jpeg does up to it.
+func frameSize(stream []byte) (width, height int, err error) {
+	p := stream[2:]
+	for {
+		if len(p) < 2 {
+			return 0, 0, fmt.Errorf("%w: JPEG: no frame header", ErrCorrupt)
+		}
+		if p[0] != 0xff {
+			return 0, 0, fmt.Errorf("%w: JPEG: 0x%02x where a marker was expected", ErrCorrupt, p[0])
+		}
+		m := p[1]
+		switch {
+		case m == 0xff: // a fill byte before the marker
+			p = p[1:]
+			continue
+		case m == 0x01 || m >= 0xd0 && m <= 0xd7: // TEM and RSTn stand alone
+			p = p[2:]
+			continue
+		case m == 0xd8 || m == 0xd9 || m == 0xda:
+			return 0, 0, fmt.Errorf("%w: JPEG: marker 0x%02x before the frame header", ErrCorrupt, m)
+		}
+		if len(p) < 4 {
+			return 0, 0, fmt.Errorf("%w: JPEG: segment 0x%02x cut short", ErrCorrupt, m)
+		}
+		n := int(p[2])<<8 | int(p[3])
+		if n < 2 || len(p) < 2+n {
+			return 0, 0, fmt.Errorf("%w: JPEG: segment 0x%02x of %d bytes", ErrCorrupt, m, n)
+		}
+		if m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc { // SOFn
+			if n < 7 {
+				return 0, 0, fmt.Errorf("%w: JPEG: frame header of %d bytes", ErrCorrupt, n)
+			}
+			return int(p[7])<<8 | int(p[8]), int(p[5])<<8 | int(p[6]), nil
+		}
+		p = p[2+n:]
+	}
 }
 
 // jpegError classifies an error of image/jpeg.

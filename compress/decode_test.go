@@ -332,3 +332,46 @@ func TestUpsampleRow(t *testing.T) {
 	upsampleRow(dst, plane, 4, 4, 2, 4, 1, 0)
 	assert.Equal(t, []byte{0, 0, 0, 0}, dst[:4], "4x1: repetition")
 }
+
+// TestFrameSize reads the size in frame headers as image/jpeg's
+// DecodeConfig does, and refuses streams without one.
+func TestFrameSize(t *testing.T) {
+	var full bytes.Buffer
+	require.NoError(t, jpeg.Encode(&full, testImage(37, 21), &jpeg.Options{Quality: 80}))
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(full.Bytes()))
+	require.NoError(t, err)
+	w, h, err := frameSize(full.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{cfg.Width, cfg.Height}, [2]int{w, h})
+
+	soi, sof := []byte{0xff, 0xd8}, []byte{0xff, 0xc2, 0, 11, 8, 0, 16, 1, 0, 1, 1, 0x11, 0}
+	app := []byte{0xff, 0xe0, 0, 4, 'a', 'b'}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	tests := []struct {
+		name string
+		data []byte
+		w, h int
+		err  string
+	}{
+		{"progressive, after an application segment", cat(soi, app, sof), 256, 16, ""},
+		{"fill bytes and a restart marker", cat(soi, []byte{0xff, 0xff, 0xd3}, sof), 256, 16, ""},
+		{"no frame", cat(soi, app), 0, 0, "no frame header"},
+		{"the scan first", cat(soi, []byte{0xff, 0xda, 0, 2}), 0, 0, "marker 0xda before the frame header"},
+		{"not a marker", cat(soi, []byte{0x12, 0x34}), 0, 0, "where a marker was expected"},
+		{"a segment past the end", cat(soi, []byte{0xff, 0xe1, 0x10, 0}), 0, 0, "of 4096 bytes"},
+		{"a short frame header", cat(soi, []byte{0xff, 0xc0, 0, 5, 8, 0, 1}), 0, 0, "frame header of 5 bytes"},
+		{"a cut marker", cat(soi, []byte{0xff, 0xe0, 0}), 0, 0, "cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, h, err := frameSize(tt.data)
+			if tt.err != "" {
+				assert.ErrorIs(t, err, ErrCorrupt)
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, [2]int{tt.w, tt.h}, [2]int{w, h})
+		})
+	}
+}
