@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run test bench fuzz interop compare huge
+.PHONY: run test bench fuzz interop compare huge convertcompare hugeconvert
 
 # The main job: write pyramid.ome.tif from the embedded synthetic slide.
 run:
@@ -47,5 +47,17 @@ compare:
 # The huge workload (65536 x 65536 uint8, streamed, BigTIFF): peak memory.
 huge:
 	$(GO) run ./examples/compare -workloads huge -runs 1
+
+# ometiff convert against libvips on a 24576 x 16384 SVS-like slide and the
+# 8192 x 8192 striped RGB Deflate TIFF, to LZW pyramids: medians of
+# alternating runs and ratios; fails if a peak memory passes its bound.
+# About 15 minutes, most of it making the inputs.
+convertcompare:
+	$(GO) run ./examples/convertcompare -workloads svs,strips -runs 3
+
+# ometiff convert on a 100,000 x 100,000 RGB JPEG BigTIFF, to LZW: its peak
+# memory must stay under 256 MiB. Slow (the output is about 25 GB).
+hugeconvert:
+	$(GO) run ./examples/convertcompare -workloads huge -runs 1
 
 -include compress/Makefile.inc

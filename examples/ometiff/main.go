@@ -51,14 +51,21 @@
 //
 // A TIFF file is streamed from its tiles or strips: each page is read in
 // bands of the writer's tile height (the most whole blocks that fit in
-// it), decoded in parallel while the writer encodes, and memory holds two
-// of the page's bands and the writer's bands of each plane the page holds,
-// whatever the height of the image. A non-interlaced PNG and a raw file
-// are streamed too: their rows reach the writer a band at a time. The
-// writer's bands take about 3 x tile x width x bytes per pixel (3 for RGB
-// uint8), and Go's garbage collector lets the process peak at about twice
-// that, plus 48 MiB for the rest: under 180 MiB for a 30000-pixel-wide
-// RGB PNG at the default 256-pixel tiles, however tall. Every other image
+// it), decoded in parallel while the writer encodes, and memory holds a
+// few of the page's bands and the writer's bands of each plane the page
+// holds, whatever the height of the image. While it streams, the soft
+// memory limit follows the live heap (unless GOMEMLIMIT or GOGC is set),
+// so the process peaks at about 9/8 x (3 x band x width x bytes per pixel
+// of the page + 3 x tile x width x bytes per pixel of each plane) +
+// 64 MiB, however tall the image; make hugeconvert checks a
+// 100,000 x 100,000 RGB slide in 128-row JPEG tiles under 256 MiB.
+//
+// A non-interlaced PNG and a raw file are streamed too: their rows reach
+// the writer a band at a time. The writer's bands take about 3 x tile x
+// width x bytes per pixel (3 for RGB uint8), and Go's garbage collector
+// lets the process peak at about twice that, plus 48 MiB for the rest:
+// under 180 MiB for a 30000-pixel-wide RGB PNG at the default 256-pixel
+// tiles, however tall. Every other image
 // (JPEG, GIF, BMP, WebP and interlaced PNG) is decoded whole by Go's
 // decoders, which hold all of it.
 //

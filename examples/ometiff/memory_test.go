@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -10,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -214,6 +217,13 @@ func checkStreamedPNG(t *testing.T, size int) {
 	require.Equal(t, 0, m.code, m.stderr)
 	assert.LessOrEqual(t, m.peakRSS, streamedBudget(size, 3), "peak RSS past the documented budget")
 
+	checkBigTiles(t, output, size)
+}
+
+// checkBigTiles checks that sampled tiles of the full resolution of the
+// output, a size x size RGB image of bigPixel in 256 x 256 tiles, read
+// back equal.
+func checkBigTiles(t *testing.T, output string, size int) {
 	f, err := os.Open(output)
 	require.NoError(t, err)
 	defer f.Close()
@@ -314,4 +324,109 @@ func TestJPEGFrame(t *testing.T) {
 		_, err := readJPEGFrame(bytes.NewReader(bad))
 		assert.Error(t, err, fmt.Sprintf("% x", bad))
 	}
+}
+
+// writeStripedRGB streams a width x height RGB TIFF of bigPixel in
+// uncompressed strips of 64 rows to path, a row at a time.
+func writeStripedRGB(t *testing.T, path string, width, height int) {
+	const rowsPerStrip = 64
+	strips := (height + rowsPerStrip - 1) / rowsPerStrip
+	rowBytes := 3 * width
+	le := binary.LittleEndian
+	type entry struct {
+		tag, typ uint16
+		count    uint32
+		value    uint32
+	}
+	const short, long = 3, 4
+	dataStart := uint32(8)
+	ifdStart := dataStart + uint32(rowBytes*height)
+	const entries = 11
+	offsets := ifdStart + 2 + entries*12 + 4
+	counts := offsets + 4*uint32(strips)
+	bits := counts + 4*uint32(strips)
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	head := le.AppendUint32([]byte("II*\x00"), ifdStart)
+	w.Write(head)
+	row := make([]byte, rowBytes)
+	for y := range height {
+		for x := range width {
+			p := bigPixel(x, y)
+			copy(row[3*x:], p[:])
+		}
+		w.Write(row)
+	}
+	ifd := le.AppendUint16(nil, entries)
+	for _, e := range []entry{
+		{256, long, 1, uint32(width)}, {257, long, 1, uint32(height)}, {258, short, 3, bits}, {259, short, 1, 1},
+		{262, short, 1, 2}, {273, long, uint32(strips), offsets}, {277, short, 1, 3}, {278, long, 1, rowsPerStrip},
+		{279, long, uint32(strips), counts}, {284, short, 1, 1}, {339, short, 1, 1},
+	} {
+		ifd = le.AppendUint16(ifd, e.tag)
+		ifd = le.AppendUint16(ifd, e.typ)
+		ifd = le.AppendUint32(ifd, e.count)
+		ifd = le.AppendUint32(ifd, e.value)
+	}
+	ifd = le.AppendUint32(ifd, 0)
+	for s := range strips {
+		ifd = le.AppendUint32(ifd, dataStart+uint32(s*rowsPerStrip*rowBytes))
+	}
+	for s := range strips {
+		ifd = le.AppendUint32(ifd, uint32(min(rowsPerStrip, height-s*rowsPerStrip)*rowBytes))
+	}
+	ifd = append(ifd, 8, 0, 8, 0, 8, 0)
+	w.Write(ifd)
+	require.NoError(t, w.Flush())
+	require.NoError(t, f.Close())
+}
+
+// TestStreamedTIFFMemory converts a 6000 x 6000 RGB TIFF in strips as a
+// subprocess: its peak memory stays within the documented budget for
+// TIFF files (tiffBudget), and sampled tiles read back equal.
+func TestStreamedTIFFMemory(t *testing.T) {
+	bin := buildForMeasure(t)
+	dir := t.TempDir()
+	const size = 6000
+	input := filepath.Join(dir, "big.tif")
+	writeStripedRGB(t, input, size, size)
+	output := filepath.Join(dir, "big.ome.tif")
+	m := runMeasured(t, bin, input, output)
+	require.Equal(t, 0, m.code, m.stderr)
+	budget := tiffBudget(size, 64, 3)
+	t.Logf("budget %.1f MiB", float64(budget)/(1<<20))
+	assert.LessOrEqual(t, m.peakRSS, budget, "peak RSS past the documented budget")
+	checkBigTiles(t, output, size)
+}
+
+// tiffBudget is the peak memory the converter documents for a TIFF file
+// width pixels wide in blocks of blockRows rows, pixelBytes a pixel: the
+// memory it plans (three bands of the page, the writer's bands), an eighth
+// more and heapSlack, as holdMemory keeps the heap within them, and 48 MiB
+// for the rest.
+func tiffBudget(width, blockRows, pixelBytes int) int64 {
+	rows := max(1, 256/blockRows) * blockRows
+	planned := mul(3, int64(rows), int64(width), int64(pixelBytes)) + limits{}.bandBytes(width, pixelBytes)
+	return planned*9/8 + heapSlack + 48<<20
+}
+
+// TestHoldMemory checks that holdMemory sets the soft memory limit to an
+// eighth past the live heap, plus heapSlack, and restores it when stopped.
+func TestHoldMemory(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
+		t.Skip("GOMEMLIMIT or GOGC is set: holdMemory leaves the limit alone")
+	}
+	before := debug.SetMemoryLimit(-1)
+	live := make([]byte, 64<<20)
+	stop := holdMemory()
+	runtime.GC()
+	time.Sleep(3 * holdPeriod)
+	limit := debug.SetMemoryLimit(-1)
+	stop()
+	runtime.KeepAlive(live)
+	assert.GreaterOrEqual(t, limit, int64(64<<20)*9/8+heapSlack, "the limit is above the live heap")
+	assert.Less(t, limit, int64(128<<20)*9/8+heapSlack, "and near it")
+	assert.Equal(t, before, debug.SetMemoryLimit(-1), "restored")
 }
