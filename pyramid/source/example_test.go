@@ -6,6 +6,8 @@ import (
 	"io"
 	"log"
 
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -31,4 +33,53 @@ func ExampleBandReader() {
 	fmt.Printf("%d x %d pixels of %d samples in bands of %d rows: %d bytes\n", l.Width, l.Height, l.SamplesPerPixel, l.BlockHeight, n)
 	// Output:
 	// 33 x 17 pixels of 3 samples in bands of 5 rows: 1683 bytes
+}
+
+// Open a file and list its images, as package pyramid/source maps them.
+func ExampleOpen() {
+	f, err := source.Open("../../testdata/pyramid/series-zct.ome.tif", source.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Println(f.Kind, "of", len(f.TIFF.Pages), "pages")
+	for _, im := range f.Images {
+		s := im.Spec
+		fmt.Printf("%q: %d x %d, Z %d, C %d, T %d, %s, %v: %d planes\n",
+			s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, s.PixelType, len(im.Planes))
+	}
+	// Output:
+	// OME-TIFF of 14 pages
+	// "stack": 64 x 48, Z 3, C 2, T 2, XYZCT, uint8: 12 planes
+	// "second": 40 x 40, Z 2, C 1, T 1, XYCTZ, int16: 2 planes
+}
+
+// Convert every image of a file into a pyramidal OME-TIFF, streaming each
+// page into the planes it holds.
+func ExampleImage_WritePlanes() {
+	in, err := source.Open("../../testdata/tiff/stripped-gray16-two-pages.tif", source.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer in.Close()
+	out := iohandle.NewMemory()
+	w, err := pyramid.New(out, pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, im := range in.Images {
+		dst, err := w.AddImage(im.Spec)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := im.WritePlanes(context.Background(), dst, source.Options{}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(in.Images), "images written")
+	// Output:
+	// 2 images written
 }

@@ -81,7 +81,7 @@ func genericImage(pages []*tiff.Page, l pageLayout) *Image {
 		}
 	}
 	spec.PhysicalSizeX, spec.PhysicalSizeY = resolution(first)
-	im := &Image{Spec: spec}
+	im := &Image{Spec: spec, OMEImage: -1}
 	for _, p := range pages {
 		im.Planes = append(im.Planes, planesOf(p, l)...)
 	}

@@ -155,6 +155,7 @@ func (m *mapper) ome(text string) error {
 	for i, oi := range doc.Images {
 		im, err := m.omeImage(doc, oi, maps)
 		if err == nil {
+			im.OMEImage = i
 			for _, p := range im.Planes {
 				used[m.pageIndex(p.Page)] = true
 			}

@@ -95,6 +95,10 @@ type Image struct {
 	// Planes says where each plane is, by its index in the spec's
 	// DimensionOrder (pyramid.ImageSpec.PlaneIndex).
 	Planes []Plane
+	// OMEImage is the index of the image's Image element among those of
+	// File.OMEXML, for carrying the rest of its metadata; -1 when the file
+	// is not an OME-TIFF.
+	OMEImage int
 }
 
 // Plane is where the pixels of one plane of an image lie: a page of the

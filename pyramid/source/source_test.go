@@ -383,3 +383,17 @@ func TestOMERefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOMEImageIndex checks that an image knows its Image element, when
+// one before it is left out, and that other kinds have none.
+func TestOMEImageIndex(t *testing.T) {
+	doc := omeDocument("", pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="gone.ome.tif">urn:uuid:2</UUID></TiffData>`),
+		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1"/>`))
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(2, doc)...)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	assert.Equal(t, 1, f.Images[0].OMEImage)
+	f, _, err = mapPages(t, Options{}, gray(8, 8))
+	require.NoError(t, err)
+	assert.Equal(t, -1, f.Images[0].OMEImage)
+}
