@@ -55,9 +55,9 @@
 // few of the page's bands and the writer's bands of each plane the page
 // holds, whatever the height of the image. While it streams, the soft
 // memory limit follows the live heap (unless GOMEMLIMIT or GOGC is set),
-// so the process peaks at about 9/8 x (3 x band x width x bytes per pixel
-// of the page + 3 x tile x width x bytes per pixel of each plane) +
-// 64 MiB, however tall the image; make hugeconvert checks a
+// so the process peaks at about 17/16 x (3 x band x width x bytes per
+// pixel of the page + 3 x tile x width x bytes per pixel of each plane)
+// + 56 MiB, however tall the image; make hugeconvert checks a
 // 100,000 x 100,000 RGB slide in 128-row JPEG tiles under 256 MiB.
 //
 // A non-interlaced PNG and a raw file are streamed too: their rows reach

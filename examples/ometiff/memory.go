@@ -11,7 +11,7 @@ import (
 // While a TIFF file streams, the bands read and written are most of what
 // is live, for the whole conversion, and the runtime lets the heap grow to
 // twice what is live before it collects (GOGC=100), and keeps pages freed
-// since for a while. holdMemory keeps the process within an eighth of the
+// since for a while. holdMemory keeps the process within a sixteenth of the
 // live heap instead, plus heapSlack: it sets the soft memory limit
 // (debug.SetMemoryLimit) to that every holdPeriod, so that the collector
 // runs, and the scavenger returns memory to the system, before it is
@@ -19,7 +19,7 @@ import (
 // program; collecting more often costs little, as the bands are large
 // buffers without pointers, which the collector does not scan.
 const (
-	heapSlack  = 16 << 20
+	heapSlack  = 8 << 20
 	holdPeriod = 100 * time.Millisecond
 )
 
@@ -46,7 +46,7 @@ func holdMemory() (stop func()) {
 			metrics.Read(sample)
 			if sample[0].Value.Kind() == metrics.KindUint64 {
 				live := sample[0].Value.Uint64()
-				debug.SetMemoryLimit(int64(min(live+live/8+heapSlack, math.MaxInt64)))
+				debug.SetMemoryLimit(int64(min(live+live/16+heapSlack, math.MaxInt64)))
 			}
 			select {
 			case <-done:

@@ -403,17 +403,18 @@ func TestStreamedTIFFMemory(t *testing.T) {
 
 // tiffBudget is the peak memory the converter documents for a TIFF file
 // width pixels wide in blocks of blockRows rows, pixelBytes a pixel: the
-// memory it plans (three bands of the page, the writer's bands), an eighth
-// more and heapSlack, as holdMemory keeps the heap within them, and 48 MiB
-// for the rest.
+// memory it plans (three bands of the page, the writer's bands), a
+// sixteenth more and heapSlack, as holdMemory keeps the heap within them,
+// and 48 MiB for the rest.
 func tiffBudget(width, blockRows, pixelBytes int) int64 {
 	rows := max(1, 256/blockRows) * blockRows
 	planned := mul(3, int64(rows), int64(width), int64(pixelBytes)) + limits{}.bandBytes(width, pixelBytes)
-	return planned*9/8 + heapSlack + 48<<20
+	return planned*17/16 + heapSlack + 48<<20
 }
 
-// TestHoldMemory checks that holdMemory sets the soft memory limit to an
-// eighth past the live heap, plus heapSlack, and restores it when stopped.
+// TestHoldMemory checks that holdMemory sets the soft memory limit to a
+// sixteenth past the live heap, plus heapSlack, and restores it when
+// stopped.
 func TestHoldMemory(t *testing.T) {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		t.Skip("GOMEMLIMIT or GOGC is set: holdMemory leaves the limit alone")
@@ -426,7 +427,7 @@ func TestHoldMemory(t *testing.T) {
 	limit := debug.SetMemoryLimit(-1)
 	stop()
 	runtime.KeepAlive(live)
-	assert.GreaterOrEqual(t, limit, int64(64<<20)*9/8+heapSlack, "the limit is above the live heap")
-	assert.Less(t, limit, int64(128<<20)*9/8+heapSlack, "and near it")
+	assert.GreaterOrEqual(t, limit, int64(64<<20)*17/16+heapSlack, "the limit is above the live heap")
+	assert.Less(t, limit, int64(128<<20)*17/16+heapSlack, "and near it")
 	assert.Equal(t, before, debug.SetMemoryLimit(-1), "restored")
 }

@@ -54,6 +54,11 @@ type Options struct {
 	SkipUnsupported bool
 }
 
+// maxStoredInFlight bounds the stored (compressed) bytes of the blocks
+// submitted for decoding and not yet decoded: enough to keep the workers
+// busy whatever the codec (a block larger than it goes alone).
+const maxStoredInFlight = 16 << 20
+
 // aheadBytes bounds the bands decoded ahead of the one handed out (a
 // first one always is, with several workers, unless it is larger).
 const aheadBytes = 32 << 20
@@ -202,13 +207,15 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	ctx, r.cancel = context.WithCancelCause(ctx)
 	r.stopAfter = context.AfterFunc(ctx, func() { r.fail(context.Cause(ctx)) })
 	// Every block is a job of its own (a decoded block is many times its
-	// stored size), and the stored bytes in flight, which the pipeline
-	// also keeps for reuse, are bounded by the ring's decoded bytes, not
-	// by the pipeline's default of several MiB.
+	// stored size). The stored bytes in flight, which the pipeline also
+	// keeps for reuse, are bounded by the ring's decoded bytes, so that a
+	// narrow page holds little (not the pipeline's default of several
+	// MiB), and by maxStoredInFlight, so that a wide one does not keep
+	// tens of MiB of stored blocks of every size.
 	r.pipe = compress.NewPipeline(ctx, compress.Options{
 		Workers:          workers,
 		BatchBytes:       1,
-		MaxInFlightBytes: len(r.ring) * r.bandRows * r.rowBytes,
+		MaxInFlightBytes: min(len(r.ring)*r.bandRows*r.rowBytes, maxStoredInFlight),
 	}, r.consume)
 	return r, nil
 }
