@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -30,27 +29,15 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 	if err := cli.Parse(fs, args, stderr); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
-	if fs.NArg() == 0 {
-		return cli.Exit(infoName, stderr, cli.UsageError{Err: errors.New("no file given (usage: ometiff info file...)")})
-	}
-	code := 0
-	for i, path := range fs.Args() {
-		if fs.NArg() > 1 {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			fmt.Fprintf(stdout, "==> %s <==\n", path)
-		}
+	return eachFile(infoName, "ometiff info file...", fs.Args(), stdout, stderr, func(path string) error {
 		f, err := source.Open(path, source.Options{SkipUnsupported: true})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %s: %v\n", infoName, path, err)
-			code = 1
-			continue
+			return fmt.Errorf("%s: %w", path, err)
 		}
+		defer f.Close()
 		describeFile(stdout, f)
-		f.Close()
-	}
-	return code
+		return nil
+	})
 }
 
 // describeFile prints what a mapped file holds.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,19 +26,29 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	if err := cli.Parse(fs, args, stderr); err != nil {
 		return cli.Exit(inspectName, stderr, cli.UsageError{Err: err})
 	}
-	if fs.NArg() == 0 {
-		return cli.Exit(inspectName, stderr, cli.UsageError{Err: errors.New("no file given (usage: ometiff inspect [-fields] file...)")})
+	return eachFile(inspectName, "ometiff inspect [-fields] file...", fs.Args(), stdout, stderr,
+		func(path string) error { return inspect(stdout, path, opts) })
+}
+
+// eachFile runs describe on every file named, for the command name of
+// the usage given: each description headed by the file's name when there
+// are several, each failure reported as one line on stderr. It returns
+// the exit code: 0, 1 if a file could not be described, 2 if none was
+// named.
+func eachFile(name, usage string, paths []string, stdout, stderr io.Writer, describe func(path string) error) int {
+	if len(paths) == 0 {
+		return cli.Exit(name, stderr, cli.UsageError{Err: fmt.Errorf("no file given (usage: %s)", usage)})
 	}
 	code := 0
-	for i, path := range fs.Args() {
-		if fs.NArg() > 1 {
+	for i, path := range paths {
+		if len(paths) > 1 {
 			if i > 0 {
 				fmt.Fprintln(stdout)
 			}
 			fmt.Fprintf(stdout, "==> %s <==\n", path)
 		}
-		if err := inspect(stdout, path, opts); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", inspectName, err)
+		if err := describe(path); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			code = 1
 		}
 	}
