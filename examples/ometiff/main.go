@@ -53,21 +53,24 @@
 // bands of the writer's tile height (the most whole blocks that fit in
 // it), decoded in parallel while the writer encodes, and memory holds a
 // few of the page's bands and the writer's bands of each plane the page
-// holds, whatever the height of the image. While it streams, the soft
-// memory limit follows the live heap (unless GOMEMLIMIT or GOGC is set),
-// so the process peaks at about 17/16 x (3 x band x width x bytes per
-// pixel of the page + 3 x tile x width x bytes per pixel of each plane)
-// + 56 MiB, however tall the image; make hugeconvert checks a
-// 100,000 x 100,000 RGB slide in 128-row JPEG tiles under 256 MiB.
+// holds, whatever the height of the image: about 3 x band x width x bytes
+// per pixel of the page and 3 x tile x width x bytes per pixel of each
+// plane. While it streams, the soft memory limit follows the live heap
+// (unless GOMEMLIMIT or GOGC is set): the garbage collector runs as it
+// does by default (when the heap has doubled) until the process holds
+// 192 MiB, and beyond that keeps it within a sixteenth of what is live.
+// So the process peaks at the smaller of twice those bands and the larger
+// of 192 MiB and 17/16 of them, plus 48 MiB for the rest, however tall
+// the image; make hugeconvert checks a 100,000 x 100,000 RGB slide in
+// 128-row JPEG tiles under 256 MiB.
 //
 // A non-interlaced PNG and a raw file are streamed too: their rows reach
 // the writer a band at a time. The writer's bands take about 3 x tile x
 // width x bytes per pixel (3 for RGB uint8), and Go's garbage collector
 // lets the process peak at about twice that, plus 48 MiB for the rest:
 // under 180 MiB for a 30000-pixel-wide RGB PNG at the default 256-pixel
-// tiles, however tall. Every other image
-// (JPEG, GIF, BMP, WebP and interlaced PNG) is decoded whole by Go's
-// decoders, which hold all of it.
+// tiles, however tall. Every other image (JPEG, GIF, BMP, WebP and
+// interlaced PNG) is decoded whole by Go's decoders, which hold all of it.
 //
 // # Limits
 //

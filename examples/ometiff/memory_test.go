@@ -403,31 +403,34 @@ func TestStreamedTIFFMemory(t *testing.T) {
 
 // tiffBudget is the peak memory the converter documents for a TIFF file
 // width pixels wide in blocks of blockRows rows, pixelBytes a pixel: the
-// memory it plans (three bands of the page, the writer's bands), a
-// sixteenth more and heapSlack, as holdMemory keeps the heap within them,
-// and 48 MiB for the rest.
+// memory it plans (three bands of the page, the writer's bands), twice
+// that as the garbage collector lets the heap double, or when that is
+// more, memoryFloor or a sixteenth more and heapSlack, as holdMemory keeps
+// the heap within them, and 48 MiB for the rest.
 func tiffBudget(width, blockRows, pixelBytes int) int64 {
 	rows := max(1, 256/blockRows) * blockRows
 	planned := mul(3, int64(rows), int64(width), int64(pixelBytes)) + limits{}.bandBytes(width, pixelBytes)
-	return planned*17/16 + heapSlack + 48<<20
+	return min(2*planned, max(planned*17/16+heapSlack, memoryFloor)) + 48<<20
 }
 
-// TestHoldMemory checks that holdMemory sets the soft memory limit to a
-// sixteenth past the live heap, plus heapSlack, and restores it when
-// stopped.
+// TestHoldMemory checks that holdMemory sets the soft memory limit to
+// memoryLimit of the live heap, a sixteenth past it plus heapSlack and at
+// least memoryFloor, and restores it when stopped.
 func TestHoldMemory(t *testing.T) {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		t.Skip("GOMEMLIMIT or GOGC is set: holdMemory leaves the limit alone")
 	}
+	for _, tt := range []struct {
+		live uint64
+		want int64
+	}{{0, memoryFloor}, {100 << 20, memoryFloor}, {256 << 20, 256<<20 + 16<<20 + heapSlack}} {
+		assert.Equal(t, tt.want, memoryLimit(tt.live), "live %d", tt.live)
+	}
 	before := debug.SetMemoryLimit(-1)
-	live := make([]byte, 64<<20)
 	stop := holdMemory()
-	runtime.GC()
 	time.Sleep(3 * holdPeriod)
 	limit := debug.SetMemoryLimit(-1)
 	stop()
-	runtime.KeepAlive(live)
-	assert.GreaterOrEqual(t, limit, int64(64<<20)*17/16+heapSlack, "the limit is above the live heap")
-	assert.Less(t, limit, int64(128<<20)*17/16+heapSlack, "and near it")
+	assert.Equal(t, int64(memoryFloor), limit, "the test's heap is below the floor")
 	assert.Equal(t, before, debug.SetMemoryLimit(-1), "restored")
 }
