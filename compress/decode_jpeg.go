@@ -202,17 +202,22 @@ func toRGB(out []byte, m *image.YCbCr, convert bool) {
 		upsampleRow(cr, m.Cr, m.CStride, w, h, hs, vs, y)
 		luma := m.Y[y*m.YStride:][:w]
 		row := out[3*w*y:][:3*w]
+		// Slices of the luma's length, and a pixel at a time: the
+		// compiler checks the bounds once a pixel, not at every sample.
+		cbs, crs := cb[:len(luma)], cr[:len(luma)]
 		if !convert {
 			for x, l := range luma {
-				row[3*x], row[3*x+1], row[3*x+2] = l, cb[x], cr[x]
+				px := row[3*x : 3*x+3 : 3*x+3]
+				px[0], px[1], px[2] = l, cbs[x], crs[x]
 			}
 			continue
 		}
 		for x, l := range luma {
-			yy, b, r := int32(l), cb[x], cr[x]
-			row[3*x] = clamp8(yy + t.crR[r])
-			row[3*x+1] = clamp8(yy + (t.cbG[b]+t.crG[r])>>16)
-			row[3*x+2] = clamp8(yy + t.cbB[b])
+			px := row[3*x : 3*x+3 : 3*x+3]
+			yy, b, r := int32(l), cbs[x], crs[x]
+			px[0] = clamp8(yy + t.crR[r])
+			px[1] = clamp8(yy + (t.cbG[b]+t.crG[r])>>16)
+			px[2] = clamp8(yy + t.cbB[b])
 		}
 	}
 }
