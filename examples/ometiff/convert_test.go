@@ -381,6 +381,10 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"GIF beyond -max-pixels", []string{"-max-pixels", "100", "IN", "OUT"}, encoded(t, palettedImage(31, 29), encodeGIF), 1, "more than -max-pixels 100"},
 		{"PNG rows cut short", []string{"IN", "OUT"}, truncatedRows(t), 1, "not enough image data: 20 of 64 rows"},
 		{"PNG too short for its size", []string{"-max-pixels", "0", "IN", "OUT"}, pngBomb(t), 1, "a 1243-byte file cannot hold this 100000 x 100000 PNG"},
+		{"TIFF cut short", []string{"IN", "OUT"}, tiffFile(t)[:150], 1, "tiff: malformed"},
+		{"TIFF whose directory loops", []string{"IN", "OUT"}, loopingTIFF(t), 1, "reached twice (a loop)"},
+		{"TIFF cut in its directories", []string{"IN", "OUT"}, tiffFile(t)[:len(tiffFile(t))-200], 1, "past the end"},
+		{"TIFF whose strip does not decode", []string{"IN", "OUT"}, corruptTIFF(t), 1, "compress: corrupt block"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -481,4 +485,40 @@ func TestCopyPlaneNeedsTheWholePlane(t *testing.T) {
 			assert.Equal(t, tt.input[:tt.n], out.String())
 		})
 	}
+}
+
+// tiffFile is a small TIFF of two uncompressed gray pages: their strips
+// first, then the directories.
+func tiffFile(t *testing.T) []byte {
+	path := filepath.Join(t.TempDir(), "in.tif")
+	gray := page{width: 40, height: 30, samples: 1, bits: 8, photometric: 1}
+	writeTIFF(t, path, gray, gray)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data
+}
+
+// loopingTIFF is tiffFile with its second directory's next-directory
+// offset pointing back at the first.
+func loopingTIFF(t *testing.T) []byte {
+	data := bytes.Clone(tiffFile(t))
+	first := binary.LittleEndian.Uint32(data[4:])
+	second := binary.LittleEndian.Uint32(data[first+2+12*uint32(binary.LittleEndian.Uint16(data[first:])):])
+	next := second + 2 + 12*uint32(binary.LittleEndian.Uint16(data[second:]))
+	binary.LittleEndian.PutUint32(data[next:], first)
+	return data
+}
+
+// corruptTIFF is a TIFF of one Deflate strip whose stream is not zlib.
+func corruptTIFF(t *testing.T) []byte {
+	data := bytes.Clone(tiffFile(t))
+	// The first strip starts at 16 (the writer reserves the header's 16
+	// bytes); Compression of both directories becomes Deflate.
+	for i := range data {
+		if i+8 <= len(data) && binary.LittleEndian.Uint16(data[i:]) == 259 && binary.LittleEndian.Uint16(data[i+2:]) == 3 &&
+			binary.LittleEndian.Uint32(data[i+4:]) == 1 {
+			binary.LittleEndian.PutUint16(data[i+8:], 8)
+		}
+	}
+	return data
 }
