@@ -26,10 +26,16 @@ func (m *mapper) generic() error {
 		pages  []*tiff.Page
 	}
 	var groups []*group
+	levels := map[*tiff.Page][]*tiff.Page{}
+	var last *tiff.Page // the full-resolution page the reduced ones follow
 	for i, p := range pages {
 		if len(pages) > 1 && p.NewSubfileType()&tiff.SubfileReducedImage != 0 {
+			if last != nil {
+				levels[last] = append(levels[last], p)
+			}
 			continue
 		}
+		last = p
 		l, err := layoutOf(p)
 		if err != nil {
 			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
@@ -49,7 +55,7 @@ func (m *mapper) generic() error {
 		}
 	}
 	for i, g := range groups {
-		im := genericImage(g.pages, g.layout)
+		im := genericImage(g.pages, g.layout, levels)
 		if i == 0 {
 			if ij, ok := parseImageJ(g.pages[0].Description()); ok {
 				ij.apply(im, g.layout, len(g.pages))
@@ -61,8 +67,9 @@ func (m *mapper) generic() error {
 }
 
 // genericImage makes the image of pages of one layout: the pages along
-// T, each page's planes (its samples, unless RGB) along C.
-func genericImage(pages []*tiff.Page, l pageLayout) *Image {
+// T, each page's planes (its samples, unless RGB) along C, each with its
+// levels.
+func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tiff.Page) *Image {
 	first := pages[0]
 	spec := pyramid.ImageSpec{
 		SizeX: l.width, SizeY: l.height,
@@ -83,7 +90,7 @@ func genericImage(pages []*tiff.Page, l pageLayout) *Image {
 	spec.PhysicalSizeX, spec.PhysicalSizeY = resolution(first)
 	im := &Image{Spec: spec, OMEImage: -1}
 	for _, p := range pages {
-		im.Planes = append(im.Planes, planesOf(p, l)...)
+		im.Planes = append(im.Planes, planesOf(p, l, levels[p])...)
 	}
 	return im
 }

@@ -295,7 +295,7 @@ func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.Ke
 		if n > 1 {
 			sample = c % n
 		}
-		im.Planes = append(im.Planes, Plane{Page: pageAt[q], Sample: sample})
+		im.Planes = append(im.Planes, Plane{Page: pageAt[q], Sample: sample, Levels: pageAt[q].SubIFDs})
 	}
 	return im, nil
 }

@@ -110,6 +110,12 @@ type Plane struct {
 	// are channels of their own (2 or 4 samples, or 3 that are not 8- or
 	// 16-bit RGB); -1 when the plane is the page's pixels, all samples.
 	Sample int
+	// Levels are the page's reduced resolutions as the file stores them,
+	// largest first: its SubIFDs, or the pages marked reduced that follow
+	// it in the main chain (a libvips or COG pyramid, an SVS's tiled
+	// levels). The writer computes its levels again; they are there for
+	// copying them through.
+	Levels []*tiff.Page
 }
 
 // Open reads the structure of the named file and maps its pages to
@@ -320,14 +326,18 @@ func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
 // sameShape reports whether two pages can be planes of one image.
 func sameShape(a, b pageLayout) bool { return a == b }
 
-// planesOf returns the planes a page holds, in sample order.
-func planesOf(p *tiff.Page, l pageLayout) []Plane {
+// planesOf returns the planes a page holds, in sample order, with its
+// reduced levels.
+func planesOf(p *tiff.Page, l pageLayout, levels []*tiff.Page) []Plane {
+	if len(levels) == 0 {
+		levels = p.SubIFDs
+	}
 	if l.rgb || l.samples == 1 {
-		return []Plane{{Page: p, Sample: -1}}
+		return []Plane{{Page: p, Sample: -1, Levels: levels}}
 	}
 	out := make([]Plane, l.samples)
 	for s := range out {
-		out[s] = Plane{Page: p, Sample: s}
+		out[s] = Plane{Page: p, Sample: s, Levels: levels}
 	}
 	return out
 }

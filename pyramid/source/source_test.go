@@ -14,6 +14,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -396,4 +397,51 @@ func TestOMEImageIndex(t *testing.T) {
 	f, _, err = mapPages(t, Options{}, gray(8, 8))
 	require.NoError(t, err)
 	assert.Equal(t, -1, f.Images[0].OMEImage)
+}
+
+// TestLevels checks the reduced resolutions each plane's page has in the
+// file: the reduced pages following it in the main chain, an SVS's tiled
+// levels without its thumbnail, or its SubIFDs.
+func TestLevels(t *testing.T) {
+	index := func(f *File, pages []*tiff.Page) []int {
+		var out []int
+		for _, p := range pages {
+			for i, q := range f.TIFF.Pages {
+				if p == q {
+					out = append(out, i)
+				}
+			}
+		}
+		return out
+	}
+	reduced := func(w int) testPage { return gray(w, w, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)) }
+	f, _, err := mapPages(t, Options{}, gray(32, 32), reduced(16), reduced(8), gray(32, 32), reduced(16))
+	require.NoError(t, err)
+	require.Len(t, f.Images[0].Planes, 2)
+	assert.Equal(t, []int{1, 2}, index(f, f.Images[0].Planes[0].Levels))
+	assert.Equal(t, []int{4}, index(f, f.Images[0].Planes[1].Levels))
+
+	f, _, err = mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead)), svsPage(32, 24, false), svsPage(16, 12, true),
+		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")))
+	require.NoError(t, err)
+	assert.Equal(t, []int{2}, index(f, f.Images[0].Planes[0].Levels), "the tiled level, not the thumbnail")
+	assert.Empty(t, f.Images[1].Planes[0].Levels, "the label has none")
+
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{TileSize: 16})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 40, SizeY: 40, SizeZ: 2})
+	require.NoError(t, err)
+	for z := range 2 {
+		require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, im.PlaneBytes())))
+	}
+	require.NoError(t, w.Close())
+	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+	require.NoError(t, err)
+	f, err = New(tf, "", Options{})
+	require.NoError(t, err)
+	for z, p := range f.Images[0].Planes {
+		assert.Len(t, p.Levels, 2, "plane %d: 20 x 20 and 10 x 10 in SubIFDs", z)
+		assert.Equal(t, p.Page.SubIFDs, p.Levels)
+	}
 }

@@ -137,7 +137,11 @@ func (m *mapper) svs() error {
 			}
 			continue
 		}
-		im := genericImage([]*tiff.Page{p}, l)
+		var levels map[*tiff.Page][]*tiff.Page
+		if i == 0 {
+			levels = map[*tiff.Page][]*tiff.Page{p: svsLevels(pages, kinds)}
+		}
+		im := genericImage([]*tiff.Page{p}, l, levels)
 		im.Spec.Name, im.Spec.PhysicalSizeX, im.Spec.PhysicalSizeY = kinds[i], 0, 0
 		if i == 0 {
 			im.Spec.Name = ""
@@ -150,6 +154,21 @@ func (m *mapper) svs() error {
 		m.add(im)
 	}
 	return nil
+}
+
+// svsLevels returns the tiled pages classified as levels: the slide's
+// reduced resolutions, largest first, without the stripped thumbnail.
+func svsLevels(pages []*tiff.Page, kinds []string) []*tiff.Page {
+	var out []*tiff.Page
+	for i, p := range pages {
+		if kinds[i] != "level" {
+			continue
+		}
+		if l, err := p.Layout(); err == nil && l.Tiled {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // describe sets what the fields of the image's description say: the
