@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"image"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -223,4 +225,28 @@ func TestBaseName(t *testing.T) {
 	for in, want := range map[string]string{"a/b/slide.svs": "slide", "x.ome.tif": "x", "x.OME.TIFF": "x", "y.tar.gz": "y.tar", "plain": "plain"} {
 		assert.Equal(t, want, baseName(in), in)
 	}
+}
+
+// TestProgressCountsEveryImage converts a TIFF of three images: the
+// first progress the writer reports already counts the tiles of all of
+// them, and the last has written them all.
+func TestProgressCountsEveryImage(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.tif")
+	gray := page{width: 100, height: 60, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
+	rgb := page{width: 50, height: 50, samples: 3, bits: 8, photometric: tiff.PhotometricRGB}
+	writeTIFF(t, input, gray, gray, rgb, page{width: 20, height: 20, samples: 2, bits: 16, photometric: tiff.PhotometricBlackIsZero})
+	cfg, err := parseArgs([]string{"-tile", "16", input, filepath.Join(dir, "out.ome.tif")}, io.Discard)
+	require.NoError(t, err)
+	var seen []pyramid.Progress
+	cfg.options.Progress = func(p pyramid.Progress) { seen = append(seen, p) }
+	specs, err := convert(context.Background(), cfg, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, specs, 3)
+	require.NotEmpty(t, seen)
+	// Tiles of 16 x 16: 100 x 60 is 7 x 4 tiles, then 4 x 2, 2 x 1 and 1;
+	// 50 x 50 is 4 x 4, 2 x 2 and 1; 20 x 20 is 2 x 2 and 1.
+	total := int64(2*(28+8+2+1) + (16 + 4 + 1) + 2*(4+1))
+	assert.Equal(t, total, seen[0].TotalTiles, "the first report counts every image's tiles")
+	assert.Equal(t, total, seen[len(seen)-1].Tiles)
 }
