@@ -65,6 +65,11 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	if err != nil {
 		return specs, err
 	}
+	if _, streamed := src.(*tiffSource); streamed {
+		// Until the file is closed: closing lays out the directories of
+		// every tile while the bands are still held.
+		defer holdMemory()()
+	}
 	w, err := pyramid.Create(cfg.output, cfg.options)
 	if errors.Is(err, fs.ErrExist) {
 		err = fmt.Errorf("%w (use -force to replace it)", err)

@@ -125,7 +125,6 @@ func (s *tiffSource) skipped() []error { return s.file.Skipped }
 // write adds every image first, so that the progress counts the tiles of
 // all of them, then streams each image's planes.
 func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
-	defer holdMemory()()
 	dsts := make([]*pyramid.Image, len(specs))
 	for i, spec := range specs {
 		var err error
