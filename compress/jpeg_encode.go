@@ -257,11 +257,17 @@ var jpegColumnMask = func() (t [8][256]uint64) {
 }()
 
 // encodeBlock transforms, quantizes and Huffman-codes one block of
-// component comp.
+// component comp. The bit buffer lives in locals meanwhile.
 func (st *jpegState) encodeBlock(b *[64]int32, q *jpegQuant, h *jpegCoders, comp int) {
 	mask := fdctQuant(b, q)
+	buf, acc, n := st.buf, st.acc, st.n
+
+	// jpegPut, written out where it matters: it is too large to inline.
 	dc := b[0]
-	st.putValue(h.dc[:], 0, dc-st.dc[comp])
+	v, l := jpegCode(&h.dc, 0, dc-st.dc[comp])
+	if acc, n = acc<<l|v, n+l; n >= 32 {
+		buf, n = jpegAppend32(buf, acc, n)
+	}
 	st.dc[comp] = dc
 
 	k := 1
@@ -270,69 +276,76 @@ func (st *jpegState) encodeBlock(b *[64]int32, q *jpegQuant, h *jpegCoders, comp
 		m >>= zeros + 1
 		k += zeros
 		run := zeros
-		for ; run >= 16; run -= 16 {
-			st.putCode(h.ac[0xf0]) // ZRL: 16 zeros
+		for ; run >= 16; run -= 16 { // ZRL: 16 zeros
+			buf, acc, n = jpegPut(buf, acc, n, uint64(h.ac[0xf0]&0xffffff), uint(h.ac[0xf0]>>24))
 		}
-		st.putValue(h.ac[:], run<<4, b[jpegZigzag[k]])
+		v, l := jpegCode(&h.ac, run<<4, b[jpegZigzag[k&63]])
+		if acc, n = acc<<l|v, n+l; n >= 32 {
+			buf, n = jpegAppend32(buf, acc, n)
+		}
 		k++
 	}
-	if k < 64 {
-		st.putCode(h.ac[0x00]) // EOB
+	if k < 64 { // EOB
+		buf, acc, n = jpegPut(buf, acc, n, uint64(h.ac[0]&0xffffff), uint(h.ac[0]>>24))
 	}
+	st.buf, st.acc, st.n = buf, acc, n
 }
 
-// putValue writes the code of symbol run<<4|size, size the magnitude
-// category of v, then v's size low bits (ITU T.81 F.1.2.1).
-func (st *jpegState) putValue(codes []uint32, run int, v int32) {
-	a := v
-	if v < 0 {
-		a = -v
-		v-- // the one's complement of |v| in the low bits
-	}
-	size := uint(bits.Len32(uint32(a)))
-	c := codes[run|int(size)]
-	n := uint(c >> 24)
-	st.put(uint64(c&0xffffff)<<size|uint64(v)&(1<<size-1), n+size)
+// jpegCode returns the bits that code value x after zero run run<<4 (0 for
+// DC): the code of symbol run<<4|size, size the magnitude category of x,
+// then x's size low bits, in one's complement if x is negative (ITU T.81
+// F.1.2.1); and their number.
+func jpegCode(codes *[256]uint32, run int, x int32) (v uint64, l uint) {
+	s := x >> 31 // 0 or -1
+	size := uint(bits.Len32(uint32((x ^ s) - s)))
+	c := codes[(run|int(size))&0xff]
+	return uint64(c&0xffffff)<<size | uint64(uint32(x+s))&(1<<size-1), uint(c>>24) + size
 }
 
-// putCode writes a Huffman code.
-func (st *jpegState) putCode(c uint32) { st.put(uint64(c&0xffffff), uint(c>>24)) }
-
-// put writes the n (at most 32) low bits of v, 32 bits at a time into buf
-// with a 0 after each 0xff byte (byte stuffing).
-func (st *jpegState) put(v uint64, n uint) {
-	st.acc = st.acc<<n | v
-	st.n += n
-	if st.n < 32 {
-		return
+// jpegPut appends the l (at most 32) low bits of v to the bits acc, of
+// which the last n are pending, and moves 32 of them to buf when it has as
+// many.
+func jpegPut(buf []byte, acc uint64, n uint, v uint64, l uint) ([]byte, uint64, uint) {
+	acc, n = acc<<l|v, n+l
+	if n >= 32 {
+		buf, n = jpegAppend32(buf, acc, n)
 	}
-	st.n -= 32
-	w := uint32(st.acc >> st.n)
+	return buf, acc, n
+}
+
+// jpegAppend32 appends the first 32 of the last n bits of acc to buf, with
+// a 0 after each 0xff byte (byte stuffing, ITU T.81 B.1.1.5), and returns
+// the number of bits left. It is not inlined: most calls of
+// jpegPut do not reach it.
+//
+//go:noinline
+func jpegAppend32(buf []byte, acc uint64, n uint) ([]byte, uint) {
+	n -= 32
+	w := uint32(acc >> n)
 	if x := ^w; (x-0x01010101)&^x&0x80808080 == 0 { // no 0xff byte
-		st.buf = binary.BigEndian.AppendUint32(st.buf, w)
-		return
+		return binary.BigEndian.AppendUint32(buf, w), n
 	}
 	for s := 24; s >= 0; s -= 8 {
-		c := byte(w >> s)
-		st.buf = append(st.buf, c)
-		if c == 0xff {
-			st.buf = append(st.buf, 0)
-		}
+		buf = jpegAppendByte(buf, byte(w>>s))
 	}
+	return buf, n
+}
+
+// jpegAppendByte appends a byte of entropy-coded data, stuffed.
+func jpegAppendByte(buf []byte, c byte) []byte {
+	if c == 0xff {
+		return append(buf, c, 0)
+	}
+	return append(buf, c)
 }
 
 // flush pads the last byte with 1 bits (ITU T.81 F.1.2.3) and writes the
 // bits left.
 func (st *jpegState) flush() {
-	if pad := (8 - st.n%8) % 8; pad > 0 {
-		st.put(1<<pad-1, pad)
-	}
+	pad := (8 - st.n%8) % 8
+	st.buf, st.acc, st.n = jpegPut(st.buf, st.acc, st.n, 1<<pad-1, pad)
 	for st.n > 0 {
 		st.n -= 8
-		c := byte(st.acc >> st.n)
-		st.buf = append(st.buf, c)
-		if c == 0xff {
-			st.buf = append(st.buf, 0)
-		}
+		st.buf = jpegAppendByte(st.buf, byte(st.acc>>st.n))
 	}
 }
