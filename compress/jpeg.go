@@ -209,13 +209,13 @@ func (j *JPEG) state() *jpegState {
 
 // JPEG markers (ITU T.81 Table B.1) and the Adobe APP14 segment.
 const (
-	jpegSOI   = 0xd8
-	jpegEOI   = 0xd9
-	jpegSOF0  = 0xc0
-	jpegDHT   = 0xc4
-	jpegDQT   = 0xdb
-	jpegSOS   = 0xda
-	jpegAPP14 = 0xee
+	jpegSOI   byte = 0xd8
+	jpegEOI   byte = 0xd9
+	jpegSOF0  byte = 0xc0
+	jpegDHT   byte = 0xc4
+	jpegDQT   byte = 0xdb
+	jpegSOS   byte = 0xda
+	jpegAPP14 byte = 0xee
 )
 
 // appendTables appends the table-specification stream: SOI, one DQT per
