@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkJPEG encodes 256x256 tiles of the slide workload (RGB, and its
-// gray rendering) with each coding at quality 85, the workload.
+// gray rendering) with each coding at quality 85, the workload, by
+// the Go encoder and, in builds with the ometiff_turbo tag, by libjpeg-turbo.
 func BenchmarkJPEG(b *testing.B) {
 	rgb, gray := rgbSlideTiles(32, 256), graySlideTiles(32, 256)
 	for _, c := range []struct {
@@ -24,12 +25,36 @@ func BenchmarkJPEG(b *testing.B) {
 		{"RGB", 3, JPEGRGB, rgb},
 		{"Gray", 1, JPEGYCbCr420, gray},
 	} {
-		b.Run(fmt.Sprintf("%s/Q85", c.name), func(b *testing.B) {
-			j, err := NewJPEG(Format{SamplesPerPixel: c.samples}, 256, JPEGOptions{Quality: 85, Color: c.color})
-			require.NoError(b, err)
-			benchmarkEncoder(b, j, c.tiles)
-		})
+		for _, engine := range jpegEngines(b) {
+			b.Run(fmt.Sprintf("%s/Q85/%s", c.name, engine), func(b *testing.B) {
+				j := newTestJPEG(b, engine, Format{SamplesPerPixel: c.samples}, 256, JPEGOptions{Quality: 85, Color: c.color})
+				benchmarkEncoder(b, j, c.tiles)
+			})
+		}
 	}
+}
+
+// jpegEngines names the encoders of this build: "go", and "turbo" with the
+// ometiff_turbo tag.
+func jpegEngines(t testing.TB) []string {
+	j, err := NewJPEG(Format{}, 8, JPEGOptions{})
+	require.NoError(t, err)
+	if j.turbo != nil {
+		return []string{"go", "turbo"}
+	}
+	return []string{"go"}
+}
+
+// newTestJPEG returns NewJPEG's encoder on the named engine.
+func newTestJPEG(t testing.TB, engine string, f Format, width int, o JPEGOptions) *JPEG {
+	t.Helper()
+	j, err := NewJPEG(f, width, o)
+	require.NoError(t, err)
+	if engine == "go" {
+		j.turbo = nil
+	}
+	require.Equal(t, engine == "turbo", j.turbo != nil, "engine %s", engine)
+	return j
 }
 
 // stdlibJPEG is option (a) of the evaluation: the standard library's
