@@ -14,17 +14,7 @@ import (
 // gray rendering) with each coding at quality 85, the workload, by
 // the Go encoder and, in builds with the ometiff_turbo tag, by libjpeg-turbo.
 func BenchmarkJPEG(b *testing.B) {
-	rgb, gray := rgbSlideTiles(32, 256), graySlideTiles(32, 256)
-	for _, c := range []struct {
-		name    string
-		samples int
-		color   JPEGColor
-		tiles   [][]byte
-	}{
-		{"YCbCr420", 3, JPEGYCbCr420, rgb},
-		{"RGB", 3, JPEGRGB, rgb},
-		{"Gray", 1, JPEGYCbCr420, gray},
-	} {
+	for _, c := range jpegCodings(32, 256) {
 		for _, engine := range jpegEngines(b) {
 			b.Run(fmt.Sprintf("%s/Q85/%s", c.name, engine), func(b *testing.B) {
 				j := newTestJPEG(b, engine, Format{SamplesPerPixel: c.samples}, 256, JPEGOptions{Quality: 85, Color: c.color})

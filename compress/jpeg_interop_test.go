@@ -35,17 +35,7 @@ func TestInteropJPEGLibjpeg(t *testing.T) {
 		require.NoError(t, err)
 		return raw
 	}
-	rgb, gray := rgbSlideTiles(4, 256), graySlideTiles(4, 256)
-	for _, c := range []struct {
-		name    string
-		samples int
-		color   JPEGColor
-		tiles   [][]byte
-	}{
-		{"ycbcr420", 3, JPEGYCbCr420, rgb},
-		{"rgb", 3, JPEGRGB, rgb},
-		{"gray", 1, JPEGYCbCr420, gray},
-	} {
+	for _, c := range jpegCodings(4, 256) {
 		t.Run(c.name, func(t *testing.T) {
 			j, err := NewJPEG(Format{SamplesPerPixel: c.samples}, 256, JPEGOptions{Quality: 90, Color: c.color})
 			require.NoError(t, err)

@@ -22,25 +22,37 @@ import (
 // rgbSlideTiles returns n tiles of size x size pixels of the slide
 // workload's RGB rendering, interleaved 8-bit R, G, B, spread over its
 // 8192 x 8192 plane like slideTiles.
-func rgbSlideTiles(n, size int) [][]byte {
-	tiles := make([][]byte, n)
-	perRow := 8192 / size
-	for i := range tiles {
-		k := (i * 7919) % (perRow * perRow)
-		tiles[i] = make([]byte, 3*size*size)
-		synth.Pattern{Seed: 1}.RGB8(tiles[i], k%perRow*size, k/perRow*size, size, size)
-	}
-	return tiles
-}
+func rgbSlideTiles(n, size int) [][]byte { return slideTiles8(n, size, synth.Pattern.RGB8, 3) }
 
 // graySlideTiles is rgbSlideTiles for the 8-bit gray rendering.
-func graySlideTiles(n, size int) [][]byte {
+func graySlideTiles(n, size int) [][]byte { return slideTiles8(n, size, synth.Pattern.Gray8, 1) }
+
+// jpegCoding is one of the encoder's codings, with slide tiles for it.
+type jpegCoding struct {
+	name    string
+	samples int
+	color   JPEGColor
+	tiles   [][]byte
+}
+
+// jpegCodings returns the three codings (RGB as YCbCr 4:2:0, RGB coded as
+// RGB, gray) with n slide tiles of size x size pixels each.
+func jpegCodings(n, size int) []jpegCoding {
+	rgb := rgbSlideTiles(n, size)
+	return []jpegCoding{
+		{"YCbCr420", 3, JPEGYCbCr420, rgb},
+		{"RGB", 3, JPEGRGB, rgb},
+		{"Gray", 1, JPEGYCbCr420, graySlideTiles(n, size)},
+	}
+}
+
+func slideTiles8(n, size int, render func(synth.Pattern, []uint8, int, int, int, int), samples int) [][]byte {
 	tiles := make([][]byte, n)
 	perRow := 8192 / size
 	for i := range tiles {
 		k := (i * 7919) % (perRow * perRow)
-		tiles[i] = make([]byte, size*size)
-		synth.Pattern{Seed: 1}.Gray8(tiles[i], k%perRow*size, k/perRow*size, size, size)
+		tiles[i] = make([]byte, samples*size*size)
+		render(synth.Pattern{Seed: 1}, tiles[i], k%perRow*size, k/perRow*size, size, size)
 	}
 	return tiles
 }
@@ -160,18 +172,7 @@ func upsampleSmooth(t testing.TB, m image.Image) []byte {
 // tiles must do at least as well as image/jpeg's own, and 40 dB when the
 // chroma is upsampled like libjpeg does.
 func TestJPEGRoundTripGo(t *testing.T) {
-	rgb, gray := rgbSlideTiles(8, 256), graySlideTiles(8, 256)
-	cases := []struct {
-		name    string
-		samples int
-		color   JPEGColor
-		tiles   [][]byte
-	}{
-		{"ycbcr420", 3, JPEGYCbCr420, rgb},
-		{"rgb", 3, JPEGRGB, rgb},
-		{"gray", 1, JPEGYCbCr420, gray},
-	}
-	for _, c := range cases {
+	for _, c := range jpegCodings(8, 256) {
 		t.Run(c.name, func(t *testing.T) {
 			j, err := NewJPEG(Format{SamplesPerPixel: c.samples}, 256, JPEGOptions{Quality: 90, Color: c.color})
 			require.NoError(t, err)

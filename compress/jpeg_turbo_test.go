@@ -14,17 +14,7 @@ import (
 // in nearly the same size (the DCTs and the colour conversions round
 // differently).
 func TestJPEGTurboMatchesGo(t *testing.T) {
-	rgb, gray := rgbSlideTiles(4, 256), graySlideTiles(4, 256)
-	for _, c := range []struct {
-		name    string
-		samples int
-		color   JPEGColor
-		tiles   [][]byte
-	}{
-		{"ycbcr420", 3, JPEGYCbCr420, rgb},
-		{"rgb", 3, JPEGRGB, rgb},
-		{"gray", 1, JPEGYCbCr420, gray},
-	} {
+	for _, c := range jpegCodings(4, 256) {
 		t.Run(c.name, func(t *testing.T) {
 			f, o := Format{SamplesPerPixel: c.samples}, JPEGOptions{Quality: 85, Color: c.color}
 			turbo, pure := newTestJPEG(t, "turbo", f, 256, o), newTestJPEG(t, "go", f, 256, o)
