@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -60,6 +61,154 @@ func TestInteropJPEGLibjpeg(t *testing.T) {
 			raw := decode(t, small, enc, c.name+"-partial")
 			require.Len(t, raw, len(tile))
 			assert.GreaterOrEqual(t, psnr(tile, raw), 35.0)
+		})
+	}
+}
+
+// jpegTIFF returns a little-endian classic TIFF of one width x height image
+// in tiles of tile x tile pixels, encoded by j, with the fields TIFF
+// Technical Note 2 asks of new-style JPEG: JPEGTables, and YCbCrSubSampling
+// and ReferenceBlackWhite for YCbCr. It is laid out by hand here, so the
+// check does not depend on the writers under test elsewhere.
+func jpegTIFF(t testing.TB, j *JPEG, samples, width, height, tile int, tiles [][]byte) []byte {
+	t.Helper()
+	type entry struct {
+		tag, typ uint16
+		count    int
+		value    []byte // little endian
+	}
+	le16 := func(v ...uint16) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint16(b, x)
+		}
+		return b
+	}
+	le32 := func(v ...uint32) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, x)
+		}
+		return b
+	}
+	const short, long, undefined, rational = 3, 4, 7, 5
+	bits := make([]uint16, samples)
+	for i := range bits {
+		bits[i] = 8
+	}
+	// Tiles go right after the header, then the out-of-line values, then
+	// the directory.
+	var offsets, counts []uint32
+	data := []byte{}
+	for _, enc := range tiles {
+		offsets, counts = append(offsets, uint32(8+len(data))), append(counts, uint32(len(enc)))
+		data = append(data, enc...)
+	}
+	entries := []entry{
+		{256, long, 1, le32(uint32(width))},
+		{257, long, 1, le32(uint32(height))},
+		{258, short, samples, le16(bits...)},
+		{259, short, 1, le16(j.Compression())},
+		{262, short, 1, le16(j.Photometric())},
+		{277, short, 1, le16(uint16(samples))},
+		{284, short, 1, le16(1)},
+		{322, long, 1, le32(uint32(tile))},
+		{323, long, 1, le32(uint32(tile))},
+		{324, long, len(offsets), le32(offsets...)},
+		{325, long, len(counts), le32(counts...)},
+		{347, undefined, len(j.Tables()), j.Tables()},
+	}
+	if s := j.YCbCrSubSampling(); s != nil {
+		entries = append(entries,
+			entry{530, short, 2, le16(s...)},
+			entry{532, rational, 6, le32(0, 1, 255, 1, 128, 1, 255, 1, 128, 1, 255, 1)})
+	}
+	file := append([]byte("II*\x00\x00\x00\x00\x00"), data...)
+	var dir []byte
+	dir = binary.LittleEndian.AppendUint16(dir, uint16(len(entries)))
+	ifdAt := len(file)
+	for _, e := range entries {
+		if len(e.value) > 4 { // out of line: placed before the directory
+			ifdAt += len(e.value) + len(e.value)%2
+		}
+	}
+	extra := []byte{}
+	for _, e := range entries {
+		dir = binary.LittleEndian.AppendUint16(dir, e.tag)
+		dir = binary.LittleEndian.AppendUint16(dir, e.typ)
+		dir = binary.LittleEndian.AppendUint32(dir, uint32(e.count))
+		if len(e.value) <= 4 {
+			dir = append(dir, append(e.value, make([]byte, 4-len(e.value))...)...)
+			continue
+		}
+		dir = binary.LittleEndian.AppendUint32(dir, uint32(len(file)+len(extra)))
+		extra = append(extra, e.value...)
+		if len(e.value)%2 == 1 {
+			extra = append(extra, 0)
+		}
+	}
+	dir = binary.LittleEndian.AppendUint32(dir, 0)
+	require.Equal(t, ifdAt, len(file)+len(extra))
+	binary.LittleEndian.PutUint32(file[4:], uint32(ifdAt))
+	return append(append(file, extra...), dir...)
+}
+
+// TestInteropJPEGTIFF has libtiff (tiffinfo, tiffcp -c none), libvips
+// and GDAL (gdalinfo -checksum) read tiled TIFFs of our JPEG tiles, the
+// tables in JPEGTables, in every coding, with partial edge tiles (padded by
+// repeating the edge, as a TIFF writer must): they must decode every tile
+// without a warning, and libtiff's and libvips's pixels must match the
+// image. It runs under make interop.
+func TestInteropJPEGTIFF(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tiffinfo", "tiffcp", "vips", "gdalinfo")
+	const width, height, tile = 300, 200, 128
+	dir := t.TempDir()
+	for _, c := range jpegCodings(1, 512) {
+		t.Run(c.name, func(t *testing.T) {
+			img := make([]byte, 0, width*height*c.samples) // the top left of the 512x512 tile
+			for y := range height {
+				img = append(img, c.tiles[0][y*512*c.samples:][:width*c.samples]...)
+			}
+			j, err := NewJPEG(Format{SamplesPerPixel: c.samples}, tile, JPEGOptions{Quality: 90, Color: c.color})
+			require.NoError(t, err)
+			var tiles [][]byte
+			for ty := 0; ty < height; ty += tile {
+				for tx := 0; tx < width; tx += tile {
+					raw := make([]byte, 0, tile*tile*c.samples)
+					for y := range tile {
+						sy := min(ty+y, height-1)
+						for x := range tile {
+							sx := min(tx+x, width-1)
+							raw = append(raw, img[(sy*width+sx)*c.samples:][:c.samples]...)
+						}
+					}
+					enc, err := j.Encode(nil, raw)
+					require.NoError(t, err)
+					tiles = append(tiles, enc)
+				}
+			}
+			path := filepath.Join(dir, c.name+".tif")
+			require.NoError(t, os.WriteFile(path, jpegTIFF(t, j, c.samples, width, height, tile, tiles), 0o644))
+
+			out := interop.MustRun(t, "tiffinfo", path)
+			assert.Contains(t, out, "Compression Scheme: JPEG")
+			assert.Contains(t, out, fmt.Sprintf("JPEG Tables: (%d bytes)", len(j.Tables())))
+			interop.MustRun(t, "gdalinfo", "-checksum", path)
+			// libtiff decodes (and converts YCbCr to RGB); libvips reads
+			// its uncompressed copy, then our file itself.
+			copied := filepath.Join(dir, c.name+"-none.tif")
+			interop.MustRun(t, "tiffcp", "-c", "none", path, copied)
+			for _, in := range []string{copied, path} {
+				raw := in + ".raw"
+				interop.MustRun(t, "vips", "rawsave", in, raw)
+				got, err := os.ReadFile(raw)
+				require.NoError(t, err)
+				require.Len(t, got, len(img))
+				p := psnr(img, got)
+				t.Logf("%s: PSNR %.2f dB", filepath.Base(in), p)
+				assert.GreaterOrEqual(t, p, 40.0)
+			}
 		})
 	}
 }
