@@ -10,12 +10,13 @@ import (
 
 // DefaultJPEGQuality is the JPEG quality of JPEGOptions' zero value. It is
 // the default of libvips (tiffsave --Q), libtiff (JPEGQUALITY), GDAL
-// (JPEG_QUALITY) and of Java's ImageIO JPEG writer, which Bio-Formats and
-// QuPath write their JPEG tiles with, so a file written with the defaults
-// compares with theirs at equal quality. Aperio scanners write their SVS
-// tiles at quality 70; tifffile (through imagecodecs) defaults to 95.
-// Quality 85-90 keeps fine texture for image analysis at about 1.5-2x the
-// size of 75.
+// (JPEG_QUALITY) and Java's ImageIO JPEG writer, which Bio-Formats and
+// QuPath write their JPEG tiles with, so that a file written with the
+// defaults compares with theirs at equal quality; Aperio scanners write
+// their SVS tiles at 70 (some older ones at 30), and tifffile, through
+// imagecodecs, defaults to 95. Qualities 85 and 90 keep more fine texture
+// for image analysis, for about 1.4 and 1.8 times the size on a stained
+// slide.
 const DefaultJPEGQuality = 75
 
 // JPEGColor is how a JPEG tile stores the three samples of an RGB pixel.
@@ -32,11 +33,13 @@ const (
 	// colour conversion: TIFF Photometric RGB. Each tile carries an Adobe
 	// APP14 marker with transform 0 and component identifiers 'R', 'G' and
 	// 'B', so JPEG decoders do not convert it as YCbCr. Aperio SVS files
-	// store their JPEG tiles this way. Tiles are about twice the size of
-	// JPEGYCbCr420's at the same quality.
+	// store their JPEG tiles this way, and libvips from quality 90 up.
+	// Tiles are about 2.5 times the size of JPEGYCbCr420's at the same
+	// quality.
 	JPEGRGB
 )
 
+// String names the coding.
 func (c JPEGColor) String() string {
 	switch c {
 	case JPEGYCbCr420:
@@ -117,8 +120,10 @@ func NewJPEG(f Format, width int, o JPEGOptions) (*JPEG, error) {
 	switch {
 	case err != nil:
 		return nil, err
-	case l.sampleBytes != 1 || l.float:
-		return nil, fmt.Errorf("%w: JPEG needs 8-bit integer samples, not %d-bit%s", ErrFormat, 8*l.sampleBytes, map[bool]string{true: " floating point"}[l.float])
+	case l.float:
+		return nil, fmt.Errorf("%w: JPEG needs 8-bit integer samples, not %d-bit floating point", ErrFormat, 8*l.sampleBytes)
+	case l.sampleBytes != 1:
+		return nil, fmt.Errorf("%w: JPEG needs 8-bit integer samples, not %d-bit", ErrFormat, 8*l.sampleBytes)
 	case l.samples != 1 && l.samples != 3:
 		return nil, fmt.Errorf("%w: JPEG needs 1 (gray) or 3 (RGB) samples per pixel, not %d", ErrFormat, l.samples)
 	case width < 1 || width > maxJPEGSide:
