@@ -204,31 +204,6 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// splitJPEG splits an interchange JPEG stream as TIFF stores it: the
-// tables (SOI, DQT and DHT segments, EOI) and the abbreviated stream (SOI,
-// the other segments, the scan, EOI).
-func splitJPEG(t testing.TB, full []byte) (tables, stream []byte) {
-	tables = []byte{0xff, 0xd8}
-	stream = []byte{0xff, 0xd8}
-	p := full[2:]
-	for len(p) >= 4 && p[0] == 0xff {
-		marker := p[1]
-		n := int(binary.BigEndian.Uint16(p[2:])) + 2
-		if marker == 0xda { // SOS: the rest is the scan
-			stream = append(stream, p...)
-			return append(tables, 0xff, 0xd9), stream
-		}
-		if marker == 0xdb || marker == 0xc4 {
-			tables = append(tables, p[:n]...)
-		} else {
-			stream = append(stream, p[:n]...)
-		}
-		p = p[n:]
-	}
-	t.Fatal("no scan in the JPEG stream")
-	return nil, nil
-}
-
 // testImage is a smooth RGB image with texture.
 func testImage(w, h int) *image.RGBA {
 	m := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -247,7 +222,7 @@ func testImage(w, h int) *image.RGBA {
 func TestDecodeJPEG(t *testing.T) {
 	var full bytes.Buffer
 	require.NoError(t, jpeg.Encode(&full, testImage(32, 16), &jpeg.Options{Quality: 90}))
-	tables, stream := splitJPEG(t, full.Bytes())
+	tables, stream := splitJPEG(full.Bytes())
 	rgb := BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3}, Photometric: tiff.PhotometricYCbCr, Width: 32, Height: 16}
 	whole, err := NewDecoder(rgb)
 	require.NoError(t, err)
