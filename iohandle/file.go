@@ -17,7 +17,7 @@ import (
 // Options configures a File handle. The zero value works: a 1 MiB buffer,
 // fsync at Commit, and an error if the destination exists.
 type Options struct {
-	// BufferSize is the append buffer in bytes; 0 means DefaultBufferSize.
+	// BufferSize is the append buffer in bytes; 0 means 1 MiB.
 	// Appends at least this large bypass the buffer. On Linux a multiple
 	// of 2 MiB is mapped outside the Go heap on transparent huge pages
 	// (see mapBuffer), so that filling it first costs a few page faults
@@ -98,7 +98,7 @@ func Create(path string, opts Options) (*File, error) {
 	}
 	size := opts.BufferSize
 	if size <= 0 {
-		size = DefaultBufferSize
+		size = defaultBufferSize
 	}
 	h := &File{f: f, path: path, tmp: tmp, opts: opts, size: size}
 	if opts.DirectIO {
@@ -113,13 +113,13 @@ func Create(path string, opts Options) (*File, error) {
 // first small append and gives it back at each Flush, from the goroutine
 // that writes, so the pool's per-CPU caches hand a buffer back to the core
 // whose cache holds it.
-var bufferPool sync.Pool // of *[]byte with cap DefaultBufferSize
+var bufferPool sync.Pool // of *[]byte with cap defaultBufferSize
 
 // takeBuffer gives the handle an empty append buffer of its size: a pooled
 // one for the default size, a huge-page mapping for a multiple of 2 MiB
 // where the system has them (see mapBuffer), else a new one.
 func (h *File) takeBuffer() {
-	if h.size == DefaultBufferSize {
+	if h.size == defaultBufferSize {
 		if p, ok := bufferPool.Get().(*[]byte); ok {
 			h.buf = (*p)[:0]
 			return
@@ -143,7 +143,7 @@ func (h *File) releaseBuffer() {
 		h.unmap.Stop()
 		unmapBuffer(h.mapping)
 		h.mapping = nil
-	case cap(buf) == DefaultBufferSize:
+	case cap(buf) == defaultBufferSize:
 		bufferPool.Put(&buf)
 	}
 }
@@ -282,7 +282,7 @@ func (h *File) Flush() error {
 	if err := h.flushBuffer(); err != nil {
 		return err
 	}
-	if cap(h.buf) == DefaultBufferSize {
+	if cap(h.buf) == defaultBufferSize {
 		h.releaseBuffer()
 	}
 	return nil

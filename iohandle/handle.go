@@ -14,8 +14,8 @@
 // Len. File handles are created under a temporary name beside the
 // destination and renamed into place by Commit, so the destination never
 // holds a partial file. On Linux, Options.DirectIO sends full buffers to the
-// device around the page cache (O_DIRECT). Memory and Faulty handles have the
-// same interface for tests.
+// device around the page cache (O_DIRECT). Memory is a Handle in memory; the
+// test doubles are in package iohandletest.
 //
 // Handles are not safe for concurrent use; the writers above serialize their
 // output through one goroutine.
@@ -28,9 +28,9 @@ import (
 	"io/fs"
 )
 
-// DefaultBufferSize is the append buffer of a File handle when
+// defaultBufferSize is the append buffer of a File handle when
 // Options.BufferSize is zero.
-const DefaultBufferSize = 1 << 20
+const defaultBufferSize = 1 << 20
 
 var (
 	// ErrClosed is wrapped by the error of any use of a handle after Close,
@@ -42,8 +42,6 @@ var (
 	// ErrRange is returned by WriteAt for a range that is not entirely inside
 	// the bytes written so far.
 	ErrRange = errors.New("iohandle: write outside the written range")
-	// ErrInjected is wrapped by every failure a Faulty handle injects.
-	ErrInjected = errors.New("iohandle: injected fault")
 )
 
 // Handle is an append-mostly output file.
@@ -66,12 +64,11 @@ type Handle interface {
 	Commit() error
 	Abort() error
 	Close() error
-	Stats() Stats
 }
 
-// Stats counts what a handle asked of its destination. For a File handle
-// these are system calls; for a Memory handle they are the calls it
-// received.
+// Stats counts what a handle asked of its destination, as File.Stats and
+// Memory.Stats report it. For a File handle these are system calls; for a
+// Memory handle they are the calls it received.
 type Stats struct {
 	Appends int64 // sequential write calls
 	Patches int64 // positioned write calls

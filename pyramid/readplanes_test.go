@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
 
 // readPlanesCase is an image written once plane by plane and once with
@@ -196,13 +197,13 @@ func TestReadPlanesErrors(t *testing.T) {
 		path := filepath.Join(dir, "out.ome.tif")
 		f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 4096})
 		require.NoError(t, err)
-		w, err := New(iohandle.NewFaulty(f, iohandle.Faults{Write: 2}), opts)
+		w, err := New(iohandletest.NewFaulty(f, iohandletest.Faults{Write: 2}), opts)
 		require.NoError(t, err)
 		im, err := w.AddImage(spec)
 		require.NoError(t, err)
 		err = im.ReadPlanes(bytes.NewReader(make([]byte, 4*64*64)))
-		require.ErrorIs(t, err, iohandle.ErrInjected)
-		require.ErrorIs(t, w.Close(), iohandle.ErrInjected)
+		require.ErrorIs(t, err, iohandletest.ErrInjected)
+		require.ErrorIs(t, w.Close(), iohandletest.ErrInjected)
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries)
 	})

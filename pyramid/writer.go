@@ -140,7 +140,12 @@ func (w *Writer) AddImage(spec ImageSpec) (*Image, error) {
 
 // Stats returns the write calls the output received so far: with Create,
 // the system calls of the file.
-func (w *Writer) Stats() iohandle.Stats { return w.h.Stats() }
+func (w *Writer) Stats() iohandle.Stats {
+	if s, ok := w.h.(interface{ Stats() iohandle.Stats }); ok {
+		return s.Stats()
+	}
+	return iohandle.Stats{}
+}
 
 // usable returns the error every call must return now, if any.
 func (w *Writer) usable() error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -613,15 +614,15 @@ func TestFaultsLeaveNoFile(t *testing.T) {
 	require.NoError(t, write(count))
 	calls := int(count.Stats().Writes())
 	dir := t.TempDir()
-	faults := []iohandle.Faults{{Sync: true}, {Rename: true}, {MaxBytes: count.Len() / 2}, {MaxBytes: count.Len() - 1}}
+	faults := []iohandletest.Faults{{Sync: true}, {Rename: true}, {MaxBytes: count.Len() / 2}, {MaxBytes: count.Len() - 1}}
 	for i := 1; i <= calls; i++ {
-		faults = append(faults, iohandle.Faults{Write: i})
+		faults = append(faults, iohandletest.Faults{Write: i})
 	}
 	for _, fault := range faults {
 		f, err := iohandle.Create(filepath.Join(dir, "out.ome.tif"), iohandle.Options{NoSync: true, BufferSize: 256})
 		require.NoError(t, err)
-		err = write(iohandle.NewFaulty(f, fault))
-		assert.ErrorIs(t, err, iohandle.ErrInjected, "%+v", fault)
+		err = write(iohandletest.NewFaulty(f, fault))
+		assert.ErrorIs(t, err, iohandletest.ErrInjected, "%+v", fault)
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries, "%+v", fault)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
 
 func TestHeader(t *testing.T) {
@@ -258,20 +259,20 @@ func TestFaultAtEveryWrite(t *testing.T) {
 	calls := int(count.Stats().Writes())
 	require.Greater(t, calls, 10)
 
-	faults := []iohandle.Faults{{Sync: true}, {Rename: true}}
+	faults := []iohandletest.Faults{{Sync: true}, {Rename: true}}
 	for i := 1; i <= calls; i++ {
-		faults = append(faults, iohandle.Faults{Write: i})
+		faults = append(faults, iohandletest.Faults{Write: i})
 	}
 	for i := int64(1); i < count.Len(); i += count.Len() / 37 {
-		faults = append(faults, iohandle.Faults{MaxBytes: i})
+		faults = append(faults, iohandletest.Faults{MaxBytes: i})
 	}
 	for _, fault := range faults {
 		path := filepath.Join(dir, "out.tif")
 		f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 64})
 		require.NoError(t, err)
-		h := iohandle.NewFaulty(f, fault)
+		h := iohandletest.NewFaulty(f, fault)
 		err = subIFDGolden().writeTo(h)
-		assert.ErrorIs(t, err, iohandle.ErrInjected, "%+v", fault)
+		assert.ErrorIs(t, err, iohandletest.ErrInjected, "%+v", fault)
 		require.NoError(t, h.Close())
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries, "%+v leaves nothing", fault)
@@ -279,7 +280,7 @@ func TestFaultAtEveryWrite(t *testing.T) {
 
 	f, err := iohandle.Create(filepath.Join(dir, "out.tif"), iohandle.Options{NoSync: true})
 	require.NoError(t, err)
-	require.NoError(t, subIFDGolden().writeTo(iohandle.NewFaulty(f, iohandle.Faults{Write: calls + 1})), "one past the last write")
+	require.NoError(t, subIFDGolden().writeTo(iohandletest.NewFaulty(f, iohandletest.Faults{Write: calls + 1})), "one past the last write")
 	got, err := os.ReadFile(filepath.Join(dir, "out.tif"))
 	require.NoError(t, err)
 	want, err := os.ReadFile(goldenPath(subIFDGolden().name))
