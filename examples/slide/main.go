@@ -12,6 +12,10 @@
 // (raw input bytes over wall time), the peak resident memory and the write
 // calls the operating system saw.
 //
+// SIGINT (Ctrl-C) and SIGTERM stop the run: the new file is discarded, a
+// file of an earlier run stays as it was, and the program exits with 130
+// or 143 (128 plus the signal's number).
+//
 // Usage:
 //
 //	go run ./examples/slide [flags]

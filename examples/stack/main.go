@@ -11,6 +11,10 @@
 // the throughput (raw input bytes over wall time), the file size, the
 // write calls the operating system saw and the peak resident memory.
 //
+// SIGINT (Ctrl-C) and SIGTERM stop the run: the new file is discarded, a
+// file of an earlier run stays as it was, and the program exits with 130
+// or 143 (128 plus the signal's number).
+//
 // Usage:
 //
 //	go run ./examples/stack [flags]
