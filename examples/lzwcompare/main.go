@@ -22,6 +22,10 @@
 // It then checks that libtiff decodes our LZW tiles: it writes them as a
 // tiled TIFF, has `tiffcp -c none` decompress it, and compares the pixels
 // with the plane.
+//
+// SIGINT (Ctrl-C) and SIGTERM stop it after the measurement running, and
+// it removes its temporary directory and exits with 130 or 143 (128 plus
+// the signal's number).
 package main
 
 import (
@@ -30,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"image"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +43,7 @@ import (
 	xtiff "golang.org/x/image/tiff"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/internal/synth"
 	"github.com/ometiff-go/ometiff/iohandle"
@@ -52,9 +56,9 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per measurement; the median is reported")
 	dir := flag.String("dir", "", "directory for the TIFF files (default: a new temporary one, removed at the end)")
 	flag.Parse()
-	if err := run(*size, *tileSize, *runs, *dir); err != nil {
-		log.Fatal(err)
-	}
+	os.Exit(cli.Run("lzwcompare", os.Stderr, func(ctx context.Context) error {
+		return run(ctx, *size, *tileSize, *runs, *dir)
+	}))
 }
 
 // result is one measured row of the table.
@@ -65,7 +69,9 @@ type result struct {
 	size    int64 // output bytes
 }
 
-func run(size, tileSize, runs int, dir string) error {
+// run measures and verifies. Cancelling ctx stops it between two
+// measurements, and it removes its temporary directory.
+func run(ctx context.Context, size, tileSize, runs int, dir string) error {
 	if size%tileSize != 0 || tileSize%16 != 0 {
 		return fmt.Errorf("size %d must be a multiple of the tile size %d, itself a multiple of 16", size, tileSize)
 	}
@@ -89,8 +95,11 @@ func run(size, tileSize, runs int, dir string) error {
 	if err := writeTiled(in, size, tileSize, tiff.CompressionNone, tiff.PredictorNone, tiles); err != nil {
 		return err
 	}
-	results, err := measure(contenders(tiles, tileSize, in, filepath.Join(dir, "out.tif")), runs)
+	results, err := measure(ctx, contenders(tiles, tileSize, in, filepath.Join(dir, "out.tif")), runs)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	printTable(results, raw)
@@ -139,11 +148,14 @@ func contenders(tiles [][]byte, tileSize int, in, out string) []contender {
 
 // measure runs every contender once per round, runs rounds, so that
 // background load spreads over all of them, and keeps the median time.
-func measure(cs []contender, runs int) ([]result, error) {
+func measure(ctx context.Context, cs []contender, runs int) ([]result, error) {
 	times := make([][]time.Duration, len(cs))
 	results := make([]result, len(cs))
 	for range runs {
 		for i, c := range cs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			start := time.Now()
 			size, err := c.run()
 			if err != nil {
