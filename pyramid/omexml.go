@@ -172,7 +172,7 @@ func writeImage(b *bytes.Buffer, i int, im omeImage, uuid, fileName string, anno
 		fmt.Fprintf(b, "<Description>%s</Description>", escape(s.Description))
 	}
 	fmt.Fprintf(b, `<Pixels ID="Pixels:%d" DimensionOrder="%s" Type="%s" SizeX="%d" SizeY="%d" SizeZ="%d" SizeC="%d" SizeT="%d" BigEndian="false" Interleaved="%t"`,
-		i, s.DimensionOrder, s.PixelType, s.SizeX, s.SizeY, s.SizeZ, s.SizeC*s.SamplesPerPixel, s.SizeT, s.SamplesPerPixel > 1)
+		i, s.DimensionOrder, s.PixelType, s.SizeX, s.SizeY, s.SizeZ, s.OMESizeC(), s.SizeT, s.SamplesPerPixel > 1)
 	writePhysical(b, "X", s.PhysicalSizeX, s.PhysicalSizeXUnit)
 	writePhysical(b, "Y", s.PhysicalSizeY, s.PhysicalSizeYUnit)
 	writePhysical(b, "Z", s.PhysicalSizeZ, s.PhysicalSizeZUnit)

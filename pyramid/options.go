@@ -7,9 +7,15 @@ import (
 	"fmt"
 )
 
-// Errors. Each message starts with "pyramid: "; test with errors.Is. Errors
-// from the layers below (I/O failures, context cancellation) are returned
-// wrapped, so errors.Is finds them too.
+// Errors. Each message of an error this package makes starts with
+// "pyramid: " once; test with errors.Is. Errors of the layers below (an
+// I/O failure of the output, the cancellation of Options.Context) are
+// returned as they are, as the standard library's writers return their
+// writers' errors, or inside ErrClosed once they failed the writer;
+// errors.Is finds them either way. One that this package has a sentinel
+// for is described in its words and matches both: a file too large for
+// classic TIFF is ErrTooLarge, a compression level the codec lacks is
+// ErrOption (and compress.ErrLevel).
 var (
 	// ErrOption is an option the writer cannot honour.
 	ErrOption = errors.New("pyramid: bad option")
@@ -34,7 +40,7 @@ var (
 	// ErrTooLarge is a file past 4 GiB with BigTIFF set to Never.
 	ErrTooLarge = errors.New("pyramid: file needs BigTIFF")
 	// ErrClosed is any call after Close or Abort, or after the writer
-	// failed.
+	// failed; then it wraps the failure, and its message says it.
 	ErrClosed = errors.New("pyramid: writer is closed")
 )
 
@@ -132,18 +138,23 @@ type Options struct {
 	// Downsampling computes each level from the one above.
 	Downsampling Downsampling
 	// Workers encode tiles in parallel: 0 means GOMAXPROCS, 1 encodes in the
-	// calling goroutine. Output is byte-identical at every value.
+	// calling goroutine. A file written from one goroutine is byte-identical
+	// at every value. Planes written from several goroutines share the
+	// workers; with 1, each goroutine encodes its tiles itself, one tile
+	// at a time across the writer.
 	Workers int
 	// BigTIFF says when to write BigTIFF.
 	BigTIFF BigTIFF
 	// Progress, if set, is called after each tile is written, from one
-	// goroutine at a time.
+	// goroutine at a time. It must not call the Writer's methods other than
+	// Stats.
 	Progress func(Progress)
 	// Context cancels the writing; nil means context.Background().
 	Context context.Context
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
-	// derives one from a hash of the content, so equal input gives equal
-	// files.
+	// derives one from a hash of the encoded tiles and the metadata, so
+	// equal input gives equal UUIDs, whatever the order, the bands and the
+	// goroutines its planes were written in.
 	UUID string
 	// Replace lets Create replace an existing file. (With New, the handle
 	// decides.)
@@ -177,8 +188,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Compression == None && (o.Predictor == PredictorHorizontal || o.Predictor == PredictorFloatingPoint) {
 		return o, fmt.Errorf("%w: a predictor needs compression", ErrOption)
 	}
-	if o.Levels < 0 || o.Downsampling < Mean || o.Downsampling > Mode || o.Workers < 0 {
-		return o, fmt.Errorf("%w: levels %d, downsampling %d, workers %d", ErrOption, o.Levels, int(o.Downsampling), o.Workers)
+	if o.Levels < 0 {
+		return o, fmt.Errorf("%w: Levels %d is negative", ErrOption, o.Levels)
+	}
+	if o.Downsampling < Mean || o.Downsampling > Mode {
+		return o, fmt.Errorf("%w: downsampling %d", ErrOption, int(o.Downsampling))
+	}
+	if o.Workers < 0 {
+		return o, fmt.Errorf("%w: Workers %d is negative", ErrOption, o.Workers)
 	}
 	if o.BigTIFF < BigTIFFAuto || o.BigTIFF > BigTIFFNever {
 		return o, fmt.Errorf("%w: BigTIFF %d", ErrOption, int(o.BigTIFF))

@@ -82,7 +82,10 @@ type ImageSpec struct {
 	// SizeX and SizeY are the plane's width and height in pixels.
 	SizeX, SizeY int
 	// SizeZ, SizeC and SizeT count focal planes, channels and time points;
-	// 0 means 1. An RGB image counts as one channel.
+	// 0 means 1. SizeC counts the planes along C, the c of WritePlane: an
+	// RGB image (SamplesPerPixel 3) of one plane has SizeC 1. OME's Pixels
+	// element counts samples instead (SizeC 3 for it, with one Channel of
+	// SamplesPerPixel 3); OMESizeC gives that number.
 	SizeZ, SizeC, SizeT int
 	// DimensionOrder orders the planes; empty means XYZCT.
 	DimensionOrder DimensionOrder
@@ -187,6 +190,12 @@ func (s *ImageSpec) checkText() error {
 // Planes is the number of planes of the image: SizeZ x SizeC x SizeT,
 // each 0 counting as 1.
 func (s ImageSpec) Planes() int { return s.sizes()[0] * s.sizes()[1] * s.sizes()[2] }
+
+// OMESizeC is the SizeC of the image's OME Pixels element: the samples of
+// all its channels, SizeC x SamplesPerPixel (0 counting as 1), as OME
+// counts them. The OME-XML has SizeC Channel elements, each with
+// SamplesPerPixel samples.
+func (s ImageSpec) OMESizeC() int { return s.sizes()[1] * max(s.SamplesPerPixel, 1) }
 
 // pixelBytes is the size of one pixel.
 func (s ImageSpec) pixelBytes() int { return max(s.SamplesPerPixel, 1) * s.PixelType.Size() }
