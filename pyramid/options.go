@@ -27,7 +27,9 @@ var (
 	// ErrMetadata is metadata that cannot be written: invalid UTF-8, a
 	// character XML cannot hold, an unknown unit or dimension order.
 	ErrMetadata = errors.New("pyramid: bad metadata")
-	// ErrPlane is a plane index out of range or a plane written twice.
+	// ErrPlane is a plane index out of range, a plane written twice, a call
+	// on a PlaneWriter while another goroutine's is under way, or a plane
+	// of an image that ReadPlanes is writing.
 	ErrPlane = errors.New("pyramid: bad plane")
 	// ErrData is pixel data of the wrong length, rows past the end of a
 	// plane, or an image.Image that cannot be converted (nil, a layout
