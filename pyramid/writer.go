@@ -31,7 +31,8 @@ import (
 // Plane and the PlaneWriter's Write, ReadPlanes, WriteSamples), each plane
 // from one goroutine at a time. Every goroutine's rows are cut into tiles
 // and reduced into levels on that goroutine; only handing tiles to the
-// encoders and the output is serialized. The pixels read back are the same
+// encoders and the output is serialized (and, with Workers 1, encoding).
+// The pixels read back are the same
 // whatever the goroutines, but where tiles lie in the file follows the order
 // in which they are written: a file written from one goroutine is the same
 // byte for byte at every Options.Workers, while one written from several
@@ -41,8 +42,8 @@ import (
 //
 // What cannot be made safe is refused with an error, never corrupts the
 // file: two goroutines on one plane at once (ErrPlane for the later call),
-// ReadPlanes on an image whose planes another goroutine has started
-// (ErrPlane), and a call racing Close or Abort (ErrClosed if it comes
+// ReadPlanes on an image whose planes another goroutine has started, or
+// a plane of an image ReadPlanes is writing (ErrPlane), and a call racing Close or Abort (ErrClosed if it comes
 // after; if it came first, its plane may be missing and Close says so with
 // ErrMissingPlanes). Options.Progress is called from one goroutine at a
 // time, and must not call the Writer's methods other than Stats.
@@ -50,9 +51,10 @@ import (
 // # Errors
 //
 // A call whose arguments are wrong (ErrOption, ErrSize, ErrPixelType,
-// ErrMetadata, ErrPlane, ErrData; ReadPlanes's input failing) takes
-// nothing and returns its error; the writer goes on, and Close succeeds
-// once every plane is written. A failure of the writing itself fails the
+// ErrMetadata, ErrPlane, ErrData) takes nothing and returns its error; so
+// does ReadPlanes when its input fails, keeping the planes it read whole.
+// The writer goes on, and Close succeeds once every plane is written. A
+// failure of the writing itself fails the
 // writer: an error of the output handle, of an encoder, the cancellation of
 // Options.Context, or ErrTooLarge. Every later call then returns ErrClosed
 // wrapping that first failure, and Close discards the output.
