@@ -114,8 +114,8 @@ func convert(cfg config) (pyramid.ImageSpec, error) {
 		return spec, err
 	}
 	w, err := pyramid.Create(cfg.output, cfg.options)
-	if errors.Is(err, fs.ErrExist) {
-		err = fmt.Errorf("%w (use -force to replace it)", err)
+	if errors.Is(err, fs.ErrExist) { // the library's hint names its option, not the flag
+		err = fmt.Errorf("%s exists (use -force to replace it)", cfg.output)
 	}
 	if err != nil {
 		return spec, err
