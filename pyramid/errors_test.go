@@ -16,6 +16,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
 
 // requireOnePrefix fails unless err's message carries this package's
@@ -161,10 +162,14 @@ func TestFailuresCloseTheWriter(t *testing.T) {
 		cause error
 	}{
 		{"the output fails", Options{Compression: None},
-			func(h iohandle.Handle) iohandle.Handle { return iohandle.NewFaulty(h, iohandle.Faults{Write: 2}) },
-			func(_ *Writer, im *Image, _ func()) error { return im.WritePlane(0, 0, 0, make([]byte, 256*256)) }, iohandle.ErrInjected},
+			func(h iohandle.Handle) iohandle.Handle {
+				return iohandletest.NewFaulty(h, iohandletest.Faults{Write: 2})
+			},
+			func(_ *Writer, im *Image, _ func()) error { return im.WritePlane(0, 0, 0, make([]byte, 256*256)) }, iohandletest.ErrInjected},
 		{"the output fails, compressed", Options{Compression: LZW, Workers: 2},
-			func(h iohandle.Handle) iohandle.Handle { return iohandle.NewFaulty(h, iohandle.Faults{Write: 2}) },
+			func(h iohandle.Handle) iohandle.Handle {
+				return iohandletest.NewFaulty(h, iohandletest.Faults{Write: 2})
+			},
 			func(w *Writer, im *Image, _ func()) error {
 				for z := range 2 {
 					if err := im.WritePlane(z, 0, 0, make([]byte, 256*256)); err != nil {
@@ -172,7 +177,7 @@ func TestFailuresCloseTheWriter(t *testing.T) {
 					}
 				}
 				return w.Close()
-			}, iohandle.ErrInjected},
+			}, iohandletest.ErrInjected},
 		{"the context is cancelled", Options{Compression: None}, nil,
 			func(_ *Writer, im *Image, cancel func()) error {
 				cancel()
