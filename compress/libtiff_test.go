@@ -100,7 +100,7 @@ func tiledTIFF(t *testing.T, o binary.ByteOrder, side, tile int, f Format, signe
 	t.Helper()
 	spp := max(f.SamplesPerPixel, 1)
 	h := iohandle.NewMemory()
-	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: o, Version: tiff.Classic})
+	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: o, BigTIFF: tiff.BigTIFFNever})
 	require.NoError(t, err)
 	d := &tiff.Directory{Fields: &ifd.Builder{}, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts}
 	for _, encoded := range tiles {

@@ -136,8 +136,8 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	version := map[BigTIFF]tiff.Version{BigTIFFAuto: tiff.Auto, BigTIFFAlways: tiff.BigTIFF, BigTIFFNever: tiff.Classic}[opts.BigTIFF]
-	tw, err := tiff.NewWriter(h, tiff.Options{ByteOrder: byteOrder, Version: version})
+	bigTIFF := map[BigTIFF]tiff.BigTIFF{BigTIFFAuto: tiff.BigTIFFAuto, BigTIFFAlways: tiff.BigTIFFAlways, BigTIFFNever: tiff.BigTIFFNever}[opts.BigTIFF]
+	tw, err := tiff.NewWriter(h, tiff.Options{ByteOrder: byteOrder, BigTIFF: bigTIFF})
 	if err != nil {
 		return nil, wrapLower(err)
 	}

@@ -28,7 +28,7 @@ func BenchmarkManyDirectories(b *testing.B) {
 	ds := make([]Directory, dirs)
 	for i := range ds {
 		ds[i] = Directory{Fields: fields, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts,
-			Blocks: []Block{{Offset: ReservedHeaderSize + uint64(i)*tile, Size: tile}}}
+			Blocks: []Block{{Offset: reservedHeaderSize + uint64(i)*tile, Size: tile}}}
 	}
 	b.ReportAllocs()
 	var size int64

@@ -105,7 +105,7 @@ func FuzzWriterLayout(f *testing.F) {
 		if len(spec) == 0 {
 			return
 		}
-		opts := Options{Version: Version(spec[0] % 3)}
+		opts := Options{BigTIFF: BigTIFF(spec[0] % 3)}
 		if spec[0]&0x80 != 0 {
 			opts.ByteOrder = binary.BigEndian
 		}
@@ -151,8 +151,8 @@ func FuzzWriterLayout(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if file.BigTIFF != (opts.Version == BigTIFF) || len(file.Pages) != len(dirs) {
-			t.Fatalf("BigTIFF %v, %d IFDs; want %v, %d", file.BigTIFF, len(file.Pages), opts.Version == BigTIFF, len(dirs))
+		if file.BigTIFF != (opts.BigTIFF == BigTIFFAlways) || len(file.Pages) != len(dirs) {
+			t.Fatalf("BigTIFF %v, %d IFDs; want %v, %d", file.BigTIFF, len(file.Pages), opts.BigTIFF == BigTIFFAlways, len(dirs))
 		}
 		for i, d := range dirs {
 			checkLayout(t, data, file.Pages[i], d)

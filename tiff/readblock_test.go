@@ -27,10 +27,10 @@ func TestReadBlock(t *testing.T) {
 		want    Block
 		wantErr error
 	}{
-		{"whole", bytes.NewReader(data), Block{ReservedHeaderSize, 8}, nil},
-		{"in pieces", iotest.OneByteReader(bytes.NewReader(data)), Block{ReservedHeaderSize, 8}, nil},
-		{"ends early", bytes.NewReader(data[:5]), Block{ReservedHeaderSize, 5}, io.ErrUnexpectedEOF},
-		{"fails", io.MultiReader(bytes.NewReader(data[:3]), iotest.ErrReader(errSource)), Block{ReservedHeaderSize, 3}, errSource},
+		{"whole", bytes.NewReader(data), Block{reservedHeaderSize, 8}, nil},
+		{"in pieces", iotest.OneByteReader(bytes.NewReader(data)), Block{reservedHeaderSize, 8}, nil},
+		{"ends early", bytes.NewReader(data[:5]), Block{reservedHeaderSize, 5}, io.ErrUnexpectedEOF},
+		{"fails", io.MultiReader(bytes.NewReader(data[:3]), iotest.ErrReader(errSource)), Block{reservedHeaderSize, 3}, errSource},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

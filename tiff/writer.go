@@ -23,35 +23,38 @@ var (
 	ErrClosed = errors.New("tiff: writer is closed")
 	// ErrDirectory is a directory the writer cannot lay out.
 	ErrDirectory = errors.New("tiff: bad directory")
+	// ErrOption is an option or an output the writer cannot work with.
+	ErrOption = errors.New("tiff: bad option")
 	// ErrNotTIFF is input that is not a TIFF file.
 	ErrNotTIFF = errors.New("tiff: not a TIFF file")
 	// ErrMalformed is a TIFF file whose structure is broken.
 	ErrMalformed = errors.New("tiff: malformed file")
 )
 
-// Version chooses between classic TIFF and BigTIFF.
-type Version int
+// BigTIFF says when a Writer writes BigTIFF (64-bit offsets) rather than
+// classic TIFF (32-bit offsets).
+type BigTIFF int
 
-// Versions.
+// BigTIFF choices.
 const (
-	// Auto writes classic TIFF when every offset fits in 32 bits, else
-	// BigTIFF. The choice is made at Close from the final offsets.
-	Auto Version = iota
-	// Classic always writes classic TIFF; Close fails with ErrTooLarge when
+	// BigTIFFAuto writes classic TIFF when every offset fits in 32 bits,
+	// else BigTIFF. The choice is made at Close from the final offsets.
+	BigTIFFAuto BigTIFF = iota
+	// BigTIFFAlways writes BigTIFF.
+	BigTIFFAlways
+	// BigTIFFNever writes classic TIFF; Close fails with ErrTooLarge when
 	// the file does not fit.
-	Classic
-	// BigTIFF always writes BigTIFF.
-	BigTIFF
+	BigTIFFNever
 )
 
 // Options configures a Writer. The zero value writes little-endian files
-// and picks classic or BigTIFF automatically.
+// and picks classic TIFF or BigTIFF at Close.
 type Options struct {
 	// ByteOrder is binary.BigEndian for a big-endian file; anything else
 	// (nil included) means little-endian.
 	ByteOrder binary.ByteOrder
-	// Version forces classic TIFF or BigTIFF; Auto decides at Close.
-	Version Version
+	// BigTIFF says when to write BigTIFF.
+	BigTIFF BigTIFF
 }
 
 // Block locates one strip or tile in the file.
@@ -63,8 +66,9 @@ type Block struct {
 // Directory is one image of the file: its fields, the strips or tiles it
 // points to, and its SubIFDs. The writer adds the data-location fields
 // (OffsetsTag and CountsTag from Blocks, and SubIFDs) at Close, typed for
-// the final flavour; Fields holds everything else. A Directory belongs to
-// one Writer: it may appear once in that writer's file, and Close marks it.
+// classic TIFF or BigTIFF as it chose; Fields holds everything else. A
+// Directory belongs to one Writer: it may appear once in that writer's
+// file, and Close marks it.
 type Directory struct {
 	// Fields are the directory's own fields; nil means none. The writer
 	// only reads them, so directories with equal fields (the planes of a
@@ -113,16 +117,16 @@ type Writer struct {
 	subs      [maxDepth + 1][]uint64 // SubIFD offsets of the directory written at each depth
 }
 
-// NewWriter starts a TIFF file on h, which must be empty. It reserves
-// ReservedHeaderSize bytes for the header.
+// NewWriter starts a TIFF file on h, which must be empty. It reserves the
+// first 16 bytes for the header, so the first block starts at offset 16.
 func NewWriter(h iohandle.Handle, opts Options) (*Writer, error) {
 	if h.Len() != 0 {
-		return nil, fmt.Errorf("tiff: the output already holds %d bytes", h.Len())
+		return nil, fmt.Errorf("%w: the output already holds %d bytes", ErrOption, h.Len())
 	}
-	if opts.Version < Auto || opts.Version > BigTIFF {
-		return nil, fmt.Errorf("%w: unknown version option %d", ErrDirectory, opts.Version)
+	if opts.BigTIFF < BigTIFFAuto || opts.BigTIFF > BigTIFFNever {
+		return nil, fmt.Errorf("%w: BigTIFF %d", ErrOption, opts.BigTIFF)
 	}
-	var reserved [ReservedHeaderSize]byte
+	var reserved [reservedHeaderSize]byte
 	if _, err := h.Write(reserved[:]); err != nil {
 		return nil, err
 	}
@@ -209,7 +213,7 @@ func (w *Writer) Grow(n int) {
 
 // Close writes every directory and the header. It does not commit the
 // handle: the caller does, or aborts. Close decides between classic TIFF
-// and BigTIFF from the final offsets, as Options.Version allows.
+// and BigTIFF from the final offsets, as Options.BigTIFF allows.
 func (w *Writer) Close() error {
 	if err := w.usable(); err != nil {
 		return err
@@ -256,21 +260,21 @@ func (w *Writer) finish() error {
 	return err
 }
 
-// plan chooses the flavour of the directories laid out from start: classic
+// plan chooses the format of the directories laid out from start: classic
 // TIFF if the options allow and everything fits, else BigTIFF. It leaves
-// the directories' sizes in that flavour in w.sizes.
+// the directories' sizes in that format in w.sizes.
 func (w *Writer) plan(start int64) (ifd.Format, error) {
 	f := ifd.Format{Order: w.opts.ByteOrder}
-	if w.opts.Version != BigTIFF {
+	if w.opts.BigTIFF != BigTIFFAlways {
 		end, err := w.measure(start, f)
 		switch {
 		case err == nil && end-1 <= math.MaxUint32:
 			return f, nil
 		case err != nil && !errors.Is(err, ErrTooLarge):
 			return f, err
-		case w.opts.Version == Classic && err != nil:
+		case w.opts.BigTIFF == BigTIFFNever && err != nil:
 			return f, err
-		case w.opts.Version == Classic:
+		case w.opts.BigTIFF == BigTIFFNever:
 			return f, fmt.Errorf("%w: the directories would end at %d", ErrTooLarge, end)
 		}
 	}

@@ -255,7 +255,7 @@ func writeTiled(path string, size, tile int, compression, predictor uint16, tile
 		return err
 	}
 	defer h.Close() // after Commit, a no-op
-	w, err := tiff.NewWriter(h, tiff.Options{Version: tiff.Classic})
+	w, err := tiff.NewWriter(h, tiff.Options{BigTIFF: tiff.BigTIFFNever})
 	if err != nil {
 		return err
 	}
