@@ -98,8 +98,24 @@ func (b *Builder) Remove(tag uint16) {
 	}
 }
 
+// find returns where the field with the tag is, or would be inserted, and
+// whether it is there. Most fields arrive in tag order, so the end is
+// tried first.
 func (b *Builder) find(tag uint16) (int, bool) {
-	return slices.BinarySearchFunc(b.entries, tag, func(e Entry, t uint16) int { return int(e.Tag) - int(t) })
+	n := len(b.entries)
+	if n == 0 || b.entries[n-1].Tag < tag {
+		return n, false
+	}
+	i, j := 0, n
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if b.entries[h].Tag < tag {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i, b.entries[i].Tag == tag
 }
 
 // Add adds a field given as raw little-endian values. It checks that the

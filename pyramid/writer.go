@@ -489,7 +489,6 @@ func (w *Writer) addDirectories() error {
 	first := &w.images[0].planes[0].dirs[0].dir
 	first.Fields = first.Fields.Clone() // the planes share the rest
 	first.Fields.Add(ifd.Entry{Tag: tiff.TagImageDescription, Type: ifd.ASCII, Count: uint64(len(description)), Value: description})
-	w.tw.Grow(ifdIndex)
 	for _, im := range w.images {
 		for p := range im.planes {
 			st := &im.planes[p]

@@ -339,8 +339,8 @@ func writeThousandDirectories(t *testing.T, path string) {
 }
 
 // TestSharedFieldsStillCheckEveryBlock gives two directories the same
-// fields and shape, the second with a block past 4 GiB: BigTIFFAuto must
-// still choose BigTIFF.
+// fields and number of blocks, the second with a block past 4 GiB:
+// BigTIFFAuto must still choose BigTIFF.
 func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
 	h := iohandle.NewMemory()
 	w, err := NewWriter(h, Options{})
@@ -355,26 +355,6 @@ func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
 	hdr, err := ParseHeader(h.Bytes())
 	require.NoError(t, err)
 	assert.True(t, hdr.BigTIFF)
-}
-
-// TestGrowReservesDirectories checks that directories added after Grow
-// cost no allocation: the list is never regrown.
-func TestGrowReservesDirectories(t *testing.T) {
-	w, err := NewWriter(iohandle.NewMemory(), Options{})
-	require.NoError(t, err)
-	d := make([]Directory, 100)
-	w.Grow(len(d))
-	reserved := cap(w.dirs)
-	assert.GreaterOrEqual(t, reserved, len(d))
-	// Without Grow the list would be regrown several times on the way. (An
-	// allocation count would say the same, but testing.AllocsPerRun counts
-	// every goroutine's allocations, the race detector's and the
-	// runtime's too, so it is not zero reliably.)
-	for i := range d {
-		require.NoError(t, w.AddDirectory(&d[i]))
-		assert.Equal(t, reserved, cap(w.dirs), "regrown at directory %d", i)
-	}
-	assert.Equal(t, len(d), len(w.dirs))
 }
 
 // TestDirectoriesOfMixedKinds interleaves directories that share fields
