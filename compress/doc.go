@@ -10,10 +10,11 @@
 //
 // The layers, bottom up:
 //
-//   - A [Codec] compresses one tile: [None], [LZW], [Deflate], [Zstd], and
-//     [JPEG] for 8-bit gray and RGB, lossy, made for one tile width and
-//     with the tables the directory carries. The Compression tag value it
-//     writes is Codec.Compression.
+//   - A [Codec] compresses one tile: [NewCodec] returns one for a TIFF
+//     Compression value (none, LZW, Deflate or Zstd) and a level, and
+//     [NewJPEG] one for 8-bit gray and RGB, lossy, made for one tile width
+//     and with the tables the directory carries. The Compression tag value
+//     it writes is Codec.Compression.
 //   - A [TileEncoder] combines a codec with a predictor (TIFF tag 317) and
 //     the tile's sample [Format] and width; it predicts on a pooled copy of
 //     the tile, never on the caller's buffer.

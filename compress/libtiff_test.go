@@ -32,7 +32,7 @@ func TestInteropLibtiffDecodes(t *testing.T) {
 	const side, tilesAcross = 64, 2
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
-	for _, codec := range []Codec{None{}, LZW{}, &Deflate{}, &Zstd{}} {
+	for _, codec := range []Codec{noneCodec{}, lzwCodec{}, mustCodec(tiff.CompressionDeflate, 0), mustCodec(tiff.CompressionZstd, 0)} {
 		for _, st := range []struct {
 			name   string
 			format Format

@@ -95,7 +95,7 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 		return nil
 	})
 	for i := range 40 {
-		require.NoError(t, p.Submit(None{}, p.Buffer(tile)))
+		require.NoError(t, p.Submit(noneCodec{}, p.Buffer(tile)))
 		submitted := int64(i+1) * tile
 		assert.LessOrEqual(t, submitted-consumed.Load(), int64(limit), "after tile %d", i)
 	}
@@ -107,8 +107,8 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 // with the tile size so that every worker can have a tile.
 func TestPipelineDefaultBoundFollowsJobs(t *testing.T) {
 	p := NewPipeline(context.Background(), Options{Workers: 2}, nil)
-	assert.Equal(t, DefaultMinInFlightBytes, p.maxInFlight)
-	require.NoError(t, p.Submit(None{}, make([]byte, 3<<20)))
+	assert.Equal(t, defaultMinInFlightBytes, p.maxInFlight)
+	require.NoError(t, p.Submit(noneCodec{}, make([]byte, 3<<20)))
 	assert.Equal(t, 2*2*3<<20, p.maxInFlight)
 	require.NoError(t, p.Close())
 }
@@ -119,7 +119,7 @@ func TestPipelineOversizedTile(t *testing.T) {
 	var n int
 	p := NewPipeline(context.Background(), Options{Workers: 2, MaxInFlightBytes: 10}, func(int64, []byte) error { n++; return nil })
 	for range 3 {
-		require.NoError(t, p.Submit(None{}, make([]byte, 100)))
+		require.NoError(t, p.Submit(noneCodec{}, make([]byte, 100)))
 	}
 	require.NoError(t, p.Close())
 	assert.Equal(t, 3, n)
@@ -232,7 +232,7 @@ func TestPipelineSynchronous(t *testing.T) {
 		during = append(during, runtime.NumGoroutine())
 		return nil
 	})
-	require.NoError(t, p.Submit(LZW{}, p.Buffer(100)))
+	require.NoError(t, p.Submit(lzwCodec{}, p.Buffer(100)))
 	require.Len(t, during, 1, "consumed synchronously")
 	// At most as many as before: an earlier test's goroutine may still be
 	// on its way out, never one of ours on its way in.
@@ -249,7 +249,7 @@ func TestPipelineSubmitAfterClose(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		p := NewPipeline(context.Background(), Options{Workers: workers}, nil)
 		require.NoError(t, p.Close())
-		assert.ErrorIs(t, p.Submit(None{}, make([]byte, 1)), ErrClosed)
+		assert.ErrorIs(t, p.Submit(noneCodec{}, make([]byte, 1)), ErrClosed)
 		assert.NoError(t, p.Close())
 	}
 }
@@ -262,7 +262,7 @@ func TestPipelineReusesBuffers(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
 	tile := slideTiles(1, 64)[0]
-	enc := &TileEncoder{Codec: &Deflate{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 64}
+	enc := &TileEncoder{Codec: mustCodec(tiff.CompressionDeflate, 0), Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 64}
 	for _, workers := range []int{1, 2} {
 		opts := Options{Workers: workers, BatchBytes: 1, MaxInFlightBytes: 4 * len(tile)}
 		p := NewPipeline(context.Background(), opts, nil)

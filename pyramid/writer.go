@@ -153,23 +153,10 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 
 // newCodec returns the codec the options ask for.
 func newCodec(opts Options) (compress.Codec, error) {
-	var c compress.Codec
-	var err error
-	most := 0
-	switch opts.Compression {
-	case None:
-		c = compress.None{}
-	case LZW:
-		c = compress.LZW{}
-	case Deflate:
-		c, err = compress.NewDeflate(opts.Level)
-		most = compress.DeflateBestCompression
-	case Zstd:
-		c, err = compress.NewZstd(opts.Level)
-		most = compress.ZstdBestCompression
-	}
+	compression := map[Compression]uint16{None: tiff.CompressionNone, LZW: tiff.CompressionLZW, Deflate: tiff.CompressionDeflate, Zstd: tiff.CompressionZstd}[opts.Compression]
+	c, err := compress.NewCodec(compression, opts.Level)
 	if err != nil {
-		return nil, classify(ErrOption, fmt.Sprintf("Level %d: %v takes 1 to %d (0: its default)", opts.Level, opts.Compression, most), err)
+		return nil, classify(ErrOption, "Level: "+strings.TrimPrefix(err.Error(), "compress: "), err)
 	}
 	return c, nil
 }

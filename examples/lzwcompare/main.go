@@ -120,7 +120,7 @@ type contender struct {
 func contenders(tiles [][]byte, tileSize int, in, out string) []contender {
 	var cs []contender
 	for _, predictor := range []uint16{tiff.PredictorHorizontal, tiff.PredictorNone} {
-		enc := &compress.TileEncoder{Codec: compress.LZW{}, Predictor: predictor, Format: compress.Format{BitsPerSample: 16}, Width: tileSize}
+		enc := &compress.TileEncoder{Codec: lzwCodec(), Predictor: predictor, Format: compress.Format{BitsPerSample: 16}, Width: tileSize}
 		suffix := "+p2"
 		if predictor == tiff.PredictorNone {
 			suffix = ""
@@ -293,7 +293,7 @@ func writeTiled(path string, size, tile int, compression, predictor uint16, tile
 // verifyWithLibtiff writes our LZW + predictor tiles as a TIFF, has libtiff
 // decompress it and compares the pixels with the plane.
 func verifyWithLibtiff(dir string, plane []uint16, size, tile int, tiles [][]byte) error {
-	enc := &compress.TileEncoder{Codec: compress.LZW{}, Predictor: tiff.PredictorHorizontal, Format: compress.Format{BitsPerSample: 16}, Width: tile}
+	enc := &compress.TileEncoder{Codec: lzwCodec(), Predictor: tiff.PredictorHorizontal, Format: compress.Format{BitsPerSample: 16}, Width: tile}
 	encoded := make([][]byte, len(tiles))
 	err := compressAll(enc, tiles, 2, func(seq int64, b []byte) error {
 		encoded[seq] = slices.Clone(b)
@@ -332,4 +332,13 @@ func verifyWithLibtiff(dir string, plane []uint16, size, tile int, tiles [][]byt
 	}
 	fmt.Printf("libtiff check: tiffcp -c none decodes our %d LZW+p2 tiles to the same %d x %d pixels\n", len(tiles), size, size)
 	return nil
+}
+
+// lzwCodec returns the library's LZW codec.
+func lzwCodec() compress.Codec {
+	c, err := compress.NewCodec(tiff.CompressionLZW, 0)
+	if err != nil {
+		panic(err) // LZW has no level to get wrong
+	}
+	return c
 }

@@ -30,9 +30,9 @@ func typedError(err error) bool {
 // be typed, and a page read to the end must give exactly its rows.
 func FuzzBandReader(f *testing.F) {
 	for i, p := range []testPage{
-		{width: 20, height: 9, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: compress.LZW{}, predictor: 2},
-		{width: 7, height: 5, samples: 3, bits: 8, rowsPerStrip: 2, planar: true, codec: &compress.Deflate{}},
-		{width: 9, height: 4, samples: 1, bits: 32, float: true, rowsPerStrip: 3, codec: &compress.Zstd{}, predictor: 3},
+		{width: 20, height: 9, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW), predictor: 2},
+		{width: 7, height: 5, samples: 3, bits: 8, rowsPerStrip: 2, planar: true, codec: mustCodec(tiff.CompressionDeflate)},
+		{width: 9, height: 4, samples: 1, bits: 32, float: true, rowsPerStrip: 3, codec: mustCodec(tiff.CompressionZstd), predictor: 3},
 		{width: 16, height: 16, samples: 2, bits: 8, tileW: 16, tileH: 16, sparse: []int{0}},
 	} {
 		order := binary.ByteOrder(binary.LittleEndian)
