@@ -138,7 +138,7 @@ func (b *Builder) check(pos int64, next uint64, f Format) (int64, error) {
 	}
 	size := f.tableSize(len(b.entries))
 	for _, e := range b.entries {
-		if !f.BigTIFF && e.Type.BigTIFFOnly() {
+		if !f.BigTIFF && e.Type.bigTIFFOnly() {
 			return 0, fmt.Errorf("%w: tag %d has BigTIFF type %v", ErrRange, e.Tag, e.Type)
 		}
 		if e.Count > limit {

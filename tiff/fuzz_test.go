@@ -55,7 +55,7 @@ func seedFile(format ifd.Format) []byte {
 		b.AddLong(TagTileOffsets, []uint32{dataAt, 0}[:tiles]...)
 		b.AddLong(TagTileByteCounts, []uint32{4, 0}[:tiles]...)
 		if subIFD != 0 {
-			b.AddIFD(TagSubIFDs, subIFD)
+			b.Add(ifd.Entry{Tag: TagSubIFDs, Type: ifd.IFD, Count: 1, Value: binary.LittleEndian.AppendUint32(nil, subIFD)})
 		}
 		return b
 	}
