@@ -39,8 +39,9 @@ interop:
 	cd internal/interop/viv && npm ci --no-audit --no-fund --loglevel=error
 	OMETIFF_INTEROP=1 $(GO) test -count=1 -timeout 30m -run 'Interop' ./...
 
-# The REFERENCE.md workloads written by this library and by the peers
-# installed here (libvips, tifffile, GDAL, dd), side by side; about 9 minutes.
+# The workloads (slide, stack, huge; see examples/compare) written by this
+# library and by the peers installed here (libvips, tifffile, GDAL, dd),
+# side by side; about 9 minutes.
 compare:
 	$(GO) run ./examples/compare -runs 3 -strace
 

@@ -7,9 +7,10 @@ import (
 )
 
 // BenchmarkManyDirectories lays out and writes the directories of the
-// stack workload (REFERENCE.md §3): 15,120 tiled directories of one tile
-// each, sharing their fields as the planes of a stack do. It measures
-// Close: planning, encoding and appending them.
+// stack workload (84 series x 90 z x 2 channels of 128 x 128 uint16, as
+// examples/stack writes it): 15,120 tiled directories of one tile each,
+// sharing their fields as the planes of a stack do. It measures Close:
+// planning, encoding and appending them.
 func BenchmarkManyDirectories(b *testing.B) {
 	const dirs, tile = 15120, 128 * 128 * 2
 	fields := &ifd.Builder{}

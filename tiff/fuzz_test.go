@@ -96,8 +96,9 @@ func walkPages(t *testing.T, pages []*Page) {
 }
 
 // FuzzWriterLayout writes random directory trees (blocks of random sizes,
-// SubIFDs, either flavour and byte order) and reads them back: the chain,
-// the SubIFDs and every block must be where the writer said.
+// SubIFDs, classic TIFF or BigTIFF, either byte order) and reads them
+// back: the chain, the SubIFDs and every block must be where the writer
+// said.
 func FuzzWriterLayout(f *testing.F) {
 	f.Add([]byte{3, 1, 2, 7, 0, 9, 250, 1})
 	f.Add([]byte{0x81, 4, 0, 0, 3, 3, 3})
