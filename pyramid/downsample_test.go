@@ -57,17 +57,15 @@ func referenceReduce(p PixelType, spp int, method Downsampling, a, b []byte, w i
 			switch method {
 			case Nearest:
 				out = append(out, block[0])
-			case Mode:
-				best, count := block[0], 0
-				for i, v := range block {
-					n := 0
-					for _, u := range block[i:] {
-						if u == v {
-							n++
-						}
-					}
-					if n > count {
-						best, count = v, n
+			case Mode: // the first of the samples seen most often
+				counts := map[float64]int{}
+				for _, v := range block {
+					counts[v]++
+				}
+				best := block[0]
+				for _, v := range block {
+					if counts[v] > counts[best] {
+						best = v
 					}
 				}
 				out = append(out, best)
