@@ -46,8 +46,8 @@ func TestBadOptionNamesItsField(t *testing.T) {
 		{Options{Downsampling: 5}, "pyramid: bad option: downsampling 5"},
 		{Options{Workers: -1}, "pyramid: bad option: Workers -1 is negative"},
 		{Options{Levels: -1, Workers: -2}, "pyramid: bad option: Levels -1 is negative"},
-		{Options{Compression: Deflate, Level: 99}, "pyramid: bad option: Level 99: Deflate takes 1 to 9 (0: its default)"},
-		{Options{Compression: Zstd, Level: -1}, "pyramid: bad option: Level -1: Zstd takes 1 to 22 (0: its default)"},
+		{Options{Compression: Deflate, Level: 99}, "pyramid: bad option: Level 99: Deflate takes 1 to 9 (0 for the default, 3)"},
+		{Options{Compression: Zstd, Level: -1}, "pyramid: bad option: Level -1: Zstd takes 1 to 22 (0 for the default, 3)"},
 	}
 	for _, tc := range tests {
 		_, err := New(iohandle.NewMemory(), tc.opts)

@@ -156,7 +156,13 @@ func newCodec(opts Options) (compress.Codec, error) {
 	compression := map[Compression]uint16{None: tiff.CompressionNone, LZW: tiff.CompressionLZW, Deflate: tiff.CompressionDeflate, Zstd: tiff.CompressionZstd}[opts.Compression]
 	c, err := compress.NewCodec(compression, opts.Level)
 	if err != nil {
-		return nil, classify(ErrOption, "Level: "+strings.TrimPrefix(err.Error(), "compress: "), err)
+		// "compress: invalid compression level 99: ..." names the option
+		// once, under this package's prefix: "Level 99: ...".
+		text := err.Error()
+		if rest, ok := strings.CutPrefix(text, compress.ErrLevel.Error()+" "); ok {
+			text = "Level " + rest
+		}
+		return nil, classify(ErrOption, text, err)
 	}
 	return c, nil
 }
