@@ -89,23 +89,55 @@ const (
 	omeSchemas     = "http://www.openmicroscopy.org/Schemas/"
 )
 
-// OMEDocument is a parsed OME-XML document (schema 2016-06), ready to be
-// written into files: give it whole in Options.OME, or one of its images
-// in ImageSpec.OME. ParseOME checks it as far as the writer relies on it.
-// It is never modified, so one document may serve several writers at
-// once.
+// OMEDocument is a parsed OME-XML document (schema 2016-06), for metadata
+// the typed fields of ImageSpec do not cover, or that a source file
+// carries: give it whole in Options.OME, or one of its images in
+// ImageSpec.OME. It is never modified, so one document may serve several
+// writers at once.
 //
-// The writer keeps every element, attribute and namespace declaration of
-// the document, except what it writes itself (see Options.OME), comments,
-// processing instructions and the DOCTYPE, and whitespace between the
-// elements of the OME model; XMLAnnotation content is kept as it is,
-// whitespace included.
+// The writer keeps every element and attribute of the document, in
+// order, with its namespace declarations and prefixes, except:
+//   - what it owns and writes itself: the OME element's attributes (UUID,
+//     Creator, xsi:schemaLocation); the Pixels' DimensionOrder, Type,
+//     SizeX to SizeT, BigEndian and Interleaved (its SignificantBits is
+//     kept, if the pixel type has that many bits); TiffData, and no
+//     BinData or MetadataOnly: the planes are in the file;
+//   - Plane elements: the file has one per plane, in the order of the
+//     planes in the file (DimensionOrder), and the document's Plane for
+//     the same TheZ, TheC and TheT gives its attributes and children;
+//   - the images of the document the file does not have (when images are
+//     given one by one), and the ImageRef elements that refer to them;
+//   - comments, processing instructions, the DOCTYPE, and the whitespace
+//     between the elements of the OME model (XMLAnnotation content is kept
+//     as it is, whitespace included).
+//
+// It puts the document's elements in the order the schema requires, the
+// writer's own (typed metadata, the MapAnnotations of
+// ImageSpec.Annotations) after the document's of each kind. The typed
+// fields of ImageSpec, where set, take precedence over what the document
+// says of the same thing: Name, Description, AcquisitionDate, the
+// physical sizes, the channels' attributes and settings, the instrument
+// the image refers to (InstrumentRef, ObjectiveSettings), and the planes'
+// attributes. The IDs the writer adds are Image:N, Pixels:N, Channel:N:C,
+// Annotation:K, Instrument:K and its parts', with ":1", ":2"... appended
+// where the document has one of these already.
+//
+// The document must agree with the pixels it describes: its Pixels' sizes
+// (SizeC counting samples: an RGB image has SizeC 3 and one Channel of 3
+// samples) and Type, its Channel elements (none, or one per channel, of
+// the image's samples per pixel), its Planes (within the sizes, at most
+// one per plane); AddImage returns an *OMEError matching ErrOption and
+// ErrOMEConflict otherwise, naming the element and attribute. The writer
+// checks the document as far as it relies on it (see ParseOME), and the
+// elements it writes itself; what it copies is the caller's, and is
+// valid if the document was.
 type OMEDocument struct {
 	names  []xmlName
 	nodes  []xmlNode // in document order; nodes[0] is the root element
 	attrs  []xmlAttr
 	text   []byte           // attribute values and character data, unescaped
 	ids    map[string]int32 // the element defining each ID
+	refs   []int32          // the elements referring to an ID
 	images []int32          // the root's Image elements
 	size   int              // bytes of the document
 }
@@ -176,7 +208,15 @@ func ParseOME(data []byte) (*OMEDocument, error) {
 		}
 		return nil, &OMEError{Err: ErrOMESyntax, Line: 1 + bytes.Count(data[:bad], []byte("\n")), Detail: fmt.Sprintf("invalid UTF-8 at byte %d", bad)}
 	}
-	p := omeParser{d: &OMEDocument{size: len(data), ids: map[string]int32{}, text: make([]byte, 0, len(data)/2)}, names: map[xmlName]int32{}}
+	// Sized from the markup, so that a large tree does not regrow: every
+	// element begins with a '<' (and so do end tags and the layout text
+	// left out), every attribute has its '=', and the values and text are
+	// at most the document.
+	d := &OMEDocument{size: len(data), ids: map[string]int32{},
+		nodes: make([]xmlNode, 0, bytes.Count(data, []byte("<"))+1),
+		attrs: make([]xmlAttr, 0, bytes.Count(data, []byte("="))),
+		text:  make([]byte, 0, len(data)/2)}
+	p := omeParser{d: d, names: map[xmlName]int32{}}
 	p.dec = xml.NewDecoder(bytes.NewReader(data))
 	if err := p.parse(); err != nil {
 		return nil, err
@@ -195,9 +235,8 @@ type omeParser struct {
 	names  map[xmlName]int32
 	scope  []xmlName // namespace bindings in scope: prefix (local) and space
 	stack  []omeFrame
-	closed bool    // the root element has ended
-	refs   []int32 // elements referring to an ID
-	skip   int     // depth inside an element dropped whole (Pixels' BinData, TiffData, MetadataOnly)
+	closed bool // the root element has ended
+	skip   int  // depth inside an element dropped whole (Pixels' BinData, TiffData, MetadataOnly)
 }
 
 // omeFrame is an open element.
@@ -426,7 +465,7 @@ func (p *omeParser) define(n int32) error {
 	name := p.d.names[p.d.nodes[n].name].local
 	if p.d.nodes[n].parent >= 0 && p.d.is(p.d.nodes[n].parent, "StructuredAnnotations") {
 		if _, ok := p.d.attr(n, "Annotator"); ok {
-			p.refs = append(p.refs, n)
+			p.d.refs = append(p.d.refs, n)
 		}
 	}
 	id, ok := p.d.attr(n, "ID")
@@ -434,7 +473,7 @@ func (p *omeParser) define(n int32) error {
 		return nil
 	}
 	if _, isRef := refTargets(name); isRef {
-		p.refs = append(p.refs, n)
+		p.d.refs = append(p.d.refs, n)
 		return nil
 	}
 	if prev, dup := p.d.ids[string(id)]; dup {
@@ -479,6 +518,10 @@ func (p *omeParser) chars(t xml.CharData) error {
 		return nil
 	}
 	top := &p.stack[len(p.stack)-1]
+	if top.last >= 0 && !top.foreign && p.d.nodes[top.last].name >= 0 &&
+		p.d.name(top.node).space == omeNamespace && len(bytes.TrimSpace(t)) == 0 {
+		return nil // layout after an element of the model: dropLayout would drop it
+	}
 	if top.last >= 0 {
 		if last := &p.d.nodes[top.last]; last.name < 0 && int(last.a+last.n) == len(p.d.text) {
 			p.d.text = append(p.d.text, t...)

@@ -9,18 +9,23 @@ import (
 // The OME 2016-06 model where the writer rebuilds a caller's document:
 // the children each element may have, in the order the schema requires.
 var (
-	// rootOrder is OME's sequence (BinaryOnly, its alternative, is refused).
-	rootOrder = ranks("Rights", "Project", "Dataset", "Folder", "Experiment", "Plate", "Screen", "Experimenter",
-		"ExperimenterGroup", "Instrument", "Image", "StructuredAnnotations", "ROI")
-	// imageOrder is Image's sequence.
-	imageOrder = ranks("AcquisitionDate", "ExperimenterRef", "Description", "ExperimentRef", "ExperimenterGroupRef",
+	// rootElements is OME's sequence (BinaryOnly, its alternative, is
+	// refused).
+	rootElements = []string{"Rights", "Project", "Dataset", "Folder", "Experiment", "Plate", "Screen", "Experimenter",
+		"ExperimenterGroup", "Instrument", "Image", "StructuredAnnotations", "ROI"}
+	// imageElements is Image's sequence.
+	imageElements = []string{"AcquisitionDate", "ExperimenterRef", "Description", "ExperimentRef", "ExperimenterGroupRef",
 		"InstrumentRef", "ObjectiveSettings", "ImagingEnvironment", "StageLabel", "Pixels", "ROIRef",
-		"MicrobeamManipulationRef", "AnnotationRef")
+		"MicrobeamManipulationRef", "AnnotationRef"}
+	// channelElements is Channel's sequence.
+	channelElements = []string{"LightSourceSettings", "DetectorSettings", "FilterSetRef", "AnnotationRef", "LightPath"}
+
+	rootOrder    = ranks(rootElements...)
+	imageOrder   = ranks(imageElements...)
+	channelOrder = ranks(channelElements...)
 	// pixelsOrder is Pixels' sequence; BinData, TiffData and MetadataOnly,
 	// the writer's, never reach the tree.
 	pixelsOrder = ranks("Channel", "Plane")
-	// channelOrder is Channel's sequence.
-	channelOrder = ranks("LightSourceSettings", "DetectorSettings", "FilterSetRef", "AnnotationRef", "LightPath")
 	// annotationKinds are the elements StructuredAnnotations holds.
 	annotationKinds = ranks("XMLAnnotation", "FileAnnotation", "ListAnnotation", "LongAnnotation", "DoubleAnnotation",
 		"CommentAnnotation", "BooleanAnnotation", "TimestampAnnotation", "TagAnnotation", "TermAnnotation", "MapAnnotation")
@@ -185,7 +190,7 @@ func (d *OMEDocument) child(n int32, local string) int32 {
 // defines, of the kind referred to.
 func (p *omeParser) checkRefs() error {
 	d := p.d
-	for _, r := range p.refs {
+	for _, r := range d.refs {
 		attr, want := "ID", ""
 		if id, ok := d.attr(r, "Annotator"); ok && !d.isRefElement(r) {
 			attr, want = "Annotator", "Experimenter"

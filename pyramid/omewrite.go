@@ -145,9 +145,11 @@ func (w *xmlWriter) callerAttrs(d *OMEDocument, n int32, skip func(local string)
 // callerAttr writes one attribute of a caller's element.
 func (w *xmlWriter) callerAttr(d *OMEDocument, a xmlAttr) {
 	name := d.names[a.name]
-	w.b.WriteByte(' ')
 	if name.prefix != "" {
 		w.declare(name.prefix, name.space)
+	}
+	w.b.WriteByte(' ')
+	if name.prefix != "" {
 		w.b.WriteString(name.prefix + ":")
 	}
 	w.b.WriteString(name.local + `="`)
