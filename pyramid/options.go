@@ -158,6 +158,14 @@ type Options struct {
 	// equal input gives equal UUIDs, whatever the order, the bands and the
 	// goroutines its planes were written in.
 	UUID string
+	// OME, if set, is a caller's OME-XML document for the file (see
+	// ParseOME and OMEDocument, which says what the writer keeps of it and
+	// what it writes itself). Its Image elements describe the images
+	// added, in order: one more image is refused at AddImage, one fewer at
+	// Close, and ImageSpec.OME must then be nil. A document without Image
+	// elements gives the file the rest of its model (experimenters,
+	// instruments, annotations...) and leaves the images to their specs.
+	OME *OMEDocument
 	// Replace lets Create replace an existing file. (With New, the handle
 	// decides.)
 	Replace bool

@@ -1,7 +1,6 @@
 package pyramid
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
@@ -189,12 +188,37 @@ func (w *Writer) addImage(spec ImageSpec, named bool) (*Image, error) {
 		return nil, err
 	}
 	im.index = len(w.images)
-	if named && im.spec.Name == "" {
+	if err := w.bindOME(im); err != nil {
+		return nil, err
+	}
+	if _, callerNamed := im.spec.OME.name(); named && im.spec.Name == "" && !callerNamed {
 		im.spec.Name = fmt.Sprintf("image %d", im.index)
 	}
 	w.images = append(w.images, im)
 	w.totalTiles.Add(im.tilesPerPlane() * int64(im.spec.Planes()))
 	return im, nil
+}
+
+// bindOME gives an image the Image element of Options.OME that describes
+// it, if the document has images, and checks that it describes the
+// image's pixels. The caller holds w.mu.
+func (w *Writer) bindOME(im *Image) error {
+	doc := w.opts.OME
+	if doc == nil || doc.Images() == 0 {
+		return nil
+	}
+	if im.spec.OME != nil {
+		return fmt.Errorf("%w: ImageSpec.OME is set, and Options.OME has the images' elements", ErrOption)
+	}
+	if im.index >= doc.Images() {
+		return &OMEError{Err: ErrOMEConflict, Element: "OME", Detail: fmt.Sprintf("Options.OME has %d Images; this is image %d", doc.Images(), im.index)}
+	}
+	m := doc.Image(im.index)
+	if _, err := m.check(im.spec); err != nil {
+		return err
+	}
+	im.spec.OME = m
+	return nil
 }
 
 // Stats returns the write calls the output received so far: with Create,
@@ -424,18 +448,6 @@ func (w *Writer) finish() error {
 	return nil
 }
 
-// replaceInPlace overwrites every old in p with new, of the same length.
-func replaceInPlace(p []byte, old, new string) {
-	for i := bytes.Index(p, []byte(old)); i >= 0; {
-		copy(p[i:], new)
-		j := bytes.Index(p[i+len(old):], []byte(old))
-		if j < 0 {
-			return
-		}
-		i += len(old) + j
-	}
-}
-
 // missingPlanes lists the planes never written completely.
 func (w *Writer) missingPlanes() error {
 	var missing []string
@@ -474,9 +486,15 @@ func (w *Writer) addDirectories() error {
 	}
 	// Megabytes for thousands of planes: built once, fixed in place, and
 	// handed to the directory without a copy.
-	description := omeXML(ome, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
+	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
+	if err != nil {
+		return err
+	}
 	if w.hashed {
-		replaceInPlace(description, uuidPlaceholder, contentUUID(w.contentDigest(description)))
+		uuid := contentUUID(w.contentDigest(description))
+		for _, at := range uuidAt {
+			copy(description[at:], uuid)
+		}
 	}
 	description = append(description, 0) // ASCII fields end in NUL
 	first := &w.images[0].planes[0].dirs[0].dir
