@@ -462,8 +462,7 @@ func (g *omeBuilder) writeAnnotations() {
 		if p.annotationID == "" {
 			continue
 		}
-		w.openOME("MapAnnotation")
-		w.attr("ID", p.annotationID)
+		w.openWithID("MapAnnotation", p.annotationID)
 		w.attr("Namespace", mapAnnotationNS)
 		w.closeStart(false)
 		w.b.WriteString("<Value>")
@@ -482,31 +481,44 @@ type names []string
 func (n names) has(name string) bool { return slices.Contains(n, name) }
 
 // quantity writes a Quantity as an attribute and its unit attribute, if
-// it is given, and adds their names to set.
+// it is given, and adds their names to set (if not nil).
 func (w *xmlWriter) quantity(set *names, name string, q Quantity) {
 	if q.set() {
 		w.attrFloat(name, q.Value)
 		w.attr(name+"Unit", q.Unit)
-		*set = append(*set, name, name+"Unit")
+		set.add(name, name+"Unit")
 	}
 }
 
 // optional writes an attribute if value is not empty, and adds its name to
-// set.
+// set (if not nil).
 func (w *xmlWriter) optional(set *names, name, value string) {
 	if value != "" {
 		w.attr(name, value)
-		*set = append(*set, name)
+		set.add(name)
 	}
 }
 
 // number writes a number attribute if it is not 0, and adds its name to
-// set.
+// set (if not nil).
 func (w *xmlWriter) number(set *names, name string, v float64) {
 	if v != 0 {
 		w.attrFloat(name, v)
-		*set = append(*set, name)
+		set.add(name)
 	}
+}
+
+// add adds names to the set, if there is one.
+func (n *names) add(name ...string) {
+	if n != nil {
+		*n = append(*n, name...)
+	}
+}
+
+// openWithID starts an element of the OME namespace with its ID.
+func (w *xmlWriter) openWithID(local, id string) {
+	w.openOME(local)
+	w.attr("ID", id)
 }
 
 // children calls write for each child of the caller's element n (which
@@ -542,8 +554,7 @@ func (g *omeBuilder) writeImage(i int) {
 	if p.caller != nil {
 		d, image = p.caller.doc, p.caller.node
 	}
-	w.openOME("Image")
-	w.attr("ID", p.id)
+	w.openWithID("Image", p.id)
 	name := s.Name
 	if v, ok := d.attrOf(image, "Name"); ok && name == "" {
 		name = string(v)
@@ -578,19 +589,16 @@ func (g *omeBuilder) writeImage(i int) {
 		case "Description":
 			w.element("Description", s.Description)
 		case "InstrumentRef":
-			w.openOME("InstrumentRef")
-			w.attr("ID", p.instrument.id)
+			w.openWithID("InstrumentRef", p.instrument.id)
 			w.closeStart(true)
 		case "ObjectiveSettings":
-			w.openOME("ObjectiveSettings")
-			w.attr("ID", p.instrument.objectives[s.ObjectiveSettings.Objective])
-			w.number(&names{}, "RefractiveIndex", s.ObjectiveSettings.RefractiveIndex)
+			w.openWithID("ObjectiveSettings", p.instrument.objectives[s.ObjectiveSettings.Objective])
+			w.number(nil, "RefractiveIndex", s.ObjectiveSettings.RefractiveIndex)
 			w.closeStart(true)
 		case "Pixels":
 			g.writePixels(i)
 		case "AnnotationRef":
-			w.openOME("AnnotationRef")
-			w.attr("ID", p.annotationID)
+			w.openWithID("AnnotationRef", p.annotationID)
 			w.closeStart(true)
 		}
 	})
@@ -617,8 +625,7 @@ func (g *omeBuilder) writePixels(i int) {
 	if p.caller != nil {
 		d, pixels = p.caller.doc, p.caller.pixels()
 	}
-	w.openOME("Pixels")
-	w.attr("ID", p.pixelsID)
+	w.openWithID("Pixels", p.pixelsID)
 	w.attr("DimensionOrder", string(s.DimensionOrder))
 	w.attr("Type", s.PixelType.String())
 	w.attrInt("SizeX", s.SizeX)
@@ -682,8 +689,7 @@ func (g *omeBuilder) writePixels(i int) {
 // merged with the spec's ch.
 func (g *omeBuilder) writeChannel(d *OMEDocument, n int32, p imagePlan, ch Channel, id string, samples int) {
 	w := &g.w
-	w.openOME("Channel")
-	w.attr("ID", id)
+	w.openWithID("Channel", id)
 	w.attrInt("SamplesPerPixel", samples)
 	set := names{"ID", "SamplesPerPixel"}
 	w.optional(&set, "Name", ch.Name)
@@ -718,14 +724,12 @@ func (g *omeBuilder) writeChannel(d *OMEDocument, n int32, p imagePlan, ch Chann
 	g.children(d, n, channelElements, mine, func(name string) {
 		switch name {
 		case "LightSourceSettings":
-			w.openOME("LightSourceSettings")
-			w.attr("ID", p.instrument.lightSources[ch.LightSourceSettings.LightSource])
-			w.quantity(&names{}, "Wavelength", ch.LightSourceSettings.Wavelength)
+			w.openWithID("LightSourceSettings", p.instrument.lightSources[ch.LightSourceSettings.LightSource])
+			w.quantity(nil, "Wavelength", ch.LightSourceSettings.Wavelength)
 			w.closeStart(true)
 		case "DetectorSettings":
-			w.openOME("DetectorSettings")
-			w.attr("ID", p.instrument.detectors[ch.DetectorSettings.Detector])
-			w.number(&names{}, "Gain", ch.DetectorSettings.Gain)
+			w.openWithID("DetectorSettings", p.instrument.detectors[ch.DetectorSettings.Detector])
+			w.number(nil, "Gain", ch.DetectorSettings.Gain)
 			w.closeStart(true)
 		}
 	})
@@ -786,40 +790,37 @@ func appendZCT(dst []byte, zLabel, cLabel, tLabel string, z, c, t int) []byte {
 // order.
 func (g *omeBuilder) writeInstrument(p *instrumentPlan) {
 	w, in := &g.w, p.in
-	w.openOME("Instrument")
-	w.attr("ID", p.id)
+	w.openWithID("Instrument", p.id)
 	w.closeStart(false)
 	if m := in.Microscope; m != nil {
 		w.openOME("Microscope")
 		w.product(m.Product)
-		w.optional(&names{}, "Type", string(m.Type))
+		w.optional(nil, "Type", string(m.Type))
 		w.closeStart(true)
 	}
 	for j, l := range in.LightSources {
 		w.openOME(string(l.Kind))
 		w.attr("ID", p.lightSources[j])
 		w.product(l.Product)
-		w.quantity(&names{}, "Power", l.Power)
-		w.quantity(&names{}, "Wavelength", l.Wavelength)
+		w.quantity(nil, "Power", l.Power)
+		w.quantity(nil, "Wavelength", l.Wavelength)
 		w.closeStart(true)
 	}
 	for j, det := range in.Detectors {
-		w.openOME("Detector")
-		w.attr("ID", p.detectors[j])
+		w.openWithID("Detector", p.detectors[j])
 		w.product(det.Product)
-		w.number(&names{}, "Gain", det.Gain)
-		w.optional(&names{}, "Type", string(det.Type))
+		w.number(nil, "Gain", det.Gain)
+		w.optional(nil, "Type", string(det.Type))
 		w.closeStart(true)
 	}
 	for j, o := range in.Objectives {
-		w.openOME("Objective")
-		w.attr("ID", p.objectives[j])
+		w.openWithID("Objective", p.objectives[j])
 		w.product(o.Product)
-		w.optional(&names{}, "Immersion", string(o.Immersion))
-		w.number(&names{}, "LensNA", o.LensNA)
-		w.number(&names{}, "NominalMagnification", o.NominalMagnification)
-		w.number(&names{}, "CalibratedMagnification", o.CalibratedMagnification)
-		w.quantity(&names{}, "WorkingDistance", o.WorkingDistance)
+		w.optional(nil, "Immersion", string(o.Immersion))
+		w.number(nil, "LensNA", o.LensNA)
+		w.number(nil, "NominalMagnification", o.NominalMagnification)
+		w.number(nil, "CalibratedMagnification", o.CalibratedMagnification)
+		w.quantity(nil, "WorkingDistance", o.WorkingDistance)
 		w.closeStart(true)
 	}
 	w.closeOME("Instrument")
@@ -827,7 +828,7 @@ func (g *omeBuilder) writeInstrument(p *instrumentPlan) {
 
 // product writes the Manufacturer, Model and SerialNumber given.
 func (w *xmlWriter) product(p Product) {
-	w.optional(&names{}, "Manufacturer", p.Manufacturer)
-	w.optional(&names{}, "Model", p.Model)
-	w.optional(&names{}, "SerialNumber", p.SerialNumber)
+	w.optional(nil, "Manufacturer", p.Manufacturer)
+	w.optional(nil, "Model", p.Model)
+	w.optional(nil, "SerialNumber", p.SerialNumber)
 }
