@@ -252,7 +252,8 @@ func TestCallerOMEImageCount(t *testing.T) {
 }
 
 // TestCallerOMEDocumentsClash: two documents that define the same ID
-// cannot go in one file; an image of a document given twice neither.
+// cannot go in one file, nor two with Rights (a file has one); an image of
+// a document given twice neither.
 func TestCallerOMEDocumentsClash(t *testing.T) {
 	a, b := tifffileSpec, bioformatsSpec
 	a.OME = mustParseOME(t, tifffileDoc()).Image(0)
@@ -270,6 +271,16 @@ func TestCallerOMEDocumentsClash(t *testing.T) {
 	err = w.Close()
 	require.ErrorIs(t, err, ErrOMEInvalid)
 	assert.Contains(t, err.Error(), "given to images 0 and 1")
+
+	rights := omeRoot + `<Rights><RightsHolder>lab</RightsHolder></Rights>` + omeEnd
+	w, err = New(iohandle.NewMemory(), Options{OME: mustParseOME(t, rights)})
+	require.NoError(t, err)
+	c := tifffileSpec
+	c.OME = mustParseOME(t, strings.Replace(tifffileDoc(), `<Image `, `<Rights/><Image `, 1)).Image(0)
+	require.NoError(t, addSpecs(w, []ImageSpec{c}))
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMEInvalid)
+	assert.Contains(t, err.Error(), "another document given has Rights")
 }
 
 // namespaceDocs bind prefixes in unusual ways: prefixes the content uses

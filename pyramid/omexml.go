@@ -199,6 +199,15 @@ func (g *omeBuilder) plan(doc *OMEDocument) error {
 		}
 		written[m.doc][m.node] = i
 	}
+	rights := int32(-1)
+	for _, d := range g.docs {
+		if r := d.child(0, "Rights"); r >= 0 {
+			if rights >= 0 {
+				return d.invalid(r, "", "another document given has Rights, and a file has one")
+			}
+			rights = r
+		}
+	}
 	g.drop = map[*OMEDocument]func(int32) bool{}
 	for _, d := range g.docs {
 		if err := g.book(d, written[d]); err != nil {
