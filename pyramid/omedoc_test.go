@@ -78,8 +78,8 @@ func TestParseOMERefuses(t *testing.T) {
 	}
 }
 
-// TestParseOMETooLarge: a document past MaxOMEXMLSize is refused before it
-// is parsed.
+// TestParseOMETooLarge: 100 MB of XML, past MaxOMEXMLSize, is refused with
+// ErrOMETooLarge before it is parsed, so before any file is created.
 func TestParseOMETooLarge(t *testing.T) {
 	doc := []byte(omeRoot + `<StructuredAnnotations><CommentAnnotation ID="Annotation:0"><Value>`)
 	doc = append(doc, bytes.Repeat([]byte("x"), 100<<20)...)
