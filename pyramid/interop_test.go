@@ -33,6 +33,20 @@ func schemaPath() string {
 	return filepath.Join("..", "..", "shared", "schema", "ome.xsd")
 }
 
+// needSchema skips the test unless xmllint and the OME schema are there,
+// or fails it under OMETIFF_INTEROP, like interop.Need.
+func needSchema(t *testing.T) {
+	t.Helper()
+	interop.Need(t, "xmllint")
+	if path := schemaPath(); !fileExists(path) {
+		msg := fmt.Sprintf("OME schema not found at %s (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)", path)
+		if interop.Required() {
+			t.Fatal(msg + "; OMETIFF_INTEROP is set")
+		}
+		t.Skip(msg)
+	}
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -46,14 +60,7 @@ func fileExists(path string) bool {
 // (OMETIFF_INTEROP), as CI runs it: CI clones the project beside shared/,
 // where schemaPath finds the schema.
 func TestInteropOMEXMLSchema(t *testing.T) {
-	interop.Need(t, "xmllint")
-	if path := schemaPath(); !fileExists(path) {
-		msg := fmt.Sprintf("OME schema not found at %s (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)", path)
-		if interop.Required() {
-			t.Fatal(msg + "; OMETIFF_INTEROP is set")
-		}
-		t.Skip(msg)
-	}
+	needSchema(t)
 	for _, g := range interopPyramids() {
 		t.Run(g.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -37,12 +37,10 @@ func metadataFiles(t *testing.T) map[string][]byte {
 // TestInteropOMEXMLMetadataSchema validates with xmllint, against the OME
 // 2016-06 schema, the OME-XML of files that carry callers' documents and
 // typed metadata (keyrefs included: every ID they refer to is defined). It
-// runs in make test too, like TestInteropOMEXMLSchema.
+// runs in make test too, and needs the schema as TestInteropOMEXMLSchema
+// does.
 func TestInteropOMEXMLMetadataSchema(t *testing.T) {
-	interop.Need(t, "xmllint")
-	if !fileExists(schemaPath()) {
-		t.Skipf("OME schema not found (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)")
-	}
+	needSchema(t)
 	dir := t.TempDir()
 	for name, data := range metadataFiles(t) {
 		t.Run(name, func(t *testing.T) {
