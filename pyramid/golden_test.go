@@ -89,7 +89,7 @@ func richGolden() goldenPyramid {
 	stack.PlaneInfo = []Plane{{Z: 2, C: 1, T: 1, ExposureTime: Quantity{75, "ms"}}}
 	overview.Name = "overview, typed"
 	overview.Instrument = &Instrument{Objectives: []Objective{{NominalMagnification: 4, LensNA: 0.13, Immersion: ImmersionAir}}}
-	overview.Channels = []Channel{{Name: "RGB", Color: color.NRGBA{255, 255, 255, 255}, IlluminationType: Transmitted}}
+	overview.Channels = []Channel{{Name: "RGB", Color: color.NRGBA{255, 255, 255, 255}, IlluminationType: IlluminationTransmitted}}
 	return goldenPyramid{name: "rich-metadata", opts: Options{TileSize: 16, Compression: Deflate, OME: doc}, xmlDump: true,
 		images: []goldenImage{planesFor(stack), planesFor(overview)}}
 }

@@ -80,8 +80,8 @@ func ExampleParseOME() {
 // position, all with their units.
 func ExampleImageSpec_metadata() {
 	scope := &pyramid.Instrument{
-		LightSources: []pyramid.LightSource{{Kind: pyramid.Laser, Wavelength: pyramid.Quantity{Value: 488, Unit: "nm"}}},
-		Detectors:    []pyramid.Detector{{Type: pyramid.CMOS}},
+		LightSources: []pyramid.LightSource{{Kind: pyramid.LightSourceLaser, Wavelength: pyramid.Quantity{Value: 488, Unit: "nm"}}},
+		Detectors:    []pyramid.Detector{{Type: pyramid.DetectorCMOS}},
 		Objectives: []pyramid.Objective{{NominalMagnification: 60, LensNA: 1.4, Immersion: pyramid.ImmersionOil,
 			Product: pyramid.Product{Manufacturer: "Nikon", Model: "CFI Plan Apo 60x"}}},
 	}
@@ -89,7 +89,7 @@ func ExampleImageSpec_metadata() {
 		Instrument: scope, // its one objective is the image's
 		Channels: []pyramid.Channel{{Name: "GFP", Fluor: "EGFP",
 			ExcitationWavelength: pyramid.Quantity{Value: 488, Unit: "nm"}, EmissionWavelength: pyramid.Quantity{Value: 510, Unit: "nm"},
-			AcquisitionMode:     pyramid.SpinningDiskConfocal,
+			AcquisitionMode:     pyramid.AcquisitionSpinningDiskConfocal,
 			LightSourceSettings: &pyramid.LightSourceSettings{LightSource: 0}, DetectorSettings: &pyramid.DetectorSettings{Detector: 0}}},
 	}
 	for t := range 2 {

@@ -17,12 +17,12 @@ import (
 // fields have.
 func typedInstrument() *Instrument {
 	return &Instrument{
-		Microscope: &Microscope{Product: Product{Manufacturer: "Olympus", Model: "IX83"}, Type: Inverted},
+		Microscope: &Microscope{Product: Product{Manufacturer: "Olympus", Model: "IX83"}, Type: MicroscopeInverted},
 		LightSources: []LightSource{
-			{Kind: Laser, Product: Product{Model: "561 & co"}, Power: Quantity{15, "mW"}, Wavelength: Quantity{561, "nm"}},
-			{Kind: LightEmittingDiode, Power: Quantity{0.5, "W"}},
+			{Kind: LightSourceLaser, Product: Product{Model: "561 & co"}, Power: Quantity{15, "mW"}, Wavelength: Quantity{561, "nm"}},
+			{Kind: LightSourceLED, Power: Quantity{0.5, "W"}},
 		},
-		Detectors:  []Detector{{Product: Product{Manufacturer: "Andor", SerialNumber: "X-1"}, Type: EMCCD, Gain: 300}},
+		Detectors:  []Detector{{Product: Product{Manufacturer: "Andor", SerialNumber: "X-1"}, Type: DetectorEMCCD, Gain: 300}},
 		Objectives: []Objective{{Product: Product{Model: "UPLSAPO 100XO"}, NominalMagnification: 100, CalibratedMagnification: 99.6, LensNA: 1.4, Immersion: ImmersionOil, WorkingDistance: Quantity{0.13, "mm"}}},
 	}
 }
@@ -34,10 +34,10 @@ func typedSpec() ImageSpec {
 		Instrument: typedInstrument(),
 		Channels: []Channel{
 			{Name: "mCherry", Color: color.NRGBA{255, 0, 0, 255}, ExcitationWavelength: Quantity{561, "nm"}, EmissionWavelength: Quantity{0.61, "µm"},
-				Fluor: "mCherry", AcquisitionMode: SpinningDiskConfocal, IlluminationType: Epifluorescence, ContrastMethod: Fluorescence,
+				Fluor: "mCherry", AcquisitionMode: AcquisitionSpinningDiskConfocal, IlluminationType: IlluminationEpifluorescence, ContrastMethod: ContrastFluorescence,
 				PinholeSize: Quantity{50, "µm"}, LightSourceSettings: &LightSourceSettings{LightSource: 0, Wavelength: Quantity{561, "nm"}},
 				DetectorSettings: &DetectorSettings{Detector: 0, Gain: 200}},
-			{Name: "phase", ContrastMethod: Phase, IlluminationType: Transmitted, LightSourceSettings: &LightSourceSettings{LightSource: 1}},
+			{Name: "phase", ContrastMethod: ContrastPhase, IlluminationType: IlluminationTransmitted, LightSourceSettings: &LightSourceSettings{LightSource: 1}},
 		},
 		PlaneInfo: []Plane{
 			{Z: 1, C: 1, DeltaT: Quantity{0, "s"}, ExposureTime: Quantity{30, "ms"}, PositionX: Quantity{-12.5, "µm"}, PositionY: Quantity{3, "reference frame"}, PositionZ: Quantity{0, "µm"}},
@@ -235,7 +235,7 @@ func TestCallerOMEIDs(t *testing.T) {
 	doc := mustParseOME(t, omeRoot+`<Instrument ID="Instrument:0"/>`+
 		`<Image ID="Image:1"><Pixels ID="Pixels:1" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><Channel ID="Channel:1:0"/><TiffData/></Pixels></Image>`+
 		`<StructuredAnnotations><TagAnnotation ID="Annotation:0"><Value>x</Value></TagAnnotation></StructuredAnnotations>`+omeEnd)
-	own := ImageSpec{SizeX: 8, SizeY: 8, Annotations: []KeyValue{{"k", "v"}}, Instrument: &Instrument{Detectors: []Detector{{Type: CCD}}}}
+	own := ImageSpec{SizeX: 8, SizeY: 8, Annotations: []KeyValue{{"k", "v"}}, Instrument: &Instrument{Detectors: []Detector{{Type: DetectorCCD}}}}
 	w, err := New(iohandle.NewMemory(), Options{TileSize: 16})
 	require.NoError(t, err)
 	callers := ImageSpec{SizeX: 8, SizeY: 8, OME: doc.Image(0)}

@@ -102,29 +102,29 @@ type AcquisitionMode string
 
 // Acquisition modes.
 const (
-	WideField                           AcquisitionMode = "WideField"
-	LaserScanningConfocalMicroscopy     AcquisitionMode = "LaserScanningConfocalMicroscopy"
-	SpinningDiskConfocal                AcquisitionMode = "SpinningDiskConfocal"
-	SlitScanConfocal                    AcquisitionMode = "SlitScanConfocal"
-	MultiPhotonMicroscopy               AcquisitionMode = "MultiPhotonMicroscopy"
-	StructuredIllumination              AcquisitionMode = "StructuredIllumination"
-	SingleMoleculeImaging               AcquisitionMode = "SingleMoleculeImaging"
-	TotalInternalReflection             AcquisitionMode = "TotalInternalReflection"
-	FluorescenceLifetime                AcquisitionMode = "FluorescenceLifetime"
-	SpectralImaging                     AcquisitionMode = "SpectralImaging"
-	FluorescenceCorrelationSpectroscopy AcquisitionMode = "FluorescenceCorrelationSpectroscopy"
-	NearFieldScanningOpticalMicroscopy  AcquisitionMode = "NearFieldScanningOpticalMicroscopy"
-	SecondHarmonicGenerationImaging     AcquisitionMode = "SecondHarmonicGenerationImaging"
-	PALM                                AcquisitionMode = "PALM"
-	STORM                               AcquisitionMode = "STORM"
-	STED                                AcquisitionMode = "STED"
-	TIRF                                AcquisitionMode = "TIRF"
-	FSM                                 AcquisitionMode = "FSM"
-	LCM                                 AcquisitionMode = "LCM"
-	AcquisitionModeOther                AcquisitionMode = "Other"
-	BrightField                         AcquisitionMode = "BrightField"
-	SweptFieldConfocal                  AcquisitionMode = "SweptFieldConfocal"
-	SPIM                                AcquisitionMode = "SPIM"
+	AcquisitionWideField                           AcquisitionMode = "WideField"
+	AcquisitionLaserScanningConfocalMicroscopy     AcquisitionMode = "LaserScanningConfocalMicroscopy"
+	AcquisitionSpinningDiskConfocal                AcquisitionMode = "SpinningDiskConfocal"
+	AcquisitionSlitScanConfocal                    AcquisitionMode = "SlitScanConfocal"
+	AcquisitionMultiPhotonMicroscopy               AcquisitionMode = "MultiPhotonMicroscopy"
+	AcquisitionStructuredIllumination              AcquisitionMode = "StructuredIllumination"
+	AcquisitionSingleMoleculeImaging               AcquisitionMode = "SingleMoleculeImaging"
+	AcquisitionTotalInternalReflection             AcquisitionMode = "TotalInternalReflection"
+	AcquisitionFluorescenceLifetime                AcquisitionMode = "FluorescenceLifetime"
+	AcquisitionSpectralImaging                     AcquisitionMode = "SpectralImaging"
+	AcquisitionFluorescenceCorrelationSpectroscopy AcquisitionMode = "FluorescenceCorrelationSpectroscopy"
+	AcquisitionNearFieldScanningOpticalMicroscopy  AcquisitionMode = "NearFieldScanningOpticalMicroscopy"
+	AcquisitionSecondHarmonicGenerationImaging     AcquisitionMode = "SecondHarmonicGenerationImaging"
+	AcquisitionPALM                                AcquisitionMode = "PALM"
+	AcquisitionSTORM                               AcquisitionMode = "STORM"
+	AcquisitionSTED                                AcquisitionMode = "STED"
+	AcquisitionTIRF                                AcquisitionMode = "TIRF"
+	AcquisitionFSM                                 AcquisitionMode = "FSM"
+	AcquisitionLCM                                 AcquisitionMode = "LCM"
+	AcquisitionOther                               AcquisitionMode = "Other"
+	AcquisitionBrightField                         AcquisitionMode = "BrightField"
+	AcquisitionSweptFieldConfocal                  AcquisitionMode = "SweptFieldConfocal"
+	AcquisitionSPIM                                AcquisitionMode = "SPIM"
 )
 
 // IlluminationType is how a channel's specimen was lit (OME
@@ -133,11 +133,11 @@ type IlluminationType string
 
 // Illumination types.
 const (
-	Transmitted           IlluminationType = "Transmitted"
-	Epifluorescence       IlluminationType = "Epifluorescence"
-	Oblique               IlluminationType = "Oblique"
-	NonLinear             IlluminationType = "NonLinear"
-	IlluminationTypeOther IlluminationType = "Other"
+	IlluminationTransmitted     IlluminationType = "Transmitted"
+	IlluminationEpifluorescence IlluminationType = "Epifluorescence"
+	IlluminationOblique         IlluminationType = "Oblique"
+	IlluminationNonLinear       IlluminationType = "NonLinear"
+	IlluminationOther           IlluminationType = "Other"
 )
 
 // ContrastMethod is how a channel's contrast was made (OME
@@ -146,15 +146,15 @@ type ContrastMethod string
 
 // Contrast methods.
 const (
-	Brightfield         ContrastMethod = "Brightfield"
-	Phase               ContrastMethod = "Phase"
-	DIC                 ContrastMethod = "DIC"
-	HoffmanModulation   ContrastMethod = "HoffmanModulation"
-	ObliqueIllumination ContrastMethod = "ObliqueIllumination"
-	PolarizedLight      ContrastMethod = "PolarizedLight"
-	Darkfield           ContrastMethod = "Darkfield"
-	Fluorescence        ContrastMethod = "Fluorescence"
-	ContrastMethodOther ContrastMethod = "Other"
+	ContrastBrightfield         ContrastMethod = "Brightfield"
+	ContrastPhase               ContrastMethod = "Phase"
+	ContrastDIC                 ContrastMethod = "DIC"
+	ContrastHoffmanModulation   ContrastMethod = "HoffmanModulation"
+	ContrastObliqueIllumination ContrastMethod = "ObliqueIllumination"
+	ContrastPolarizedLight      ContrastMethod = "PolarizedLight"
+	ContrastDarkfield           ContrastMethod = "Darkfield"
+	ContrastFluorescence        ContrastMethod = "Fluorescence"
+	ContrastOther               ContrastMethod = "Other"
 )
 
 // DetectorType is the kind of a detector (OME Detector@Type).
@@ -162,20 +162,20 @@ type DetectorType string
 
 // Detector types.
 const (
-	CCD                     DetectorType = "CCD"
-	IntensifiedCCD          DetectorType = "IntensifiedCCD"
-	AnalogVideo             DetectorType = "AnalogVideo"
-	PMT                     DetectorType = "PMT"
-	Photodiode              DetectorType = "Photodiode"
-	Spectroscopy            DetectorType = "Spectroscopy"
-	LifetimeImaging         DetectorType = "LifetimeImaging"
-	CorrelationSpectroscopy DetectorType = "CorrelationSpectroscopy"
-	FTIR                    DetectorType = "FTIR"
-	EMCCD                   DetectorType = "EMCCD"
-	APD                     DetectorType = "APD"
-	CMOS                    DetectorType = "CMOS"
-	EBCCD                   DetectorType = "EBCCD"
-	DetectorTypeOther       DetectorType = "Other"
+	DetectorCCD                     DetectorType = "CCD"
+	DetectorIntensifiedCCD          DetectorType = "IntensifiedCCD"
+	DetectorAnalogVideo             DetectorType = "AnalogVideo"
+	DetectorPMT                     DetectorType = "PMT"
+	DetectorPhotodiode              DetectorType = "Photodiode"
+	DetectorSpectroscopy            DetectorType = "Spectroscopy"
+	DetectorLifetimeImaging         DetectorType = "LifetimeImaging"
+	DetectorCorrelationSpectroscopy DetectorType = "CorrelationSpectroscopy"
+	DetectorFTIR                    DetectorType = "FTIR"
+	DetectorEMCCD                   DetectorType = "EMCCD"
+	DetectorAPD                     DetectorType = "APD"
+	DetectorCMOS                    DetectorType = "CMOS"
+	DetectorEBCCD                   DetectorType = "EBCCD"
+	DetectorOther                   DetectorType = "Other"
 )
 
 // MicroscopeType is the build of a microscope (OME Microscope@Type).
@@ -183,11 +183,11 @@ type MicroscopeType string
 
 // Microscope types.
 const (
-	Upright           MicroscopeType = "Upright"
-	Inverted          MicroscopeType = "Inverted"
-	Dissection        MicroscopeType = "Dissection"
-	Electrophysiology MicroscopeType = "Electrophysiology"
-	MicroscopeOther   MicroscopeType = "Other"
+	MicroscopeUpright           MicroscopeType = "Upright"
+	MicroscopeInverted          MicroscopeType = "Inverted"
+	MicroscopeDissection        MicroscopeType = "Dissection"
+	MicroscopeElectrophysiology MicroscopeType = "Electrophysiology"
+	MicroscopeOther             MicroscopeType = "Other"
 )
 
 // LightSourceKind is the kind of a light source: the name of its OME
@@ -196,11 +196,11 @@ type LightSourceKind string
 
 // Light source kinds.
 const (
-	Laser                   LightSourceKind = "Laser"
-	Arc                     LightSourceKind = "Arc"
-	Filament                LightSourceKind = "Filament"
-	LightEmittingDiode      LightSourceKind = "LightEmittingDiode"
-	GenericExcitationSource LightSourceKind = "GenericExcitationSource"
+	LightSourceLaser    LightSourceKind = "Laser"
+	LightSourceArc      LightSourceKind = "Arc"
+	LightSourceFilament LightSourceKind = "Filament"
+	LightSourceLED      LightSourceKind = "LightEmittingDiode"
+	LightSourceGeneric  LightSourceKind = "GenericExcitationSource"
 )
 
 var (
@@ -316,7 +316,7 @@ func (in *Instrument) check(field string) error {
 		if !lightSourceKinds[string(l.Kind)] {
 			errs = append(errs, fmt.Errorf("%w: %s.Kind %q is not a kind of light source", ErrMetadata, f, string(l.Kind)))
 		}
-		if l.Wavelength.set() && l.Kind != Laser {
+		if l.Wavelength.set() && l.Kind != LightSourceLaser {
 			errs = append(errs, fmt.Errorf("%w: %s.Wavelength: only a Laser has one", ErrMetadata, f))
 		}
 		errs = append(errs, l.Product.check(f), powerKind.check(f+".Power", l.Power), positiveKind.check(f+".Wavelength", l.Wavelength))
