@@ -55,6 +55,8 @@ type OMEError struct {
 	Detail  string // what is wrong
 }
 
+// Error says what is wrong and where: "pyramid: OME-XML contradicts the
+// pixels: Image/Pixels@SizeX (line 3): 512; the image is 256 pixels wide".
 func (e *OMEError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Err.Error())
