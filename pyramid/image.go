@@ -131,8 +131,8 @@ func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
 	b.AddShort(tiff.TagSamplesPerPixel, uint16(s.SamplesPerPixel))
 	b.AddShort(tiff.TagPlanarConfiguration, tiff.PlanarContig)
 	scale := float64(int(1) << l) // a level's pixels are 2^l times larger
-	if x, ok := pixelsPerCentimetre(s.PhysicalSizeX*scale, s.PhysicalSizeXUnit); ok {
-		if y, ok := pixelsPerCentimetre(s.PhysicalSizeY*scale, s.PhysicalSizeYUnit); ok {
+	if x, ok := pixelsPerCentimeter(s.PhysicalSizeX*scale, s.PhysicalSizeXUnit); ok {
+		if y, ok := pixelsPerCentimeter(s.PhysicalSizeY*scale, s.PhysicalSizeYUnit); ok {
 			b.AddRational(tiff.TagXResolution, x)
 			b.AddRational(tiff.TagYResolution, y)
 			b.AddShort(tiff.TagResolutionUnit, tiff.ResolutionUnitCentimeter)
@@ -148,8 +148,8 @@ func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
 	return b
 }
 
-// pixelsPerCentimetre converts a pixel size to a TIFF resolution.
-func pixelsPerCentimetre(size float64, unit string) (ifd.Fraction, bool) {
+// pixelsPerCentimeter converts a pixel size to a TIFF resolution.
+func pixelsPerCentimeter(size float64, unit string) (ifd.Fraction, bool) {
 	cm := lengthUnits[unit]
 	if size <= 0 || cm == 0 {
 		return ifd.Fraction{}, false

@@ -22,7 +22,7 @@ const (
 )
 
 // lengthUnits are the OME UnitsLength symbols with their size in
-// centimetres, the TIFF resolution unit; 0 marks units with no fixed size.
+// centimeters, the TIFF resolution unit; 0 marks units with no fixed size.
 var lengthUnits = map[string]float64{
 	"Ym": 1e26, "Zm": 1e23, "Em": 1e20, "Pm": 1e17, "Tm": 1e14, "Gm": 1e11, "Mm": 1e8,
 	"km": 1e5, "hm": 1e4, "dam": 1e3, "m": 100, "dm": 10, "cm": 1, "mm": 0.1,
