@@ -18,9 +18,9 @@ import (
 type Options struct {
 	// BufferSize is the append buffer in bytes; 0 means 1 MiB.
 	// Appends at least this large bypass the buffer. On Linux a multiple
-	// of 2 MiB is mapped outside the Go heap on transparent huge pages
-	// (see mapBuffer), so that filling it first costs a few page faults
-	// instead of one per 4 KiB.
+	// of 2 MiB (BigBuffer) is mapped outside the Go heap on transparent
+	// huge pages (see mapBuffer), so that filling it first costs a few
+	// page faults instead of one per 4 KiB.
 	BufferSize int
 	// Replace lets Commit replace an existing destination. Without it,
 	// Create fails with ErrExist when the destination exists, and Commit
@@ -42,6 +42,11 @@ type Options struct {
 	// went around.
 	DirectIO bool
 }
+
+// BigBuffer is a BufferSize for outputs of many megabytes, such as
+// pyramidal images: the system gets one write call per 2 MiB, and on Linux
+// the buffer is one transparent huge page outside the Go heap.
+const BigBuffer = 2 << 20
 
 // osFile is the part of *os.File a File handle uses. Tests substitute it.
 type osFile interface {
