@@ -432,8 +432,7 @@ func TestCallsRacingClose(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(round), 7))
 				dir := t.TempDir()
 				path := filepath.Join(dir, "out.ome.tif")
-				w, err := Create(path, Options{TileSize: 16, Compression: comp, Workers: 2, NoSync: true})
-				require.NoError(t, err)
+				w := createNoSync(t, path, iohandle.Options{}, Options{TileSize: 16, Compression: comp, Workers: 2})
 				im, err := w.AddImage(set.spec)
 				require.NoError(t, err)
 				var jobs []planeJob

@@ -68,11 +68,16 @@ func TestCreateExistingNamesReplace(t *testing.T) {
 	_, err := Create(path, Options{})
 	require.ErrorIs(t, err, fs.ErrExist)
 	require.ErrorIs(t, err, iohandle.ErrExist)
-	assert.Equal(t, "pyramid: "+path+" exists (set Options.Replace to replace it)", err.Error())
+	assert.Equal(t, "pyramid: "+path+" exists (to replace it, give New a handle from iohandle.Create with Options.Replace)", err.Error())
 	requireOnePrefix(t, err)
-	w, err := Create(path, Options{Replace: true})
+	w := createNoSync(t, path, iohandle.Options{Replace: true}, Options{})
+	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4})
 	require.NoError(t, err)
-	require.NoError(t, w.Abort())
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
+	require.NoError(t, w.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "II", string(data[:2]), "the file replaced")
 }
 
 // TestWrapLower: errors of the layers below pass unchanged, whatever their
@@ -198,8 +203,7 @@ func TestFailuresCloseTheWriter(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			tc.opts.Context = ctx
-			w, err := New(h, tc.opts)
+			w, err := NewContext(ctx, h, tc.opts)
 			require.NoError(t, err)
 			if past, ok := h.(*pastHandle); ok {
 				past.skip = math.MaxUint32 - 10_000
@@ -250,8 +254,7 @@ func TestEndingTwice(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.ome.tif")
-			w, err := Create(path, Options{NoSync: true})
-			require.NoError(t, err)
+			w := createNoSync(t, path, iohandle.Options{}, Options{})
 			im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8})
 			require.NoError(t, err)
 			if tc.complete {

@@ -1,16 +1,19 @@
 package pyramid_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -194,4 +197,84 @@ func Example_concurrentPlanes() {
 	}
 	fmt.Println(spec.Planes(), "planes from", spec.Planes(), "goroutines")
 	// Output: 8 planes from 8 goroutines
+}
+
+// Replace an existing file: create the output handle with iohandle.Create,
+// whose Options also skip the sync at Close (NoSync) or write around the
+// page cache (DirectIO), and give it to New. The old file stays as it was
+// until Close commits the new one. The handle's deferred Close discards an
+// output that was never committed, even when New fails.
+func ExampleCreate_replace() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "latest.ome.tif")
+	if err := os.WriteFile(path, []byte("an earlier run"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+
+	h, err := iohandle.Create(path, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	w, err := pyramid.New(h, pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 64, SizeY: 64})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", data[:2])
+	// Output: "II"
+}
+
+// Stop a write with a context, here cancelled by hand, as
+// signal.NotifyContext cancels one on Ctrl-C: the writer fails with the
+// context's error, and no file is left.
+func ExampleCreateContext() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "stack.ome.tif")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := pyramid.CreateContext(ctx, path, pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 256, SizeY: 256, SizeZ: 8})
+	if err != nil {
+		log.Fatal(err)
+	}
+	plane := make([]byte, im.PlaneBytes())
+	for z := range 8 {
+		if z == 3 {
+			cancel()
+		}
+		if err = im.WritePlane(z, 0, 0, plane); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	fmt.Println(errors.Is(err, context.Canceled))
+	_, err = os.Stat(path)
+	fmt.Println(errors.Is(err, fs.ErrNotExist))
+	// Output:
+	// true
+	// true
 }

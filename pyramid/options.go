@@ -1,7 +1,6 @@
 package pyramid
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 
 // Errors. Each message of an error this package makes starts with
 // "pyramid: " once; test with errors.Is. Errors of the layers below (an
-// I/O failure of the output, the cancellation of Options.Context) are
+// I/O failure of the output, the cancellation of the writer's context) are
 // returned as they are, as the standard library's writers return their
 // writers' errors, or inside ErrClosed once they failed the writer;
 // errors.Is finds them either way. One that this package has a sentinel
@@ -151,8 +150,6 @@ type Options struct {
 	// goroutine at a time. It must not call the Writer's methods other than
 	// Stats.
 	Progress func(Progress)
-	// Context cancels the writing; nil means context.Background().
-	Context context.Context
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
 	// derives one from a hash of the encoded tiles and the metadata, so
 	// equal input gives equal UUIDs, whatever the order, the bands and the
@@ -166,19 +163,6 @@ type Options struct {
 	// elements gives the file the rest of its model (experimenters,
 	// instruments, annotations...) and leaves the images to their specs.
 	OME *OMEDocument
-	// Replace lets Create replace an existing file. (With New, the handle
-	// decides.)
-	Replace bool
-	// NoSync skips the fsync at Close, for Create. (With New, the handle
-	// decides.)
-	NoSync bool
-	// DirectIO, for Create, writes the file around the page cache where
-	// the system allows it (iohandle.Options.DirectIO): the CPU no longer
-	// copies the output into the page cache, which shortens compressed
-	// writes that keep every core busy (LZW, Deflate, Zstd), while each
-	// write waits for the device, which makes uncompressed ones slower.
-	// (With New, the handle decides.)
-	DirectIO bool
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -209,9 +193,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BigTIFF < BigTIFFAuto || o.BigTIFF > BigTIFFNever {
 		return o, fmt.Errorf("%w: BigTIFF %d", ErrOption, int(o.BigTIFF))
-	}
-	if o.Context == nil {
-		o.Context = context.Background()
 	}
 	if o.UUID != "" {
 		uuid, err := normalizeUUID(o.UUID)

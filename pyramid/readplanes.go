@@ -100,7 +100,7 @@ func (im *Image) copyPlanes(r io.Reader) error {
 	src := &fingerprintReader{r: r, tile: n, hash: w.hashed}
 	perChunk := max(1, int(readChunk/n))
 	for first := 0; first < len(im.planes); first += perChunk {
-		if err := w.opts.Context.Err(); err != nil {
+		if err := w.ctx.Err(); err != nil {
 			return w.fail(err)
 		}
 		read, readErr, err := im.copyChunk(src, first, min(perChunk, len(im.planes)-first))

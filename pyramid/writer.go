@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -55,7 +56,7 @@ import (
 // The writer goes on, and Close succeeds once every plane is written. A
 // failure of the writing itself fails the
 // writer: an error of the output handle, of an encoder, the cancellation of
-// Options.Context, or ErrTooLarge. Every later call then returns ErrClosed
+// the context given to NewContext or CreateContext, or ErrTooLarge. Every later call then returns ErrClosed
 // wrapping that first failure, and Close discards the output.
 //
 // # Closing
@@ -67,6 +68,7 @@ import (
 // a successful Close is harmless.
 type Writer struct {
 	opts     Options
+	ctx      context.Context // cancels the writing
 	h        iohandle.Handle
 	tw       *tiff.Writer
 	fileName string
@@ -95,23 +97,39 @@ type Writer struct {
 	totalTiles atomic.Int64
 }
 
-// outputBuffer is the output handle's buffer: tiles and directories reach
-// the OS in writes of this size, so fewer than one write call per MiB.
-const outputBuffer = 2 << 20
-
-// Create writes a new OME-TIFF at path. The file appears there only when
-// Close succeeds; until then it is a temporary file beside it, removed on
-// failure or Abort. An existing file at path is an error wrapping
-// fs.ErrExist unless Options.Replace is set.
+// Create writes a new OME-TIFF at path, which must not exist: an existing
+// file is an error wrapping fs.ErrExist. It is CreateContext with
+// context.Background().
+//
+// The file appears at path, whole, only when Close succeeds. On Linux it
+// has no name until then: it is an unnamed file (O_TMPFILE) in path's
+// directory, which Close links to path, so that a crash leaves nothing
+// behind. Where the system or the file system cannot do that, it is a
+// hidden .NAME.<16 hex digits>.tmp beside path (NAME being path's base
+// name), which Close renames to path and Abort or a failure removes;
+// package iohandle tells the details.
+//
+// Create writes through an iohandle.File with an iohandle.BigBuffer
+// buffer, and syncs the file and its directory at Close. To replace an
+// existing file, skip the sync or write around the page cache, create the
+// handle with iohandle.Create and the iohandle.Options that say so
+// (Replace, NoSync, DirectIO; BufferSize iohandle.BigBuffer), and give it
+// to New or NewContext, as the example shows.
 func Create(path string, opts Options) (*Writer, error) {
-	h, err := iohandle.Create(path, iohandle.Options{BufferSize: outputBuffer, Replace: opts.Replace, NoSync: opts.NoSync, DirectIO: opts.DirectIO})
+	return CreateContext(context.Background(), path, opts)
+}
+
+// CreateContext is Create with a context that cancels the writing: once
+// ctx is done, the writer fails with ctx's error, as New's context does.
+func CreateContext(ctx context.Context, path string, opts Options) (*Writer, error) {
+	h, err := iohandle.Create(path, iohandle.Options{BufferSize: iohandle.BigBuffer})
 	if errors.Is(err, iohandle.ErrExist) {
-		return nil, &describedError{msg: fmt.Sprintf("%s%s exists (set Options.Replace to replace it)", prefix, path), errs: []error{err}}
+		return nil, &describedError{msg: fmt.Sprintf("%s%s exists (to replace it, give New a handle from iohandle.Create with Options.Replace)", prefix, path), errs: []error{err}}
 	}
 	if err != nil {
 		return nil, err
 	}
-	w, err := New(h, opts)
+	w, err := NewContext(ctx, h, opts)
 	if err != nil {
 		_ = h.Abort()
 		return nil, err
@@ -119,13 +137,29 @@ func Create(path string, opts Options) (*Writer, error) {
 	return w, nil
 }
 
-// New writes an OME-TIFF to h, which must be empty. Close commits h. When
-// h knows its destination (it has a Path method, as *iohandle.File does),
-// each TiffData names the file with its UUID; otherwise the TiffData
-// elements carry no UUID and refer to the file they are in.
+// New writes an OME-TIFF to h, which must be empty. It is NewContext with
+// context.Background().
 func New(h iohandle.Handle, opts Options) (*Writer, error) {
+	return NewContext(context.Background(), h, opts)
+}
+
+// NewContext writes an OME-TIFF to h, which must be empty; ctx cancels the
+// writing. Close commits h, and Abort or a failure of the writer aborts
+// it; if NewContext itself fails, h is left to the caller. When h knows its
+// destination (it has a Path method, as *iohandle.File does), each TiffData
+// names the file with its UUID; otherwise the TiffData elements carry no
+// UUID and refer to the file they are in.
+//
+// Once ctx is done, the writing stops: the next tile written fails the
+// writer with ctx's error (context.Cause(ctx) when tiles are compressed),
+// Close returns it, and the output is discarded. A context done after
+// Close returned changes nothing. A nil ctx is an ErrOption.
+func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)
+	}
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrOption)
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -140,12 +174,12 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, wrapLower(err)
 	}
-	w := &Writer{opts: opts, h: h, tw: tw, codec: codec, hashed: opts.UUID == ""}
+	w := &Writer{opts: opts, ctx: ctx, h: h, tw: tw, codec: codec, hashed: opts.UUID == ""}
 	if named, ok := h.(interface{ Path() string }); ok {
 		w.fileName = filepath.Base(named.Path())
 	}
 	if opts.Compression != None {
-		w.pipe = compress.NewPipeline(opts.Context, compress.Options{Workers: opts.Workers}, w.consume)
+		w.pipe = compress.NewPipeline(ctx, compress.Options{Workers: opts.Workers}, w.consume)
 	}
 	return w, nil
 }
@@ -302,7 +336,7 @@ func (w *Writer) submit(dir *levelDir, enc compress.Encoder, tile []byte) error 
 	if w.pipe != nil {
 		return w.pipe.Submit(enc, tile)
 	}
-	if err := w.opts.Context.Err(); err != nil {
+	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	return w.consume(w.seq-1, tile)

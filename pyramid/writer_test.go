@@ -37,6 +37,20 @@ func writeMemory(t testing.TB, opts Options, fill func(w *Writer) error) []byte 
 	return h.Bytes()
 }
 
+// createNoSync is Create with a handle that skips the sync at Close, as
+// iohandle.Options says (and what else hopts sets), for tests that write
+// files but need no durability.
+func createNoSync(t testing.TB, path string, hopts iohandle.Options, opts Options) *Writer {
+	t.Helper()
+	hopts.BufferSize, hopts.NoSync = iohandle.BigBuffer, true
+	h, err := iohandle.Create(path, hopts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() }) // nothing after a Close or Abort of the writer
+	w, err := New(h, opts)
+	require.NoError(t, err)
+	return w
+}
+
 // checkPyramid reads data back independently and compares every level of
 // every plane with the reference pyramids, main chain in order.
 func checkPyramid(t *testing.T, data []byte, want [][]refPlane) {
@@ -378,8 +392,7 @@ func TestWriteImageCreatesFile(t *testing.T) {
 	f, err := readback.Parse(data)
 	require.NoError(t, err)
 	assert.Contains(t, f.IFDs[0].Text(tiff.TagImageDescription), `FileName="one.ome.tif"`)
-	assert.ErrorIs(t, WriteImage(path, m, Options{}), iohandle.ErrExist, "never replaced unless asked")
-	assert.NoError(t, WriteImage(path, m, Options{Replace: true}))
+	assert.ErrorIs(t, WriteImage(path, m, Options{}), iohandle.ErrExist, "never replaced")
 }
 
 func TestMetadata(t *testing.T) {
@@ -591,13 +604,15 @@ func TestBadInputErrors(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
+	_, err := NewContext(nil, iohandle.NewMemory(), Options{}) //nolint:staticcheck // a nil context on purpose
+	assert.ErrorIs(t, err, ErrOption, "a nil context")
 	bad := []Options{
 		{TileSize: 24}, {TileSize: -16}, {TileSize: 8}, {Compression: 9}, {Predictor: 7},
 		{Compression: None, Predictor: PredictorHorizontal}, {Levels: -1}, {Downsampling: 5},
 		{Workers: -1}, {BigTIFF: 4}, {UUID: "not-a-uuid"}, {Compression: Deflate, Level: 99},
 	}
 	for _, o := range bad {
-		_, err := New(iohandle.NewMemory(), o)
+		_, err = New(iohandle.NewMemory(), o)
 		assert.ErrorIs(t, err, ErrOption, "%+v", o)
 	}
 	w, err := New(iohandle.NewMemory(), Options{Predictor: PredictorHorizontal})
@@ -611,7 +626,7 @@ func TestCancelledContext(t *testing.T) {
 		t.Run(comp.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			ctx, cancel := context.WithCancel(context.Background())
-			w, err := Create(filepath.Join(dir, "x.ome.tif"), Options{Context: ctx, Compression: comp, TileSize: 16})
+			w, err := CreateContext(ctx, filepath.Join(dir, "x.ome.tif"), Options{Compression: comp, TileSize: 16})
 			require.NoError(t, err)
 			im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 50})
 			require.NoError(t, err)
@@ -750,12 +765,11 @@ func TestNoGoroutineOutlivesTheWriter(t *testing.T) {
 				// Only the ending that cancels gets a context to cancel: a
 				// deferred cancel would stop goroutines that Close or Abort
 				// left behind.
-				opts := Options{Workers: 4, TileSize: 16}
-				cancel := context.CancelFunc(func() {})
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
 				if name == "cancelled" {
-					opts.Context, cancel = context.WithCancel(context.Background())
+					ctx, cancel = context.WithCancel(ctx)
 				}
-				w, err := New(iohandle.NewMemory(), opts)
+				w, err := NewContext(ctx, iohandle.NewMemory(), Options{Workers: 4, TileSize: 16})
 				require.NoError(t, err)
 				im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 4})
 				require.NoError(t, err)

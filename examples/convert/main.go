@@ -63,6 +63,7 @@ import (
 	"time"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -80,13 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("convert", stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run("convert", stderr, func(ctx context.Context) error {
-		cfg.options.Context = ctx
 		start := time.Now()
 		bar := newProgress(stderr)
 		if bar.visible {
 			cfg.options.Progress = bar.update
 		}
-		spec, err := convert(cfg)
+		spec, err := convert(ctx, cfg)
 		bar.done()
 		if err != nil {
 			return err
@@ -98,8 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // convert writes cfg.input to cfg.output and returns the spec of the image
 // written. The input's header is read and checked before the output is
 // created, so an input refused leaves nothing behind; on any later failure
-// the output is discarded.
-func convert(cfg config) (pyramid.ImageSpec, error) {
+// the output is discarded. ctx stops the writing.
+func convert(ctx context.Context, cfg config) (pyramid.ImageSpec, error) {
 	in, err := openInput(cfg.input)
 	if err != nil {
 		return pyramid.ImageSpec{}, err
@@ -113,10 +113,15 @@ func convert(cfg config) (pyramid.ImageSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	w, err := pyramid.Create(cfg.output, cfg.options)
-	if errors.Is(err, fs.ErrExist) { // the library's hint names its option, not the flag
+	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: cfg.force})
+	if errors.Is(err, fs.ErrExist) { // the library's message names its option, not the flag
 		err = fmt.Errorf("%s exists (use -force to replace it)", cfg.output)
 	}
+	if err != nil {
+		return spec, err
+	}
+	defer h.Close() // discards the output unless the writer committed it
+	w, err := pyramid.NewContext(ctx, h, cfg.options)
 	if err != nil {
 		return spec, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -16,7 +17,7 @@ func BenchmarkWriteStack(b *testing.B) {
 			pool := newPool(cfg.size, poolSize)
 			b.SetBytes(int64(cfg.planes()) * cfg.planeBytes())
 			for b.Loop() {
-				if _, err := writeStack(cfg, pool); err != nil {
+				if _, err := writeStack(context.Background(), cfg, pool); err != nil {
 					b.Fatal(err)
 				}
 			}

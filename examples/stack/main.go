@@ -56,9 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("stack", stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run("stack", stderr, func(ctx context.Context) error {
-		cfg.options.Context = ctx
 		pool := newPool(cfg.size, min(poolSize, cfg.planes()))
-		rep, err := writeStack(cfg, pool)
+		rep, err := writeStack(ctx, cfg, pool)
 		if err != nil {
 			return err
 		}
@@ -138,13 +137,17 @@ type report struct {
 }
 
 // writeStack writes the stack cfg describes, its planes taken in turn from
-// pool, replacing the file a previous run left there. On any failure the
-// output is discarded.
-func writeStack(cfg config, pool [][]byte) (report, error) {
+// pool, replacing the file a previous run left there, until ctx is done.
+// On any failure the output is discarded.
+func writeStack(ctx context.Context, cfg config, pool [][]byte) (report, error) {
 	before := rusage.Self()
 	start := time.Now()
-	cfg.options.Replace = true
-	w, err := pyramid.Create(cfg.output, cfg.options)
+	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: true})
+	if err != nil {
+		return report{}, err
+	}
+	defer h.Close() // discards the output unless the writer committed it
+	w, err := pyramid.NewContext(ctx, h, cfg.options)
 	if err != nil {
 		return report{}, err
 	}
