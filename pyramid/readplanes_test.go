@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -207,4 +208,29 @@ func TestReadPlanesErrors(t *testing.T) {
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries)
 	})
+	t.Run("the context is cancelled between reads", func(t *testing.T) {
+		// Planes of 1 MiB that are their own tile: copied 4 to a read.
+		big := ImageSpec{SizeX: 1024, SizeY: 1024, SizeZ: 8}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w, err := NewContext(ctx, iohandle.NewMemory(), Options{Compression: None, TileSize: 1024})
+		require.NoError(t, err)
+		im, err := w.AddImage(big)
+		require.NoError(t, err)
+		require.True(t, im.tileIsPlane())
+		r := cancellingReader{r: bytes.NewReader(make([]byte, 8*im.PlaneBytes())), cancel: cancel}
+		require.ErrorIs(t, im.ReadPlanes(r), context.Canceled)
+		require.ErrorIs(t, w.Close(), context.Canceled)
+	})
+}
+
+// cancellingReader cancels a context when it is first read.
+type cancellingReader struct {
+	r      io.Reader
+	cancel func()
+}
+
+func (c cancellingReader) Read(p []byte) (int, error) {
+	c.cancel()
+	return c.r.Read(p)
 }
