@@ -604,7 +604,8 @@ func TestBadInputErrors(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
-	_, err := NewContext(nil, iohandle.NewMemory(), Options{}) //nolint:staticcheck // a nil context on purpose
+	//lint:ignore SA1012 a nil context on purpose
+	_, err := NewContext(nil, iohandle.NewMemory(), Options{})
 	assert.ErrorIs(t, err, ErrOption, "a nil context")
 	bad := []Options{
 		{TileSize: 24}, {TileSize: -16}, {TileSize: 8}, {Compression: 9}, {Predictor: 7},
