@@ -54,10 +54,11 @@ import (
 // ErrMetadata, ErrPlane, ErrData) takes nothing and returns its error; so
 // does ReadPlanes when its input fails, keeping the planes it read whole.
 // The writer goes on, and Close succeeds once every plane is written. A
-// failure of the writing itself fails the
-// writer: an error of the output handle, of an encoder, the cancellation of
-// the context given to NewContext or CreateContext, or ErrTooLarge. Every later call then returns ErrClosed
-// wrapping that first failure, and Close discards the output.
+// failure of the writing itself fails the writer: an error of the output
+// handle, of an encoder, the cancellation of the context given to
+// CreateContext or NewContext, or ErrTooLarge. Every later call then
+// returns ErrClosed wrapping that first failure, and Close discards the
+// output.
 //
 // # Closing
 //
@@ -120,7 +121,7 @@ func Create(path string, opts Options) (*Writer, error) {
 }
 
 // CreateContext is Create with a context that cancels the writing: once
-// ctx is done, the writer fails with ctx's error, as New's context does.
+// ctx is done, the writer fails with ctx's error, as NewContext says.
 func CreateContext(ctx context.Context, path string, opts Options) (*Writer, error) {
 	h, err := iohandle.Create(path, iohandle.Options{BufferSize: iohandle.BigBuffer})
 	if errors.Is(err, iohandle.ErrExist) {
