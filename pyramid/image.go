@@ -20,6 +20,7 @@ type Image struct {
 	fields   []*ifd.Builder          // per level, without data locations; shared by the planes
 	encoders []*compress.TileEncoder // per level (tile widths differ)
 	reduce   reduceFunc
+	origin   *planeOrigin // set for the images of a dataset's part
 
 	// Guarded by w.mu.
 	planes []planeState   // by index in DimensionOrder
@@ -51,6 +52,18 @@ type levelDir struct {
 // newImage validates spec and prepares everything its planes share. The
 // writer sets its index when it adds it.
 func newImage(w *Writer, spec ImageSpec) (*Image, error) {
+	im, err := w.layoutImage(spec)
+	if err != nil {
+		return nil, err
+	}
+	im.planes = make([]planeState, im.spec.Planes())
+	return im, nil
+}
+
+// layoutImage is newImage without the planes' bookkeeping: it validates
+// spec under the writer's options, reading only what New set, and
+// allocates nothing per plane.
+func (w *Writer) layoutImage(spec ImageSpec) (*Image, error) {
 	spec, err := spec.normalized()
 	if err != nil {
 		return nil, err
@@ -67,8 +80,7 @@ func newImage(w *Writer, spec ImageSpec) (*Image, error) {
 		return nil, err
 	}
 	im := &Image{w: w, spec: spec, levels: levels,
-		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling),
-		planes: make([]planeState, spec.Planes())}
+		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling)}
 	format := compress.Format{BitsPerSample: 8 * spec.PixelType.Size(), SamplesPerPixel: spec.SamplesPerPixel, Float: spec.PixelType.Float(), ByteOrder: byteOrder}
 	for l, g := range levels {
 		enc := &compress.TileEncoder{Codec: w.codec, Predictor: predictor, Format: format, Width: g.tileW}
@@ -267,14 +279,33 @@ func (im *Image) claim(p int, reserved bool) error {
 	st := &im.planes[p]
 	switch {
 	case st.dirs != nil:
-		z, c, t := im.spec.PlaneCoords(p)
-		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, im.index)
+		image, z, c, t := im.planeAt(p)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
 	case st.reserved && !reserved:
-		z, c, t := im.spec.PlaneCoords(p)
-		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is being written by ReadPlanes", ErrPlane, z, c, t, im.index)
+		image, z, c, t := im.planeAt(p)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is being written by ReadPlanes", ErrPlane, z, c, t, image)
 	}
 	im.planeDirs(st)
 	return nil
+}
+
+// planeOrigin says which planes of a dataset's image an image of a part
+// holds (see Part): count planes of image index from first on.
+type planeOrigin struct {
+	index int
+	spec  ImageSpec // normalized
+	first int
+}
+
+// planeAt returns the image and the coordinates of plane p, for messages:
+// for an image of a part, those of the dataset.
+func (im *Image) planeAt(p int) (image, z, c, t int) {
+	if o := im.origin; o != nil {
+		z, c, t = o.spec.PlaneCoords(o.first + p)
+		return o.index, z, c, t
+	}
+	z, c, t = im.spec.PlaneCoords(p)
+	return im.index, z, c, t
 }
 
 // maxBand bounds the bytes of one row of full-resolution tiles, the band

@@ -111,6 +111,17 @@ func contentUUID(digest []byte) string {
 type omeImage struct {
 	spec     ImageSpec // normalized
 	firstIFD int       // main-chain index of its first plane
+	// files, for an image of a multi-file dataset, says where its planes
+	// are, in plane order; firstIFD is then unused.
+	files []tiffData
+}
+
+// tiffData puts planes of an image in a file of a dataset: count planes
+// from first (in DimensionOrder), at IFD ifd on of the file fileName,
+// whose UUID is uuid.
+type tiffData struct {
+	ifd, first, count int
+	fileName, uuid    string
 }
 
 // omeXML writes the OME-XML of the whole file: every Image with its
@@ -370,6 +381,9 @@ func xmlSizeHint(images []omeImage, fileName string) int {
 	for _, im := range images {
 		s := im.spec
 		n += 1024 + len(fileName) + len(s.Channels)*128 + len(s.Annotations)*128 + s.Planes()*planeElementSize(s)
+		for _, td := range im.files {
+			n += 192 + len(td.fileName)
+		}
 	}
 	return n
 }
@@ -385,10 +399,7 @@ func planeElementSize(s ImageSpec) int {
 // order, the callers' before the writer's of each kind.
 func (g *omeBuilder) write() {
 	w := &g.w
-	w.b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>`)
-	w.openOME("OME")
-	w.declare("xsi", xsiNamespace)
-	w.attrNS("xsi", "schemaLocation", xsiNamespace, omeSchemaLocation)
+	w.openRoot()
 	w.b.WriteString(` UUID="`)
 	g.uuidAt = append(g.uuidAt, w.b.Len())
 	w.b.WriteString(g.uuid)
@@ -424,6 +435,33 @@ func (g *omeBuilder) write() {
 		}
 	}
 	w.closeOME("OME")
+}
+
+// openRoot writes the XML declaration and the start of the root, OME,
+// with its namespaces and schema location, up to its UUID.
+func (w *xmlWriter) openRoot() {
+	w.b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>`)
+	w.openOME("OME")
+	w.declare("xsi", xsiNamespace)
+	w.attrNS("xsi", "schemaLocation", xsiNamespace, omeSchemaLocation)
+}
+
+// binaryOnlyXML is the OME-XML of a TIFF of a dataset whose metadata is in
+// a companion file: the root, with the TIFF's own UUID, holds only a
+// BinaryOnly element naming the companion and its UUID.
+func binaryOnlyXML(uuid, metadataFile, metadataUUID string) []byte {
+	var b bytes.Buffer
+	w := xmlWriter{b: &b}
+	w.openRoot()
+	w.attr("UUID", uuid)
+	w.attr("Creator", software)
+	w.closeStart(false)
+	w.openOME("BinaryOnly")
+	w.attr("MetadataFile", metadataFile)
+	w.attr("UUID", metadataUUID)
+	w.closeStart(true)
+	w.closeOME("OME")
+	return b.Bytes()
 }
 
 // copyTopLevel copies the callers' root children named name.
@@ -680,8 +718,20 @@ func (g *omeBuilder) writePixels(i int) {
 	// maps them all: PlaneCount planes from IFD on, starting at Z, C, T = 0.
 	// The UUID names the file holding the planes. Without a file name it is
 	// left out (a TiffData without UUID refers to its own file): readers
-	// such as Viv's require the FileName of every UUID.
-	if g.fileName != "" {
+	// such as Viv's require the FileName of every UUID. In a dataset, each
+	// run of planes in one file has its TiffData, starting at its first
+	// plane's Z, C and T.
+	if files := g.images[i].files; files != nil {
+		for _, td := range files {
+			fmt.Fprintf(w.b, `<TiffData IFD="%d"`, td.ifd)
+			if td.first > 0 {
+				z, c, t := s.PlaneCoords(td.first)
+				w.b.Write(appendZCT(nil, ` FirstZ="`, `" FirstC="`, `" FirstT="`, z, c, t))
+				w.b.WriteByte('"')
+			}
+			fmt.Fprintf(w.b, ` PlaneCount="%d"><UUID FileName="%s">%s</UUID></TiffData>`, td.count, escape(td.fileName), td.uuid)
+		}
+	} else if g.fileName != "" {
 		fmt.Fprintf(w.b, `<TiffData IFD="%d" PlaneCount="%d">`, g.images[i].firstIFD, s.Planes())
 		fmt.Fprintf(w.b, `<UUID FileName="%s">`, escape(g.fileName))
 		g.uuidAt = append(g.uuidAt, w.b.Len())

@@ -62,8 +62,8 @@ func (pw *PlaneWriter) writeAll(pix []byte) error {
 
 // busyError is the error of a call made while another is under way.
 func (pw *PlaneWriter) busyError() error {
-	z, c, t := pw.im.spec.PlaneCoords(pw.index)
-	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by another goroutine", ErrPlane, z, c, t, pw.im.index)
+	image, z, c, t := pw.im.planeAt(pw.index)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by another goroutine", ErrPlane, z, c, t, image)
 }
 
 // finish marks the plane written and keeps its buffers for the next plane.

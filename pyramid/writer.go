@@ -76,6 +76,9 @@ type Writer struct {
 	codec    compress.Codec
 	pipe     *compress.Pipeline // nil: tiles are stored unchanged, synchronously; set once by New
 	hashed   bool               // the UUID derives from the content: tiles' fingerprints are kept
+	// description, if set, is the file's OME-XML, given whole (a
+	// dataset's part), instead of the one Close builds from the images.
+	description []byte
 
 	// mu serializes what the goroutines writing planes share: the images
 	// and their plane bookkeeping, the tile sequence numbers and the
@@ -494,8 +497,8 @@ func (w *Writer) missingPlanes() error {
 			}
 			count++
 			if len(missing) < 10 {
-				z, c, t := im.spec.PlaneCoords(p)
-				missing = append(missing, fmt.Sprintf("image %d z=%d c=%d t=%d", im.index, z, c, t))
+				image, z, c, t := im.planeAt(p)
+				missing = append(missing, fmt.Sprintf("image %d z=%d c=%d t=%d", image, z, c, t))
 			}
 		}
 	}
@@ -513,22 +516,11 @@ func (w *Writer) missingPlanes() error {
 // directory and adds the planes to the main chain: images in order, planes
 // in DimensionOrder, each with its reduced levels as SubIFDs.
 func (w *Writer) addDirectories() error {
-	var ome []omeImage
-	ifdIndex := 0
-	for _, im := range w.images {
-		ome = append(ome, omeImage{spec: im.spec, firstIFD: ifdIndex})
-		ifdIndex += len(im.planes)
-	}
-	// Megabytes for thousands of planes: built once, fixed in place, and
-	// handed to the directory without a copy.
-	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
-	if err != nil {
-		return err
-	}
-	if w.hashed {
-		uuid := contentUUID(w.contentDigest(description))
-		for _, at := range uuidAt {
-			copy(description[at:], uuid)
+	description := w.description
+	if description == nil {
+		var err error
+		if description, err = w.omeDescription(); err != nil {
+			return err
 		}
 	}
 	description = append(description, 0) // ASCII fields end in NUL
@@ -548,6 +540,30 @@ func (w *Writer) addDirectories() error {
 		}
 	}
 	return nil
+}
+
+// omeDescription builds the OME-XML of the file from its images, with its
+// UUID, derived from the content unless Options.UUID gives it. Megabytes
+// for thousands of planes: built once, fixed in place, and handed to the
+// directory without a copy.
+func (w *Writer) omeDescription() ([]byte, error) {
+	var ome []omeImage
+	ifdIndex := 0
+	for _, im := range w.images {
+		ome = append(ome, omeImage{spec: im.spec, firstIFD: ifdIndex})
+		ifdIndex += len(im.planes)
+	}
+	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
+	if err != nil {
+		return nil, err
+	}
+	if w.hashed {
+		uuid := contentUUID(w.contentDigest(description))
+		for _, at := range uuidAt {
+			copy(description[at:], uuid)
+		}
+	}
+	return description, nil
 }
 
 // contentDigest hashes the fingerprints of every tile and then the
