@@ -9,7 +9,7 @@ import (
 
 // kinds are this package's sentinel errors, which every error it makes
 // itself wraps.
-var kinds = []error{ErrOption, ErrSize, ErrPixelType, ErrMetadata, ErrPlane, ErrData, ErrMissingPlanes, ErrTooLarge, ErrClosed}
+var kinds = []error{ErrOption, ErrSize, ErrPixelType, ErrMetadata, ErrPlane, ErrData, ErrMissingPlanes, ErrTooLarge, ErrClosed, ErrPlan, ErrMissingFile, ErrWrongFile}
 
 // prefix starts the message of every error this package makes.
 const prefix = "pyramid: "
