@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"iter"
@@ -132,7 +133,9 @@ type PlaneRef struct {
 // SHA-256 of its canonical JSON (MarshalJSON, which holds the resolved
 // assignment of planes to files and DatasetSpec.Seed), and the file's
 // index, as name-based UUIDs (RFC 9562 version 8). They never come from a
-// clock or a random source.
+// clock or a random source, and they are part of the format: a later
+// version of this package gives a plan the same UUIDs, so that a part
+// written again after an upgrade still matches the others.
 //
 // # Deterministic bytes
 //
@@ -152,6 +155,7 @@ type Dataset struct {
 	images    []ImageSpec    // normalized, with the OME document's Image elements bound
 	doc       *OMEDocument   // parsed DatasetSpec.OME, or nil
 	canonical []byte         // the plan's JSON, compact
+	digest    [32]byte       // its SHA-256
 	uuids     []string       // per file
 	ifds      [][]int        // per file, per run: its first IFD
 	byImage   [][]planeRun   // per image, its runs in plane order
@@ -189,7 +193,7 @@ func NewDataset(spec DatasetSpec) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.canonical = canonical
+	d.canonical, d.digest = canonical, sha256.Sum256(canonical)
 	d.uuids = make([]string, len(d.spec.Files))
 	for i := range d.uuids {
 		d.uuids[i] = d.derivedUUID("file " + strconv.Itoa(i))
@@ -517,11 +521,12 @@ func b2i(b bool) int {
 }
 
 // derivedUUID is the UUID of what the dataset calls what ("file 3",
-// "companion"): a name-based UUID of the plan's canonical JSON.
+// "companion"): a name-based UUID of the plan's canonical JSON, through
+// its digest, so that a plan of many files is hashed once.
 func (d *Dataset) derivedUUID(what string) string {
 	var b bytes.Buffer
 	b.WriteString("ometiff dataset\n")
-	b.Write(d.canonical)
+	b.Write(d.digest[:])
 	b.WriteString("\n" + what)
 	return contentUUID(b.Bytes())
 }

@@ -333,3 +333,15 @@ func TestDatasetPlanesOrder(t *testing.T) {
 	}
 	assert.Equal(t, []PlaneRef{{0, 0, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}, {0, 0, 1, 1}, {0, 1, 0, 0}, {0, 1, 1, 0}}, got)
 }
+
+// TestDatasetUUIDsStable pins the UUIDs of a plan: they are part of the
+// format, since the parts of one dataset may be written by processes
+// running different versions of this package (a part written again after
+// an upgrade must keep the UUID the others name).
+func TestDatasetUUIDsStable(t *testing.T) {
+	spec := stackPlan(3, 2, 2, 16, Split{Files: 2})
+	spec.Seed, spec.Companion = "pinned", true
+	d := mustDataset(t, spec)
+	_, companion := d.Companion()
+	assert.Equal(t, []string{"urn:uuid:b37b5e3b-4686-82df-bc47-49b37de6045c", "urn:uuid:5f6b7878-9be1-8679-bf09-a0ce5e3c8a5d", "urn:uuid:9ecb6832-1fd0-85e5-8960-94bd7c4a1cc7"}, []string{d.UUID(0), d.UUID(1), companion})
+}
