@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/color"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -344,4 +345,28 @@ func TestDatasetUUIDsStable(t *testing.T) {
 	d := mustDataset(t, spec)
 	_, companion := d.Companion()
 	assert.Equal(t, []string{"urn:uuid:b37b5e3b-4686-82df-bc47-49b37de6045c", "urn:uuid:5f6b7878-9be1-8679-bf09-a0ce5e3c8a5d", "urn:uuid:9ecb6832-1fd0-85e5-8960-94bd7c4a1cc7"}, []string{d.UUID(0), d.UUID(1), companion})
+}
+
+// TestPlanOptionsCoverEveryOption: each field of Options is either one of
+// the plan's (in its JSON) or one planOptions refuses in a plan, so that
+// an option added later is given its place, not dropped from plans.
+func TestPlanOptionsCoverEveryOption(t *testing.T) {
+	inPlan := map[string]bool{}
+	for f := range reflect.TypeFor[optionsJSON]().Fields() {
+		inPlan[f.Name] = true
+	}
+	refused := map[string]func(o *Options){
+		"Workers": func(o *Options) { o.Workers = 1 }, "Progress": func(o *Options) { o.Progress = func(Progress) {} },
+		"UUID": func(o *Options) { o.UUID = "x" }, "OME": func(o *Options) { o.OME = &OMEDocument{} },
+	}
+	for f := range reflect.TypeFor[Options]().Fields() {
+		set := refused[f.Name]
+		assert.True(t, inPlan[f.Name] != (set != nil), "Options.%s: in the plan's JSON %v, refused %v", f.Name, inPlan[f.Name], set != nil)
+		if set != nil {
+			spec := stackPlan(1, 1, 1, 16, Split{})
+			set(&spec.Options)
+			_, err := NewDataset(spec)
+			assert.ErrorContains(t, err, "Options."+f.Name+" is set")
+		}
+	}
 }
