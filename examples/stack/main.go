@@ -40,6 +40,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/examples/internal/rusage"
+	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -56,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("stack", stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run("stack", stderr, func(ctx context.Context) error {
-		pool := newPool(cfg.size, min(poolSize, cfg.planes()))
+		pool := stackpool.New(cfg.size, min(stackpool.Size, cfg.planes()))
 		rep, err := writeStack(ctx, cfg, pool)
 		if err != nil {
 			return err
