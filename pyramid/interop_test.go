@@ -17,39 +17,14 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// schemaPath finds the OME 2016-06 schema: OMETIFF_OME_XSD, else
-// shared/schema/ome.xsd beside the project root or one of its parents.
-func schemaPath() string {
-	if p := os.Getenv("OMETIFF_OME_XSD"); p != "" {
-		return p
-	}
-	dir, _ := filepath.Abs("..") // the project root, from this package
-	for range 3 {
-		dir = filepath.Dir(dir)
-		if p := filepath.Join(dir, "shared", "schema", "ome.xsd"); fileExists(p) {
-			return p
-		}
-	}
-	return filepath.Join("..", "..", "shared", "schema", "ome.xsd")
-}
+// schemaPath finds the OME 2016-06 schema (interop.SchemaPath).
+func schemaPath() string { return interop.SchemaPath() }
 
 // needSchema skips the test unless xmllint and the OME schema are there,
 // or fails it under OMETIFF_INTEROP, like interop.Need.
 func needSchema(t *testing.T) {
 	t.Helper()
-	interop.Need(t, "xmllint")
-	if path := schemaPath(); !fileExists(path) {
-		msg := fmt.Sprintf("OME schema not found at %s (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)", path)
-		if interop.Required() {
-			t.Fatal(msg + "; OMETIFF_INTEROP is set")
-		}
-		t.Skip(msg)
-	}
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+	interop.NeedSchema(t)
 }
 
 // TestInteropOMEXMLSchema validates the OME-XML of every interop
