@@ -138,4 +138,3 @@ func sameTiles(t *testing.T, dir, plan string) {
 	}
 	require.Len(t, ref.Pages, at)
 }
-
