@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -258,4 +259,30 @@ func TestCheckDatasetStart(t *testing.T) {
 	_, err = CheckDataset(xml)
 	require.ErrorIs(t, err, ErrWrongFile)
 	assert.Contains(t, err.Error(), "x.companion.ome: OME-XML: no OME element")
+}
+
+// TestInspectDataset: Inspect says in how many files a master puts the
+// planes, and where a BinaryOnly TIFF's metadata is.
+func TestInspectDataset(t *testing.T) {
+	for _, companion := range []bool{false, true} {
+		spec := stackPlan(3, 2, 2, 16, Split{Files: 3})
+		spec.Companion = companion
+		d := mustDataset(t, spec)
+		h := iohandle.NewMemory()
+		p, err := d.NewPart(context.Background(), h, 1, PartOptions{})
+		require.NoError(t, err)
+		pix := make([]byte, d.planeBytesOf(1))
+		for ref := range d.Planes(1) {
+			require.NoError(t, p.WritePlane(ref, pix))
+		}
+		require.NoError(t, p.Close())
+		var out strings.Builder
+		require.NoError(t, Inspect(&out, bytes.NewReader(h.Bytes()), int64(len(h.Bytes())), InspectOptions{}))
+		if companion {
+			_, uuid := d.Companion()
+			assert.Contains(t, out.String(), `creator "ometiff", BinaryOnly: the metadata is in stack.companion.ome (UUID `+uuid+")\n")
+		} else {
+			assert.Contains(t, out.String(), `3 images, UUID `+d.UUID(1)+`, creator "ometiff", planes in 3 files`+"\n")
+		}
+	}
 }
