@@ -27,6 +27,13 @@
 // goroutines at once, each plane from one goroutine at a time; the Writer's
 // doc says exactly what is safe. The examples show the main paths.
 //
+// A dataset too large for one process is written as a multi-file OME-TIFF
+// by independent processes (a Slurm array, a Kubernetes indexed Job): a
+// Dataset, made from a DatasetSpec or read from the plan's JSON, gives
+// every process the same file names, UUIDs and OME-XML, and each writes
+// the files its index names (Dataset.WritePart). CheckDataset checks the
+// written set from any of its files.
+//
 // Pixel bytes are little-endian samples, SamplesPerPixel of them per pixel
 // (interleaved RGB when 3), rows top to bottom. Bad input returns an error
 // that errors.Is matches against this package's sentinel errors, and leaves
