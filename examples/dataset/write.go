@@ -158,12 +158,12 @@ func printWritten(w io.Writer, d *pyramid.Dataset, dir string, index int, elapse
 	return err
 }
 
-// imageRange names the images of runs: "series 3" or "series 3 to 5",
-// counting from 1 as the images' names do.
+// imageRange names the images of runs by index, as the check does:
+// "image 3" or "images 3 to 5".
 func imageRange(runs []pyramid.PlaneRange) string {
-	a, b := runs[0].Image+1, runs[len(runs)-1].Image+1
+	a, b := runs[0].Image, runs[len(runs)-1].Image
 	if a == b {
-		return fmt.Sprintf("series %d", a)
+		return fmt.Sprintf("image %d", a)
 	}
-	return fmt.Sprintf("series %d to %d", a, b)
+	return fmt.Sprintf("images %d to %d", a, b)
 }
