@@ -318,3 +318,24 @@ func TestNewPartToMemory(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(description, "<TiffData "))
 	assert.Contains(t, description, `<UUID FileName="stack_0.ome.tif">`+d.UUID(0))
 }
+
+// TestDatasetWithCallersImages: a plan whose OME document describes its
+// images gives every file the document's Image elements, with the
+// dataset's TiffData, and the set checks.
+func TestDatasetWithCallersImages(t *testing.T) {
+	spec := DatasetSpec{Name: "caller", OME: tifffileDoc(), Images: []ImageSpec{tifffileSpec}, Split: Split{Files: 2}}
+	d := mustDataset(t, spec)
+	dir := t.TempDir()
+	writeParts(t, d, dir, PartOptions{}, allParts(d)...)
+	_, err := d.Check(dir)
+	require.NoError(t, err)
+	xml, err := d.metadata(d.UUID(1))
+	require.NoError(t, err)
+	s := string(xml)
+	assert.Contains(t, s, `<Image ID="Image:0" Name="Image0">`)
+	assert.Contains(t, s, `<Channel ID="Channel:0:1" SamplesPerPixel="1" Name="b"><LightPath/></Channel>`)
+	assert.Contains(t, s, `<TiffData IFD="0" PlaneCount="8"><UUID FileName="caller_0.ome.tif">`+d.UUID(0)+`</UUID></TiffData>`)
+	assert.Contains(t, s, `<TiffData IFD="0" FirstZ="3" FirstC="1" FirstT="0" PlaneCount="7"><UUID FileName="caller_1.ome.tif">`+d.UUID(1)+`</UUID></TiffData>`)
+	assert.NotContains(t, s, `<TiffData IFD="0" PlaneCount="15"/>`, "the document's own TiffData are the writer's to write")
+	assert.Contains(t, s, `<Plane TheZ="4" TheC="2" TheT="0" PositionX="1.0"/>`)
+}
