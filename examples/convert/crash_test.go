@@ -217,8 +217,13 @@ func findOutput(fds, dir string) (entry, name string) {
 			continue
 		}
 		base := strings.TrimPrefix(link, dir+"/")
-		if strings.HasPrefix(base, "#") && strings.HasSuffix(base, " (deleted)") {
-			return path, "" // how Linux shows an O_TMPFILE file
+		if strings.HasSuffix(base, " (deleted)") {
+			if strings.HasPrefix(base, "#") {
+				return path, "" // how Linux shows an O_TMPFILE file
+			}
+			// A dead writer's temporary file that Create's cleanup has
+			// removed and not yet closed: not the output.
+			continue
 		}
 		return path, base
 	}
