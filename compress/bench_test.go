@@ -17,8 +17,9 @@ import (
 )
 
 // slideTiles returns n tiles of size x size pixels of the slide workload
-// (REFERENCE.md §3), little-endian uint16, spread over its 8192 x 8192
-// plane so that background, tissue and nuclei are all represented.
+// (one 8192 x 8192 uint16 plane, as examples/slide writes it),
+// little-endian, spread over the plane so that background, tissue and
+// nuclei are all represented.
 func slideTiles(n, size int) [][]byte {
 	tiles := make([][]byte, n)
 	px := make([]uint16, size*size)
@@ -39,17 +40,17 @@ func benchCodecs(b *testing.B) []struct {
 	name  string
 	codec Codec
 } {
-	deflate6, err := NewDeflate(6)
+	deflate6, err := NewCodec(tiff.CompressionDeflate, 6)
 	require.NoError(b, err)
 	return []struct {
 		name  string
 		codec Codec
 	}{
-		{"None", None{}},
-		{"LZW", LZW{}},
-		{"Deflate3", &Deflate{}},
+		{"None", noneCodec{}},
+		{"LZW", lzwCodec{}},
+		{"Deflate3", mustCodec(tiff.CompressionDeflate, 0)},
 		{"Deflate6", deflate6},
-		{"Zstd", &Zstd{}},
+		{"Zstd", mustCodec(tiff.CompressionZstd, 0)},
 	}
 }
 
@@ -79,7 +80,7 @@ func BenchmarkFloatPredictor(b *testing.B) {
 		}
 		tiles[i] = f
 	}
-	enc := &TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32, Float: true}, Width: 256}
+	enc := &TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32, Float: true}, Width: 256}
 	benchmarkEncoder(b, enc, tiles)
 }
 
@@ -136,7 +137,7 @@ func BenchmarkPipeline(b *testing.B) {
 	const total = 8 << 20
 	for _, size := range []int{256, 128, 16} {
 		tiles := slideTiles(64, size)
-		enc := &TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: size}
+		enc := &TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: size}
 		count := total / len(tiles[0])
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%dx%d/workers=%d", size, size, workers), func(b *testing.B) {
@@ -177,11 +178,11 @@ func predictedSlideTiles(b *testing.B) [][]byte {
 
 // BenchmarkDeflateLevels measures every Deflate level on predicted slide
 // tiles, and the standard library's compress/zlib for comparison: the
-// figures behind DeflateDefault.
+// figures behind deflateDefault.
 func BenchmarkDeflateLevels(b *testing.B) {
 	tiles := predictedSlideTiles(b)
-	for level := DeflateBestSpeed; level <= DeflateBestCompression; level++ {
-		d, err := NewDeflate(level)
+	for level := 1; level <= deflateMax; level++ {
+		d, err := NewCodec(tiff.CompressionDeflate, level)
 		require.NoError(b, err)
 		b.Run(fmt.Sprintf("klauspost/%d", level), func(b *testing.B) { benchmarkEncoder(b, d, tiles) })
 	}
@@ -222,7 +223,7 @@ func (s *stdlibDeflate) Encode(dst, src []byte) ([]byte, error) {
 func BenchmarkZstdLevels(b *testing.B) {
 	tiles := predictedSlideTiles(b)
 	for _, level := range []int{1, 3, 6, 10} {
-		z, err := NewZstd(level)
+		z, err := NewCodec(tiff.CompressionZstd, level)
 		require.NoError(b, err)
 		b.Run(fmt.Sprintf("%d", level), func(b *testing.B) { benchmarkEncoder(b, z, tiles) })
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// Codec compresses one tile (or strip) for a TIFF file.
+// Codec compresses one tile (or strip) for a TIFF file. NewCodec returns
+// one.
 type Codec interface {
 	// Compression returns the TIFF Compression tag value (tiff.Compression*)
 	// of the codec's output.
@@ -29,30 +30,80 @@ var (
 	ErrLevel = errors.New("compress: invalid compression level")
 )
 
-// None stores tiles uncompressed (Compression 1).
-type None struct{}
+// Levels of the codecs that have them, as zlib and the zstd command line
+// count them. Deflate's default is level 3, not zlib's 6: on predicted
+// 16-bit slide tiles (BenchmarkDeflateLevels) it compresses within a few
+// percent of level 6 at about twice its speed, while levels 1 and 2, faster
+// again, give output about a tenth larger.
+const (
+	deflateDefault, deflateMax = 3, 9
+	zstdDefault, zstdMax       = 3, 22
+)
 
-// Compression returns tiff.CompressionNone.
-func (None) Compression() uint16 { return tiff.CompressionNone }
-
-// Encode appends src unchanged to dst.
-func (None) Encode(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }
-
-// LZW compresses with TIFF's LZW (Compression 5): MSB-first codes, a
-// leading Clear code, a final EOI code, and code widths that grow one code
-// early ("early change"), as libtiff writes and reads them. Its zero value is
-// ready to use.
+// NewCodec returns the codec for a TIFF Compression value (tag 259):
 //
-// It runs github.com/hhrutter/lzw over a sink that appends straight to dst,
-// so no bufio layer sits between the encoder and the output; each call
-// allocates only that library's encoder table (about 64 KiB).
-type LZW struct{}
+//   - tiff.CompressionNone stores tiles unchanged;
+//   - tiff.CompressionLZW is TIFF's LZW: MSB-first codes, a leading Clear
+//     code, a final EOI code, and code widths that grow one code early
+//     ("early change"), as libtiff writes and reads them;
+//   - tiff.CompressionDeflate is Adobe Deflate, one zlib stream per tile, at
+//     level 1 (fastest) to 9 (smallest);
+//   - tiff.CompressionZstd is Zstandard, one frame per tile without
+//     checksum, at level 1 (fastest) to 22 (smallest).
+//
+// Level 0 means the codec's default (3 for Deflate and Zstd), and is the
+// only level of None and LZW. Another compression gives ErrCompression,
+// another level ErrLevel. Codecs are safe for concurrent use and start no
+// goroutines.
+func NewCodec(compression uint16, level int) (Codec, error) {
+	var name string
+	var most, def int
+	switch compression {
+	case tiff.CompressionNone:
+		name = "none"
+	case tiff.CompressionLZW:
+		name = "LZW"
+	case tiff.CompressionDeflate:
+		name, most, def = "Deflate", deflateMax, deflateDefault
+	case tiff.CompressionZstd:
+		name, most, def = "Zstd", zstdMax, zstdDefault
+	default:
+		return nil, fmt.Errorf("%w %d", ErrCompression, compression)
+	}
+	switch {
+	case most == 0 && level != 0:
+		return nil, fmt.Errorf("%w %d: %s has no levels (want 0)", ErrLevel, level, name)
+	case level < 0 || level > most:
+		return nil, fmt.Errorf("%w %d: %s takes 1 to %d (0 for the default, %d)", ErrLevel, level, name, most, def)
+	case level == 0:
+		level = def
+	}
+	switch compression {
+	case tiff.CompressionNone:
+		return noneCodec{}, nil
+	case tiff.CompressionLZW:
+		return lzwCodec{}, nil
+	case tiff.CompressionDeflate:
+		return &deflateCodec{level: level}, nil
+	}
+	return newZstd(level)
+}
 
-// Compression returns tiff.CompressionLZW.
-func (LZW) Compression() uint16 { return tiff.CompressionLZW }
+// noneCodec stores tiles uncompressed.
+type noneCodec struct{}
 
-// Encode appends the LZW stream of src to dst.
-func (LZW) Encode(dst, src []byte) ([]byte, error) {
+func (noneCodec) Compression() uint16 { return tiff.CompressionNone }
+
+func (noneCodec) Encode(dst, src []byte) ([]byte, error) { return append(dst, src...), nil }
+
+// lzwCodec runs github.com/hhrutter/lzw over a sink that appends straight
+// to dst, so no bufio layer sits between the encoder and the output; each
+// call allocates only that library's encoder table (about 64 KiB).
+type lzwCodec struct{}
+
+func (lzwCodec) Compression() uint16 { return tiff.CompressionLZW }
+
+func (lzwCodec) Encode(dst, src []byte) ([]byte, error) {
 	s := getSink(slices.Grow(dst, len(src)))
 	w := lzw.NewWriter(s, true)
 	_, err := w.Write(src)
@@ -62,24 +113,10 @@ func (LZW) Encode(dst, src []byte) ([]byte, error) {
 	return s.release(), err
 }
 
-// Deflate levels. The default is level 3, not zlib's 6: on the slide
-// workload's 256x256 uint16 tiles behind the horizontal predictor
-// (BenchmarkDeflateLevels), level 3 compresses within 4% of level 6 (ratio
-// 1.63 against 1.69) at about twice its speed (119 against 59-63 MB/s per
-// core); levels 1 and 2 are faster again (160-195 MB/s) but their output is
-// 9% larger than level 3's (ratio 1.50). The standard library's
-// compress/zlib is slower at every ratio (level 1: 98 MB/s for 1.63).
-const (
-	DeflateBestSpeed       = 1
-	DeflateDefault         = 3
-	DeflateBestCompression = 9
-)
-
-// Deflate compresses with Adobe Deflate (Compression 8): one zlib stream per
-// tile, through github.com/klauspost/compress/zlib. Its zero value uses
-// DeflateDefault; NewDeflate picks another level. A Deflate must not be
-// copied after first use.
-type Deflate struct {
+// deflateCodec writes one zlib stream per tile through
+// github.com/klauspost/compress/zlib, which is faster than the standard
+// library's compress/zlib at every ratio (BenchmarkDeflateLevels).
+type deflateCodec struct {
 	level int
 	pool  sync.Pool // of *deflateState
 }
@@ -90,28 +127,9 @@ type deflateState struct {
 	zw  *zlib.Writer
 }
 
-// NewDeflate returns a Deflate codec compressing at level 1 (fastest) to 9
-// (smallest); 0 means DeflateDefault. Other levels give ErrLevel.
-func NewDeflate(level int) (*Deflate, error) {
-	if level < 0 || level > DeflateBestCompression {
-		return nil, fmt.Errorf("%w: deflate level %d is not in 1..9 (0 = default)", ErrLevel, level)
-	}
-	return &Deflate{level: level}, nil
-}
+func (d *deflateCodec) Compression() uint16 { return tiff.CompressionDeflate }
 
-// Compression returns tiff.CompressionDeflate.
-func (d *Deflate) Compression() uint16 { return tiff.CompressionDeflate }
-
-// Level returns the zlib level the codec compresses at.
-func (d *Deflate) Level() int {
-	if d.level == 0 {
-		return DeflateDefault
-	}
-	return d.level
-}
-
-// Encode appends the zlib stream of src to dst.
-func (d *Deflate) Encode(dst, src []byte) ([]byte, error) {
+func (d *deflateCodec) Encode(dst, src []byte) ([]byte, error) {
 	st, err := d.state()
 	if err != nil {
 		return dst, err
@@ -127,82 +145,49 @@ func (d *Deflate) Encode(dst, src []byte) ([]byte, error) {
 	return dst, err
 }
 
-func (d *Deflate) state() (*deflateState, error) {
+func (d *deflateCodec) state() (*deflateState, error) {
 	if st, ok := d.pool.Get().(*deflateState); ok {
 		return st, nil
 	}
 	st := new(deflateState)
-	zw, err := zlib.NewWriterLevel(&st.out, d.Level())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLevel, err)
+	zw, err := zlib.NewWriterLevel(&st.out, d.level)
+	if err != nil { // not for the levels NewCodec lets through
+		return nil, fmt.Errorf("compress: deflate: %w", err)
 	}
 	st.zw = zw
 	return st, nil
 }
 
-// Zstd levels, as the zstd command line counts them. The encoder maps them
-// onto its four speeds: 1-2 fastest, 3-5 default, 6-9 better, 10-22 best.
-const (
-	ZstdBestSpeed       = 1
-	ZstdDefault         = 3
-	ZstdBestCompression = 22
-)
-
-// Zstd compresses with Zstandard (Compression 50000) through
-// github.com/klauspost/compress/zstd, one frame per tile, without checksum.
-// Its zero value uses ZstdDefault; NewZstd picks another level.
-//
-// One Zstd shares one encoder among all callers. That encoder is used only
-// through EncodeAll, which starts no goroutines and borrows one of
-// GOMAXPROCS encoder states per call, so concurrent calls run in parallel;
-// it holds no resources beyond memory and needs no Close. A Zstd must not be
-// copied after first use.
-type Zstd struct {
+// zstdCodec shares one github.com/klauspost/compress/zstd encoder among all
+// callers. That encoder is used only through EncodeAll, which starts no
+// goroutines and borrows one of GOMAXPROCS encoder states per call, so
+// concurrent calls run in parallel; it holds no resources beyond memory and
+// needs no Close.
+type zstdCodec struct {
 	level int
-	once  sync.Once
 	enc   *zstd.Encoder
-	err   error
 }
 
-// NewZstd returns a Zstd codec compressing at level 1 (fastest) to 22
-// (smallest); 0 means ZstdDefault. Other levels give ErrLevel.
-func NewZstd(level int) (*Zstd, error) {
-	if level < 0 || level > ZstdBestCompression {
-		return nil, fmt.Errorf("%w: zstd level %d is not in 1..22 (0 = default)", ErrLevel, level)
-	}
-	return &Zstd{level: level}, nil
-}
-
-// Compression returns tiff.CompressionZstd.
-func (z *Zstd) Compression() uint16 { return tiff.CompressionZstd }
-
-// Level returns the zstd level the codec compresses at.
-func (z *Zstd) Level() int {
-	if z.level == 0 {
-		return ZstdDefault
-	}
-	return z.level
-}
-
-// Encode appends the zstd frame of src to dst.
-func (z *Zstd) Encode(dst, src []byte) ([]byte, error) {
-	z.once.Do(z.init)
-	if z.err != nil {
-		return dst, z.err
-	}
-	return z.enc.EncodeAll(src, dst), nil
-}
-
-func (z *Zstd) init() {
-	z.enc, z.err = zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(z.Level())),
+// newZstd returns a zstd codec at a level of the zstd command line, which
+// the encoder maps onto its four speeds: 1-2 fastest, 3-5 default, 6-9
+// better, 10-22 best.
+func newZstd(level int) (*zstdCodec, error) {
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
 		zstd.WithEncoderConcurrency(0), // GOMAXPROCS states for EncodeAll
 		zstd.WithEncoderCRC(false),
 		zstd.WithZeroFrames(true), // an empty tile is still a valid frame
 	)
-	if z.err != nil {
-		z.err = fmt.Errorf("%w: %v", ErrLevel, z.err)
+	if err != nil { // not for the levels NewCodec lets through
+		return nil, fmt.Errorf("compress: zstd: %w", err)
 	}
+	return &zstdCodec{level: level, enc: enc}, nil
+}
+
+func (z *zstdCodec) Compression() uint16 { return tiff.CompressionZstd }
+
+func (z *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
+	return z.enc.EncodeAll(src, dst), nil
 }
 
 // sink is the output of the streaming codecs: it appends to buf. It

@@ -14,9 +14,9 @@ import (
 
 // Errors of the decoders.
 var (
-	// ErrCompression reports a compression this package does not decode
-	// (old-style JPEG, JPEG 2000, ...) or a variant of one it does (12-bit
-	// or CMYK JPEG).
+	// ErrCompression reports a TIFF compression this package does not
+	// encode or decode (old-style JPEG, JPEG 2000, ...), or a variant of
+	// one it decodes that it does not (12-bit or CMYK JPEG).
 	ErrCompression = errors.New("compress: unsupported compression")
 	// ErrCorrupt reports a block that does not decode: a stream the codec
 	// rejects, or one that decodes to more or fewer bytes than the block

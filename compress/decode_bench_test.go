@@ -57,7 +57,7 @@ func BenchmarkDecodeJPEG(b *testing.B) {
 			b.Fatal(err)
 		}
 		var s []byte
-		tables, s = splitJPEG(b, full.Bytes())
+		tables, s = splitJPEG(full.Bytes())
 		stored = append(stored, s)
 	}
 	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3},

@@ -77,7 +77,7 @@ func block() []byte {
 // FuzzDecodeLZW decodes arbitrary LZW streams, seeded with new-style and
 // old-style ones.
 func FuzzDecodeLZW(f *testing.F) {
-	lzw, _ := LZW{}.Encode(nil, block())
+	lzw, _ := mustCodec(tiff.CompressionLZW, 0).Encode(nil, block())
 	var old bytes.Buffer
 	w := stdlzw.NewWriter(&old, stdlzw.LSB, 8)
 	w.Write(block())
@@ -87,13 +87,13 @@ func FuzzDecodeLZW(f *testing.F) {
 
 // FuzzDecodeDeflate decodes arbitrary zlib streams.
 func FuzzDecodeDeflate(f *testing.F) {
-	z, _ := (&Deflate{}).Encode(nil, block())
+	z, _ := mustCodec(tiff.CompressionDeflate, 0).Encode(nil, block())
 	fuzzDecode(f, tiff.CompressionDeflate, z)
 }
 
 // FuzzDecodeZstd decodes arbitrary Zstandard frames.
 func FuzzDecodeZstd(f *testing.F) {
-	z, _ := (&Zstd{}).Encode(nil, block())
+	z, _ := mustCodec(tiff.CompressionZstd, 0).Encode(nil, block())
 	fuzzDecode(f, tiff.CompressionZstd, z)
 }
 
@@ -124,7 +124,7 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 		if layout&32 != 0 {
 			format.ByteOrder = binary.BigEndian
 		}
-		codec := []Codec{LZW{}, &Deflate{}, &Zstd{}}[int(coding)%3]
+		codec := []Codec{mustCodec(tiff.CompressionLZW, 0), mustCodec(tiff.CompressionDeflate, 0), mustCodec(tiff.CompressionZstd, 0)}[int(coding)%3]
 		predictor := []uint16{1, 2, 3}[int(coding>>2)%3]
 		if predictor == 3 && !format.Float || predictor == 2 && format.Float {
 			predictor = 1

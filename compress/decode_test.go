@@ -39,7 +39,7 @@ func TestDecoderRoundTrip(t *testing.T) {
 				f := st.format
 				f.SamplesPerPixel, f.ByteOrder = samples, order
 				n := f.BitsPerSample / 8
-				for _, c := range []Codec{None{}, LZW{}, &Deflate{}, &Zstd{}} { // levels do not matter to decoding
+				for _, c := range []Codec{mustCodec(tiff.CompressionNone, 0), mustCodec(tiff.CompressionLZW, 0), mustCodec(tiff.CompressionDeflate, 0), mustCodec(tiff.CompressionZstd, 0)} { // levels do not matter to decoding
 					for _, p := range predictorsFor(c, f) {
 						for _, fl := range fillers {
 							for _, rows := range []int{height, 3} {
@@ -78,7 +78,7 @@ func TestDecodeFloat16Predictor(t *testing.T) {
 	}
 	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionLZW, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, SamplesPerPixel: 2, Float: true, ByteOrder: binary.BigEndian}, Width: 2, Height: 1})
 	require.NoError(t, err)
-	got, err := d.Decode(nil, encoded(t, LZW{}, stored))
+	got, err := d.Decode(nil, encoded(t, mustCodec(tiff.CompressionLZW, 0), stored))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	// Uncompressed, the predictor is ignored, as libtiff ignores it.
@@ -143,18 +143,18 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"none short", tiff.CompressionNone, block[:255], "255 bytes stored for 256"},
 		{"none long", tiff.CompressionNone, more, "257 bytes stored"},
-		{"LZW truncated", tiff.CompressionLZW, encoded(t, LZW{}, block)[:20], "LZW stream decodes to"},
-		{"LZW too long", tiff.CompressionLZW, encoded(t, LZW{}, more), "more than 256"},
+		{"LZW truncated", tiff.CompressionLZW, encoded(t, mustCodec(tiff.CompressionLZW, 0), block)[:20], "LZW stream decodes to"},
+		{"LZW too long", tiff.CompressionLZW, encoded(t, mustCodec(tiff.CompressionLZW, 0), more), "more than 256"},
 		{"LZW invalid code", tiff.CompressionLZW, []byte{0x80, 0xff, 0xff, 0xff, 0xff}, "LZW"},
-		{"Deflate truncated", tiff.CompressionDeflate, encoded(t, &Deflate{}, block)[:10], "Deflate"},
-		{"Deflate too long", tiff.CompressionDeflate, encoded(t, &Deflate{}, more), "more than 256"},
+		{"Deflate truncated", tiff.CompressionDeflate, encoded(t, mustCodec(tiff.CompressionDeflate, 0), block)[:10], "Deflate"},
+		{"Deflate too long", tiff.CompressionDeflate, encoded(t, mustCodec(tiff.CompressionDeflate, 0), more), "more than 256"},
 		{"Deflate garbage", tiff.CompressionDeflate, []byte("not a zlib stream"), "Deflate"},
 		{"Deflate bad checksum", tiff.CompressionDeflate, func() []byte {
-			p := encoded(t, &Deflate{}, block)
+			p := encoded(t, mustCodec(tiff.CompressionDeflate, 0), block)
 			p[len(p)-1] ^= 1
 			return p
 		}(), "checksum"},
-		{"Zstd short", tiff.CompressionZstd, encoded(t, &Zstd{}, block[:100]), "100 bytes of 256"},
+		{"Zstd short", tiff.CompressionZstd, encoded(t, mustCodec(tiff.CompressionZstd, 0), block[:100]), "100 bytes of 256"},
 		{"Zstd of a megabyte", tiff.CompressionZstd, zstdHuge, "Zstd"},
 		{"Zstd garbage", tiff.CompressionZstd, []byte("not zstd"), "Zstd"},
 		{"PackBits short", tiff.CompressionPackBits, []byte{0x02, 1, 2, 3}, "3 bytes of 256"},
@@ -204,31 +204,6 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// splitJPEG splits an interchange JPEG stream as TIFF stores it: the
-// tables (SOI, DQT and DHT segments, EOI) and the abbreviated stream (SOI,
-// the other segments, the scan, EOI).
-func splitJPEG(t testing.TB, full []byte) (tables, stream []byte) {
-	tables = []byte{0xff, 0xd8}
-	stream = []byte{0xff, 0xd8}
-	p := full[2:]
-	for len(p) >= 4 && p[0] == 0xff {
-		marker := p[1]
-		n := int(binary.BigEndian.Uint16(p[2:])) + 2
-		if marker == 0xda { // SOS: the rest is the scan
-			stream = append(stream, p...)
-			return append(tables, 0xff, 0xd9), stream
-		}
-		if marker == 0xdb || marker == 0xc4 {
-			tables = append(tables, p[:n]...)
-		} else {
-			stream = append(stream, p[:n]...)
-		}
-		p = p[n:]
-	}
-	t.Fatal("no scan in the JPEG stream")
-	return nil, nil
-}
-
 // testImage is a smooth RGB image with texture.
 func testImage(w, h int) *image.RGBA {
 	m := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -247,7 +222,7 @@ func testImage(w, h int) *image.RGBA {
 func TestDecodeJPEG(t *testing.T) {
 	var full bytes.Buffer
 	require.NoError(t, jpeg.Encode(&full, testImage(32, 16), &jpeg.Options{Quality: 90}))
-	tables, stream := splitJPEG(t, full.Bytes())
+	tables, stream := splitJPEG(full.Bytes())
 	rgb := BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3}, Photometric: tiff.PhotometricYCbCr, Width: 32, Height: 16}
 	whole, err := NewDecoder(rgb)
 	require.NoError(t, err)

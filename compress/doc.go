@@ -1,6 +1,6 @@
 // Package compress turns raw TIFF tiles (or strips) into the bytes stored in
 // the file: a horizontal or floating-point predictor, then a codec (none,
-// LZW, Deflate or Zstd), for many tiles at once on several cores.
+// LZW, Deflate, Zstd or JPEG), for many tiles at once on several cores.
 //
 // It sits below the pyramid writer: the pyramid writer produces raw tiles
 // in file order and submits them to a [Pipeline], which compresses them in
@@ -10,8 +10,11 @@
 //
 // The layers, bottom up:
 //
-//   - A [Codec] compresses one tile: [None], [LZW], [Deflate], [Zstd]. The
-//     Compression tag value it writes is Codec.Compression.
+//   - A [Codec] compresses one tile: [NewCodec] returns one for a TIFF
+//     Compression value (none, LZW, Deflate or Zstd) and a level, and
+//     [NewJPEG] one for 8-bit gray and RGB, lossy, made for one tile width
+//     and with the tables the directory carries. The Compression tag value
+//     it writes is Codec.Compression.
 //   - A [TileEncoder] combines a codec with a predictor (TIFF tag 317) and
 //     the tile's sample [Format] and width; it predicts on a pooled copy of
 //     the tile, never on the caller's buffer.

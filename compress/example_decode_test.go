@@ -14,7 +14,11 @@ import (
 func ExampleDecoder() {
 	format := compress.Format{BitsPerSample: 16, ByteOrder: binary.BigEndian}
 	// A tile as a writer stores it (here, this package's encoder).
-	enc := &compress.TileEncoder{Codec: compress.LZW{}, Predictor: tiff.PredictorHorizontal, Format: format, Width: 4}
+	lzw, err := compress.NewCodec(tiff.CompressionLZW, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	enc := &compress.TileEncoder{Codec: lzw, Predictor: tiff.PredictorHorizontal, Format: format, Width: 4}
 	stored, err := enc.Encode(nil, []byte{0, 1, 0, 2, 0, 3, 0, 4, 1, 0, 2, 0, 3, 0, 4, 0})
 	if err != nil {
 		log.Fatal(err)

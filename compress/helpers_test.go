@@ -145,26 +145,39 @@ var sampleTypes = []struct {
 
 // testCodecs returns every codec at its default and at a non-default level.
 func testCodecs() []Codec {
-	deflate9, err := NewDeflate(9)
+	deflate9, err := NewCodec(tiff.CompressionDeflate, 9)
 	if err != nil {
 		panic(err)
 	}
-	zstd19, err := NewZstd(19)
+	zstd19, err := NewCodec(tiff.CompressionZstd, 19)
 	if err != nil {
 		panic(err)
 	}
-	return []Codec{None{}, LZW{}, &Deflate{}, deflate9, &Zstd{}, zstd19}
+	return []Codec{noneCodec{}, lzwCodec{}, mustCodec(tiff.CompressionDeflate, 0), deflate9, mustCodec(tiff.CompressionZstd, 0), zstd19}
+}
+
+// mustCodec returns NewCodec(compression, level), which must succeed.
+func mustCodec(compression uint16, level int) Codec {
+	c, err := NewCodec(compression, level)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // codecName names a codec in subtest names.
 func codecName(c Codec) string {
 	switch c := c.(type) {
-	case *Deflate:
-		return fmt.Sprintf("Deflate%d", c.Level())
-	case *Zstd:
-		return fmt.Sprintf("Zstd%d", c.Level())
+	case noneCodec:
+		return "None"
+	case lzwCodec:
+		return "LZW"
+	case *deflateCodec:
+		return fmt.Sprintf("Deflate%d", c.level)
+	case *zstdCodec:
+		return fmt.Sprintf("Zstd%d", c.level)
 	}
-	return fmt.Sprintf("%T", c)[len("compress."):]
+	return fmt.Sprintf("%T", c)
 }
 
 // predictorsFor returns the predictors that apply to f compressed by c:

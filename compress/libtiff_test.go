@@ -32,7 +32,7 @@ func TestInteropLibtiffDecodes(t *testing.T) {
 	const side, tilesAcross = 64, 2
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
-	for _, codec := range []Codec{None{}, LZW{}, &Deflate{}, &Zstd{}} {
+	for _, codec := range []Codec{noneCodec{}, lzwCodec{}, mustCodec(tiff.CompressionDeflate, 0), mustCodec(tiff.CompressionZstd, 0)} {
 		for _, st := range []struct {
 			name   string
 			format Format
@@ -100,7 +100,7 @@ func tiledTIFF(t *testing.T, o binary.ByteOrder, side, tile int, f Format, signe
 	t.Helper()
 	spp := max(f.SamplesPerPixel, 1)
 	h := iohandle.NewMemory()
-	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: o, Version: tiff.Classic})
+	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: o, BigTIFF: tiff.BigTIFFNever})
 	require.NoError(t, err)
 	d := &tiff.Directory{Fields: &ifd.Builder{}, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts}
 	for _, encoded := range tiles {

@@ -19,8 +19,8 @@ var ErrClosed = errors.New("compress: pipeline closed")
 
 // Defaults of Options.
 const (
-	DefaultBatchBytes       = 256 << 10
-	DefaultMinInFlightBytes = 4 << 20
+	defaultBatchBytes       = 256 << 10
+	defaultMinInFlightBytes = 4 << 20
 )
 
 // Options configure a Pipeline. The zero value is ready to use.
@@ -32,14 +32,15 @@ type Options struct {
 	// MaxInFlightBytes bounds the raw bytes of the tiles submitted but not
 	// yet handed to the consumer: Submit blocks while the bound would be
 	// passed. A tile larger than the bound is accepted when nothing else is
-	// in flight. 0 (or less) means the larger of DefaultMinInFlightBytes
-	// and 2 × Workers × the largest job (batch or single tile) so far,
-	// enough to keep every worker busy whatever the tile size.
+	// in flight. 0 (or less) means the larger of 4 MiB and 2 × Workers ×
+	// the largest job so far, enough to keep every worker busy whatever the
+	// tile size.
 	MaxInFlightBytes int
 	// BatchBytes is how many raw bytes of consecutive tiles make one job
 	// for a worker: small tiles travel in batches so that the
-	// synchronisation per job is amortized. 0 (or less) means
-	// DefaultBatchBytes.
+	// synchronization per job is amortized. 0 (or less) means 256 KiB. A
+	// caller whose jobs grow a lot in the encoding (a decoder, whose input
+	// is compressed) sets 1, so that every tile is its own job.
 	BatchBytes int
 }
 
@@ -110,10 +111,10 @@ func NewPipeline(ctx context.Context, opts Options, consume func(seq int64, enco
 		autoLimit:   opts.MaxInFlightBytes <= 0,
 	}
 	if p.batchBytes <= 0 {
-		p.batchBytes = DefaultBatchBytes
+		p.batchBytes = defaultBatchBytes
 	}
 	if p.autoLimit {
-		p.maxInFlight = DefaultMinInFlightBytes
+		p.maxInFlight = defaultMinInFlightBytes
 	}
 	p.raw.limit = p.maxInFlight
 	p.work.L, p.ready.L, p.space.L = &p.mu, &p.mu, &p.mu
@@ -138,7 +139,7 @@ func (p *Pipeline) Buffer(n int) []byte {
 	return p.raw.get(n)
 }
 
-// Submit queues tile, encoded by enc (nil: stored unchanged, as None),
+// Submit queues tile, encoded by enc (nil: stored unchanged),
 // behind the tiles submitted before it. It takes ownership of tile, which
 // should come from Buffer. It blocks while too many bytes are in flight, and
 // returns the pipeline's first error, if any, or ErrClosed after Close.
@@ -147,9 +148,9 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 		return ErrClosed
 	}
 	if enc == nil {
-		enc = None{}
+		enc = noneCodec{}
 	}
-	if err := p.Err(); err != nil {
+	if err := p.firstErr(); err != nil {
 		p.recycle(tile)
 		return err
 	}
@@ -185,11 +186,11 @@ func (p *Pipeline) Close() error {
 		p.wg.Wait()
 		p.stopCtx()
 	}
-	return p.Err()
+	return p.firstErr()
 }
 
-// Err returns the pipeline's first error, or nil.
-func (p *Pipeline) Err() error {
+// firstErr returns the pipeline's first error, or nil.
+func (p *Pipeline) firstErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -79,9 +80,40 @@ func TestPipelineOrderAndIdentity(t *testing.T) {
 	}
 }
 
+// TestPipelineDefaultWorkers checks that Workers 0 runs GOMAXPROCS
+// workers: it submits more one-tile jobs than that to an encoder that holds
+// every call, waits until every goroutine is blocked, and counts the calls
+// held, one per worker.
 func TestPipelineDefaultWorkers(t *testing.T) {
-	tiles, encoders := pipelineTiles(20)
-	assert.Len(t, runPipeline(t, Options{}, tiles, encoders), 20)
+	for _, procs := range []int{2, 3} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			synctest.Test(t, func(t *testing.T) {
+				enc := &heldEncoder{release: make(chan struct{})}
+				p := NewPipeline(context.Background(), Options{BatchBytes: 1}, nil)
+				for range 2 * procs {
+					require.NoError(t, p.Submit(enc, p.Buffer(8)))
+				}
+				synctest.Wait() // every worker holds a call, or waits for one
+				assert.Equal(t, int64(procs), enc.calls.Load(), "calls held at once")
+				close(enc.release)
+				require.NoError(t, p.Close())
+				assert.Equal(t, int64(2*procs), enc.calls.Load())
+			})
+		})
+	}
+}
+
+// heldEncoder stores tiles unchanged once release is closed.
+type heldEncoder struct {
+	calls   atomic.Int64
+	release chan struct{}
+}
+
+func (h *heldEncoder) Encode(dst, src []byte) ([]byte, error) {
+	h.calls.Add(1)
+	<-h.release
+	return append(dst, src...), nil
 }
 
 // TestPipelineBoundsBytesInFlight checks that Submit waits while the raw
@@ -95,7 +127,7 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 		return nil
 	})
 	for i := range 40 {
-		require.NoError(t, p.Submit(None{}, p.Buffer(tile)))
+		require.NoError(t, p.Submit(noneCodec{}, p.Buffer(tile)))
 		submitted := int64(i+1) * tile
 		assert.LessOrEqual(t, submitted-consumed.Load(), int64(limit), "after tile %d", i)
 	}
@@ -107,8 +139,8 @@ func TestPipelineBoundsBytesInFlight(t *testing.T) {
 // with the tile size so that every worker can have a tile.
 func TestPipelineDefaultBoundFollowsJobs(t *testing.T) {
 	p := NewPipeline(context.Background(), Options{Workers: 2}, nil)
-	assert.Equal(t, DefaultMinInFlightBytes, p.maxInFlight)
-	require.NoError(t, p.Submit(None{}, make([]byte, 3<<20)))
+	assert.Equal(t, defaultMinInFlightBytes, p.maxInFlight)
+	require.NoError(t, p.Submit(noneCodec{}, make([]byte, 3<<20)))
 	assert.Equal(t, 2*2*3<<20, p.maxInFlight)
 	require.NoError(t, p.Close())
 }
@@ -119,7 +151,7 @@ func TestPipelineOversizedTile(t *testing.T) {
 	var n int
 	p := NewPipeline(context.Background(), Options{Workers: 2, MaxInFlightBytes: 10}, func(int64, []byte) error { n++; return nil })
 	for range 3 {
-		require.NoError(t, p.Submit(None{}, make([]byte, 100)))
+		require.NoError(t, p.Submit(noneCodec{}, make([]byte, 100)))
 	}
 	require.NoError(t, p.Close())
 	assert.Equal(t, 3, n)
@@ -139,16 +171,6 @@ func (f *failingEncoder) Encode(dst, src []byte) ([]byte, error) {
 	return append(dst, src...), nil
 }
 
-// waitForGoroutines waits until no more than n goroutines run.
-func waitForGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), n, "goroutines leaked")
-}
-
 // submitUntilError submits up to n tiles and returns the first error.
 func submitUntilError(p *Pipeline, enc Encoder, n int) error {
 	for range n {
@@ -160,8 +182,9 @@ func submitUntilError(p *Pipeline, enc Encoder, n int) error {
 }
 
 // TestPipelineStops checks each way a pipeline stops early: its goroutines
-// exit without Close, the consumer sees a gapless prefix of the tiles,
-// Submit and Close report the cause.
+// exit without Close (in a synctest bubble, waiting for them would
+// deadlock, and fail the test, if one were left blocked), the consumer
+// sees a gapless prefix of the tiles, Submit and Close report the cause.
 func TestPipelineStops(t *testing.T) {
 	errEncoder := errors.New("encoder failed")
 	errConsumer := errors.New("consumer failed")
@@ -184,60 +207,63 @@ func TestPipelineStops(t *testing.T) {
 	for _, c := range cases {
 		for _, workers := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(t *testing.T) {
-				before := runtime.NumGoroutine()
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				enc := &failingEncoder{fail: c.encoder.fail, err: c.encoder.err}
-				var next int64
-				p := NewPipeline(ctx, Options{Workers: workers, BatchBytes: 200}, func(seq int64, _ []byte) error {
-					if seq != next {
-						return fmt.Errorf("got tile %d, want %d", seq, next)
-					}
-					next++
-					if seq == c.cancel {
-						cancel()
-					}
-					if c.consume != nil {
-						return c.consume(seq)
-					}
-					return nil
+				synctest.Test(t, func(t *testing.T) {
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					enc := &failingEncoder{fail: c.encoder.fail, err: c.encoder.err}
+					var next int64
+					p := NewPipeline(ctx, Options{Workers: workers, BatchBytes: 200}, func(seq int64, _ []byte) error {
+						if seq != next {
+							return fmt.Errorf("got tile %d, want %d", seq, next)
+						}
+						next++
+						if seq == c.cancel {
+							cancel()
+						}
+						if c.consume != nil {
+							return c.consume(seq)
+						}
+						return nil
+					})
+					err := submitUntilError(p, enc, 100000)
+					assert.ErrorIs(t, err, c.want)
+					p.wg.Wait() // the goroutines exit before Close
+					assert.ErrorIs(t, p.Submit(enc, make([]byte, 8)), c.want, "the error is sticky")
+					assert.ErrorIs(t, p.Close(), c.want)
+					assert.ErrorIs(t, p.Close(), c.want, "Close again")
 				})
-				err := submitUntilError(p, enc, 100000)
-				assert.ErrorIs(t, err, c.want)
-				waitForGoroutines(t, before) // before Close
-				assert.ErrorIs(t, p.Submit(enc, make([]byte, 8)), c.want, "the error is sticky")
-				assert.ErrorIs(t, p.Close(), c.want)
-				assert.ErrorIs(t, p.Close(), c.want, "Close again")
 			})
 		}
 	}
 }
 
+// TestPipelineNoGoroutineOutlivesClose runs pipelines in a synctest
+// bubble, which fails the test if a goroutine is left blocked after Close.
 func TestPipelineNoGoroutineOutlivesClose(t *testing.T) {
 	for _, workers := range []int{1, 2, 8} {
-		before := runtime.NumGoroutine()
-		tiles, encoders := pipelineTiles(30)
-		runPipeline(t, Options{Workers: workers}, tiles, encoders)
-		waitForGoroutines(t, before) // exiting goroutines may still be counted for an instant
-
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tiles, encoders := pipelineTiles(30)
+				runPipeline(t, Options{Workers: workers}, tiles, encoders)
+			})
+		})
 	}
 }
 
 // TestPipelineSynchronous checks that one worker means no goroutine: the
-// consumer runs inside Submit.
+// consumer runs inside Submit, and the bubble ends cleanly although the
+// pipeline is never closed, which a goroutine blocked waiting for work
+// would turn into a deadlock.
 func TestPipelineSynchronous(t *testing.T) {
-	before := runtime.NumGoroutine()
-	var during []int
-	p := NewPipeline(context.Background(), Options{Workers: 1}, func(int64, []byte) error {
-		during = append(during, runtime.NumGoroutine())
-		return nil
+	synctest.Test(t, func(t *testing.T) {
+		consumed := 0
+		p := NewPipeline(context.Background(), Options{Workers: 1}, func(int64, []byte) error {
+			consumed++
+			return nil
+		})
+		require.NoError(t, p.Submit(lzwCodec{}, p.Buffer(100)))
+		assert.Equal(t, 1, consumed, "consumed synchronously")
 	})
-	require.NoError(t, p.Submit(LZW{}, p.Buffer(100)))
-	require.Len(t, during, 1, "consumed synchronously")
-	// At most as many as before: an earlier test's goroutine may still be
-	// on its way out, never one of ours on its way in.
-	assert.LessOrEqual(t, during[0], before, "consumed without goroutines")
-	require.NoError(t, p.Close())
 }
 
 func TestPipelineNilEncoderStores(t *testing.T) {
@@ -249,7 +275,7 @@ func TestPipelineSubmitAfterClose(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		p := NewPipeline(context.Background(), Options{Workers: workers}, nil)
 		require.NoError(t, p.Close())
-		assert.ErrorIs(t, p.Submit(None{}, make([]byte, 1)), ErrClosed)
+		assert.ErrorIs(t, p.Submit(noneCodec{}, make([]byte, 1)), ErrClosed)
 		assert.NoError(t, p.Close())
 	}
 }
@@ -262,7 +288,7 @@ func TestPipelineReusesBuffers(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
 	tile := slideTiles(1, 64)[0]
-	enc := &TileEncoder{Codec: &Deflate{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 64}
+	enc := &TileEncoder{Codec: mustCodec(tiff.CompressionDeflate, 0), Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 64}
 	for _, workers := range []int{1, 2} {
 		opts := Options{Workers: workers, BatchBytes: 1, MaxInFlightBytes: 4 * len(tile)}
 		p := NewPipeline(context.Background(), opts, nil)

@@ -12,7 +12,7 @@ import (
 // codec. The zero value stores tiles unchanged. A TileEncoder is safe for
 // concurrent use as long as its fields do not change.
 type TileEncoder struct {
-	// Codec compresses the tile; nil means None.
+	// Codec compresses the tile; nil stores it unchanged.
 	Codec Codec
 	// Predictor is the TIFF Predictor (tag 317): 0 or tiff.PredictorNone
 	// for none, tiff.PredictorHorizontal for integer samples,
@@ -45,7 +45,7 @@ func (e *TileEncoder) Encode(dst, src []byte) ([]byte, error) {
 	}
 	codec := e.Codec
 	if codec == nil {
-		codec = None{}
+		codec = noneCodec{}
 	}
 	if predict == nil {
 		return codec.Encode(dst, src)

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func roundTrip(t *testing.T, e *TileEncoder, tile []byte) {
 	require.Equal(t, prefix, encoded[:len(prefix)], "Encode must append to dst")
 	codec := e.Codec
 	if codec == nil {
-		codec = None{}
+		codec = noneCodec{}
 	}
 	decoded, err := decode(codec.Compression(), encoded[len(prefix):])
 	require.NoError(t, err)
@@ -82,7 +83,7 @@ func TestRoundTripLargeTiles(t *testing.T) {
 		{"rgb8", Format{SamplesPerPixel: 3}, tiff.PredictorHorizontal},
 		{"float32", Format{BitsPerSample: 32, Float: true, ByteOrder: binary.BigEndian}, tiff.PredictorFloatingPoint},
 	}
-	for _, codec := range []Codec{LZW{}, &Deflate{}, &Zstd{}} {
+	for _, codec := range []Codec{lzwCodec{}, mustCodec(tiff.CompressionDeflate, 0), mustCodec(tiff.CompressionZstd, 0)} {
 		for _, c := range cases {
 			for _, filler := range fillers {
 				t.Run(fmt.Sprintf("%s/%s/%s", codecName(codec), c.name, filler.name), func(t *testing.T) {
@@ -151,13 +152,13 @@ func TestTileEncoderErrors(t *testing.T) {
 		{"negative samples", TileEncoder{Format: Format{SamplesPerPixel: -1}}, 4, ErrFormat},
 		{"too many samples", TileEncoder{Format: Format{SamplesPerPixel: 1 << 16}}, 4, ErrFormat},
 		{"negative width", TileEncoder{Width: -1}, 4, ErrFormat},
-		{"predictor without width", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal}, 4, ErrFormat},
-		{"horizontal on floats", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 32, Float: true}, Width: 1}, 4, ErrPredictor},
-		{"floating point on ints", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32}, Width: 1}, 4, ErrPredictor},
-		{"floating point on float16", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, Float: true}, Width: 1}, 4, ErrPredictor},
-		{"unknown predictor", TileEncoder{Codec: LZW{}, Predictor: 4, Width: 1}, 4, ErrPredictor},
+		{"predictor without width", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal}, 4, ErrFormat},
+		{"horizontal on floats", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 32, Float: true}, Width: 1}, 4, ErrPredictor},
+		{"floating point on ints", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32}, Width: 1}, 4, ErrPredictor},
+		{"floating point on float16", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, Float: true}, Width: 1}, 4, ErrPredictor},
+		{"unknown predictor", TileEncoder{Codec: lzwCodec{}, Predictor: 4, Width: 1}, 4, ErrPredictor},
 		{"predictor without compression", TileEncoder{Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 1}, 2, ErrPredictor},
-		{"partial row", TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 3}, 8, ErrTileSize},
+		{"partial row", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 3}, 8, ErrTileSize},
 		{"partial pixel", TileEncoder{Format: Format{BitsPerSample: 16, SamplesPerPixel: 3}}, 7, ErrTileSize},
 	}
 	for _, c := range cases {
@@ -171,32 +172,40 @@ func TestTileEncoderErrors(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	assert.NoError(t, (&TileEncoder{}).Validate())
-	assert.NoError(t, (&TileEncoder{Codec: LZW{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 256}).Validate())
+	assert.NoError(t, (&TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 256}).Validate())
 	assert.ErrorIs(t, (&TileEncoder{Predictor: 9, Width: 1}).Validate(), ErrPredictor)
 }
 
-func TestCodecLevels(t *testing.T) {
-	for _, level := range []int{-1, 10} {
-		_, err := NewDeflate(level)
-		assert.ErrorIs(t, err, ErrLevel, "deflate %d", level)
+func TestNewCodec(t *testing.T) {
+	for _, c := range []struct {
+		compression uint16
+		levels      []int // accepted
+		bad         []int
+		name        string // of the codec at level 0
+	}{
+		{tiff.CompressionNone, []int{0}, []int{-1, 1}, "None"},
+		{tiff.CompressionLZW, []int{0}, []int{-1, 1, 9}, "LZW"},
+		{tiff.CompressionDeflate, []int{0, 1, 9}, []int{-1, 10}, "Deflate3"},
+		{tiff.CompressionZstd, []int{0, 1, 22}, []int{-1, 23}, "Zstd3"},
+	} {
+		for _, level := range c.levels {
+			codec, err := NewCodec(c.compression, level)
+			require.NoError(t, err, "compression %d level %d", c.compression, level)
+			assert.Equal(t, c.compression, codec.Compression())
+			if level == 0 {
+				assert.Equal(t, c.name, codecName(codec), "the default level")
+			}
+		}
+		for _, level := range c.bad {
+			_, err := NewCodec(c.compression, level)
+			assert.ErrorIs(t, err, ErrLevel, "compression %d level %d", c.compression, level)
+			assert.Equal(t, 1, strings.Count(err.Error(), "compress:"), "one prefix: %v", err)
+		}
 	}
-	for _, level := range []int{-1, 23} {
-		_, err := NewZstd(level)
-		assert.ErrorIs(t, err, ErrLevel, "zstd %d", level)
+	for _, compression := range []uint16{0, tiff.CompressionJPEG, tiff.CompressionPackBits, tiff.CompressionDeflateOld} {
+		_, err := NewCodec(compression, 0)
+		assert.ErrorIs(t, err, ErrCompression, "compression %d", compression)
 	}
-	d, err := NewDeflate(0)
-	require.NoError(t, err)
-	assert.Equal(t, DeflateDefault, d.Level())
-	z, err := NewZstd(0)
-	require.NoError(t, err)
-	assert.Equal(t, ZstdDefault, z.Level())
-}
-
-func TestCompressionValues(t *testing.T) {
-	assert.Equal(t, uint16(1), None{}.Compression())
-	assert.Equal(t, uint16(5), LZW{}.Compression())
-	assert.Equal(t, uint16(8), (&Deflate{}).Compression())
-	assert.Equal(t, uint16(50000), (&Zstd{}).Compression())
 }
 
 // TestEmptyTile checks that every codec encodes an empty tile as a valid,
@@ -209,16 +218,16 @@ func TestEmptyTile(t *testing.T) {
 	}
 }
 
-// TestCodecsStartNoGoroutines checks that encoding, the zstd encoder's
-// first use included, leaves no goroutine behind.
+// TestCodecsStartNoGoroutines makes and uses every codec in a synctest
+// bubble, which fails the test if a goroutine is left blocked at its end.
 func TestCodecsStartNoGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
 	tile := slideTiles(1, 64)[0]
-	for _, codec := range testCodecs() {
-		_, err := codec.Encode(nil, tile)
-		require.NoError(t, err)
-	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "an earlier test's goroutine may still leave; none may come")
+	synctest.Test(t, func(t *testing.T) {
+		for _, codec := range testCodecs() {
+			_, err := codec.Encode(nil, tile)
+			require.NoError(t, err)
+		}
+	})
 }
 
 // TestConcurrentUse runs one encoder per codec from several goroutines and

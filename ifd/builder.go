@@ -98,8 +98,24 @@ func (b *Builder) Remove(tag uint16) {
 	}
 }
 
+// find returns where the field with the tag is, or would be inserted, and
+// whether it is there. Most fields arrive in tag order, so the end is
+// tried first.
 func (b *Builder) find(tag uint16) (int, bool) {
-	return slices.BinarySearchFunc(b.entries, tag, func(e Entry, t uint16) int { return int(e.Tag) - int(t) })
+	n := len(b.entries)
+	if n == 0 || b.entries[n-1].Tag < tag {
+		return n, false
+	}
+	i, j := 0, n
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if b.entries[h].Tag < tag {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i, b.entries[i].Tag == tag
 }
 
 // Add adds a field given as raw little-endian values. It checks that the
@@ -160,21 +176,6 @@ func (b *Builder) AddLong(tag uint16, v ...uint32) {
 	b.addWords(tag, Long, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, v[i]) })
 }
 
-// AddLong8 adds a LONG8 field (BigTIFF only).
-func (b *Builder) AddLong8(tag uint16, v ...uint64) {
-	b.addWords(tag, Long8, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint64(p, v[i]) })
-}
-
-// AddIFD adds an IFD field: offsets of directories.
-func (b *Builder) AddIFD(tag uint16, v ...uint32) {
-	b.addWords(tag, IFD, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, v[i]) })
-}
-
-// AddIFD8 adds an IFD8 field: 64-bit offsets of directories (BigTIFF only).
-func (b *Builder) AddIFD8(tag uint16, v ...uint64) {
-	b.addWords(tag, IFD8, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint64(p, v[i]) })
-}
-
 // AddRational adds a RATIONAL field.
 func (b *Builder) AddRational(tag uint16, v ...Fraction) {
 	b.addWords(tag, Rational, len(v), func(p []byte, i int) {
@@ -195,6 +196,8 @@ func (b *Builder) AddDouble(tag uint16, v ...float64) {
 
 // AddUint adds unsigned integers as SHORT, LONG or LONG8: the smallest type
 // that holds every value. A LONG8 field makes the directory BigTIFF-only.
+// (Other types, IFD offsets among them, go through Add; the offsets of
+// SubIFDs are the tiff writer's to place.)
 func (b *Builder) AddUint(tag uint16, v ...uint64) {
 	var largest uint64
 	for _, x := range v {
@@ -206,7 +209,7 @@ func (b *Builder) AddUint(tag uint16, v ...uint64) {
 	case largest <= math.MaxUint32:
 		b.addWords(tag, Long, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint32(p, uint32(v[i])) })
 	default:
-		b.AddLong8(tag, v...)
+		b.addWords(tag, Long8, len(v), func(p []byte, i int) { binary.LittleEndian.PutUint64(p, v[i]) })
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 var (
 	classicLE = Format{}
+	classicBE = Format{Order: binary.BigEndian}
 	bigLE     = Format{BigTIFF: true}
 	bigBE     = Format{Order: binary.BigEndian, BigTIFF: true}
 )
@@ -57,7 +58,7 @@ func sample() *Builder {
 	b.AddRational(282, Fraction{10000, 1}, Fraction{3, 7})
 	b.AddFloat(401, 1.5, float32(math.Inf(-1)))
 	b.AddDouble(402, math.Pi)
-	b.AddIFD(330, 1000, 2000)
+	b.Add(Entry{Tag: 330, Type: IFD, Count: 2, Value: []byte{0xe8, 3, 0, 0, 0xd0, 7, 0, 0}})
 	b.Add(Entry{Tag: 403, Type: SShort, Count: 2, Value: []byte{0xff, 0xff, 1, 0}})
 	b.Add(Entry{Tag: 404, Type: SRational, Count: 1, Value: []byte{0xfe, 0xff, 0xff, 0xff, 3, 0, 0, 0}})
 	return &b
@@ -114,8 +115,8 @@ func TestErrors(t *testing.T) {
 		{"unknown type", func(b *Builder) { b.Add(Entry{Tag: 1, Type: 99, Count: 1, Value: []byte{0}}) }, 8, 0, classicLE, ErrType},
 		{"short value", func(b *Builder) { b.Add(Entry{Tag: 1, Type: Long, Count: 2, Value: []byte{0}}) }, 8, 0, classicLE, ErrType},
 		{"NUL in text", func(b *Builder) { b.AddASCII(270, "a\x00b") }, 8, 0, classicLE, ErrText},
-		{"LONG8 in classic", func(b *Builder) { b.AddLong8(324, 1) }, 8, 0, classicLE, ErrRange},
-		{"IFD8 in classic", func(b *Builder) { b.AddIFD8(330, 1) }, 8, 0, classicLE, ErrRange},
+		{"LONG8 in classic", func(b *Builder) { b.Add(Entry{Tag: 324, Type: Long8, Count: 1, Value: make([]byte, 8)}) }, 8, 0, classicLE, ErrRange},
+		{"IFD8 in classic", func(b *Builder) { b.Add(Entry{Tag: 330, Type: IFD8, Count: 1, Value: make([]byte, 8)}) }, 8, 0, classicLE, ErrRange},
 		{"large AddUint in classic", func(b *Builder) { b.AddUint(324, 1<<32) }, 8, 0, classicLE, ErrRange},
 		{"directory past 4 GiB", func(b *Builder) { b.AddShort(256, 1) }, 1 << 32, 0, classicLE, ErrRange},
 		{"values cross 4 GiB", func(b *Builder) { b.AddASCII(270, "long text") }, 1<<32 - 20, 0, classicLE, ErrRange},
@@ -134,12 +135,42 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestBigTIFFTakesWhatClassicCannot encodes a directory with a LONG8, past
+// 4 GiB and pointing past 4 GiB, which classic TIFF refuses, and reads the
+// BigTIFF bytes back by hand: every 64-bit count, value and offset must be
+// there whole.
 func TestBigTIFFTakesWhatClassicCannot(t *testing.T) {
 	var b Builder
-	b.AddLong8(324, 1<<40)
-	b.AddASCII(270, "long text")
-	_, err := b.Encode(nil, 1<<33, 1<<34, bigLE)
-	assert.NoError(t, err)
+	b.AddUint(324, 1<<40)
+	b.AddASCII(270, "long text") // 10 bytes: out of line in BigTIFF too
+	const pos, next = 1 << 33, 1 << 34
+	for _, f := range []Format{classicLE, classicBE} {
+		_, err := b.Encode(nil, pos, next, f)
+		assert.ErrorIs(t, err, ErrRange)
+	}
+	for name, f := range map[string]Format{"LE": bigLE, "BE": bigBE} {
+		enc, err := b.Encode(nil, pos, next, f)
+		require.NoError(t, err, name)
+		var o binary.ByteOrder = binary.LittleEndian
+		if f.bigEndian() {
+			o = binary.BigEndian
+		}
+		require.Len(t, enc, 8+2*20+8+10, name)
+		assert.Equal(t, uint64(2), o.Uint64(enc), name)
+		type entry struct {
+			tag, typ     uint16
+			count, value uint64
+		}
+		var got []entry
+		for i := range 2 {
+			e := enc[8+20*i:]
+			got = append(got, entry{o.Uint16(e), o.Uint16(e[2:]), o.Uint64(e[4:]), o.Uint64(e[12:])})
+		}
+		valueAt := uint64(pos + 8 + 2*20 + 8)
+		assert.Equal(t, []entry{{270, uint16(ASCII), 10, valueAt}, {324, uint16(Long8), 1, 1 << 40}}, got, name)
+		assert.Equal(t, uint64(next), o.Uint64(enc[8+2*20:]), name)
+		assert.Equal(t, "long text\x00", string(enc[valueAt-pos:]), name)
+	}
 }
 
 func TestFirstErrorIsSticky(t *testing.T) {

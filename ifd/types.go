@@ -3,12 +3,12 @@
 // A Builder collects the fields of one directory with typed adders. Encode
 // then serializes the whole directory (entry count, entries sorted by tag,
 // the next-IFD offset and the out-of-line values, each on a word boundary)
-// into one byte slice for a given file position, byte order and flavour
-// (classic TIFF or BigTIFF), so that the writer above can hand it to the
-// output in a single write. Size, known before encoding, always equals the
-// encoded length, which lets the writer plan every offset first.
+// into one byte slice for a given file position, byte order and kind of
+// file (classic TIFF or BigTIFF), so that the writer above can hand it to
+// the output in a single write. Size, known before encoding, always equals
+// the encoded length, which lets the writer plan every offset first.
 //
-// Values are never truncated: a value that the chosen flavour cannot
+// Values are never truncated: a value that the chosen Format cannot
 // represent (a LONG8, or an offset past 4 GiB, in classic TIFF) is an
 // error, and AddUint picks the smallest unsigned type that holds its values.
 //
@@ -85,8 +85,8 @@ func (t Type) word() int { return t.desc().word }
 // Valid reports whether t is a field type this package knows.
 func (t Type) Valid() bool { return t.Size() > 0 }
 
-// BigTIFFOnly reports whether t exists only in BigTIFF files.
-func (t Type) BigTIFFOnly() bool { return t == Long8 || t == SLong8 || t == IFD8 }
+// bigTIFFOnly reports whether t exists only in BigTIFF files.
+func (t Type) bigTIFFOnly() bool { return t == Long8 || t == SLong8 || t == IFD8 }
 
 // String returns the type's name in the specification.
 func (t Type) String() string {
@@ -96,12 +96,14 @@ func (t Type) String() string {
 	return fmt.Sprintf("TYPE(%d)", uint16(t))
 }
 
-// Format is the flavour of the file a directory lives in.
+// Format is how the file a directory lives in is written, as the writer
+// resolved it: its byte order, and classic TIFF or BigTIFF.
 type Format struct {
 	// Order is the file's byte order: binary.BigEndian, or little-endian
 	// for anything else (nil included).
 	Order binary.ByteOrder
-	// BigTIFF selects 64-bit counts and offsets.
+	// BigTIFF selects BigTIFF (64-bit counts and offsets) over classic
+	// TIFF (32-bit).
 	BigTIFF bool
 }
 

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// appendsPerFile is the `appends` workload of REFERENCE.md §3: two-byte
-// appends, 200,000 per file.
+// appendsPerFile is the size of the appends workload: 200,000 two-byte
+// appends per file, against the same appends extending the file before
+// each write past its end, and unbuffered writes to a file sized first.
 const appendsPerFile = 200_000
 
 // appendTarget is one file of the appends workload, written one way.
@@ -88,8 +89,8 @@ func (t *presizedTarget) osWrites() int64 { return t.writes }
 // BenchmarkAppends runs the appends workload: per operation, files files
 // each get 200,000 two-byte appends from their own goroutine, at once. The
 // timer runs over the appends and the hand-over of every byte to the OS;
-// creating and committing the files (about 0.25 ms each on this machine's
-// ext4, whatever the method) is reported apart as create+close-µs/file.
+// creating and committing the files is reported apart as
+// create+close-µs/file.
 // Also reported: the wall time per append seen by each writer (ns/write),
 // the aggregate appends per second of all files, and the write calls the
 // OS received per 1,000 appends.

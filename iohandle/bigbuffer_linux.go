@@ -14,11 +14,12 @@ const hugePage = 2 << 20
 // heap when size is a multiple of hugePage: an anonymous mapping aligned to
 // hugePage and advised for transparent huge pages, so that the kernel
 // backs it with a few huge pages instead of faulting in one 4 KiB page at a
-// time. That first touch is what a fresh buffer costs: about 10 µs per
-// 4 KiB page on virtual machines that shadow the guest's page tables, 5 ms
-// per 2 MiB. Otherwise, or if the system refuses, it returns nil and the
-// caller allocates on the heap. A buffer from mapBuffer goes back to
-// unmapBuffer exactly once and is not used after that.
+// time. That first touch is most of what a fresh buffer costs, and each
+// fault is dear on virtual machines that shadow the guest's page tables
+// (BenchmarkFirstTouch measures both ways). Otherwise, or if the system
+// refuses, it returns nil and the caller allocates on the heap. A buffer
+// from mapBuffer goes back to unmapBuffer exactly once and is not used
+// after that.
 func mapBuffer(size int) []byte {
 	if size <= 0 || size%hugePage != 0 {
 		return nil

@@ -10,9 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// hugeBuffer is a buffer size mapBuffer maps on Linux.
-const hugeBuffer = 2 << 20
-
 func TestMapBufferSizes(t *testing.T) {
 	for _, size := range []int{0, -1, 1 << 20, 2<<20 + 1, 3 << 20} {
 		assert.Nil(t, mapBuffer(size), "size %d is not a multiple of 2 MiB", size)
@@ -39,14 +36,14 @@ func TestMappedBufferLifecycle(t *testing.T) {
 	}
 	for _, end := range []string{"commit", "abort", "close", "failure"} {
 		t.Run(end, func(t *testing.T) {
-			h, path := newFile(t, Options{BufferSize: hugeBuffer, NoSync: true})
+			h, path := newFile(t, Options{BufferSize: BigBuffer, NoSync: true})
 			if end == "failure" {
 				h.f = &failingFile{osFile: h.f, failWrite: true}
 			}
-			want := bytes.Repeat([]byte("0123456789abcdef"), 3*hugeBuffer/16/2)
+			want := bytes.Repeat([]byte("0123456789abcdef"), 3*BigBuffer/16/2)
 			_, err := h.Write(want[:100])
 			require.NoError(t, err)
-			assert.NotNil(t, h.mapping, "a 2 MiB buffer is mapped")
+			assert.NotNil(t, h.mapping, "a BigBuffer buffer is mapped")
 			_, err = h.ReadFrom(bytes.NewReader(want[100:]))
 			if end == "failure" {
 				require.Error(t, err)
@@ -93,4 +90,33 @@ func TestAvailableBuffer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "headbuilt in place", string(got))
 	assert.Nil(t, h.AvailableBuffer())
+}
+
+// BenchmarkFirstTouch measures what a fresh 2 MiB buffer costs until every
+// page of it has been written once: mapped by mapBuffer (on huge pages
+// where the system gives them) or allocated on the Go heap.
+func BenchmarkFirstTouch(b *testing.B) {
+	for _, kind := range []string{"mapped", "heap"} {
+		b.Run(kind, func(b *testing.B) {
+			b.SetBytes(BigBuffer)
+			b.ReportAllocs()
+			for b.Loop() {
+				var buf []byte
+				if kind == "mapped" {
+					if buf = mapBuffer(BigBuffer); buf == nil {
+						b.Skip("no mapped buffers on this system")
+					}
+				} else {
+					buf = make([]byte, 0, BigBuffer)
+				}
+				full := buf[:BigBuffer]
+				for i := 0; i < len(full); i += 4096 {
+					full[i] = 1
+				}
+				if kind == "mapped" {
+					unmapBuffer(buf)
+				}
+			}
+		})
+	}
 }

@@ -16,34 +16,21 @@ import (
 const directAlign = 4096
 
 // setDirect turns O_DIRECT on or off for f's open file. It fails where the
-// file system does not support direct I/O, or f is not an *os.File.
+// file system does not support direct I/O.
 func setDirect(f osFile, on bool) error {
-	conn, ok := f.(syscall.Conn)
-	if !ok {
-		return errors.ErrUnsupported
-	}
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var flagErr error
-	err = raw.Control(func(fd uintptr) {
+	return control(f, func(fd uintptr) error {
 		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
 		if err != nil {
-			flagErr = err
-			return
+			return err
 		}
 		if on {
 			flags |= unix.O_DIRECT
 		} else {
 			flags &^= unix.O_DIRECT
 		}
-		_, flagErr = unix.FcntlInt(fd, unix.F_SETFL, flags)
-	})
-	if err != nil {
+		_, err = unix.FcntlInt(fd, unix.F_SETFL, flags)
 		return err
-	}
-	return flagErr
+	})
 }
 
 // directAligned reports whether p, written at file offset off, meets

@@ -11,22 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pattern returns n bytes that differ from their neighbours' offsets.
-func pattern(n, seed int) []byte {
-	p := make([]byte, n)
-	for i := range p {
-		p[i] = byte(i*7 + seed)
-	}
-	return p
-}
-
-// newDirectFile creates a DirectIO handle with a 2 MiB (mapped, so
-// aligned) buffer, skipping where the temporary directory's file system
-// has no direct I/O.
-func newDirectFile(t *testing.T) (*File, string) {
+// newDirectFile creates a DirectIO handle of the given kind with a 2 MiB
+// (mapped, so aligned) buffer, skipping where the temporary directory's
+// file system has no direct I/O.
+func newDirectFile(t *testing.T, unnamed bool) (*File, string) {
 	t.Helper()
-	h, path := newFile(t, Options{BufferSize: 2 << 20, NoSync: true, DirectIO: true})
-	probe, err := os.OpenFile(filepath.Join(filepath.Dir(path), "probe"), os.O_WRONLY|os.O_CREATE|syscall.O_DIRECT, 0o600)
+	h, path := newFileOf(t, unnamed, Options{BufferSize: 2 << 20, NoSync: true, DirectIO: true})
+	probe, err := os.OpenFile(filepath.Join(t.TempDir(), "probe"), os.O_WRONLY|os.O_CREATE|syscall.O_DIRECT, 0o600)
 	if err != nil {
 		t.Skipf("the file system of %s has no direct I/O: %v", path, err)
 	}
@@ -74,18 +65,20 @@ func TestDirectIO(t *testing.T) {
 			mustWrite(t, h, model, pattern(4*mib, 2))
 		}, 1, 3},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h, path := newDirectFile(t)
-			model := NewMemory()
-			c.ops(t, h, model)
-			require.NoError(t, h.Commit())
-			assert.Equal(t, c.direct, h.Stats().DirectWrites)
-			assert.Equal(t, c.writes, h.Stats().Appends)
-			got, err := os.ReadFile(path)
-			require.NoError(t, err)
-			assert.True(t, bytes.Equal(model.Bytes(), got), "content differs")
-		})
+	for _, kind := range tempKinds {
+		for _, c := range cases {
+			t.Run(kind.name+"/"+c.name, func(t *testing.T) {
+				h, path := newDirectFile(t, kind.unnamed)
+				model := NewMemory()
+				c.ops(t, h, model)
+				require.NoError(t, h.Commit())
+				assert.Equal(t, c.direct, h.Stats().DirectWrites)
+				assert.Equal(t, c.writes, h.Stats().Appends)
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.True(t, bytes.Equal(model.Bytes(), got), "content differs")
+			})
+		}
 	}
 }
 
@@ -118,15 +111,19 @@ func (f *refusingFile) Write(p []byte) (int, error) {
 // TestDirectIORefused checks that a direct write the kernel refuses is
 // written through the page cache instead.
 func TestDirectIORefused(t *testing.T) {
-	h, path := newDirectFile(t)
-	h.f = &refusingFile{File: h.f.(*os.File)}
-	model := NewMemory()
-	mustWrite(t, h, model, pattern(4<<20, 4)) // bypasses the buffer
-	mustWrite(t, h, model, pattern(4<<20, 5))
-	require.NoError(t, h.Commit())
-	assert.Zero(t, h.Stats().DirectWrites)
-	assert.Equal(t, int64(3), h.Stats().Appends, "the refused write, its retry and the next")
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.True(t, bytes.Equal(model.Bytes(), got), "content differs")
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			h, path := newDirectFile(t, kind.unnamed)
+			h.f = &refusingFile{File: h.f.(*os.File)}
+			model := NewMemory()
+			mustWrite(t, h, model, pattern(4<<20, 4)) // bypasses the buffer
+			mustWrite(t, h, model, pattern(4<<20, 5))
+			require.NoError(t, h.Commit())
+			assert.Zero(t, h.Stats().DirectWrites)
+			assert.Equal(t, int64(3), h.Stats().Appends, "the refused write, its retry and the next")
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(model.Bytes(), got), "content differs")
+		})
+	}
 }

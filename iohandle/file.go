@@ -1,8 +1,6 @@
 package iohandle
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -17,11 +16,11 @@ import (
 // Options configures a File handle. The zero value works: a 1 MiB buffer,
 // fsync at Commit, and an error if the destination exists.
 type Options struct {
-	// BufferSize is the append buffer in bytes; 0 means DefaultBufferSize.
+	// BufferSize is the append buffer in bytes; 0 means 1 MiB.
 	// Appends at least this large bypass the buffer. On Linux a multiple
-	// of 2 MiB is mapped outside the Go heap on transparent huge pages
-	// (see mapBuffer), so that filling it first costs a few page faults
-	// instead of one per 4 KiB.
+	// of 2 MiB (BigBuffer) is mapped outside the Go heap on transparent
+	// huge pages (see mapBuffer), so that filling it first costs a few
+	// page faults instead of one per 4 KiB.
 	BufferSize int
 	// Replace lets Commit replace an existing destination. Without it,
 	// Create fails with ErrExist when the destination exists, and Commit
@@ -44,12 +43,18 @@ type Options struct {
 	DirectIO bool
 }
 
+// BigBuffer is a BufferSize for outputs of many megabytes, such as
+// pyramidal images: the system gets one write call per 2 MiB, and on Linux
+// the buffer is one transparent huge page outside the Go heap.
+const BigBuffer = 2 << 20
+
 // osFile is the part of *os.File a File handle uses. Tests substitute it.
 type osFile interface {
 	Write(p []byte) (int, error)
 	WriteAt(p []byte, off int64) (int, error)
 	Sync() error
 	Close() error
+	syscall.Conn // for the descriptor: direct I/O, locks and links
 }
 
 // handleState is where a handle is in its life.
@@ -65,7 +70,8 @@ const (
 type File struct {
 	f       osFile
 	path    string // destination
-	tmp     string // temporary file beside it
+	tmp     string // name of f beside it; "" while f has none
+	unnamed bool   // f is unnamed (O_TMPFILE) until Commit links it
 	opts    Options
 	buf     []byte          // buffered appends; nil until the first small append
 	mapping []byte          // buf's memory when mapBuffer made it; nil for Go memory
@@ -80,9 +86,35 @@ type File struct {
 
 var _ Handle = (*File)(nil)
 
-// Create starts a new output file for path. It creates a temporary file
-// with O_CREAT|O_EXCL in path's directory; Commit renames it onto path.
+// Create starts a new output file for path, in path's directory, so that
+// Commit gives it its name without a copy.
+//
+// On Linux the file has no name (it is opened with O_TMPFILE) until Commit
+// links it to path: if the process dies first, nothing is left. Where the
+// file system refuses O_TMPFILE, /proc is not mounted, the system is not
+// Linux, or the environment variable OMETIFF_NO_TMPFILE is true, the file
+// is created with O_CREAT|O_EXCL as .BASE.<16 hex digits>.tmp, where BASE
+// is path's base name, and holds an exclusive flock while the handle is
+// open; Commit renames it onto path, and Abort, Close or a failure removes
+// it. Create first removes the .BASE.<16 hex digits>.tmp files beside
+// path whose lock it can take: those of earlier writers that died.
+//
+// OMETIFF_NO_TMPFILE is an environment variable rather than an option
+// because whether O_TMPFILE works is a property of the file system a
+// program is run on, not of the program: it lets whoever runs any program
+// built on this package turn it off where a file system mishandles it.
 func Create(path string, opts Options) (*File, error) {
+	named, _ := strconv.ParseBool(os.Getenv(noTmpfileEnv))
+	return create(path, opts, !named)
+}
+
+// noTmpfileEnv names the environment variable that makes Create use a
+// named temporary file where it would use an unnamed one.
+const noTmpfileEnv = "OMETIFF_NO_TMPFILE"
+
+// create is Create, with unnamed false to use a named temporary file even
+// where an unnamed one is possible.
+func create(path string, opts Options, unnamed bool) (*File, error) {
 	if !opts.Replace {
 		if _, err := os.Lstat(path); err == nil {
 			return nil, fmt.Errorf("%w: %s", ErrExist, path)
@@ -92,15 +124,24 @@ func Create(path string, opts Options) (*File, error) {
 	if perm == 0 {
 		perm = 0o666
 	}
-	f, tmp, err := createTemp(path, perm)
-	if err != nil {
-		return nil, err
+	removeStale(path)
+	var f osFile
+	tmp, err := "", errors.ErrUnsupported
+	if unnamed {
+		f, err = openUnnamed(filepath.Dir(path), perm)
+	}
+	if err != nil { // the named file, whatever stopped the unnamed one
+		unnamed = false
+		f, tmp, err = createTemp(path, perm)
+		if err != nil {
+			return nil, err
+		}
 	}
 	size := opts.BufferSize
 	if size <= 0 {
-		size = DefaultBufferSize
+		size = defaultBufferSize
 	}
-	h := &File{f: f, path: path, tmp: tmp, opts: opts, size: size}
+	h := &File{f: f, path: path, tmp: tmp, unnamed: unnamed, opts: opts, size: size}
 	if opts.DirectIO {
 		h.direct = setDirect(f, true) == nil
 	}
@@ -113,13 +154,13 @@ func Create(path string, opts Options) (*File, error) {
 // first small append and gives it back at each Flush, from the goroutine
 // that writes, so the pool's per-CPU caches hand a buffer back to the core
 // whose cache holds it.
-var bufferPool sync.Pool // of *[]byte with cap DefaultBufferSize
+var bufferPool sync.Pool // of *[]byte with cap defaultBufferSize
 
 // takeBuffer gives the handle an empty append buffer of its size: a pooled
 // one for the default size, a huge-page mapping for a multiple of 2 MiB
 // where the system has them (see mapBuffer), else a new one.
 func (h *File) takeBuffer() {
-	if h.size == DefaultBufferSize {
+	if h.size == defaultBufferSize {
 		if p, ok := bufferPool.Get().(*[]byte); ok {
 			h.buf = (*p)[:0]
 			return
@@ -143,31 +184,9 @@ func (h *File) releaseBuffer() {
 		h.unmap.Stop()
 		unmapBuffer(h.mapping)
 		h.mapping = nil
-	case cap(buf) == DefaultBufferSize:
+	case cap(buf) == defaultBufferSize:
 		bufferPool.Put(&buf)
 	}
-}
-
-// createTemp creates a new file beside path with an unused random name.
-func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
-	dir, base := filepath.Split(path)
-	for range 100 {
-		var suffix [8]byte
-		_, _ = rand.Read(suffix[:])
-		tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+".tmp")
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil {
-			return f, tmp, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			var pathErr *fs.PathError
-			if errors.As(err, &pathErr) {
-				err = pathErr.Err // name the destination, not the temporary file
-			}
-			return nil, "", fmt.Errorf("iohandle: create %s: %w", path, err)
-		}
-	}
-	return nil, "", fmt.Errorf("iohandle: create: no unused temporary name beside %s", path)
 }
 
 // Path is the destination the handle commits to.
@@ -282,7 +301,7 @@ func (h *File) Flush() error {
 	if err := h.flushBuffer(); err != nil {
 		return err
 	}
-	if cap(h.buf) == DefaultBufferSize {
+	if cap(h.buf) == defaultBufferSize {
 		h.releaseBuffer()
 	}
 	return nil
@@ -303,8 +322,11 @@ func (h *File) flushBuffer() error {
 	return nil
 }
 
-// Commit flushes, syncs the file unless Options.NoSync, closes it and
-// renames it onto the destination. Any failure discards the output.
+// Commit flushes, syncs the file unless Options.NoSync, and gives it the
+// destination's name: it links an unnamed file there, or renames the named
+// one. Without Options.Replace it never overwrites a destination that
+// appeared since Create, and fails with ErrExist. Any failure discards the
+// output and leaves no file behind.
 func (h *File) Commit() error {
 	if err := h.Flush(); err != nil {
 		return err
@@ -315,19 +337,90 @@ func (h *File) Commit() error {
 			return h.fail(fmt.Errorf("iohandle: sync: %w", err))
 		}
 	}
-	if err := h.f.Close(); err != nil {
-		return h.fail(fmt.Errorf("iohandle: close: %w", err))
+	commit := h.commitNamed
+	if h.unnamed {
+		commit = h.commitUnnamed
 	}
-	h.f = nil
-	if err := h.publish(); err != nil {
+	if err := commit(); err != nil {
 		return h.fail(err)
 	}
-	h.tmp = ""
 	h.state = stateCommitted
 	h.releaseBuffer()
 	if !h.opts.NoSync {
 		syncDir(filepath.Dir(h.path))
 	}
+	return nil
+}
+
+// commitUnnamed links the unnamed file to the destination and closes it.
+// Without Options.Replace one linkat does it, and fails if the destination
+// exists. With Replace an existing destination is replaced by linking the
+// file to a hidden name (see createTemp) and renaming that over it; the
+// file is locked before it has that name, so that no Create takes it for a
+// dead writer's.
+func (h *File) commitUnnamed() error {
+	err := linkUnnamed(h.f, h.path)
+	if errors.Is(err, fs.ErrExist) && h.opts.Replace {
+		err = h.replaceWithUnnamed()
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%w: %s", ErrExist, h.path)
+	case err != nil:
+		return fmt.Errorf("iohandle: commit %s: %w", h.path, err)
+	}
+	// The output has its name now, which an error of close could not take
+	// back. Unless NoSync, fsync has reported every error of storing the
+	// data; with NoSync, the caller chose not to wait for them.
+	_ = h.f.Close()
+	h.f = nil
+	return nil
+}
+
+// replaceWithUnnamed links the unnamed file to a new hidden name beside
+// the destination and renames it over the destination.
+func (h *File) replaceWithUnnamed() error {
+	// Where the file system has no locks, removeStale cannot lock the file
+	// either, and leaves it.
+	_ = lockFile(h.f)
+	dir, base := filepath.Split(h.path)
+	for range maxTempNames {
+		tmp := tempName(dir, base)
+		err := linkUnnamed(h.f, tmp)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		h.tmp = tmp // removed by discard if the rename fails
+		if err := renameFile(tmp, h.path); err != nil {
+			return err
+		}
+		h.tmp = ""
+		return nil
+	}
+	return errNoTempName
+}
+
+// commitNamed closes the named temporary file and moves it onto the
+// destination. Its lock is kept on a second descriptor until the file has
+// the destination's name, so that no Create takes it for a dead writer's
+// meanwhile; the file itself is closed first, because a network file
+// system reports a failure to store it at close, and Windows cannot rename
+// an open file.
+func (h *File) commitNamed() error {
+	hold := holdLock(h.f)
+	defer hold.Close()
+	if err := h.f.Close(); err != nil {
+		h.f = nil
+		return fmt.Errorf("iohandle: close: %w", err)
+	}
+	h.f = nil
+	if err := h.publish(); err != nil {
+		return err
+	}
+	h.tmp = ""
 	return nil
 }
 
@@ -455,7 +548,7 @@ func (h *File) fail(err error) error {
 	return h.err
 }
 
-// discard closes and removes the temporary file.
+// discard closes the file and removes its temporary name, if it has one.
 func (h *File) discard() error {
 	var closeErr error
 	if h.f != nil {
@@ -479,7 +572,22 @@ var (
 	renameNoReplace = renameExclusive
 	linkFile        = os.Link
 	removeFile      = os.Remove
+	openUnnamed     = openTmpfile // (dir, perm): a file without a name in dir
+	linkUnnamed     = linkTmpfile // (f, path): gives f the name path
 )
+
+// control calls fn with f's file descriptor.
+func control(f osFile, fn func(fd uintptr) error) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var fnErr error
+	if err := raw.Control(func(fd uintptr) { fnErr = fn(fd) }); err != nil {
+		return err
+	}
+	return fnErr
+}
 
 // syncDir makes a rename in dir durable; failures only cost durability, and
 // some file systems refuse to sync directories, so they are ignored.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -24,12 +25,68 @@ func newFile(t testing.TB, opts Options) (*File, string) {
 	return h, path
 }
 
-// sizeOnDisk returns the size of the handle's temporary file.
+// tempKinds are the two ways a File keeps its output until Commit: an
+// unnamed file (O_TMPFILE) and a hidden named one.
+var tempKinds = []struct {
+	name    string
+	unnamed bool
+}{{"unnamed", true}, {"named", false}}
+
+// newFileOf is newFile for a File of the given kind. Linux must give an
+// unnamed file when asked (the temporary directory's file system has
+// O_TMPFILE); other systems skip the unnamed kind.
+func newFileOf(t testing.TB, unnamed bool, opts Options) (*File, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.tif")
+	h, err := create(path, opts, unnamed)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	requireKind(t, h, unnamed)
+	return h, path
+}
+
+// requireKind fails the test unless h is of the kind asked for, or skips
+// it where the system has no unnamed files.
+func requireKind(t testing.TB, h *File, unnamed bool) {
+	t.Helper()
+	switch {
+	case h.unnamed == unnamed:
+	case runtime.GOOS != "linux":
+		t.Skip("unnamed files (O_TMPFILE) are Linux's")
+	default:
+		t.Fatalf("asked for unnamed %v, got unnamed %v (tmp %q)", unnamed, h.unnamed, h.tmp)
+	}
+}
+
+// onDisk returns a name under which the handle's file can be opened
+// before Commit: its temporary name, or its /proc entry if it has none.
+func onDisk(t testing.TB, h *File) string {
+	t.Helper()
+	if h.tmp != "" {
+		return h.tmp
+	}
+	var name string
+	require.NoError(t, control(h.f, func(fd uintptr) error {
+		name = fmt.Sprintf("/proc/self/fd/%d", fd)
+		return nil
+	}))
+	return name
+}
+
+// sizeOnDisk returns the size of the handle's file.
 func sizeOnDisk(t testing.TB, h *File) int64 {
 	t.Helper()
-	fi, err := os.Stat(h.tmp)
+	fi, err := os.Stat(onDisk(t, h))
 	require.NoError(t, err)
 	return fi.Size()
+}
+
+// contentOnDisk returns what the handle's file holds.
+func contentOnDisk(t testing.TB, h *File) []byte {
+	t.Helper()
+	got, err := os.ReadFile(onDisk(t, h))
+	require.NoError(t, err)
+	return got
 }
 
 // dirEntries lists the names in dir.
@@ -139,6 +196,15 @@ func TestWriteAtOutsideContent(t *testing.T) {
 	}
 }
 
+// pattern returns n bytes that differ from their neighbours' offsets.
+func pattern(n, seed int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(i*7 + seed)
+	}
+	return p
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -146,28 +212,51 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// TestCommitPublishesAndRemovesTemporary commits on both paths, with and
+// without fsync: before Commit the directory shows no file (unnamed) or
+// only the hidden temporary name (named); after it, only the destination.
 func TestCommitPublishesAndRemovesTemporary(t *testing.T) {
-	h, path := newFile(t, Options{})
-	_, err := h.Write([]byte("content"))
-	require.NoError(t, err)
-	assert.NoFileExists(t, path, "nothing at the destination before Commit")
-	require.NoError(t, h.Commit())
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "content", string(got))
-	assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
-	assert.Equal(t, int64(1), h.Stats().Syncs)
+	for _, kind := range tempKinds {
+		for _, noSync := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nosync=%v", kind.name, noSync), func(t *testing.T) {
+				h, path := newFileOf(t, kind.unnamed, Options{BufferSize: 4, NoSync: noSync})
+				_, err := h.Write([]byte("content"))
+				require.NoError(t, err)
+				require.NoError(t, h.Flush())
+				assert.NoFileExists(t, path, "nothing at the destination before Commit")
+				before := dirEntries(t, filepath.Dir(path))
+				if kind.unnamed {
+					assert.Empty(t, before, "an unnamed file is in no listing")
+				} else {
+					require.Len(t, before, 1)
+					assert.True(t, isTempName(before[0], "out.tif"), "%q is a temporary name", before[0])
+				}
+				require.NoError(t, h.Commit())
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, "content", string(got))
+				assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
+				wantSyncs := int64(1)
+				if noSync {
+					wantSyncs = 0
+				}
+				assert.Equal(t, wantSyncs, h.Stats().Syncs)
+			})
+		}
+	}
 }
 
 func TestAbortLeavesNothing(t *testing.T) {
-	for _, abort := range []func(*File) error{(*File).Abort, (*File).Close} {
-		h, path := newFile(t, Options{BufferSize: 4})
-		_, err := h.Write([]byte("0123456789"))
-		require.NoError(t, err)
-		require.NoError(t, abort(h))
-		assert.Empty(t, dirEntries(t, filepath.Dir(path)))
-		require.NoError(t, h.Abort(), "second abort is harmless")
-		require.NoError(t, h.Close(), "close after abort is harmless")
+	for _, kind := range tempKinds {
+		for _, abort := range []func(*File) error{(*File).Abort, (*File).Close} {
+			h, path := newFileOf(t, kind.unnamed, Options{BufferSize: 4})
+			_, err := h.Write([]byte("0123456789"))
+			require.NoError(t, err)
+			require.NoError(t, abort(h))
+			assert.Empty(t, dirEntries(t, filepath.Dir(path)), kind.name)
+			require.NoError(t, h.Abort(), "second abort is harmless")
+			require.NoError(t, h.Close(), "close after abort is harmless")
+		}
 	}
 }
 
@@ -225,35 +314,55 @@ func TestCommittedFileSurvivesClose(t *testing.T) {
 }
 
 func TestExistingDestination(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.tif")
-	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.tif")
+			require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
 
-	_, err := Create(path, Options{})
-	assert.ErrorIs(t, err, ErrExist)
-	assert.ErrorIs(t, err, fs.ErrExist)
+			_, err := create(path, Options{}, kind.unnamed)
+			assert.ErrorIs(t, err, ErrExist)
+			assert.ErrorIs(t, err, fs.ErrExist)
 
-	h, err := Create(path, Options{Replace: true, NoSync: true})
-	require.NoError(t, err)
-	_, err = h.Write([]byte("new"))
-	require.NoError(t, err)
-	require.NoError(t, h.Commit())
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "new", string(got))
-	assert.Equal(t, []string{"out.tif"}, dirEntries(t, dir))
+			h, err := create(path, Options{Replace: true, NoSync: true}, kind.unnamed)
+			require.NoError(t, err)
+			requireKind(t, h, kind.unnamed)
+			_, err = h.Write([]byte("new"))
+			require.NoError(t, err)
+			require.NoError(t, h.Commit())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "new", string(got))
+			assert.Equal(t, []string{"out.tif"}, dirEntries(t, dir))
+		})
+	}
 }
 
+// TestDestinationAppearsBeforeCommit: without Replace, a destination made
+// by someone else after Create is kept, and Commit leaves nothing of its
+// own; with Replace it is replaced.
 func TestDestinationAppearsBeforeCommit(t *testing.T) {
-	h, path := newFile(t, Options{NoSync: true})
-	_, err := h.Write([]byte("ours"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, []byte("theirs"), 0o644))
-	assert.ErrorIs(t, h.Commit(), ErrExist)
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "theirs", string(got), "never overwritten without Replace")
-	assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)), "temporary removed")
+	for _, kind := range tempKinds {
+		for _, replace := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/replace=%v", kind.name, replace), func(t *testing.T) {
+				h, path := newFileOf(t, kind.unnamed, Options{NoSync: true, Replace: replace})
+				_, err := h.Write([]byte("ours"))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(path, []byte("theirs"), 0o644))
+				want := "ours"
+				if replace {
+					require.NoError(t, h.Commit())
+				} else {
+					assert.ErrorIs(t, h.Commit(), ErrExist)
+					want = "theirs"
+				}
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, want, string(got))
+				assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)), "nothing else left")
+			})
+		}
+	}
 }
 
 func TestCreateInMissingDirectory(t *testing.T) {
@@ -310,28 +419,31 @@ func TestOSFailuresDiscardOutput(t *testing.T) {
 		}},
 		{"sync", failingFile{failSync: true}, func(h *File) error { return h.Commit() }},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h, path := newFile(t, Options{BufferSize: 16})
-			_, err := h.Write([]byte("abc"))
-			require.NoError(t, err)
-			tt.file.osFile = h.f
-			h.f = &tt.file
+	for _, kind := range tempKinds {
+		for _, tt := range tests {
+			t.Run(kind.name+"/"+tt.name, func(t *testing.T) {
+				h, path := newFileOf(t, kind.unnamed, Options{BufferSize: 16})
+				_, err := h.Write([]byte("abc"))
+				require.NoError(t, err)
+				file := tt.file
+				file.osFile = h.f
+				h.f = &file
 
-			err = tt.run(h)
-			require.ErrorIs(t, err, errDisk)
-			assert.Empty(t, dirEntries(t, filepath.Dir(path)), "failure removes the temporary file")
-			_, err = h.Write([]byte("x"))
-			assert.ErrorIs(t, err, errDisk, "sticky")
-			assert.ErrorIs(t, h.Commit(), errDisk, "sticky")
-			assert.NoFileExists(t, path)
-			assert.NoError(t, h.Close())
-		})
+				err = tt.run(h)
+				require.ErrorIs(t, err, errDisk)
+				assert.Empty(t, dirEntries(t, filepath.Dir(path)), "failure removes the temporary file")
+				_, err = h.Write([]byte("x"))
+				assert.ErrorIs(t, err, errDisk, "sticky")
+				assert.ErrorIs(t, h.Commit(), errDisk, "sticky")
+				assert.NoFileExists(t, path)
+				assert.NoError(t, h.Close())
+			})
+		}
 	}
 }
 
 // stub replaces a file-system operation for the rest of the test.
-func stub(t *testing.T, op *func(string, string) error, fn func(string, string) error) {
+func stub[F any](t *testing.T, op *F, fn F) {
 	orig := *op
 	*op = fn
 	t.Cleanup(func() { *op = orig })
@@ -343,31 +455,41 @@ func failWith(err error) func(string, string) error {
 
 var unsupported = func(string, string) error { return errors.ErrUnsupported }
 
+// TestPublishFailures fails each step of committing a named temporary
+// file: Commit returns the error and leaves no file.
 func TestPublishFailures(t *testing.T) {
 	tests := []struct {
 		name    string
 		replace bool
 		stubs   func(t *testing.T)
+		want    error
 	}{
-		{"rename", true, func(t *testing.T) { stub(t, &renameFile, failWith(syscall.EIO)) }},
-		{"exclusive rename", false, func(t *testing.T) { stub(t, &renameNoReplace, failWith(syscall.EIO)) }},
+		{"rename", true, func(t *testing.T) { stub(t, &renameFile, failWith(syscall.EIO)) }, syscall.EIO},
+		{"rename across devices", true, func(t *testing.T) { stub(t, &renameFile, failWith(syscall.EXDEV)) }, syscall.EXDEV},
+		{"exclusive rename", false, func(t *testing.T) { stub(t, &renameNoReplace, failWith(syscall.EIO)) }, syscall.EIO},
+		{"exclusive rename across devices", false, func(t *testing.T) { stub(t, &renameNoReplace, failWith(syscall.EXDEV)) }, syscall.EXDEV},
+		{"exclusive rename finds the destination", false, func(t *testing.T) { stub(t, &renameNoReplace, failWith(syscall.EEXIST)) }, ErrExist},
 		{"no exclusive rename, link fails", false, func(t *testing.T) {
 			stub(t, &renameNoReplace, unsupported)
 			stub(t, &linkFile, failWith(syscall.EIO))
-		}},
+		}, syscall.EIO},
+		{"no exclusive rename, link finds the destination", false, func(t *testing.T) {
+			stub(t, &renameNoReplace, unsupported)
+			stub(t, &linkFile, failWith(syscall.EEXIST))
+		}, ErrExist},
 		{"no exclusive rename, link unsupported, rename fails", false, func(t *testing.T) {
 			stub(t, &renameNoReplace, unsupported)
 			stub(t, &linkFile, failWith(syscall.EPERM))
 			stub(t, &renameFile, failWith(syscall.EIO))
-		}},
+		}, syscall.EIO},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.stubs(t)
-			h, path := newFile(t, Options{Replace: tt.replace, NoSync: true})
+			h, path := newFileOf(t, false, Options{Replace: tt.replace, NoSync: true})
 			_, err := h.Write([]byte("abc"))
 			require.NoError(t, err)
-			assert.ErrorIs(t, h.Commit(), syscall.EIO)
+			assert.ErrorIs(t, h.Commit(), tt.want)
 			assert.Empty(t, dirEntries(t, filepath.Dir(path)))
 		})
 	}
@@ -382,13 +504,13 @@ func TestPublishFallbacks(t *testing.T) {
 			if !linkWorks {
 				stub(t, &linkFile, failWith(syscall.EPERM))
 			}
-			h, path := newFile(t, Options{NoSync: true})
+			h, path := newFileOf(t, false, Options{NoSync: true})
 			_, err := h.Write([]byte("abc"))
 			require.NoError(t, err)
 			require.NoError(t, h.Commit())
 			assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)))
 
-			h2, err := Create(path+".2", Options{NoSync: true})
+			h2, err := create(path+".2", Options{NoSync: true}, false)
 			require.NoError(t, err)
 			h2.path = path // as if path appeared after Create
 			assert.ErrorIs(t, h2.Commit(), ErrExist)
@@ -427,7 +549,5 @@ func TestFileNeverLongerThanContent(t *testing.T) {
 		}
 	}
 	require.NoError(t, h.Flush())
-	got, err := os.ReadFile(h.tmp)
-	require.NoError(t, err)
-	assert.Equal(t, model.Bytes(), got)
+	assert.Equal(t, model.Bytes(), contentOnDisk(t, h))
 }

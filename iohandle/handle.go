@@ -11,11 +11,30 @@
 //
 // A Handle never truncates, preallocates or seeks past the end: the file on
 // disk is never longer than its content, and after Flush its size equals
-// Len. File handles are created under a temporary name beside the
-// destination and renamed into place by Commit, so the destination never
-// holds a partial file. On Linux, Options.DirectIO sends full buffers to the
-// device around the page cache (O_DIRECT). Memory and Faulty handles have the
-// same interface for tests.
+// Len. On Linux, Options.DirectIO sends full buffers to the device around
+// the page cache (O_DIRECT). Memory is a Handle in memory; the test doubles
+// are in package iohandletest.
+//
+// # Crash safety
+//
+// The destination never holds a partial file: a File handle writes beside
+// it and Commit gives the output its name in one step. On Linux the output
+// is an unnamed file in the destination's directory (O_TMPFILE) until
+// Commit links it there, so a crash, a kill -9 or a power loss before
+// Commit leaves no file at all.
+//
+// Where that is not possible (other systems; file systems that refuse
+// O_TMPFILE, such as NFS; no /proc to link through), or when the
+// environment variable OMETIFF_NO_TMPFILE is true (1, t or true, as
+// strconv.ParseBool reads it), the output is a hidden file named
+// .NAME.<16 hex digits>.tmp beside the destination NAME, and Commit renames
+// it. Replacing an existing destination (Options.Replace) passes through
+// such a name too, for the moment between a link and a rename. Abort, Close
+// and every failure remove it, but a process that dies first leaves it.
+// Its writer holds an exclusive flock on it while it lives, and each Create
+// for NAME removes the .NAME.<16 hex digits>.tmp files whose lock it can
+// take: those of writers that died. Systems without flock (Windows) leave
+// such files for the user to remove.
 //
 // Handles are not safe for concurrent use; the writers above serialize their
 // output through one goroutine.
@@ -28,9 +47,9 @@ import (
 	"io/fs"
 )
 
-// DefaultBufferSize is the append buffer of a File handle when
+// defaultBufferSize is the append buffer of a File handle when
 // Options.BufferSize is zero.
-const DefaultBufferSize = 1 << 20
+const defaultBufferSize = 1 << 20
 
 var (
 	// ErrClosed is wrapped by the error of any use of a handle after Close,
@@ -42,8 +61,6 @@ var (
 	// ErrRange is returned by WriteAt for a range that is not entirely inside
 	// the bytes written so far.
 	ErrRange = errors.New("iohandle: write outside the written range")
-	// ErrInjected is wrapped by every failure a Faulty handle injects.
-	ErrInjected = errors.New("iohandle: injected fault")
 )
 
 // Handle is an append-mostly output file.
@@ -66,12 +83,11 @@ type Handle interface {
 	Commit() error
 	Abort() error
 	Close() error
-	Stats() Stats
 }
 
-// Stats counts what a handle asked of its destination. For a File handle
-// these are system calls; for a Memory handle they are the calls it
-// received.
+// Stats counts what a handle asked of its destination, as File.Stats and
+// Memory.Stats report it. For a File handle these are system calls; for a
+// Memory handle they are the calls it received.
 type Stats struct {
 	Appends int64 // sequential write calls
 	Patches int64 // positioned write calls

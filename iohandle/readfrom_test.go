@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"testing"
 	"testing/iotest"
 
@@ -38,9 +37,7 @@ func TestFileReadFrom(t *testing.T) {
 			assert.Equal(t, int64(len(data)+4), h.Len())
 			assert.Equal(t, tt.writes, h.Stats().Appends, "a write per full buffer, the rest buffered")
 			require.NoError(t, h.Flush())
-			got, err := os.ReadFile(h.tmp)
-			require.NoError(t, err)
-			assert.Equal(t, "head"+string(data), string(got))
+			assert.Equal(t, "head"+string(data), string(contentOnDisk(t, h)))
 		})
 	}
 }

@@ -9,10 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/iohandle"
 )
 
-// TestDirectIO checks that Options.DirectIO writes most of a file around
-// the page cache and leaves the same bytes as writing through it.
+// TestDirectIO checks that a handle with iohandle.Options.DirectIO writes
+// most of a file around the page cache and leaves the same bytes as
+// writing through it.
 func TestDirectIO(t *testing.T) {
 	probe, err := os.OpenFile(filepath.Join(t.TempDir(), "probe"), os.O_WRONLY|os.O_CREATE|syscall.O_DIRECT, 0o600)
 	if err != nil {
@@ -22,8 +25,7 @@ func TestDirectIO(t *testing.T) {
 	spec := ImageSpec{SizeX: 1500, SizeY: 1000, SizeC: 3, PixelType: Uint16}
 	write := func(direct bool) ([]byte, int64) {
 		path := filepath.Join(t.TempDir(), "out.ome.tif")
-		w, err := Create(path, Options{Compression: LZW, TileSize: 128, NoSync: true, DirectIO: direct})
-		require.NoError(t, err)
+		w := createNoSync(t, path, iohandle.Options{DirectIO: direct}, Options{Compression: LZW, TileSize: 128})
 		im, err := w.AddImage(spec)
 		require.NoError(t, err)
 		for p := range spec.SizeC {
@@ -38,6 +40,6 @@ func TestDirectIO(t *testing.T) {
 	got, direct := write(true)
 	assert.Zero(t, none)
 	assert.Positive(t, direct)
-	assert.Equal(t, int64(len(got))/outputBuffer, direct, "every full buffer direct")
+	assert.Equal(t, int64(len(got))/iohandle.BigBuffer, direct, "every full buffer direct")
 	assert.True(t, bytes.Equal(want, got), "the same bytes")
 }

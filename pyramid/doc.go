@@ -9,8 +9,9 @@
 // first, as the OME-TIFF pyramid convention and Bio-Formats 6 expect. The
 // OME-XML describing every image goes into the first IFD.
 //
-// Planes arrive whole (Image.WritePlane), as a stream of rows in bands of
-// any height (Image.Plane), all of an image's at once from a reader
+// Planes arrive whole (Image.WritePlane, or typed samples with
+// WriteSamples), as a stream of rows in bands of any height (Image.Plane,
+// NewSampleWriter), all of an image's at once from a reader
 // (Image.ReadPlanes), or as an image.Image (Writer.AddImageData,
 // WriteImage). The levels are computed while the rows stream in: each band
 // of full-resolution rows feeds the next level, so memory stays at a few
@@ -19,15 +20,19 @@
 // ordered pipeline, and appended to the file as they are done; the
 // directories, the OME-XML and the header are written at Close, when
 // package tiff decides between classic TIFF and BigTIFF from the final
-// offsets. Output is byte-identical at every Workers value.
+// offsets. A file written from one goroutine is byte-identical at every
+// Workers value.
 //
-//	w, err := pyramid.Create("slide.ome.tif", pyramid.Options{})
-//	img, err := w.AddImage(pyramid.ImageSpec{Name: "slide", SizeX: 8192, SizeY: 8192,
-//		SizeC: 3, PixelType: pyramid.Uint16, PhysicalSizeX: 0.25, PhysicalSizeY: 0.25})
-//	for c := range 3 {
-//		err = img.WritePlane(0, c, 0, pixels[c]) // little-endian uint16 samples
-//	}
-//	err = w.Close()
+// Planes, of one image or of several, may be written from several
+// goroutines at once, each plane from one goroutine at a time; the Writer's
+// doc says exactly what is safe. The examples show the main paths.
+//
+// A dataset too large for one process is written as a multi-file OME-TIFF
+// by independent processes (a Slurm array, a Kubernetes indexed Job): a
+// Dataset, made from a DatasetSpec or read from the plan's JSON, gives
+// every process the same file names, UUIDs and OME-XML, and each writes
+// the files its index names (Dataset.WritePart). CheckDataset checks the
+// written set from any of its files.
 //
 // Pixel bytes are little-endian samples, SamplesPerPixel of them per pixel
 // (interleaved RGB when 3), rows top to bottom. Bad input returns an error

@@ -69,7 +69,9 @@ func viewed[T any](spp int, kernel func(dst, a, b []T, w, spp int)) reduceFunc {
 }
 
 // view reinterprets little-endian pixel bytes as samples. The bytes must be
-// aligned for T; the writer keeps every row it reduces aligned.
+// aligned for T; the writer keeps every row it reduces aligned. Views, not
+// encoding/binary loads, because loads cost several times the kernels'
+// time (BenchmarkDownsampleLoads): hence the refusal of big-endian hosts.
 func view[T any](b []byte) []T {
 	if len(b) == 0 {
 		return nil

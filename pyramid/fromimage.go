@@ -102,13 +102,10 @@ func checkPalette(m *image.Paletted) error {
 func (w *Writer) addImageData(spec ImageSpec, img image.Image) (*Image, error) {
 	b := img.Bounds()
 	conv := converterFor(img)
-	if spec.Name == "" {
-		spec.Name = fmt.Sprintf("image %d", len(w.images))
-	}
 	if err := spec.takeLayout(b.Dx(), b.Dy(), conv); err != nil {
 		return nil, err
 	}
-	im, err := w.AddImage(spec)
+	im, err := w.addImage(spec, true)
 	if err != nil {
 		return nil, err
 	}

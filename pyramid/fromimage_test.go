@@ -1,13 +1,18 @@
 package pyramid
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"image/color/palette"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/readback"
 )
 
 // TestConverterFastPaths checks every image type with its own row
@@ -66,5 +71,62 @@ func TestConverterLongPalette(t *testing.T) {
 			want = append(want, c.R, c.G, c.B)
 		}
 		assert.Equal(t, want, conv.appendRow(nil, m, y), "row %d", y)
+	}
+}
+
+// gray16Of returns an image.Gray16 (big-endian Pix) holding the
+// little-endian uint16 samples pix.
+func gray16Of(w, h int, pix []byte) *image.Gray16 {
+	m := image.NewGray16(image.Rect(0, 0, w, h))
+	for i := 0; i < len(pix); i += 2 {
+		m.Pix[i], m.Pix[i+1] = pix[i+1], pix[i]
+	}
+	return m
+}
+
+// TestSixteenBitImagesConvert passes an image.Gray16 and an image.RGBA64,
+// whose Pix are big-endian, as image.Image: the file holds their values,
+// little-endian; an RGBA64 pixel that is not opaque is stored
+// un-premultiplied.
+func TestSixteenBitImagesConvert(t *testing.T) {
+	gray := image.NewGray16(image.Rect(2, 3, 7, 6))
+	rgba := image.NewRGBA64(image.Rect(0, 0, 3, 2))
+	var wantGray, wantRGB []byte
+	for y := 3; y < 6; y++ {
+		for x := 2; x < 7; x++ {
+			v := uint16(0x0102*x + 0x1000*y) // unequal bytes
+			gray.SetGray16(x, y, color.Gray16{Y: v})
+			wantGray = append(wantGray, byte(v), byte(v>>8))
+		}
+	}
+	opaque := []color.RGBA64{{0x1234, 0xabcd, 0x0102, 0xffff}, {0xffff, 0, 0x8001, 0xffff}, {1, 2, 3, 0xffff}, {0xfedc, 0x0f0f, 0xf0f0, 0xffff}, {0, 0, 0, 0xffff}}
+	for i, c := range append(opaque, color.RGBA64{0x4000, 0x2000, 0x1000, 0x8000}) {
+		rgba.SetRGBA64(i%3, i/3, c)
+	}
+	for _, c := range opaque {
+		wantRGB = append(wantRGB, byte(c.R), byte(c.R>>8), byte(c.G), byte(c.G>>8), byte(c.B), byte(c.B>>8))
+	}
+	half := color.NRGBA64Model.Convert(color.RGBA64{0x4000, 0x2000, 0x1000, 0x8000}).(color.NRGBA64)
+	require.Equal(t, color.NRGBA64{0x7fff, 0x3fff, 0x1fff, 0x8000}, half)
+	wantRGB = append(wantRGB, 0xff, 0x7f, 0xff, 0x3f, 0xff, 0x1f)
+
+	for _, tc := range []struct {
+		img  image.Image
+		spp  int
+		want []byte
+	}{{gray, 1, wantGray}, {rgba, 3, wantRGB}} {
+		t.Run(fmt.Sprintf("%T", tc.img), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.ome.tif")
+			require.NoError(t, WriteImage(path, tc.img, Options{}))
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			f, err := readback.Parse(data)
+			require.NoError(t, err)
+			got, err := f.Image(f.IFDs[0])
+			require.NoError(t, err)
+			assert.Equal(t, 2, got.BytesPerSample)
+			assert.Equal(t, tc.spp, got.Samples)
+			assert.Equal(t, tc.want, got.Pix)
+		})
 	}
 }

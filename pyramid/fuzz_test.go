@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ometiff-go/ometiff/ifd"
@@ -27,12 +29,22 @@ func (f *fuzzInput) next(n int) int {
 }
 
 // FuzzWriter drives the public API with random specs, options and write
-// sequences, valid or not. Errors are fine and must be typed; panics are
-// not; and a file that closes without error must read back pixel-exact.
+// sequences, valid or not, from one goroutine or from several at once
+// (planes, the same plane twice, ReadPlanes, two goroutines sharing one
+// PlaneWriter). Errors are fine and must be typed; panics are not; and a
+// file that closes without error must read back pixel-exact.
 func FuzzWriter(f *testing.F) {
-	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 1, 200})
-	f.Add([]byte{70, 3, 0, 1, 1, 2, 1, 2, 0, 1, 1, 0, 1, 1, 0, 2, 0, 1, 3, 9, 9})
-	f.Add([]byte{17, 33, 3, 2, 0, 0, 2, 1, 2, 1, 1, 2, 0, 0, 1})
+	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 200})
+	f.Add([]byte{70, 3, 0, 1, 1, 2, 1, 2, 0, 1, 1, 0, 1, 0, 1, 0, 2, 0, 1, 3, 9, 9})
+	f.Add([]byte{17, 33, 3, 2, 0, 0, 2, 1, 2, 1, 1, 2, 0, 0, 0, 1})
+	// From several goroutines: two sharing a PlaneWriter, and one plane in
+	// bands; ReadPlanes racing a plane and a shared PlaneWriter; six planes
+	// in bands.
+	f.Add([]byte{32, 22, 1, 0, 0, 2, 0, 0, 0, 2, 0, 0, 2, 1, 1, 0, 0, 0, 1, 5, 1, 1, 0, 0, 0, 1, 40, 0})
+	f.Add([]byte{40, 30, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 2, 9, 1, 1, 1, 0, 0, 1, 30, 1, 0, 1, 0, 1, 7, 0})
+	f.Add([]byte{25, 25, 2, 2, 0, 6, 0, 2, 1, 3, 0, 0, 2, 1,
+		1, 0, 0, 0, 3, 1, 50, 1, 1, 0, 0, 4, 1, 70, 1, 2, 0, 0, 5, 1, 90,
+		1, 0, 1, 0, 6, 1, 110, 1, 1, 1, 0, 7, 1, 130, 1, 2, 1, 0, 3, 1, 150, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fuzzInput(data)
 		spec := ImageSpec{
@@ -58,12 +70,14 @@ func FuzzWriter(f *testing.F) {
 			return
 		}
 		spec = im.Spec()
+		labels := opts.Downsampling == Mode
 		written := map[int]refPlane{}
-		if in.next(4) == 0 { // the first planes, maybe not all, from a reader
+		concurrent := in.next(2) == 1
+		if !concurrent && in.next(4) == 0 { // the first planes, maybe not all, from a reader
 			var raw []byte
 			read := in.next(spec.Planes() + 1)
 			for p := range read {
-				plane := randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(p), opts.Downsampling == Mode)
+				plane := randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(p), labels)
 				raw = append(raw, plane.pix...)
 				written[p] = plane
 			}
@@ -72,19 +86,56 @@ func FuzzWriter(f *testing.F) {
 				requireTyped(t, err)
 			}
 		}
+		var jobs []fuzzJob
 		for in.next(8) != 0 && len(in) > 0 {
-			z, c, tt := in.next(spec.SizeZ+1), in.next(spec.SizeC+1), in.next(spec.SizeT+1)
-			plane := randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(len(in)), opts.Downsampling == Mode)
-			pix := plane.pix
-			if in.next(6) == 0 {
-				pix = pix[:len(pix)-in.next(len(pix)+1)]
+			j := fuzzJob{z: in.next(spec.SizeZ + 1), c: in.next(spec.SizeC + 1), t: in.next(spec.SizeT + 1)}
+			if concurrent {
+				j.kind = in.next(8)
 			}
-			if err := writeBands(im, z, c, tt, pix, 1+in.next(300)); err != nil {
-				requireTyped(t, err)
-				continue
+			j.plane = randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(len(in)), labels)
+			j.pix = j.plane.pix
+			switch j.kind {
+			case 1: // one row repeated, written by two goroutines at once
+				j.plane.pix = bytes.Repeat(j.pix[:len(j.pix)/spec.SizeY], spec.SizeY)
+				j.pix = j.plane.pix
+			case 2: // every plane, from a reader
+				j.all = make([]refPlane, spec.Planes())
+				j.pix = nil
+				for p := range j.all {
+					j.all[p] = randomPlane(spec.SizeX, spec.SizeY, spec.SamplesPerPixel, spec.PixelType, uint64(len(in)+p), labels)
+					j.pix = append(j.pix, j.all[p].pix...)
+				}
 			}
-			p, _ := spec.PlaneIndex(z, c, tt)
-			written[p] = plane
+			if (j.kind == 0 || j.kind > 2) && in.next(6) == 0 {
+				j.pix = j.pix[:len(j.pix)-in.next(len(j.pix)+1)]
+			}
+			j.band = 1 + in.next(300)
+			jobs = append(jobs, j)
+		}
+		errs := make([]error, len(jobs))
+		if concurrent {
+			var wg sync.WaitGroup
+			for i := range jobs {
+				wg.Go(func() { errs[i] = jobs[i].run(im) })
+			}
+			wg.Wait()
+		} else {
+			for i := range jobs {
+				errs[i] = jobs[i].run(im)
+			}
+		}
+		for i, j := range jobs {
+			switch {
+			case errs[i] != nil:
+				requireTyped(t, errs[i])
+			case j.all != nil:
+				for p, plane := range j.all {
+					written[p] = plane
+				}
+			default:
+				p, _ := spec.PlaneIndex(j.z, j.c, j.t)
+				written[p] = j.plane
+			}
 		}
 		err = w.Close()
 		if err != nil {
@@ -96,6 +147,60 @@ func FuzzWriter(f *testing.F) {
 		}
 		checkFuzzedFile(t, h.Bytes(), spec, opts, written)
 	})
+}
+
+// fuzzJob is one write of FuzzWriter.
+type fuzzJob struct {
+	z, c, t int
+	kind    int        // 1: two goroutines share the PlaneWriter; 2: ReadPlanes; else in bands
+	plane   refPlane   // the plane when the write succeeds
+	all     []refPlane // ReadPlanes's planes
+	pix     []byte     // what is written: the plane, maybe cut short
+	band    int
+}
+
+func (j fuzzJob) run(im *Image) error {
+	switch j.kind {
+	case 1:
+		return writeShared(im, j.z, j.c, j.t, j.pix[:len(j.pix)/im.Spec().SizeY])
+	case 2:
+		return im.ReadPlanes(bytes.NewReader(j.pix))
+	}
+	return writeBands(im, j.z, j.c, j.t, j.pix, j.band)
+}
+
+// writeShared writes row again and again into plane (z, c, t) from two
+// goroutines sharing its PlaneWriter, until the plane is complete: whatever
+// calls the PlaneWriter refuses because the other goroutine's is under way,
+// the plane is row repeated.
+func writeShared(im *Image, z, c, t int, row []byte) error {
+	pw, err := im.Plane(z, c, t)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for g := range errs {
+		wg.Go(func() {
+			for {
+				_, err := pw.Write(row)
+				switch {
+				case err == nil || errors.Is(err, ErrPlane):
+					runtime.Gosched()
+				case errors.Is(err, ErrData): // complete, or a row that does not fit
+					return
+				default:
+					errs[g] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return pw.Close()
 }
 
 // writeBands writes a plane in bands of the given size.
@@ -145,11 +250,15 @@ func checkFuzzedFile(t *testing.T, data []byte, spec ImageSpec, opts Options, wr
 	}
 }
 
-// requireTyped fails unless err matches one of the package's errors.
+// requireTyped fails unless err matches one of the package's errors and
+// carries its prefix once.
 func requireTyped(t *testing.T, err error) {
 	t.Helper()
-	for _, e := range []error{ErrOption, ErrSize, ErrPixelType, ErrMetadata, ErrPlane, ErrData, ErrMissingPlanes, ErrTooLarge, ErrClosed} {
+	for _, e := range kinds {
 		if errors.Is(err, e) {
+			if strings.Count(err.Error(), prefix) != 1 {
+				t.Fatalf("the prefix piles up: %v", err)
+			}
 			return
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,8 @@ type goldenPyramid struct {
 	name   string
 	opts   Options
 	images []goldenImage
+	// xmlDump adds the OME-XML to the text dump, a line per element.
+	xmlDump bool
 }
 
 func goldenPyramids() []goldenPyramid {
@@ -68,7 +71,27 @@ func goldenPyramids() []goldenPyramid {
 		{name: "float-none", opts: Options{TileSize: 16, Compression: None, Levels: 2, Downsampling: Nearest}, images: []goldenImage{
 			planesFor(ImageSpec{Name: "float", SizeX: 40, SizeY: 24, PixelType: Float32}),
 		}},
+		richGolden(),
 	}
+}
+
+// richGolden is a file with a caller's rich OME-XML document (richDoc)
+// and typed metadata on top: what the writer adds to a document and how
+// it merges them is in the golden bytes and, readable, in its dump.
+func richGolden() goldenPyramid {
+	doc, err := ParseOME([]byte(richDoc()))
+	if err != nil {
+		panic(err)
+	}
+	stack, overview := richSpecs[0], richSpecs[1]
+	stack.Name = `rich & "stack"` // as the document says: the readers' tests compare names with the spec's
+	stack.Annotations = []KeyValue{{"pipeline", "ometiff golden"}}
+	stack.PlaneInfo = []Plane{{Z: 2, C: 1, T: 1, ExposureTime: Quantity{75, "ms"}}}
+	overview.Name = "overview, typed"
+	overview.Instrument = &Instrument{Objectives: []Objective{{NominalMagnification: 4, LensNA: 0.13, Immersion: ImmersionAir}}}
+	overview.Channels = []Channel{{Name: "RGB", Color: color.NRGBA{255, 255, 255, 255}, IlluminationType: IlluminationTransmitted}}
+	return goldenPyramid{name: "rich-metadata", opts: Options{TileSize: 16, Compression: Deflate, OME: doc}, xmlDump: true,
+		images: []goldenImage{planesFor(stack), planesFor(overview)}}
 }
 
 // planesFor makes the planes of a golden image.
@@ -143,6 +166,9 @@ func TestGoldenPyramids(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			data := g.write(t)
 			text := inspectText(t, data)
+			if g.xmlDump {
+				text += "\nOME-XML, an element a line:\n" + strings.ReplaceAll(descriptionOf(t, data), "><", ">\n<") + "\n"
+			}
 			want := goldenfile.Check(t, goldenPath(g.name), data, text)
 			checkPyramid(t, want, g.expected(t))
 		})

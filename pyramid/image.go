@@ -10,7 +10,8 @@ import (
 )
 
 // Image is one image of the file (an OME series) being written: a stack of
-// planes, each stored with its pyramid of reduced levels.
+// planes, each stored with its pyramid of reduced levels. Its methods may
+// be called from several goroutines at once, as the Writer's doc says.
 type Image struct {
 	w        *Writer
 	spec     ImageSpec
@@ -19,23 +20,27 @@ type Image struct {
 	fields   []*ifd.Builder          // per level, without data locations; shared by the planes
 	encoders []*compress.TileEncoder // per level (tile widths differ)
 	reduce   reduceFunc
-	planes   []planeState // by index in DimensionOrder
-	free     *planeStream // a finished plane's buffers, for the next
+	origin   *planeOrigin // set for the images of a dataset's part
+
+	// Guarded by w.mu.
+	planes []planeState   // by index in DimensionOrder
+	free   []*planeStream // finished planes' buffers, for the next; as many as were open at once
 
 	// What planes take when they start (see planeDirs): made once for all
 	// the planes not started yet, so that thousands of planes cost a few
-	// allocations, not three each.
+	// allocations, not three each. Guarded by w.mu.
 	started  int
 	dirStore []levelDir
 	seqStore []int64
 	subStore []*tiff.Directory
 }
 
-// planeState is one plane's directories, and its stream while it is open.
+// planeState is one plane's directories and where it is in its writing.
+// Guarded by w.mu.
 type planeState struct {
-	dirs   []levelDir // per level; nil until the plane is started
-	stream *planeStream
-	done   bool
+	dirs     []levelDir // per level; nil until the plane is started
+	done     bool       // every row is written
+	reserved bool       // ReadPlanes is writing the image's planes
 }
 
 // levelDir is one level's directory with the sequence numbers of its tiles.
@@ -44,8 +49,21 @@ type levelDir struct {
 	seqs []int64
 }
 
-// newImage validates spec and prepares everything its planes share.
-func newImage(w *Writer, spec ImageSpec, index int) (*Image, error) {
+// newImage validates spec and prepares everything its planes share. The
+// writer sets its index when it adds it.
+func newImage(w *Writer, spec ImageSpec) (*Image, error) {
+	im, err := w.layoutImage(spec)
+	if err != nil {
+		return nil, err
+	}
+	im.planes = make([]planeState, im.spec.Planes())
+	return im, nil
+}
+
+// layoutImage is newImage without the planes' bookkeeping: it validates
+// spec under the writer's options, reading only what New set, and
+// allocates nothing per plane.
+func (w *Writer) layoutImage(spec ImageSpec) (*Image, error) {
 	spec, err := spec.normalized()
 	if err != nil {
 		return nil, err
@@ -61,9 +79,8 @@ func newImage(w *Writer, spec ImageSpec, index int) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &Image{w: w, spec: spec, index: index, levels: levels,
-		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling),
-		planes: make([]planeState, spec.Planes())}
+	im := &Image{w: w, spec: spec, levels: levels,
+		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling)}
 	format := compress.Format{BitsPerSample: 8 * spec.PixelType.Size(), SamplesPerPixel: spec.SamplesPerPixel, Float: spec.PixelType.Float(), ByteOrder: byteOrder}
 	for l, g := range levels {
 		enc := &compress.TileEncoder{Codec: w.codec, Predictor: predictor, Format: format, Width: g.tileW}
@@ -126,8 +143,8 @@ func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
 	b.AddShort(tiff.TagSamplesPerPixel, uint16(s.SamplesPerPixel))
 	b.AddShort(tiff.TagPlanarConfiguration, tiff.PlanarContig)
 	scale := float64(int(1) << l) // a level's pixels are 2^l times larger
-	if x, ok := pixelsPerCentimetre(s.PhysicalSizeX*scale, s.PhysicalSizeXUnit); ok {
-		if y, ok := pixelsPerCentimetre(s.PhysicalSizeY*scale, s.PhysicalSizeYUnit); ok {
+	if x, ok := pixelsPerCentimeter(s.PhysicalSizeX*scale, s.PhysicalSizeXUnit); ok {
+		if y, ok := pixelsPerCentimeter(s.PhysicalSizeY*scale, s.PhysicalSizeYUnit); ok {
 			b.AddRational(tiff.TagXResolution, x)
 			b.AddRational(tiff.TagYResolution, y)
 			b.AddShort(tiff.TagResolutionUnit, tiff.ResolutionUnitCentimeter)
@@ -143,8 +160,8 @@ func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
 	return b
 }
 
-// pixelsPerCentimetre converts a pixel size to a TIFF resolution.
-func pixelsPerCentimetre(size float64, unit string) (ifd.Fraction, bool) {
+// pixelsPerCentimeter converts a pixel size to a TIFF resolution.
+func pixelsPerCentimeter(size float64, unit string) (ifd.Fraction, bool) {
 	cm := lengthUnits[unit]
 	if size <= 0 || cm == 0 {
 		return ifd.Fraction{}, false
@@ -197,7 +214,13 @@ func (im *Image) PlaneBytes() int64 {
 }
 
 // WritePlane writes plane (z, c, t) whole: SizeY rows of SizeX pixels of
-// SamplesPerPixel little-endian samples, interleaved.
+// SamplesPerPixel little-endian samples, interleaved. pix is not kept
+// after WritePlane returns.
+//
+// The bytes must be little-endian: an image.Gray16's or image.RGBA64's Pix
+// is big-endian and would be written byte-swapped. Pass such an image to
+// Writer.AddImageData instead, which converts it, or typed samples to
+// WriteSamples.
 func (im *Image) WritePlane(z, c, t int, pix []byte) error {
 	if int64(len(pix)) != im.PlaneBytes() {
 		if err := im.w.usable(); err != nil {
@@ -209,37 +232,80 @@ func (im *Image) WritePlane(z, c, t int, pix []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := pw.Write(pix); err != nil {
-		return err
-	}
-	return pw.Close()
+	return pw.writeAll(pix)
 }
 
 // Plane starts plane (z, c, t) for streaming: write its rows in order, in
 // bands of any size, through the returned writer. Each plane is written
-// once. Several planes may be open at once.
+// once. Several planes may be open at once, and written from different
+// goroutines.
 func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
-	if err := im.w.usable(); err != nil {
-		return nil, err
-	}
 	p, err := im.spec.PlaneIndex(z, c, t)
+	return im.openPlane(p, err, false)
+}
+
+// openPlane starts plane p, unless indexErr says it does not exist. Only
+// ReadPlanes, which reserved the image's planes, passes reserved.
+func (im *Image) openPlane(p int, indexErr error, reserved bool) (*PlaneWriter, error) {
+	w := im.w
+	w.mu.Lock()
+	err := w.usableLocked()
+	if err == nil {
+		err = indexErr
+	}
+	if err == nil {
+		err = im.claim(p, reserved)
+	}
+	var s *planeStream
+	if err == nil {
+		s = im.takeStream()
+	}
+	w.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	st := &im.planes[p]
-	if st.dirs != nil {
-		return nil, fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, im.index)
+	if s == nil {
+		s = im.newStream()
 	}
-	im.startPlane(st)
-	return &PlaneWriter{im: im, st: st, size: im.PlaneBytes()}, nil
+	s.state = st
+	return &PlaneWriter{im: im, st: st, stream: s, index: p, size: im.PlaneBytes()}, nil
 }
 
-// startPlane gives a plane its directories, with room for the sequence
-// numbers of all its tiles, and a stream.
-func (im *Image) startPlane(st *planeState) {
+// claim gives plane p its directories, with room for the sequence numbers
+// of all its tiles, unless it is started already or reserved by ReadPlanes.
+// The caller holds w.mu.
+func (im *Image) claim(p int, reserved bool) error {
+	st := &im.planes[p]
+	switch {
+	case st.dirs != nil:
+		image, z, c, t := im.planeAt(p)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
+	case st.reserved && !reserved:
+		image, z, c, t := im.planeAt(p)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is being written by ReadPlanes", ErrPlane, z, c, t, image)
+	}
 	im.planeDirs(st)
-	st.stream = im.newStream()
-	st.stream.state = st
+	return nil
+}
+
+// planeOrigin says which planes of a dataset's image an image of a part
+// holds (see Part): count planes of image index from first on.
+type planeOrigin struct {
+	index int
+	spec  ImageSpec // normalized
+	first int
+}
+
+// planeAt returns the image and the coordinates of plane p, for messages:
+// for an image of a part, those of the dataset.
+func (im *Image) planeAt(p int) (image, z, c, t int) {
+	if o := im.origin; o != nil {
+		z, c, t = o.spec.PlaneCoords(o.first + p)
+		return o.index, z, c, t
+	}
+	z, c, t = im.spec.PlaneCoords(p)
+	return im.index, z, c, t
 }
 
 // maxBand bounds the bytes of one row of full-resolution tiles, the band
@@ -254,7 +320,7 @@ const seqBatch = 1 << 20
 
 // planeDirs gives a plane its directories, with room for the sequence
 // numbers of all its tiles; a plane of more tiles than seqBatch gets no
-// room, and its numbers grow as its tiles come.
+// room, and its numbers grow as its tiles come. The caller holds w.mu.
 func (im *Image) planeDirs(st *planeState) {
 	levels, tiles := len(im.levels), int(im.tilesPerPlane())
 	if len(im.dirStore) < levels {

@@ -130,9 +130,13 @@ func plural(n int, noun string) string {
 
 // omeDoc is the part of the OME-XML Inspect reports.
 type omeDoc struct {
-	UUID    string `xml:"UUID,attr"`
-	Creator string `xml:"Creator,attr"`
-	Images  []struct {
+	UUID       string `xml:"UUID,attr"`
+	Creator    string `xml:"Creator,attr"`
+	BinaryOnly *struct {
+		MetadataFile string `xml:"MetadataFile,attr"`
+		UUID         string `xml:"UUID,attr"`
+	} `xml:"BinaryOnly"`
+	Images []struct {
 		ID              string `xml:"ID,attr"`
 		Name            string `xml:"Name,attr"`
 		AcquisitionDate string `xml:"AcquisitionDate"`
@@ -158,6 +162,9 @@ type omeDoc struct {
 			TiffData []struct {
 				IFD        int  `xml:"IFD,attr"`
 				PlaneCount *int `xml:"PlaneCount,attr"`
+				UUID       struct {
+					FileName string `xml:"FileName,attr"`
+				} `xml:"UUID"`
 			} `xml:"TiffData"`
 			Planes []struct{} `xml:"Plane"`
 		} `xml:"Pixels"`
@@ -187,7 +194,21 @@ func summarizeOME(w *bufio.Writer, text string) {
 		fmt.Fprintf(w, "OME-XML: %d bytes, does not parse: %v\n", len(text), err)
 		return
 	}
-	fmt.Fprintf(w, "OME-XML: %d bytes, %s, UUID %s, creator %q\n", len(text), plural(len(doc.Images), "image"), doc.UUID, doc.Creator)
+	if bo := doc.BinaryOnly; bo != nil {
+		fmt.Fprintf(w, "OME-XML: %d bytes, UUID %s, creator %q, BinaryOnly: the metadata is in %s (UUID %s)\n", len(text), doc.UUID, doc.Creator, bo.MetadataFile, bo.UUID)
+		return
+	}
+	files := map[string]bool{}
+	for _, im := range doc.Images {
+		for _, td := range im.Pixels.TiffData {
+			files[td.UUID.FileName] = true
+		}
+	}
+	fmt.Fprintf(w, "OME-XML: %d bytes, %s, UUID %s, creator %q", len(text), plural(len(doc.Images), "image"), doc.UUID, doc.Creator)
+	if len(files) > 1 {
+		fmt.Fprintf(w, ", planes in %d files", len(files))
+	}
+	w.WriteString("\n")
 	annotations := map[string]int{}
 	for i, a := range doc.MapAnnotations {
 		annotations[a.ID] = i

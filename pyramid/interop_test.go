@@ -17,37 +17,25 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// schemaPath finds the OME 2016-06 schema: OMETIFF_OME_XSD, else
-// shared/schema/ome.xsd beside the project root or one of its parents.
-func schemaPath() string {
-	if p := os.Getenv("OMETIFF_OME_XSD"); p != "" {
-		return p
-	}
-	dir, _ := filepath.Abs("..") // the project root, from this package
-	for range 3 {
-		dir = filepath.Dir(dir)
-		if p := filepath.Join(dir, "shared", "schema", "ome.xsd"); fileExists(p) {
-			return p
-		}
-	}
-	return filepath.Join("..", "..", "shared", "schema", "ome.xsd")
-}
+// schemaPath finds the OME 2016-06 schema (interop.SchemaPath).
+func schemaPath() string { return interop.SchemaPath() }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// needSchema skips the test unless xmllint and the OME schema are there,
+// or fails it under OMETIFF_INTEROP, like interop.Need.
+func needSchema(t *testing.T) {
+	t.Helper()
+	interop.NeedSchema(t)
 }
 
 // TestInteropOMEXMLSchema validates the OME-XML of every interop
 // pyramid with xmllint against the OME 2016-06 schema, written both to
 // memory (TiffData without UUID) and to a file whose name needs escaping
-// (TiffData with UUID FileName). It says so and skips when the schema is
-// missing, or xmllint outside make interop; it runs in make test too.
+// (TiffData with UUID FileName). It runs in make test too. Without xmllint
+// or the schema it skips there, and fails under make interop
+// (OMETIFF_INTEROP), as CI runs it: CI clones the project beside shared/,
+// where schemaPath finds the schema.
 func TestInteropOMEXMLSchema(t *testing.T) {
-	interop.Need(t, "xmllint")
-	if !fileExists(schemaPath()) {
-		t.Skipf("OME schema not found (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)")
-	}
+	needSchema(t)
 	for _, g := range interopPyramids() {
 		t.Run(g.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -40,8 +40,7 @@ func TestLargerThan4GiB(t *testing.T) {
 	const width, height, band = 65536, 65600, 256 // 4.30e9 bytes, 4 GiB = 4.295e9
 	bands := largeBands(width, band)
 	path := filepath.Join(t.TempDir(), "large.ome.tif")
-	w, err := Create(path, Options{Compression: None, Levels: 1, NoSync: true})
-	require.NoError(t, err)
+	w := createNoSync(t, path, iohandle.Options{}, Options{Compression: None, Levels: 1})
 	im, err := w.AddImage(ImageSpec{Name: "large", SizeX: width, SizeY: height})
 	require.NoError(t, err)
 	pw, err := im.Plane(0, 0, 0)

@@ -30,7 +30,8 @@ func TestXMLSizeHintIsEnough(t *testing.T) {
 			for i := range tc.images {
 				images = append(images, omeImage{spec: spec, firstIFD: i * spec.Planes()})
 			}
-			xml := omeXML(images, uuid, "stack.ome.tif")
+			xml, _, err := omeXML(images, nil, uuid, "stack.ome.tif")
+			assert.NoError(t, err)
 			hint := xmlSizeHint(images, "stack.ome.tif")
 			assert.LessOrEqual(t, len(xml), hint, "Grow(hint) leaves room for the whole text")
 			if len(images)*spec.Planes() > 1000 {

@@ -1,15 +1,20 @@
 package pyramid
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 )
 
-// Errors. Each message starts with "pyramid: "; test with errors.Is. Errors
-// from the layers below (I/O failures, context cancellation) are returned
-// wrapped, so errors.Is finds them too.
+// Errors. Each message of an error this package makes starts with
+// "pyramid: " once; test with errors.Is. Errors of the layers below (an
+// I/O failure of the output, the cancellation of the writer's context) are
+// returned as they are, as the standard library's writers return their
+// writers' errors, or inside ErrClosed once they failed the writer;
+// errors.Is finds them either way. One that this package has a sentinel
+// for is described in its words and matches both: a file too large for
+// classic TIFF is ErrTooLarge, a compression level the codec lacks is
+// ErrOption (and compress.ErrLevel).
 var (
 	// ErrOption is an option the writer cannot honour.
 	ErrOption = errors.New("pyramid: bad option")
@@ -21,7 +26,9 @@ var (
 	// ErrMetadata is metadata that cannot be written: invalid UTF-8, a
 	// character XML cannot hold, an unknown unit or dimension order.
 	ErrMetadata = errors.New("pyramid: bad metadata")
-	// ErrPlane is a plane index out of range or a plane written twice.
+	// ErrPlane is a plane index out of range, a plane written twice, a call
+	// on a PlaneWriter while another goroutine's is under way, or a plane
+	// of an image that ReadPlanes is writing.
 	ErrPlane = errors.New("pyramid: bad plane")
 	// ErrData is pixel data of the wrong length, rows past the end of a
 	// plane, or an image.Image that cannot be converted (nil, a layout
@@ -34,7 +41,7 @@ var (
 	// ErrTooLarge is a file past 4 GiB with BigTIFF set to Never.
 	ErrTooLarge = errors.New("pyramid: file needs BigTIFF")
 	// ErrClosed is any call after Close or Abort, or after the writer
-	// failed.
+	// failed; then it wraps the failure, and its message says it.
 	ErrClosed = errors.New("pyramid: writer is closed")
 )
 
@@ -132,32 +139,30 @@ type Options struct {
 	// Downsampling computes each level from the one above.
 	Downsampling Downsampling
 	// Workers encode tiles in parallel: 0 means GOMAXPROCS, 1 encodes in the
-	// calling goroutine. Output is byte-identical at every value.
+	// calling goroutine. A file written from one goroutine is byte-identical
+	// at every value. Planes written from several goroutines share the
+	// workers; with 1, each goroutine encodes its tiles itself, one tile
+	// at a time across the writer.
 	Workers int
 	// BigTIFF says when to write BigTIFF.
 	BigTIFF BigTIFF
 	// Progress, if set, is called after each tile is written, from one
-	// goroutine at a time.
+	// goroutine at a time. It must not call the Writer's methods other than
+	// Stats.
 	Progress func(Progress)
-	// Context cancels the writing; nil means context.Background().
-	Context context.Context
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
-	// derives one from a hash of the content, so equal input gives equal
-	// files.
+	// derives one from a hash of the encoded tiles and the metadata, so
+	// equal input gives equal UUIDs, whatever the order, the bands and the
+	// goroutines its planes were written in.
 	UUID string
-	// Replace lets Create replace an existing file. (With New, the handle
-	// decides.)
-	Replace bool
-	// NoSync skips the fsync at Close, for Create. (With New, the handle
-	// decides.)
-	NoSync bool
-	// DirectIO, for Create, writes the file around the page cache where
-	// the system allows it (iohandle.Options.DirectIO): the CPU no longer
-	// copies the output into the page cache, which shortens compressed
-	// writes that keep every core busy (LZW, Deflate, Zstd), while each
-	// write waits for the device, which makes uncompressed ones slower.
-	// (With New, the handle decides.)
-	DirectIO bool
+	// OME, if set, is a caller's OME-XML document for the file (see
+	// ParseOME and OMEDocument, which says what the writer keeps of it and
+	// what it writes itself). Its Image elements describe the images
+	// added, in order: one more image is refused at AddImage, one fewer at
+	// Close, and ImageSpec.OME must then be nil. A document without Image
+	// elements gives the file the rest of its model (experimenters,
+	// instruments, annotations...) and leaves the images to their specs.
+	OME *OMEDocument
 }
 
 // withDefaults fills zero fields and checks the rest.
@@ -177,14 +182,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Compression == None && (o.Predictor == PredictorHorizontal || o.Predictor == PredictorFloatingPoint) {
 		return o, fmt.Errorf("%w: a predictor needs compression", ErrOption)
 	}
-	if o.Levels < 0 || o.Downsampling < Mean || o.Downsampling > Mode || o.Workers < 0 {
-		return o, fmt.Errorf("%w: levels %d, downsampling %d, workers %d", ErrOption, o.Levels, int(o.Downsampling), o.Workers)
+	if o.Levels < 0 {
+		return o, fmt.Errorf("%w: Levels %d is negative", ErrOption, o.Levels)
+	}
+	if o.Downsampling < Mean || o.Downsampling > Mode {
+		return o, fmt.Errorf("%w: downsampling %d", ErrOption, int(o.Downsampling))
+	}
+	if o.Workers < 0 {
+		return o, fmt.Errorf("%w: Workers %d is negative", ErrOption, o.Workers)
 	}
 	if o.BigTIFF < BigTIFFAuto || o.BigTIFF > BigTIFFNever {
 		return o, fmt.Errorf("%w: BigTIFF %d", ErrOption, int(o.BigTIFF))
-	}
-	if o.Context == nil {
-		o.Context = context.Background()
 	}
 	if o.UUID != "" {
 		uuid, err := normalizeUUID(o.UUID)

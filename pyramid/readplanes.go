@@ -16,28 +16,26 @@ const readChunk = 4 << 20
 
 // ReadPlanes writes every plane of the image from r: PlaneBytes bytes per
 // plane, as WritePlane takes them, planes in plane order (DimensionOrder,
-// fastest dimension first). No plane of the image may be started yet.
+// fastest dimension first). No plane of the image may be started yet, and
+// none may be started by another goroutine while ReadPlanes runs (ErrPlane
+// for either).
 //
 // When a plane's only tile is the plane itself, byte for byte (no
 // compression, one tile per plane, no reduced levels), r is read straight
 // into the output's buffer, as a file copy would: the way to write a stack
-// of small raw planes. Otherwise r is read in pieces of about 4 MiB.
+// of small raw planes. The writer's other goroutines wait while a piece is
+// read then. Otherwise r is read in pieces of about 4 MiB.
 //
 // If r ends before the last plane, the planes read whole are written, the
-// others stay missing (Close lists them), and the error wraps ErrData and
-// io.ErrUnexpectedEOF; when the planes are copied straight, the bytes of
-// the plane r ends in stay in the file, unused. Other errors of r are
-// returned wrapped. Neither fails the writer.
+// others stay missing (Close lists them, and they may still be written),
+// and the error wraps ErrData and io.ErrUnexpectedEOF; when the planes are
+// copied straight, the bytes of the plane r ends in stay in the file,
+// unused. Other errors of r are returned wrapped. Neither fails the writer.
 func (im *Image) ReadPlanes(r io.Reader) error {
-	if err := im.w.usable(); err != nil {
+	if err := im.reservePlanes(); err != nil {
 		return err
 	}
-	for p := range im.planes {
-		if im.planes[p].dirs != nil {
-			z, c, t := im.spec.PlaneCoords(p)
-			return fmt.Errorf("%w: ReadPlanes on image %d, whose plane z=%d c=%d t=%d is already started", ErrPlane, im.index, z, c, t)
-		}
-	}
+	defer im.releasePlanes()
 	switch {
 	case im.tileIsPlane():
 		return im.copyPlanes(r)
@@ -45,6 +43,46 @@ func (im *Image) ReadPlanes(r io.Reader) error {
 		return im.streamPlanes(r)
 	}
 	return im.bufferPlanes(r)
+}
+
+// reservePlanes marks every plane of the image as ReadPlanes's, unless one
+// is started or reserved already.
+func (im *Image) reservePlanes() error {
+	w := im.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usableLocked(); err != nil {
+		return err
+	}
+	for p := range im.planes {
+		if st := &im.planes[p]; st.dirs != nil || st.reserved {
+			z, c, t := im.spec.PlaneCoords(p)
+			return fmt.Errorf("%w: ReadPlanes on image %d, whose plane z=%d c=%d t=%d is already started", ErrPlane, im.index, z, c, t)
+		}
+	}
+	for p := range im.planes {
+		im.planes[p].reserved = true
+	}
+	return nil
+}
+
+// releasePlanes ends ReadPlanes's reservation: the planes it did not write
+// may be written by anyone.
+func (im *Image) releasePlanes() {
+	im.w.mu.Lock()
+	defer im.w.mu.Unlock()
+	for p := range im.planes {
+		im.planes[p].reserved = false
+	}
+}
+
+// writeReserved writes plane p, reserved by ReadPlanes, whole.
+func (im *Image) writeReserved(p int, pix []byte) error {
+	pw, err := im.openPlane(p, nil, true)
+	if err != nil {
+		return err
+	}
+	return pw.writeAll(pix)
 }
 
 // tileIsPlane reports whether a plane is stored as its own bytes: one
@@ -59,51 +97,78 @@ func (im *Image) tileIsPlane() bool {
 func (im *Image) copyPlanes(r io.Reader) error {
 	w := im.w
 	n := im.PlaneBytes()
-	src := &fingerprintReader{r: r, tile: n, hash: w.content != nil}
+	src := &fingerprintReader{r: r, tile: n, hash: w.hashed}
 	perChunk := max(1, int(readChunk/n))
 	for first := 0; first < len(im.planes); first += perChunk {
-		if err := w.opts.Context.Err(); err != nil {
-			return w.fail(wrapStreamError(err))
+		if err := w.ctx.Err(); err != nil {
+			return w.fail(err)
 		}
-		b, readErr := w.tw.ReadBlock(src, int64(min(perChunk, len(im.planes)-first))*n)
-		if readErr != nil && !src.ended && !errors.Is(readErr, io.ErrNoProgress) {
-			return w.fail(wrapStreamError(readErr)) // the output failed
+		read, readErr, err := im.copyChunk(src, first, min(perChunk, len(im.planes)-first))
+		if err != nil {
+			return err
 		}
-		for i := range int(b.Size / uint64(n)) {
-			st := &im.planes[first+i]
-			im.planeDirs(st)
-			st.dirs[0].seqs = append(st.dirs[0].seqs, w.seq)
-			w.seq++
-			st.done = true
-			var sum uint64
-			if src.hash {
-				sum = src.sums[i]
-			}
-			tile := tiff.Block{Offset: b.Offset + uint64(i)*uint64(n), Size: uint64(n)}
-			if err := w.recordSum(tile, sum); err != nil {
-				return w.fail(err)
-			}
-		}
-		src.sums = src.sums[:0]
 		if readErr != nil {
-			return im.readError(first+int(b.Size/uint64(n)), readErr)
+			return im.readError(first+read, readErr)
 		}
 	}
 	return nil
 }
 
-// bufferPlanes writes planes of up to readChunk bytes through WritePlane,
-// reading as many whole planes as fit in readChunk at a time.
+// copyChunk copies planes first to first+count-1 from src to the output,
+// holding the writer's lock, and returns how many it read whole, with the
+// error of src, or the writer's failure.
+func (im *Image) copyChunk(src *fingerprintReader, first, count int) (read int, readErr, err error) {
+	w := im.w
+	n := im.PlaneBytes()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usableLocked(); err != nil {
+		return 0, nil, err
+	}
+	w.out.Lock()
+	b, readErr := w.tw.ReadBlock(src, int64(count)*n)
+	w.out.Unlock()
+	if readErr != nil && !src.ended && !errors.Is(readErr, io.ErrNoProgress) {
+		return 0, nil, w.failLocked(readErr) // the output failed
+	}
+	read = int(b.Size / uint64(n))
+	for i := range read {
+		st := &im.planes[first+i]
+		im.planeDirs(st)
+		st.dirs[0].seqs = append(st.dirs[0].seqs, w.seq)
+		w.seq++
+		st.done = true
+		var sum uint64
+		if src.hash {
+			sum = src.sums[i]
+		}
+		w.out.Lock()
+		err := w.record(tiff.Block{Offset: b.Offset + uint64(i)*uint64(n), Size: uint64(n)}, sum)
+		p, report := w.progress()
+		w.out.Unlock()
+		if err != nil {
+			return 0, nil, w.failLocked(err)
+		}
+		if report {
+			w.opts.Progress(p)
+		}
+	}
+	src.sums = src.sums[:0]
+	return read, readErr, nil
+}
+
+// bufferPlanes writes planes of up to readChunk bytes whole, reading as
+// many as fit in readChunk at a time.
 func (im *Image) bufferPlanes(r io.Reader) error {
 	n := int(im.PlaneBytes())
 	perChunk := readChunk / n
-	buf := im.w.readBuffer(min(perChunk, len(im.planes)) * n)
+	buf := im.w.takeReadBuffer(min(perChunk, len(im.planes)) * n)
+	defer im.w.putReadBuffer(buf)
 	for first := 0; first < len(im.planes); first += perChunk {
 		want := min(perChunk, len(im.planes)-first) * n
 		got, readErr := io.ReadFull(r, buf[:want])
 		for i := range got / n {
-			z, c, t := im.spec.PlaneCoords(first + i)
-			if err := im.WritePlane(z, c, t, buf[i*n:(i+1)*n]); err != nil {
+			if err := im.writeReserved(first+i, buf[i*n:(i+1)*n]); err != nil {
 				return err
 			}
 		}
@@ -117,10 +182,10 @@ func (im *Image) bufferPlanes(r io.Reader) error {
 // streamPlanes writes planes larger than readChunk, each streamed from r
 // in pieces of readChunk bytes.
 func (im *Image) streamPlanes(r io.Reader) error {
-	buf := im.w.readBuffer(readChunk)
+	buf := im.w.takeReadBuffer(readChunk)
+	defer im.w.putReadBuffer(buf)
 	for p := range im.planes {
-		z, c, t := im.spec.PlaneCoords(p)
-		pw, err := im.Plane(z, c, t)
+		pw, err := im.openPlane(p, nil, true)
 		if err != nil {
 			return err
 		}
@@ -147,13 +212,27 @@ func (im *Image) readError(p int, err error) error {
 	return fmt.Errorf("pyramid: image %d: reading plane %d of %d: %w", im.index, p, len(im.planes), err)
 }
 
-// readBuffer returns the writer's buffer for ReadPlanes, of at least n
-// bytes, shared by its images.
-func (w *Writer) readBuffer(n int) []byte {
-	if cap(w.readBuf) < n {
-		w.readBuf = make([]byte, n)
+// takeReadBuffer returns a buffer of n bytes for ReadPlanes: the one the
+// writer keeps for its images, when no other ReadPlanes holds it.
+func (w *Writer) takeReadBuffer(n int) []byte {
+	w.mu.Lock()
+	buf := w.readBuf
+	w.readBuf = nil
+	w.mu.Unlock()
+	if cap(buf) < n {
+		buf = make([]byte, n)
 	}
-	return w.readBuf[:n]
+	return buf[:n]
+}
+
+// putReadBuffer gives a buffer of takeReadBuffer back to the writer, which
+// keeps the largest.
+func (w *Writer) putReadBuffer(buf []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed && cap(buf) > cap(w.readBuf) {
+		w.readBuf = buf
+	}
 }
 
 // fingerprintReader passes its reader's bytes on and hashes them in

@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
 
 // readPlanesCase is an image written once plane by plane and once with
@@ -196,14 +198,39 @@ func TestReadPlanesErrors(t *testing.T) {
 		path := filepath.Join(dir, "out.ome.tif")
 		f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 4096})
 		require.NoError(t, err)
-		w, err := New(iohandle.NewFaulty(f, iohandle.Faults{Write: 2}), opts)
+		w, err := New(iohandletest.NewFaulty(f, iohandletest.Faults{Write: 2}), opts)
 		require.NoError(t, err)
 		im, err := w.AddImage(spec)
 		require.NoError(t, err)
 		err = im.ReadPlanes(bytes.NewReader(make([]byte, 4*64*64)))
-		require.ErrorIs(t, err, iohandle.ErrInjected)
-		require.ErrorIs(t, w.Close(), iohandle.ErrInjected)
+		require.ErrorIs(t, err, iohandletest.ErrInjected)
+		require.ErrorIs(t, w.Close(), iohandletest.ErrInjected)
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries)
 	})
+	t.Run("the context is cancelled between reads", func(t *testing.T) {
+		// Planes of 1 MiB that are their own tile: copied 4 to a read.
+		big := ImageSpec{SizeX: 1024, SizeY: 1024, SizeZ: 8}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w, err := NewContext(ctx, iohandle.NewMemory(), Options{Compression: None, TileSize: 1024})
+		require.NoError(t, err)
+		im, err := w.AddImage(big)
+		require.NoError(t, err)
+		require.True(t, im.tileIsPlane())
+		r := cancellingReader{r: bytes.NewReader(make([]byte, 8*im.PlaneBytes())), cancel: cancel}
+		require.ErrorIs(t, im.ReadPlanes(r), context.Canceled)
+		require.ErrorIs(t, w.Close(), context.Canceled)
+	})
+}
+
+// cancellingReader cancels a context when it is first read.
+type cancellingReader struct {
+	r      io.Reader
+	cancel func()
+}
+
+func (c cancellingReader) Read(p []byte) (int, error) {
+	c.cancel()
+	return c.r.Read(p)
 }

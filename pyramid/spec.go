@@ -66,10 +66,23 @@ const (
 	XYTZC DimensionOrder = "XYTZC"
 )
 
-// Channel describes one channel of an image.
+// Channel describes one channel of an image. Zero fields are not written.
 type Channel struct {
 	Name  string
 	Color color.Color // nil: none
+	// ExcitationWavelength and EmissionWavelength are the channel's
+	// wavelengths (length units, positive), PinholeSize its pinhole's size
+	// (length units).
+	ExcitationWavelength, EmissionWavelength, PinholeSize Quantity
+	// Fluor names the fluorophore.
+	Fluor            string
+	AcquisitionMode  AcquisitionMode
+	IlluminationType IlluminationType
+	ContrastMethod   ContrastMethod
+	// LightSourceSettings and DetectorSettings name the light source and
+	// the detector of ImageSpec.Instrument the channel was acquired with.
+	LightSourceSettings *LightSourceSettings
+	DetectorSettings    *DetectorSettings
 }
 
 // KeyValue is one entry of an image's key/value annotation.
@@ -82,7 +95,10 @@ type ImageSpec struct {
 	// SizeX and SizeY are the plane's width and height in pixels.
 	SizeX, SizeY int
 	// SizeZ, SizeC and SizeT count focal planes, channels and time points;
-	// 0 means 1. An RGB image counts as one channel.
+	// 0 means 1. SizeC counts the planes along C, the c of WritePlane: an
+	// RGB image (SamplesPerPixel 3) of one plane has SizeC 1. OME's Pixels
+	// element counts samples instead (SizeC 3 for it, with one Channel of
+	// SamplesPerPixel 3); OMESizeC gives that number.
 	SizeZ, SizeC, SizeT int
 	// DimensionOrder orders the planes; empty means XYZCT.
 	DimensionOrder DimensionOrder
@@ -105,6 +121,20 @@ type ImageSpec struct {
 	Description string
 	// Annotations are written as an OME MapAnnotation linked to the image.
 	Annotations []KeyValue
+	// Instrument, if set, is the microscope the image was acquired with.
+	// Images that share one *Instrument share one OME Instrument.
+	Instrument *Instrument
+	// ObjectiveSettings names the objective of Instrument the image was
+	// acquired with; when nil and Instrument has a single objective, that
+	// one is named.
+	ObjectiveSettings *ObjectiveSettings
+	// PlaneInfo gives the acquisition times and stage positions of planes,
+	// each at most once, in any order; planes left out have none.
+	PlaneInfo []Plane
+	// OME, if set, is the caller's metadata of the image: one Image element
+	// of a parsed OME-XML document (see ParseOME and Options.OME). The
+	// fields above, where set, take precedence over what it says.
+	OME *OMEImage
 }
 
 // maxPlanes bounds SizeZ*SizeC*SizeT of one image.
@@ -144,7 +174,21 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 	if err := s.checkPhysical(); err != nil {
 		return s, err
 	}
-	return s, s.checkText()
+	if err := s.checkText(); err != nil {
+		return s, err
+	}
+	if s.ObjectiveSettings == nil && s.Instrument != nil && len(s.Instrument.Objectives) == 1 {
+		s.ObjectiveSettings = &ObjectiveSettings{}
+	}
+	if err := s.checkTyped(); err != nil {
+		return s, err
+	}
+	if s.OME != nil {
+		if _, err := s.OME.check(s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
 }
 
 // checkPhysical validates physical sizes and fills in default units.
@@ -187,6 +231,12 @@ func (s *ImageSpec) checkText() error {
 // Planes is the number of planes of the image: SizeZ x SizeC x SizeT,
 // each 0 counting as 1.
 func (s ImageSpec) Planes() int { return s.sizes()[0] * s.sizes()[1] * s.sizes()[2] }
+
+// OMESizeC is the SizeC of the image's OME Pixels element: the samples of
+// all its channels, SizeC x SamplesPerPixel (0 counting as 1), as OME
+// counts them. The OME-XML has SizeC Channel elements, each with
+// SamplesPerPixel samples.
+func (s ImageSpec) OMESizeC() int { return s.sizes()[1] * max(s.SamplesPerPixel, 1) }
 
 // pixelBytes is the size of one pixel.
 func (s ImageSpec) pixelBytes() int { return max(s.SamplesPerPixel, 1) * s.PixelType.Size() }

@@ -1,8 +1,8 @@
 package pyramid
 
 import (
-	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // PlaneWriter streams the rows of one plane: SizeY rows of SizeX pixels of
@@ -10,27 +10,40 @@ import (
 // (a write may end inside a row). The plane is complete when its last
 // byte is written; every level of its pyramid is computed on the way, so
 // memory does not grow with the plane's height.
+//
+// A PlaneWriter is used by one goroutine at a time; the PlaneWriters of
+// different planes may be used from different goroutines at once. A call
+// made while another goroutine's call on the same PlaneWriter is under way
+// takes nothing and returns ErrPlane.
 type PlaneWriter struct {
 	im            *Image
 	st            *planeState
+	stream        *planeStream // nil once the plane is complete
+	index         int          // of the plane, in DimensionOrder
 	size, written int64
+	busy          atomic.Bool // a call is under way
 }
 
 // Write takes the next len(p) bytes of the plane. Bytes past the end of the
-// plane are an error, and nothing of p is taken then.
+// plane are an error, and nothing of p is taken then. p is not kept after
+// Write returns.
 func (pw *PlaneWriter) Write(p []byte) (int, error) {
+	if !pw.busy.CompareAndSwap(false, true) {
+		return 0, pw.busyError()
+	}
+	defer pw.busy.Store(false)
 	w := pw.im.w
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
-	if pw.st.done {
+	if pw.written == pw.size {
 		return 0, fmt.Errorf("%w: the plane is complete", ErrData)
 	}
 	if int64(len(p)) > pw.size-pw.written {
 		return 0, fmt.Errorf("%w: %d bytes past the end of the plane", ErrData, int64(len(p))-(pw.size-pw.written))
 	}
-	if err := pw.st.stream.write(p); err != nil {
-		return 0, w.fail(wrapStreamError(err))
+	if err := pw.stream.write(p); err != nil {
+		return 0, w.fail(err)
 	}
 	pw.written += int64(len(p))
 	if pw.written == pw.size {
@@ -39,26 +52,40 @@ func (pw *PlaneWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// wrapStreamError gives errors from below this package's prefix, keeping
-// them testable with errors.Is.
-func wrapStreamError(err error) error {
-	if errors.Is(err, ErrData) || errors.Is(err, ErrTooLarge) {
+// writeAll writes a whole plane and closes it.
+func (pw *PlaneWriter) writeAll(pix []byte) error {
+	if _, err := pw.Write(pix); err != nil {
 		return err
 	}
-	return fmt.Errorf("pyramid: %w", err)
+	return pw.Close()
+}
+
+// busyError is the error of a call made while another is under way.
+func (pw *PlaneWriter) busyError() error {
+	image, z, c, t := pw.im.planeAt(pw.index)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by another goroutine", ErrPlane, z, c, t, image)
 }
 
 // finish marks the plane written and keeps its buffers for the next plane.
 func (pw *PlaneWriter) finish() {
+	w, s := pw.im.w, pw.stream
+	pw.stream, s.state = nil, nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	pw.st.done = true
-	pw.im.free = pw.st.stream
-	pw.st.stream = nil
+	if !w.closed {
+		pw.im.free = append(pw.im.free, s)
+	}
 }
 
 // Close reports whether the plane is complete. An incomplete plane stays
 // open; the writer's Close reports it missing.
 func (pw *PlaneWriter) Close() error {
-	if !pw.st.done {
+	if !pw.busy.CompareAndSwap(false, true) {
+		return pw.busyError()
+	}
+	defer pw.busy.Store(false)
+	if pw.written < pw.size {
 		return fmt.Errorf("%w: plane has %d of %d bytes", ErrData, pw.written, pw.size)
 	}
 	return nil
@@ -76,16 +103,25 @@ type planeStream struct {
 	scratch   []byte // one tile when tiles are stored unchanged
 }
 
-// newStream returns buffers for a new plane, reusing a finished plane's.
-func (im *Image) newStream() *planeStream {
-	if s := im.free; s != nil {
-		im.free = nil
-		s.staged = 0
-		for _, l := range s.levels {
-			l.reset()
-		}
-		return s
+// takeStream returns a finished plane's buffers, reset for a new plane, or
+// nil. The caller holds w.mu.
+func (im *Image) takeStream() *planeStream {
+	n := len(im.free)
+	if n == 0 {
+		return nil
 	}
+	s := im.free[n-1]
+	im.free[n-1] = nil
+	im.free = im.free[:n-1]
+	s.staged = 0
+	for _, l := range s.levels {
+		l.reset()
+	}
+	return s
+}
+
+// newStream returns new buffers for a plane.
+func (im *Image) newStream() *planeStream {
 	pb := im.spec.pixelBytes()
 	s := &planeStream{im: im, rowBytes: im.spec.SizeX * pb, chunkRows: im.levels[0].tileH}
 	for i, g := range im.levels {

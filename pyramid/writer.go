@@ -1,16 +1,16 @@
 package pyramid
 
 import (
-	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
@@ -24,44 +24,116 @@ import (
 // Writer writes one pyramidal OME-TIFF file. Add images with AddImage, write
 // their planes in any order, then Close.
 //
-// A Writer is used from one goroutine; it runs its own encoding goroutines
-// (Options.Workers). After any error the writer is failed: every later call
-// returns an error and Close discards the output.
+// # Concurrency
+//
+// A Writer and its Images may be used from several goroutines at once:
+// AddImage, AddImageData, Stats, and the planes of any images (WritePlane,
+// Plane and the PlaneWriter's Write, ReadPlanes, WriteSamples), each plane
+// from one goroutine at a time. Every goroutine's rows are cut into tiles
+// and reduced into levels on that goroutine; only handing tiles to the
+// encoders and the output is serialized (and, with Workers 1, encoding).
+// The pixels read back are the same
+// whatever the goroutines, but where tiles lie in the file follows the order
+// in which they are written: a file written from one goroutine is the same
+// byte for byte at every Options.Workers, while one written from several
+// may differ from run to run in its tile offsets (never in its pixels, its
+// directories' order or its OME-XML, whose derived UUID is computed plane by
+// plane at Close).
+//
+// What cannot be made safe is refused with an error, never corrupts the
+// file: two goroutines on one plane at once (ErrPlane for the later call),
+// ReadPlanes on an image whose planes another goroutine has started, or
+// a plane of an image ReadPlanes is writing (ErrPlane), and a call racing Close or Abort (ErrClosed if it comes
+// after; if it came first, its plane may be missing and Close says so with
+// ErrMissingPlanes). Options.Progress is called from one goroutine at a
+// time, and must not call the Writer's methods other than Stats.
+//
+// # Errors
+//
+// A call whose arguments are wrong (ErrOption, ErrSize, ErrPixelType,
+// ErrMetadata, ErrPlane, ErrData) takes nothing and returns its error; so
+// does ReadPlanes when its input fails, keeping the planes it read whole.
+// The writer goes on, and Close succeeds once every plane is written. A
+// failure of the writing itself fails the writer: an error of the output
+// handle, of an encoder, the cancellation of the context given to
+// CreateContext or NewContext, or ErrTooLarge. Every later call then
+// returns ErrClosed wrapping that first failure, and Close discards the
+// output.
+//
+// # Closing
+//
+// Close and Abort end the writer; the first of them decides whether the
+// file is committed. Later calls of either do nothing: Close returns nil if
+// the file was committed and ErrClosed (wrapping the failure, if there was
+// one) if it was not, and Abort returns nil, so that a deferred Abort after
+// a successful Close is harmless.
 type Writer struct {
 	opts     Options
+	ctx      context.Context // cancels the writing
 	h        iohandle.Handle
 	tw       *tiff.Writer
 	fileName string
-	images   []*Image
-	pipe     *compress.Pipeline // nil: tiles are stored unchanged, synchronously
 	codec    compress.Codec
-	seq      int64  // tiles submitted
-	readBuf  []byte // ReadPlanes's buffer, shared by the images
-	err      error  // first failure
-	closed   bool
+	pipe     *compress.Pipeline // nil: tiles are stored unchanged, synchronously; set once by New
+	hashed   bool               // the UUID derives from the content: tiles' fingerprints are kept
+	// description, if set, is the file's OME-XML, given whole (a
+	// dataset's part), instead of the one Close builds from the images.
+	description []byte
 
-	// Touched by the consumer of encoded tiles, one goroutine at a time;
-	// read by the writer's goroutine after the pipeline is closed.
+	// mu serializes what the goroutines writing planes share: the images
+	// and their plane bookkeeping, the tile sequence numbers and the
+	// pipeline's producer side (Buffer, Submit, Close), the synchronous
+	// path to the output, the read buffer and the writer's state.
+	mu        sync.Mutex
+	images    []*Image
+	seq       int64  // tiles submitted
+	readBuf   []byte // ReadPlanes's buffer, shared by the images; nil while one uses it
+	err       error  // first failure
+	closed    bool   // Close or Abort ran
+	committed bool   // and the file is committed
+
+	// out serializes the use of the output handle: by the consumer of
+	// encoded tiles (the pipeline's goroutine, or a plane's goroutine under
+	// mu when tiles are stored unchanged), by Close and Abort, and by Stats.
+	out        sync.Mutex
 	blocks     blockList // by sequence number
-	content    hash.Hash // digest of the tiles' hashes, for the UUID; nil with Options.UUID
-	tileHash   [8]byte   // one tile's XXH3, on its way to content
 	tilesDone  int64
 	totalTiles atomic.Int64
 }
 
-// outputBuffer is the output handle's buffer: tiles and directories reach
-// the OS in writes of this size, so fewer than one write call per MiB.
-const outputBuffer = 2 << 20
-
-// Create writes a new OME-TIFF at path. The file appears there only when
-// Close succeeds; until then it is a temporary file beside it, removed on
-// failure or Abort.
+// Create writes a new OME-TIFF at path, which must not exist: an existing
+// file is an error wrapping fs.ErrExist. It is CreateContext with
+// context.Background().
+//
+// The file appears at path, whole, only when Close succeeds. On Linux it
+// has no name until then: it is an unnamed file (O_TMPFILE) in path's
+// directory, which Close links to path, so that a crash leaves nothing
+// behind. Where the system or the file system cannot do that, it is a
+// hidden .NAME.<16 hex digits>.tmp beside path (NAME being path's base
+// name), which Close renames to path and Abort or a failure removes;
+// package iohandle tells the details.
+//
+// Create writes through an iohandle.File with an iohandle.BigBuffer
+// buffer, and syncs the file and its directory at Close. To replace an
+// existing file, skip the sync or write around the page cache, create the
+// handle with iohandle.Create and the iohandle.Options that say so
+// (Replace, NoSync, DirectIO; BufferSize iohandle.BigBuffer), and give it
+// to New or NewContext, as the example shows.
 func Create(path string, opts Options) (*Writer, error) {
-	h, err := iohandle.Create(path, iohandle.Options{BufferSize: outputBuffer, Replace: opts.Replace, NoSync: opts.NoSync, DirectIO: opts.DirectIO})
-	if err != nil {
-		return nil, fmt.Errorf("pyramid: %w", err)
+	return CreateContext(context.Background(), path, opts)
+}
+
+// CreateContext is Create with a context that cancels the writing: once
+// ctx is done, the writer fails with ctx's error, as NewContext says.
+func CreateContext(ctx context.Context, path string, opts Options) (*Writer, error) {
+	h, err := iohandle.Create(path, iohandle.Options{BufferSize: iohandle.BigBuffer})
+	if errors.Is(err, iohandle.ErrExist) {
+		return nil, &describedError{msg: fmt.Sprintf("%s%s exists (to replace it, give New a handle from iohandle.Create with Options.Replace)", prefix, path), errs: []error{err}}
 	}
-	w, err := New(h, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, err := NewContext(ctx, h, opts)
 	if err != nil {
 		_ = h.Abort()
 		return nil, err
@@ -69,13 +141,29 @@ func Create(path string, opts Options) (*Writer, error) {
 	return w, nil
 }
 
-// New writes an OME-TIFF to h, which must be empty. Close commits h. When
-// h knows its destination (it has a Path method, as *iohandle.File does),
-// each TiffData names the file with its UUID; otherwise the TiffData
-// elements carry no UUID and refer to the file they are in.
+// New writes an OME-TIFF to h, which must be empty. It is NewContext with
+// context.Background().
 func New(h iohandle.Handle, opts Options) (*Writer, error) {
+	return NewContext(context.Background(), h, opts)
+}
+
+// NewContext writes an OME-TIFF to h, which must be empty; ctx cancels the
+// writing. Close commits h, and Abort or a failure of the writer aborts
+// it; if NewContext itself fails, h is left to the caller. When h knows its
+// destination (it has a Path method, as *iohandle.File does), each TiffData
+// names the file with its UUID; otherwise the TiffData elements carry no
+// UUID and refer to the file they are in.
+//
+// Once ctx is done, the writing stops: the next tile written fails the
+// writer with ctx's error (context.Cause(ctx) when tiles are compressed),
+// Close returns it, and the output is discarded. A context done after
+// Close returned changes nothing. A nil ctx is an ErrOption.
+func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)
+	}
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrOption)
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -85,40 +173,33 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	version := map[BigTIFF]tiff.Version{BigTIFFAuto: tiff.Auto, BigTIFFAlways: tiff.BigTIFF, BigTIFFNever: tiff.Classic}[opts.BigTIFF]
-	tw, err := tiff.NewWriter(h, tiff.Options{ByteOrder: byteOrder, Version: version})
+	bigTIFF := map[BigTIFF]tiff.BigTIFF{BigTIFFAuto: tiff.BigTIFFAuto, BigTIFFAlways: tiff.BigTIFFAlways, BigTIFFNever: tiff.BigTIFFNever}[opts.BigTIFF]
+	tw, err := tiff.NewWriter(h, tiff.Options{ByteOrder: byteOrder, BigTIFF: bigTIFF})
 	if err != nil {
-		return nil, fmt.Errorf("pyramid: %w", err)
+		return nil, wrapLower(err)
 	}
-	w := &Writer{opts: opts, h: h, tw: tw, codec: codec}
-	if opts.UUID == "" {
-		w.content = sha256.New()
-	}
+	w := &Writer{opts: opts, ctx: ctx, h: h, tw: tw, codec: codec, hashed: opts.UUID == ""}
 	if named, ok := h.(interface{ Path() string }); ok {
 		w.fileName = filepath.Base(named.Path())
 	}
 	if opts.Compression != None {
-		w.pipe = compress.NewPipeline(opts.Context, compress.Options{Workers: opts.Workers}, w.consume)
+		w.pipe = compress.NewPipeline(ctx, compress.Options{Workers: opts.Workers}, w.consume)
 	}
 	return w, nil
 }
 
 // newCodec returns the codec the options ask for.
 func newCodec(opts Options) (compress.Codec, error) {
-	var c compress.Codec
-	var err error
-	switch opts.Compression {
-	case None:
-		c = compress.None{}
-	case LZW:
-		c = compress.LZW{}
-	case Deflate:
-		c, err = compress.NewDeflate(opts.Level)
-	case Zstd:
-		c, err = compress.NewZstd(opts.Level)
-	}
+	compression := map[Compression]uint16{None: tiff.CompressionNone, LZW: tiff.CompressionLZW, Deflate: tiff.CompressionDeflate, Zstd: tiff.CompressionZstd}[opts.Compression]
+	c, err := compress.NewCodec(compression, opts.Level)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOption, err)
+		// "compress: invalid compression level 99: ..." names the option
+		// once, under this package's prefix: "Level 99: ...".
+		text := err.Error()
+		if rest, ok := strings.CutPrefix(text, compress.ErrLevel.Error()+" "); ok {
+			text = "Level " + rest
+		}
+		return nil, classify(ErrOption, text, err)
 	}
 	return c, nil
 }
@@ -126,57 +207,117 @@ func newCodec(opts Options) (compress.Codec, error) {
 // AddImage adds an image (an OME series) and returns it for writing its
 // planes. Images are stored in the order they are added.
 func (w *Writer) AddImage(spec ImageSpec) (*Image, error) {
+	return w.addImage(spec, false)
+}
+
+// addImage adds an image; named gives an image without a name the name
+// "image N", N its index.
+func (w *Writer) addImage(spec ImageSpec, named bool) (*Image, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
 	}
-	im, err := newImage(w, spec, len(w.images))
+	im, err := newImage(w, spec) // reads only what New set: no lock
 	if err != nil {
 		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usableLocked(); err != nil {
+		return nil, err
+	}
+	im.index = len(w.images)
+	if err := w.bindOME(im); err != nil {
+		return nil, err
+	}
+	if _, callerNamed := im.spec.OME.name(); named && im.spec.Name == "" && !callerNamed {
+		im.spec.Name = fmt.Sprintf("image %d", im.index)
 	}
 	w.images = append(w.images, im)
 	w.totalTiles.Add(im.tilesPerPlane() * int64(im.spec.Planes()))
 	return im, nil
 }
 
+// bindOME gives an image the Image element of Options.OME that describes
+// it, if the document has images, and checks that it describes the
+// image's pixels. The caller holds w.mu.
+func (w *Writer) bindOME(im *Image) error {
+	doc := w.opts.OME
+	if doc == nil || doc.Images() == 0 {
+		return nil
+	}
+	if im.spec.OME != nil {
+		return fmt.Errorf("%w: ImageSpec.OME is set, and Options.OME has the images' elements", ErrOption)
+	}
+	if im.index >= doc.Images() {
+		return &OMEError{Err: ErrOMEConflict, Element: "OME", Detail: fmt.Sprintf("Options.OME has %d Images; this is image %d", doc.Images(), im.index)}
+	}
+	m := doc.Image(im.index)
+	if _, err := m.check(im.spec); err != nil {
+		return err
+	}
+	im.spec.OME = m
+	return nil
+}
+
 // Stats returns the write calls the output received so far: with Create,
-// the system calls of the file.
-func (w *Writer) Stats() iohandle.Stats { return w.h.Stats() }
+// the system calls of the file. A handle given to New without a Stats
+// method gives zero Stats. It is safe to call from any goroutine, at any
+// time.
+func (w *Writer) Stats() iohandle.Stats {
+	counted, ok := w.h.(interface{ Stats() iohandle.Stats })
+	if !ok {
+		return iohandle.Stats{}
+	}
+	w.out.Lock()
+	defer w.out.Unlock()
+	return counted.Stats()
+}
 
 // usable returns the error every call must return now, if any.
 func (w *Writer) usable() error {
-	if w.closed {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.usableLocked()
+}
+
+// usableLocked is usable for a caller holding w.mu.
+func (w *Writer) usableLocked() error {
+	switch {
+	case w.err != nil:
+		return closedBy(w.err)
+	case w.closed:
 		return ErrClosed
-	}
-	if w.err != nil {
-		return fmt.Errorf("%w: %w", ErrClosed, w.err)
 	}
 	return nil
 }
 
-// fail records the writer's first failure and returns it.
+// fail records the writer's first failure, err as this package's error,
+// and returns it. A call refused because the writer is closed already
+// (ErrClosed) is not a new failure.
 func (w *Writer) fail(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failLocked(err)
+}
+
+// failLocked is fail for a caller holding w.mu.
+func (w *Writer) failLocked(err error) error {
+	err = wrapLower(err)
+	if errors.Is(err, ErrClosed) {
+		return err
+	}
 	if w.err == nil {
 		w.err = err
 	}
 	return w.err
 }
 
-// submit queues one tile of a level of a plane, in file order.
-func (w *Writer) submit(dir *levelDir, enc compress.Encoder, tile []byte) error {
-	dir.seqs = append(dir.seqs, w.seq)
-	w.seq++
-	if w.pipe != nil {
-		return w.pipe.Submit(enc, tile)
-	}
-	if err := w.opts.Context.Err(); err != nil {
-		return err
-	}
-	return w.consume(w.seq-1, tile)
-}
-
-// tileBuffer returns a buffer for a tile of n bytes.
+// tileBuffer returns a buffer for a tile of n bytes: the pipeline's, or
+// scratch, the plane's own, when tiles are stored synchronously.
 func (w *Writer) tileBuffer(n int, scratch *[]byte) []byte {
 	if w.pipe != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		return w.pipe.Buffer(n)
 	}
 	if cap(*scratch) < n {
@@ -185,81 +326,137 @@ func (w *Writer) tileBuffer(n int, scratch *[]byte) []byte {
 	return (*scratch)[:n]
 }
 
-// consume stores one encoded tile. It runs on the pipeline's consumer, or
-// synchronously when tiles are stored unchanged.
-func (w *Writer) consume(_ int64, data []byte) error {
-	b, err := w.tw.WriteBlock(data)
-	if err != nil {
+// submit queues one tile of a level of a plane, behind every tile submitted
+// before it by any goroutine. Without a pipeline it stores the tile before
+// it returns.
+func (w *Writer) submit(dir *levelDir, enc compress.Encoder, tile []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usableLocked(); err != nil {
 		return err
 	}
-	return w.record(b, data)
+	dir.seqs = append(dir.seqs, w.seq)
+	w.seq++
+	if w.pipe != nil {
+		return w.pipe.Submit(enc, tile)
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	return w.consume(w.seq-1, tile)
 }
 
-// record books one stored tile: its place, its fingerprint, the progress.
-func (w *Writer) record(b tiff.Block, data []byte) error {
+// consume stores one encoded tile. It runs on the pipeline's consumer, or,
+// when tiles are stored unchanged, on the goroutine that submits the tile,
+// holding w.mu: one tile at a time, in sequence order.
+func (w *Writer) consume(_ int64, data []byte) error {
 	var sum uint64
-	if w.content != nil {
-		// XXH3 runs at 86 GB/s here, CRC-32C at 24: for uncompressed
-		// tiles, fingerprinting them costs little next to writing them.
+	if w.hashed {
+		// XXH3 is several times faster than writing the tile: the
+		// fingerprint costs little even for uncompressed tiles.
 		sum = xxh3.Hash(data)
 	}
-	return w.recordSum(b, sum)
+	w.out.Lock()
+	b, err := w.tw.WriteBlock(data)
+	if err == nil {
+		err = w.record(b, sum)
+	}
+	p, report := w.progress()
+	w.out.Unlock()
+	if err == nil && report {
+		w.opts.Progress(p)
+	}
+	return err
 }
 
-// recordSum is record for a tile whose fingerprint, sum, is known (and
-// ignored when the UUID is not made from the content).
-func (w *Writer) recordSum(b tiff.Block, sum uint64) error {
+// record books one stored tile, b, with its fingerprint, sum (ignored when
+// the UUID is not derived from the content). The caller holds w.out.
+func (w *Writer) record(b tiff.Block, sum uint64) error {
 	if w.opts.BigTIFF == BigTIFFNever && b.Offset+b.Size > math.MaxUint32 {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}
-	w.blocks.add(b, w.totalTiles.Load())
-	if w.content != nil {
-		binary.LittleEndian.PutUint64(w.tileHash[:], sum)
-		w.content.Write(w.tileHash[:])
-	}
+	w.blocks.add(b, sum, w.hashed, w.totalTiles.Load())
 	w.tilesDone++
-	if w.opts.Progress != nil {
-		w.opts.Progress(Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()})
-	}
 	return nil
 }
 
-// Abort stops writing and discards the output. It is harmless after Close.
+// progress returns what Options.Progress is to be told, and whether it is
+// set. The caller holds w.out, and calls Progress after releasing it, so
+// that Progress may call Stats.
+func (w *Writer) progress() (Progress, bool) {
+	if w.opts.Progress == nil {
+		return Progress{}, false
+	}
+	return Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()}, true
+}
+
+// Abort stops writing and discards the output. After Close or an earlier
+// Abort it does nothing and returns nil; it never removes a committed file.
 func (w *Writer) Abort() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
 		return nil
 	}
 	w.closed = true
 	_ = w.stopPipeline() // the output is discarded whatever went wrong
+	return w.discard()
+}
+
+// discard aborts the output handle. The caller holds w.mu.
+func (w *Writer) discard() error {
+	w.out.Lock()
+	defer w.out.Unlock()
+	w.releaseStreams()
 	return w.h.Abort()
 }
 
-// stopPipeline ends the encoding goroutines and returns their error.
+// releaseStreams drops the buffers kept for the next plane or read. The
+// caller holds w.mu.
+func (w *Writer) releaseStreams() {
+	for _, im := range w.images {
+		im.free = nil
+	}
+	w.readBuf = nil
+}
+
+// stopPipeline ends the encoding goroutines and returns their error. The
+// caller holds w.mu.
 func (w *Writer) stopPipeline() error {
 	if w.pipe == nil {
 		return nil
 	}
-	err := w.pipe.Close()
-	w.pipe = nil
-	return err
+	return w.pipe.Close()
 }
 
 // Close finishes the file: it waits for every tile, writes the directories
 // of every plane and level with the OME-XML in the first, writes the
 // header and commits the output. On any error the output is discarded.
+// After an earlier Close or Abort it does nothing: it returns nil if the
+// file was committed, and ErrClosed otherwise.
 func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
-		return ErrClosed
-	}
-	if err := w.finish(); err != nil {
-		w.closed = true
-		_ = w.h.Abort()
-		return err
+		if w.committed {
+			return nil
+		}
+		return w.usableLocked()
 	}
 	w.closed = true
+	if err := w.finish(); err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		_ = w.discard()
+		return err
+	}
+	w.committed = true
 	return nil
 }
 
+// finish does Close's work. The caller holds w.mu; the pipeline's
+// consumer, which takes w.out, is stopped first.
 func (w *Writer) finish() error {
 	pipeErr := w.stopPipeline()
 	if w.err != nil {
@@ -274,6 +471,9 @@ func (w *Writer) finish() error {
 	if len(w.images) == 0 {
 		return fmt.Errorf("%w: no image added", ErrMissingPlanes)
 	}
+	w.out.Lock()
+	defer w.out.Unlock()
+	w.releaseStreams()
 	if err := w.addDirectories(); err != nil {
 		return err
 	}
@@ -284,29 +484,6 @@ func (w *Writer) finish() error {
 		return wrapLower(err)
 	}
 	return nil
-}
-
-// replaceInPlace overwrites every old in p with new, of the same length.
-func replaceInPlace(p []byte, old, new string) {
-	for i := bytes.Index(p, []byte(old)); i >= 0; {
-		copy(p[i:], new)
-		j := bytes.Index(p[i+len(old):], []byte(old))
-		if j < 0 {
-			return
-		}
-		i += len(old) + j
-	}
-}
-
-// wrapLower maps errors of the layers below to this package's.
-func wrapLower(err error) error {
-	if errors.Is(err, tiff.ErrTooLarge) {
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	if strings.HasPrefix(err.Error(), "pyramid: ") {
-		return err
-	}
-	return fmt.Errorf("pyramid: %w", err)
 }
 
 // missingPlanes lists the planes never written completely.
@@ -320,8 +497,8 @@ func (w *Writer) missingPlanes() error {
 			}
 			count++
 			if len(missing) < 10 {
-				z, c, t := im.spec.PlaneCoords(p)
-				missing = append(missing, fmt.Sprintf("image %d z=%d c=%d t=%d", im.index, z, c, t))
+				image, z, c, t := im.planeAt(p)
+				missing = append(missing, fmt.Sprintf("image %d z=%d c=%d t=%d", image, z, c, t))
 			}
 		}
 	}
@@ -339,24 +516,17 @@ func (w *Writer) missingPlanes() error {
 // directory and adds the planes to the main chain: images in order, planes
 // in DimensionOrder, each with its reduced levels as SubIFDs.
 func (w *Writer) addDirectories() error {
-	var ome []omeImage
-	ifdIndex := 0
-	for _, im := range w.images {
-		ome = append(ome, omeImage{spec: im.spec, firstIFD: ifdIndex})
-		ifdIndex += len(im.planes)
-	}
-	// Megabytes for thousands of planes: built once, fixed in place, and
-	// handed to the directory without a copy.
-	description := omeXML(ome, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
-	if w.opts.UUID == "" {
-		w.content.Write(description)
-		replaceInPlace(description, uuidPlaceholder, contentUUID(w.content.Sum(nil)))
+	description := w.description
+	if description == nil {
+		var err error
+		if description, err = w.omeDescription(); err != nil {
+			return err
+		}
 	}
 	description = append(description, 0) // ASCII fields end in NUL
 	first := &w.images[0].planes[0].dirs[0].dir
 	first.Fields = first.Fields.Clone() // the planes share the rest
 	first.Fields.Add(ifd.Entry{Tag: tiff.TagImageDescription, Type: ifd.ASCII, Count: uint64(len(description)), Value: description})
-	w.tw.Grow(ifdIndex)
 	for _, im := range w.images {
 		for p := range im.planes {
 			st := &im.planes[p]
@@ -370,4 +540,55 @@ func (w *Writer) addDirectories() error {
 		}
 	}
 	return nil
+}
+
+// omeDescription builds the OME-XML of the file from its images, with its
+// UUID, derived from the content unless Options.UUID gives it. Megabytes
+// for thousands of planes: built once, fixed in place, and handed to the
+// directory without a copy.
+func (w *Writer) omeDescription() ([]byte, error) {
+	var ome []omeImage
+	ifdIndex := 0
+	for _, im := range w.images {
+		ome = append(ome, omeImage{spec: im.spec, firstIFD: ifdIndex})
+		ifdIndex += len(im.planes)
+	}
+	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
+	if err != nil {
+		return nil, err
+	}
+	if w.hashed {
+		uuid := contentUUID(w.contentDigest(description))
+		for _, at := range uuidAt {
+			copy(description[at:], uuid)
+		}
+	}
+	return description, nil
+}
+
+// contentDigest hashes the fingerprints of every tile and then the
+// OME-XML, description (with the UUID's placeholder). The tiles go plane by
+// plane in the order of the main chain, each plane's in the order a write
+// of the whole plane cuts them (cutOrder): the digest does not depend on
+// the order the planes were written in, their bands or the goroutines
+// that wrote them, and for planes written whole one after the other in the
+// order of the main chain, it hashes the tiles in file order.
+func (w *Writer) contentDigest(description []byte) []byte {
+	h := sha256.New()
+	var buf [8]byte
+	for _, im := range w.images {
+		order := cutOrder(im.levels)
+		for p := range im.planes {
+			dirs := im.planes[p].dirs
+			for _, tr := range order {
+				across := im.levels[tr.level].across
+				for _, seq := range dirs[tr.level].seqs[tr.row*across : (tr.row+1)*across] {
+					binary.LittleEndian.PutUint64(buf[:], w.blocks.sum(seq))
+					h.Write(buf[:])
+				}
+			}
+		}
+	}
+	h.Write(description)
+	return h.Sum(nil)
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // BenchmarkManyDirectories lays out and writes the directories of the
-// stack workload (REFERENCE.md §3): 15,120 tiled directories of one tile
-// each, sharing their fields as the planes of a stack do. It measures
-// Close: planning, encoding and appending them.
+// stack workload (84 series x 90 z x 2 channels of 128 x 128 uint16, as
+// examples/stack writes it): 15,120 tiled directories of one tile each,
+// sharing their fields as the planes of a stack do. It measures Close:
+// planning, encoding and appending them.
 func BenchmarkManyDirectories(b *testing.B) {
 	const dirs, tile = 15120, 128 * 128 * 2
 	fields := &ifd.Builder{}
@@ -28,7 +29,7 @@ func BenchmarkManyDirectories(b *testing.B) {
 	ds := make([]Directory, dirs)
 	for i := range ds {
 		ds[i] = Directory{Fields: fields, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts,
-			Blocks: []Block{{Offset: ReservedHeaderSize + uint64(i)*tile, Size: tile}}}
+			Blocks: []Block{{Offset: reservedHeaderSize + uint64(i)*tile, Size: tile}}}
 	}
 	b.ReportAllocs()
 	var size int64

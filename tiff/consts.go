@@ -1,33 +1,29 @@
 package tiff
 
 // Header magic (TIFF 6.0 Section 2 "Image File Header"; BigTIFF design,
-// "The BigTIFF header").
+// "The BigTIFF header"). Header encodes and parses them.
 const (
-	// OrderLittle is the byte-order mark of a little-endian ("Intel") file.
-	OrderLittle = "II"
-	// OrderBig is the byte-order mark of a big-endian ("Motorola") file.
-	OrderBig = "MM"
+	orderLittle = "II" // the byte-order mark of a little-endian ("Intel") file
+	orderBig    = "MM" // the byte-order mark of a big-endian ("Motorola") file
 
-	// VersionClassic identifies a classic TIFF file (32-bit offsets).
-	VersionClassic = 42
-	// VersionBigTIFF identifies a BigTIFF file (64-bit offsets).
-	VersionBigTIFF = 43
+	magicClassic = 42 // identifies a classic TIFF file (32-bit offsets)
+	magicBigTIFF = 43 // identifies a BigTIFF file (64-bit offsets)
 
-	// ClassicHeaderSize is the length of a classic TIFF header: byte order,
-	// version and the uint32 offset of the first IFD.
-	ClassicHeaderSize = 8
-	// BigTIFFHeaderSize is the length of a BigTIFF header: byte order,
-	// version, offset byte size (8), a zero word and the uint64 offset of the
-	// first IFD.
-	BigTIFFHeaderSize = 16
-	// BigTIFFOffsetSize is the byte size of offsets in BigTIFF, the third
+	// classicHeaderSize is the length of a classic TIFF header: byte
+	// order, magic number and the uint32 offset of the first IFD.
+	classicHeaderSize = 8
+	// bigTIFFHeaderSize is the length of a BigTIFF header: byte order,
+	// magic number, offset byte size (8), a zero word and the uint64 offset
+	// of the first IFD.
+	bigTIFFHeaderSize = 16
+	// bigTIFFOffsetSize is the byte size of offsets in BigTIFF, the third
 	// field of its header.
-	BigTIFFOffsetSize = 8
+	bigTIFFOffsetSize = 8
 
-	// ReservedHeaderSize is what a Writer reserves at the start of the file
-	// so that the header can be either kind once the final offsets are known
-	// (a classic header leaves the last 8 bytes unused).
-	ReservedHeaderSize = BigTIFFHeaderSize
+	// reservedHeaderSize is what a Writer reserves at the start of the
+	// file so that the header can be either kind once the final offsets
+	// are known (a classic header leaves the last 8 bytes unused).
+	reservedHeaderSize = bigTIFFHeaderSize
 )
 
 // Baseline tags (TIFF 6.0 Part 1, Section 8 "Baseline Field Reference Guide").

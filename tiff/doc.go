@@ -18,7 +18,7 @@
 // time. The header is written last, by one positioned write at offset 0.
 //
 // Classic TIFF or BigTIFF is decided at Close from the final offsets
-// (Options.Version can force either): the writer plans the directories in
+// (Options.BigTIFF can force either): the writer plans the directories in
 // classic form and falls back to BigTIFF only when a block offset, a byte
 // count or a directory would lie past 4 GiB. Reserving 16 bytes for the
 // header is what lets the decision wait; a classic file leaves bytes 8 to

@@ -55,7 +55,7 @@ func seedFile(format ifd.Format) []byte {
 		b.AddLong(TagTileOffsets, []uint32{dataAt, 0}[:tiles]...)
 		b.AddLong(TagTileByteCounts, []uint32{4, 0}[:tiles]...)
 		if subIFD != 0 {
-			b.AddIFD(TagSubIFDs, subIFD)
+			b.Add(ifd.Entry{Tag: TagSubIFDs, Type: ifd.IFD, Count: 1, Value: binary.LittleEndian.AppendUint32(nil, subIFD)})
 		}
 		return b
 	}
@@ -96,8 +96,9 @@ func walkPages(t *testing.T, pages []*Page) {
 }
 
 // FuzzWriterLayout writes random directory trees (blocks of random sizes,
-// SubIFDs, either flavour and byte order) and reads them back: the chain,
-// the SubIFDs and every block must be where the writer said.
+// SubIFDs, classic TIFF or BigTIFF, either byte order) and reads them
+// back: the chain, the SubIFDs and every block must be where the writer
+// said.
 func FuzzWriterLayout(f *testing.F) {
 	f.Add([]byte{3, 1, 2, 7, 0, 9, 250, 1})
 	f.Add([]byte{0x81, 4, 0, 0, 3, 3, 3})
@@ -105,7 +106,7 @@ func FuzzWriterLayout(f *testing.F) {
 		if len(spec) == 0 {
 			return
 		}
-		opts := Options{Version: Version(spec[0] % 3)}
+		opts := Options{BigTIFF: BigTIFF(spec[0] % 3)}
 		if spec[0]&0x80 != 0 {
 			opts.ByteOrder = binary.BigEndian
 		}
@@ -151,8 +152,8 @@ func FuzzWriterLayout(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if file.BigTIFF != (opts.Version == BigTIFF) || len(file.Pages) != len(dirs) {
-			t.Fatalf("BigTIFF %v, %d IFDs; want %v, %d", file.BigTIFF, len(file.Pages), opts.Version == BigTIFF, len(dirs))
+		if file.BigTIFF != (opts.BigTIFF == BigTIFFAlways) || len(file.Pages) != len(dirs) {
+			t.Fatalf("BigTIFF %v, %d IFDs; want %v, %d", file.BigTIFF, len(file.Pages), opts.BigTIFF == BigTIFFAlways, len(dirs))
 		}
 		for i, d := range dirs {
 			checkLayout(t, data, file.Pages[i], d)

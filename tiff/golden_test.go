@@ -176,7 +176,7 @@ func goldens() []golden {
 		{name: "tiled-gray16", tiled: true, images: []*image{tiled16}, build: func(bw *blockWriter) []*Directory {
 			return []*Directory{bw.tiled(tiled16, 32, 16, SubfileFullResolution)}
 		}},
-		{name: "tiled-gray8-bigtiff", tiled: true, opts: Options{Version: BigTIFF}, images: []*image{big8}, build: func(bw *blockWriter) []*Directory {
+		{name: "tiled-gray8-bigtiff", tiled: true, opts: Options{BigTIFF: BigTIFFAlways}, images: []*image{big8}, build: func(bw *blockWriter) []*Directory {
 			return []*Directory{bw.tiled(big8, 16, 16, SubfileFullResolution)}
 		}},
 		{name: "tiled-subifds", tiled: true, images: []*image{page0, page1, page0half, page0quarter, page1half}, build: func(bw *blockWriter) []*Directory {
@@ -186,7 +186,7 @@ func goldens() []golden {
 			d1.SubIFDs = []*Directory{bw.tiled(page1half, 16, 16, SubfileReducedImage)}
 			return []*Directory{d0, d1}
 		}},
-		{name: "tiled-subifds-bigtiff-bigendian", tiled: true, opts: Options{Version: BigTIFF, ByteOrder: binary.BigEndian}, images: []*image{gray16BE, gray16BEhalf}, build: func(bw *blockWriter) []*Directory {
+		{name: "tiled-subifds-bigtiff-bigendian", tiled: true, opts: Options{BigTIFF: BigTIFFAlways, ByteOrder: binary.BigEndian}, images: []*image{gray16BE, gray16BEhalf}, build: func(bw *blockWriter) []*Directory {
 			d := bw.tiled(gray16BE, 16, 16, SubfileFullResolution)
 			d.SubIFDs = []*Directory{bw.tiled(gray16BEhalf, 16, 16, SubfileReducedImage)}
 			return []*Directory{d}

@@ -31,9 +31,9 @@ func (h Header) order() binary.AppendByteOrder {
 // Size is the length of the encoded header: 8 bytes classic, 16 BigTIFF.
 func (h Header) Size() int {
 	if h.BigTIFF {
-		return BigTIFFHeaderSize
+		return bigTIFFHeaderSize
 	}
-	return ClassicHeaderSize
+	return classicHeaderSize
 }
 
 // Append appends the encoded header to dst. A classic header cannot point
@@ -43,17 +43,17 @@ func (h Header) Append(dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("%w: first IFD at %d in a classic TIFF", ErrTooLarge, h.FirstIFD)
 	}
 	if h.bigEndian() {
-		dst = append(dst, OrderBig...)
+		dst = append(dst, orderBig...)
 	} else {
-		dst = append(dst, OrderLittle...)
+		dst = append(dst, orderLittle...)
 	}
 	o := h.order()
 	if !h.BigTIFF {
-		dst = o.AppendUint16(dst, VersionClassic)
+		dst = o.AppendUint16(dst, magicClassic)
 		return o.AppendUint32(dst, uint32(h.FirstIFD)), nil
 	}
-	dst = o.AppendUint16(dst, VersionBigTIFF)
-	dst = o.AppendUint16(dst, BigTIFFOffsetSize)
+	dst = o.AppendUint16(dst, magicBigTIFF)
+	dst = o.AppendUint16(dst, bigTIFFOffsetSize)
 	dst = o.AppendUint16(dst, 0)
 	return o.AppendUint64(dst, h.FirstIFD), nil
 }
@@ -61,25 +61,25 @@ func (h Header) Append(dst []byte) ([]byte, error) {
 // ParseHeader decodes the header at the start of p, which must hold at
 // least 8 bytes (16 for BigTIFF).
 func ParseHeader(p []byte) (Header, error) {
-	if len(p) < ClassicHeaderSize {
+	if len(p) < classicHeaderSize {
 		return Header{}, fmt.Errorf("%w: %d bytes", ErrNotTIFF, len(p))
 	}
 	var h Header
 	var o binary.ByteOrder
 	switch string(p[:2]) {
-	case OrderLittle:
+	case orderLittle:
 		o = binary.LittleEndian
-	case OrderBig:
+	case orderBig:
 		o = binary.BigEndian
 	default:
 		return Header{}, fmt.Errorf("%w: byte order %q", ErrNotTIFF, p[:2])
 	}
 	h.Order = o
 	switch o.Uint16(p[2:]) {
-	case VersionClassic:
+	case magicClassic:
 		h.FirstIFD = uint64(o.Uint32(p[4:]))
-	case VersionBigTIFF:
-		if len(p) < BigTIFFHeaderSize || o.Uint16(p[4:]) != BigTIFFOffsetSize || o.Uint16(p[6:]) != 0 {
+	case magicBigTIFF:
+		if len(p) < bigTIFFHeaderSize || o.Uint16(p[4:]) != bigTIFFOffsetSize || o.Uint16(p[6:]) != 0 {
 			return Header{}, fmt.Errorf("%w: bad BigTIFF header", ErrNotTIFF)
 		}
 		h.BigTIFF = true

@@ -24,7 +24,7 @@ func TestGoldensReadByGoogleTIFF(t *testing.T) {
 			require.NoError(t, err)
 			f, err := readback.Parse(data)
 			require.NoError(t, err)
-			assert.Equal(t, g.opts.Version == BigTIFF, f.BigTIFF)
+			assert.Equal(t, g.opts.BigTIFF == BigTIFFAlways, f.BigTIFF)
 			wantOrder := binary.ByteOrder(binary.LittleEndian)
 			if g.opts.ByteOrder == binary.BigEndian {
 				wantOrder = binary.BigEndian
@@ -66,7 +66,7 @@ func (g golden) imageAt(i int) *image {
 // golden with golang.org/x/image/tiff.
 func TestGoldensDecodedByXImage(t *testing.T) {
 	for _, g := range goldens() {
-		if g.opts.Version == BigTIFF {
+		if g.opts.BigTIFF == BigTIFFAlways {
 			continue // x/image/tiff reads classic TIFF only
 		}
 		t.Run(g.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
 
 var errSource = errors.New("source broke")
@@ -26,10 +27,10 @@ func TestReadBlock(t *testing.T) {
 		want    Block
 		wantErr error
 	}{
-		{"whole", bytes.NewReader(data), Block{ReservedHeaderSize, 8}, nil},
-		{"in pieces", iotest.OneByteReader(bytes.NewReader(data)), Block{ReservedHeaderSize, 8}, nil},
-		{"ends early", bytes.NewReader(data[:5]), Block{ReservedHeaderSize, 5}, io.ErrUnexpectedEOF},
-		{"fails", io.MultiReader(bytes.NewReader(data[:3]), iotest.ErrReader(errSource)), Block{ReservedHeaderSize, 3}, errSource},
+		{"whole", bytes.NewReader(data), Block{reservedHeaderSize, 8}, nil},
+		{"in pieces", iotest.OneByteReader(bytes.NewReader(data)), Block{reservedHeaderSize, 8}, nil},
+		{"ends early", bytes.NewReader(data[:5]), Block{reservedHeaderSize, 5}, io.ErrUnexpectedEOF},
+		{"fails", io.MultiReader(bytes.NewReader(data[:3]), iotest.ErrReader(errSource)), Block{reservedHeaderSize, 3}, errSource},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,13 +47,13 @@ func TestReadBlock(t *testing.T) {
 		})
 	}
 	t.Run("output fails", func(t *testing.T) {
-		h := iohandle.NewFaulty(iohandle.NewMemory(), iohandle.Faults{Write: 2})
+		h := iohandletest.NewFaulty(iohandle.NewMemory(), iohandletest.Faults{Write: 2})
 		w, err := NewWriter(h, Options{})
 		require.NoError(t, err)
 		_, err = w.ReadBlock(bytes.NewReader(data), 8)
-		require.ErrorIs(t, err, iohandle.ErrInjected)
+		require.ErrorIs(t, err, iohandletest.ErrInjected)
 		_, err = w.WriteBlock([]byte("x"))
-		require.ErrorIs(t, err, iohandle.ErrInjected, "the writer stopped")
+		require.ErrorIs(t, err, iohandletest.ErrInjected, "the writer stopped")
 	})
 	t.Run("after close", func(t *testing.T) {
 		w, err := NewWriter(iohandle.NewMemory(), Options{})

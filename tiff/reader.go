@@ -65,12 +65,12 @@ const (
 // A file that breaks these rules gives an error matching ErrMalformed,
 // and one that is no TIFF at all ErrNotTIFF, both naming what is wrong.
 func Read(r io.ReaderAt, size int64) (*File, error) {
-	if size < ClassicHeaderSize {
+	if size < classicHeaderSize {
 		return nil, fmt.Errorf("%w: %d bytes", ErrNotTIFF, size)
 	}
-	var head [BigTIFFHeaderSize]byte
-	n, err := r.ReadAt(head[:min(size, BigTIFFHeaderSize)], 0)
-	if n < ClassicHeaderSize {
+	var head [bigTIFFHeaderSize]byte
+	n, err := r.ReadAt(head[:min(size, bigTIFFHeaderSize)], 0)
+	if n < classicHeaderSize {
 		return nil, fmt.Errorf("%w: reading the header: %w", ErrNotTIFF, err)
 	}
 	h, err := ParseHeader(head[:n])

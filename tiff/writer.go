@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sync/atomic"
 
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
@@ -23,35 +22,38 @@ var (
 	ErrClosed = errors.New("tiff: writer is closed")
 	// ErrDirectory is a directory the writer cannot lay out.
 	ErrDirectory = errors.New("tiff: bad directory")
+	// ErrOption is an option or an output the writer cannot work with.
+	ErrOption = errors.New("tiff: bad option")
 	// ErrNotTIFF is input that is not a TIFF file.
 	ErrNotTIFF = errors.New("tiff: not a TIFF file")
 	// ErrMalformed is a TIFF file whose structure is broken.
 	ErrMalformed = errors.New("tiff: malformed file")
 )
 
-// Version chooses between classic TIFF and BigTIFF.
-type Version int
+// BigTIFF says when a Writer writes BigTIFF (64-bit offsets) rather than
+// classic TIFF (32-bit offsets).
+type BigTIFF int
 
-// Versions.
+// BigTIFF choices.
 const (
-	// Auto writes classic TIFF when every offset fits in 32 bits, else
-	// BigTIFF. The choice is made at Close from the final offsets.
-	Auto Version = iota
-	// Classic always writes classic TIFF; Close fails with ErrTooLarge when
+	// BigTIFFAuto writes classic TIFF when every offset fits in 32 bits,
+	// else BigTIFF. The choice is made at Close from the final offsets.
+	BigTIFFAuto BigTIFF = iota
+	// BigTIFFAlways writes BigTIFF.
+	BigTIFFAlways
+	// BigTIFFNever writes classic TIFF; Close fails with ErrTooLarge when
 	// the file does not fit.
-	Classic
-	// BigTIFF always writes BigTIFF.
-	BigTIFF
+	BigTIFFNever
 )
 
 // Options configures a Writer. The zero value writes little-endian files
-// and picks classic or BigTIFF automatically.
+// and picks classic TIFF or BigTIFF at Close.
 type Options struct {
 	// ByteOrder is binary.BigEndian for a big-endian file; anything else
 	// (nil included) means little-endian.
 	ByteOrder binary.ByteOrder
-	// Version forces classic TIFF or BigTIFF; Auto decides at Close.
-	Version Version
+	// BigTIFF says when to write BigTIFF.
+	BigTIFF BigTIFF
 }
 
 // Block locates one strip or tile in the file.
@@ -63,8 +65,8 @@ type Block struct {
 // Directory is one image of the file: its fields, the strips or tiles it
 // points to, and its SubIFDs. The writer adds the data-location fields
 // (OffsetsTag and CountsTag from Blocks, and SubIFDs) at Close, typed for
-// the final flavour; Fields holds everything else. A Directory belongs to
-// one Writer: it may appear once in that writer's file, and Close marks it.
+// classic TIFF or BigTIFF as it chose; Fields holds everything else. A
+// Directory may appear once in a file.
 type Directory struct {
 	// Fields are the directory's own fields; nil means none. The writer
 	// only reads them, so directories with equal fields (the planes of a
@@ -81,14 +83,7 @@ type Directory struct {
 	// this one and listed in its SubIFDs field, in this order. Their own
 	// next-IFD offset is 0.
 	SubIFDs []*Directory
-
-	// placing is the number of the layout that measured the directory
-	// last, which tells a directory met twice (see measure).
-	placing uint64
 }
-
-// layouts numbers the layouts measure plans, across writers.
-var layouts atomic.Uint64
 
 // Writer lays out a TIFF file on an output handle: it reserves the header,
 // appends data blocks as they come, and at Close writes every directory,
@@ -97,32 +92,29 @@ var layouts atomic.Uint64
 //
 // A Writer is not safe for concurrent use. It stops at the first error.
 type Writer struct {
-	h         iohandle.Handle
-	opts      Options
-	dirs      []*Directory
-	err       error
-	closed    bool
-	scratch   []byte          // one encoded directory at a time
-	fields    *ifd.Builder    // one directory's final fields at a time
-	kind      fieldsKind      // what fields holds, when it is complete
-	values    []byte          // the values of its offsets and counts
-	encoded   bool            // scratch holds the last directory written, of kind kind
-	sizes     map[shape]int64 // of the directories, in the format planned
-	lastShape shape
-	lastSize  int64
-	subs      [maxDepth + 1][]uint64 // SubIFD offsets of the directory written at each depth
+	h      iohandle.Handle
+	opts   Options
+	dirs   []*Directory
+	err    error
+	closed bool
+
+	// Scratch space for one directory at a time, reused so that thousands
+	// of directories cost no allocation each.
+	fields  ifd.Builder // its final fields
+	values  []byte      // the values of its offsets and counts
+	encoded []byte      // its bytes
 }
 
-// NewWriter starts a TIFF file on h, which must be empty. It reserves
-// ReservedHeaderSize bytes for the header.
+// NewWriter starts a TIFF file on h, which must be empty. It reserves the
+// first 16 bytes for the header, so the first block starts at offset 16.
 func NewWriter(h iohandle.Handle, opts Options) (*Writer, error) {
 	if h.Len() != 0 {
-		return nil, fmt.Errorf("tiff: the output already holds %d bytes", h.Len())
+		return nil, fmt.Errorf("%w: the output already holds %d bytes", ErrOption, h.Len())
 	}
-	if opts.Version < Auto || opts.Version > BigTIFF {
-		return nil, fmt.Errorf("%w: unknown version option %d", ErrDirectory, opts.Version)
+	if opts.BigTIFF < BigTIFFAuto || opts.BigTIFF > BigTIFFNever {
+		return nil, fmt.Errorf("%w: BigTIFF %d", ErrOption, opts.BigTIFF)
 	}
-	var reserved [ReservedHeaderSize]byte
+	var reserved [reservedHeaderSize]byte
 	if _, err := h.Write(reserved[:]); err != nil {
 		return nil, err
 	}
@@ -199,17 +191,9 @@ func (w *Writer) AddDirectory(d *Directory) error {
 	return nil
 }
 
-// Grow makes room for n more directories, so that adding a known number
-// of them costs one allocation.
-func (w *Writer) Grow(n int) {
-	if n > 0 {
-		w.dirs = slices.Grow(w.dirs, n)
-	}
-}
-
 // Close writes every directory and the header. It does not commit the
 // handle: the caller does, or aborts. Close decides between classic TIFF
-// and BigTIFF from the final offsets, as Options.Version allows.
+// and BigTIFF from the final offsets, as Options.BigTIFF allows.
 func (w *Writer) Close() error {
 	if err := w.usable(); err != nil {
 		return err
@@ -234,6 +218,9 @@ func (w *Writer) finish() error {
 	if len(w.dirs) == 0 {
 		return ErrNoDirectory
 	}
+	if err := w.checkTree(); err != nil {
+		return err
+	}
 	start := w.h.Len()
 	if start&1 != 0 { // directories start on a word boundary
 		if _, err := w.h.Write([]byte{0}); err != nil {
@@ -245,8 +232,13 @@ func (w *Writer) finish() error {
 	if err != nil {
 		return err
 	}
-	if err := w.writeDirectories(start, f); err != nil {
-		return err
+	pos := start
+	for i, d := range w.dirs {
+		end, err := w.writeTree(d, pos, i < len(w.dirs)-1, f)
+		if err != nil {
+			return err
+		}
+		pos = end
 	}
 	header, err := Header{Order: w.opts.ByteOrder, BigTIFF: f.BigTIFF, FirstIFD: uint64(start)}.Append(nil)
 	if err != nil {
@@ -256,69 +248,19 @@ func (w *Writer) finish() error {
 	return err
 }
 
-// plan chooses the flavour of the directories laid out from start: classic
-// TIFF if the options allow and everything fits, else BigTIFF. It leaves
-// the directories' sizes in that flavour in w.sizes.
-func (w *Writer) plan(start int64) (ifd.Format, error) {
-	f := ifd.Format{Order: w.opts.ByteOrder}
-	if w.opts.Version != BigTIFF {
-		end, err := w.measure(start, f)
-		switch {
-		case err == nil && end-1 <= math.MaxUint32:
-			return f, nil
-		case err != nil && !errors.Is(err, ErrTooLarge):
-			return f, err
-		case w.opts.Version == Classic && err != nil:
-			return f, err
-		case w.opts.Version == Classic:
-			return f, fmt.Errorf("%w: the directories would end at %d", ErrTooLarge, end)
-		}
-	}
-	f.BigTIFF = true
-	_, err := w.measure(start, f)
-	return f, err
-}
+// maxDepth bounds SubIFD nesting.
+const maxDepth = 8
 
-// shape is what the encoded size of a directory depends on: its fields,
-// and how many blocks and SubIFDs it lists. Directories sharing a shape (the
-// planes of a stack) are sized once.
-type shape struct {
-	fields       *ifd.Builder
-	blocks, subs int
-}
-
-// measure checks every directory for format f and sizes it, and returns
-// where the directories end when laid out from start: each main directory
-// followed by its SubIFDs, depth first, as writeDirectories writes them.
-func (w *Writer) measure(start int64, f ifd.Format) (int64, error) {
-	id := layouts.Add(1)
-	clear(w.sizes)
-	if w.sizes == nil {
-		w.sizes = map[shape]int64{}
-	}
-	end := start
+// checkTree reports a directory that appears twice in the file, or
+// SubIFDs nested deeper than maxDepth.
+func (w *Writer) checkTree() error {
+	seen := make(map[*Directory]bool, len(w.dirs))
 	var visit func(d *Directory, depth int) error
 	visit = func(d *Directory, depth int) error {
-		if d.placing == id || depth > maxDepth {
+		if seen[d] || depth > maxDepth {
 			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
 		}
-		d.placing = id
-		if !f.BigTIFF {
-			if err := fitClassic(d.Blocks); err != nil {
-				return err
-			}
-		}
-		key := shapeOf(d)
-		size, known := w.sizes[key]
-		if !known {
-			b, err := w.finalFields(d, f, make([]uint64, len(d.SubIFDs)))
-			if err != nil {
-				return err
-			}
-			size = b.Size(f.BigTIFF)
-			w.sizes[key] = size
-		}
-		end += size
+		seen[d] = true
 		for _, sub := range d.SubIFDs {
 			if err := visit(sub, depth+1); err != nil {
 				return err
@@ -328,251 +270,173 @@ func (w *Writer) measure(start int64, f ifd.Format) (int64, error) {
 	}
 	for _, d := range w.dirs {
 		if err := visit(d, 0); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	w.lastShape, w.lastSize = shape{}, w.sizes[shape{}] // sizeOf's cache starts true
+	return nil
+}
+
+// plan chooses the format of the directories laid out from start: classic
+// TIFF if the options allow and everything fits, else BigTIFF. It checks
+// that every directory can be encoded in that format.
+func (w *Writer) plan(start int64) (ifd.Format, error) {
+	f := ifd.Format{Order: w.opts.ByteOrder}
+	if w.opts.BigTIFF != BigTIFFAlways {
+		end, err := w.measure(start, f)
+		switch {
+		case err == nil && end-1 <= math.MaxUint32:
+			return f, nil
+		case err != nil && !errors.Is(err, ErrTooLarge):
+			return f, err
+		case w.opts.BigTIFF == BigTIFFNever && err != nil:
+			return f, err
+		case w.opts.BigTIFF == BigTIFFNever:
+			return f, fmt.Errorf("%w: the directories would end at %d", ErrTooLarge, end)
+		}
+	}
+	f.BigTIFF = true
+	_, err := w.measure(start, f)
+	return f, err
+}
+
+// measure returns where the directories end when laid out in format f
+// from start: each main directory followed by its SubIFDs, depth first, as
+// writeTree writes them.
+func (w *Writer) measure(start int64, f ifd.Format) (int64, error) {
+	end := start
+	for _, d := range w.dirs {
+		n, err := w.treeSize(d, f)
+		if err != nil {
+			return 0, err
+		}
+		end += n
+	}
 	return end, nil
 }
 
-// shapeOf returns d's shape.
-func shapeOf(d *Directory) shape { return shape{d.Fields, len(d.Blocks), len(d.SubIFDs)} }
-
-// sizeOf is d's size, from the sizes measure left; directories of one
-// shape in a row (the planes of a stack) look it up once.
-func (w *Writer) sizeOf(d *Directory) int64 {
-	if key := shapeOf(d); key != w.lastShape {
-		w.lastShape, w.lastSize = key, w.sizes[key]
+// treeSize is the room d and its SubIFDs take in format f.
+func (w *Writer) treeSize(d *Directory, f ifd.Format) (int64, error) {
+	b, err := w.finalFields(d, f, nil)
+	if err != nil {
+		return 0, err
 	}
-	return w.lastSize
-}
-
-// treeSize is the room d and its SubIFDs take.
-func (w *Writer) treeSize(d *Directory) int64 {
-	n := w.sizeOf(d)
+	n := b.Size(f.BigTIFF)
 	for _, sub := range d.SubIFDs {
-		n += w.treeSize(sub)
+		m, err := w.treeSize(sub, f)
+		if err != nil {
+			return 0, err
+		}
+		n += m
 	}
-	return n
+	return n, nil
 }
 
-// fitClassic reports blocks that classic TIFF cannot point to.
-func fitClassic(blocks []Block) error {
-	for _, b := range blocks {
-		if b.Offset > math.MaxUint32 || b.Size > math.MaxUint32 {
-			return fmt.Errorf("%w: a block at %d of %d bytes", ErrTooLarge, b.Offset, b.Size)
+// writeTree encodes d at pos, then its SubIFDs after it, depth first, each
+// in one write, and returns where they end. A directory chained to a next
+// one points to that end.
+func (w *Writer) writeTree(d *Directory, pos int64, chained bool, f ifd.Format) (int64, error) {
+	var subs []uint64 // the SubIFDs' offsets
+	end := pos
+	if len(d.SubIFDs) > 0 {
+		b, err := w.finalFields(d, f, nil)
+		if err != nil {
+			return 0, err
+		}
+		end += b.Size(f.BigTIFF)
+		subs = make([]uint64, len(d.SubIFDs))
+		for i, sub := range d.SubIFDs {
+			subs[i] = uint64(end)
+			n, err := w.treeSize(sub, f)
+			if err != nil {
+				return 0, err
+			}
+			end += n
 		}
 	}
-	return nil
-}
-
-// maxDepth bounds SubIFD nesting.
-const maxDepth = 8
-
-// writeDirectories encodes every directory at its place in the layout
-// measure planned, from start on in format f, and appends each in one
-// write.
-func (w *Writer) writeDirectories(start int64, f ifd.Format) error {
-	w.encoded = false
-	pos := start
-	for i, d := range w.dirs {
-		end := pos + w.treeSize(d)
-		next := uint64(end)
-		if i == len(w.dirs)-1 {
-			next = 0
-		}
-		if err := w.writeTree(d, pos, next, f, 0); err != nil {
-			return err
-		}
-		pos = end
-	}
-	return nil
-}
-
-// writeTree writes d at pos, then its SubIFDs after it, depth first.
-func (w *Writer) writeTree(d *Directory, pos int64, next uint64, f ifd.Format, depth int) error {
-	subs := w.subs[depth][:0]
-	at := pos + w.sizeOf(d)
-	for _, sub := range d.SubIFDs {
-		subs = append(subs, uint64(at))
-		at += w.treeSize(sub)
-	}
-	w.subs[depth] = subs
-	if err := w.writeDirectory(d, pos, next, subs, f); err != nil {
-		return err
-	}
-	for i, sub := range d.SubIFDs {
-		if err := w.writeTree(sub, int64(w.subs[depth][i]), 0, f, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeDirectory encodes d at pos and appends it in one write.
-func (w *Writer) writeDirectory(d *Directory, pos int64, next uint64, subs []uint64, f ifd.Format) error {
-	previous := w.kind
 	b, err := w.finalFields(d, f, subs)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	again := w.encoded && w.kind == previous // only its place and data moved
-	var room []byte
-	if !again {
-		room = w.lentRoom(w.sizeOf(d))
+	if subs == nil {
+		end += b.Size(f.BigTIFF)
 	}
-	out := w.scratch
-	switch {
-	case again:
-		err = b.EncodeAgain(w.scratch, pos, next, f, d.OffsetsTag, d.CountsTag, TagSubIFDs)
-	case room != nil: // the OME-XML's directory, say: no scratch grown for it alone
-		out, err = b.Encode(room, pos, next, f)
-		w.encoded = false
-	default:
-		w.scratch, err = b.Encode(w.scratch[:0], pos, next, f)
-		out, w.encoded = w.scratch, true
+	next := uint64(0)
+	if chained {
+		next = uint64(end)
 	}
-	if err != nil {
-		return fmt.Errorf("tiff: directory at %d: %w", pos, err)
+	if w.encoded, err = b.Encode(w.encoded[:0], pos, next, f); err != nil {
+		return 0, fmt.Errorf("tiff: directory at %d: %w", pos, err)
 	}
-	_, err = w.h.Write(out)
-	return err
-}
-
-// largeDirectory is the size from which a directory is encoded straight
-// into the handle's buffer, when it lends room, rather than into scratch.
-const largeDirectory = 64 << 10
-
-// availableBuffer is a handle that lends its buffer's free room, as
-// iohandle.File does.
-type availableBuffer interface {
-	AvailableBuffer() []byte
-}
-
-// lentRoom returns the room the handle's buffer lends when a directory of
-// n bytes is large and fits in it, else nil.
-func (w *Writer) lentRoom(n int64) []byte {
-	h, ok := w.h.(availableBuffer)
-	if !ok || n <= largeDirectory {
-		return nil
+	if _, err := w.h.Write(w.encoded); err != nil {
+		return 0, err
 	}
-	if room := h.AvailableBuffer(); int64(cap(room)) >= n {
-		return room
+	for i, sub := range d.SubIFDs {
+		if _, err := w.writeTree(sub, int64(subs[i]), false, f); err != nil {
+			return 0, err
+		}
 	}
-	return nil
+	return end, nil
 }
 
 // finalFields returns d's fields with the data-location fields added for
-// format f: block offsets and counts, and the SubIFDs offsets subs. The
-// builder and the values of those fields are the writer's, valid until the
-// next call, so that thousands of directories cost no allocation each. For
-// a directory of the same kind as the previous one (the planes of a stack)
-// only the values are rewritten: the builder already holds the fields.
+// format f: block offsets and counts, and SubIFDs with the offsets subs
+// (nil: zeros, enough to size the directory). The builder and the values
+// of those fields are the writer's scratch, valid until the next call.
 func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Builder, error) {
-	kind := fieldsKind{d.Fields, d.OffsetsTag, d.CountsTag, len(d.Blocks), len(subs), f.BigTIFF}
-	fresh := w.fields == nil || w.kind != kind
-	w.kind = fieldsKind{} // set again once the fields are complete
-	if fresh {
-		if err := w.startFields(d, f, subs); err != nil {
-			return nil, err
-		}
-	}
-	word := 4
-	if f.BigTIFF {
-		word = 8
-	}
-	values := w.values
-	fields := []struct {
-		tag         uint16
-		n           int
-		value       func(i int) uint64
-		directories bool
-	}{
-		{d.OffsetsTag, len(d.Blocks), func(i int) uint64 { return d.Blocks[i].Offset }, false},
-		{d.CountsTag, len(d.Blocks), func(i int) uint64 { return d.Blocks[i].Size }, false},
-		{TagSubIFDs, len(subs), func(i int) uint64 { return subs[i] }, true},
-	}
-	for _, fd := range fields {
-		if fd.n == 0 {
-			continue
-		}
-		e, err := offsetField(fd.tag, values[:fd.n*word], fd.value, f.BigTIFF, fd.directories)
-		if err != nil {
-			return nil, err
-		}
-		if fresh { // else the builder's entry already points at these values
-			w.fields.Add(e)
-		}
-		values = values[fd.n*word:]
-	}
-	if err := w.fields.Err(); err != nil {
-		return nil, err
-	}
-	w.kind = kind
-	return w.fields, nil
-}
-
-// fieldsKind is what the final fields of a directory depend on, apart from
-// the values of its offsets and counts.
-type fieldsKind struct {
-	fields                *ifd.Builder
-	offsetsTag, countsTag uint16
-	blocks, subs          int
-	bigTIFF               bool
-}
-
-// startFields fills the writer's builder with d's own fields and makes
-// room for the values of its data-location fields.
-func (w *Writer) startFields(d *Directory, f ifd.Format, subs []uint64) error {
-	if w.fields == nil {
-		w.fields = &ifd.Builder{}
-	}
-	w.fields.Reset()
+	b := &w.fields
+	b.Reset()
 	if d.Fields != nil {
-		if err := d.Fields.Err(); err != nil {
-			return err
-		}
-		w.fields.AddAll(d.Fields)
+		b.AddAll(d.Fields)
 	}
-	if len(d.Blocks) > 0 && (d.OffsetsTag == 0 || d.CountsTag == 0) {
-		return fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
+	n := len(d.Blocks)
+	if n > 0 && (d.OffsetsTag == 0 || d.CountsTag == 0) {
+		return nil, fmt.Errorf("%w: blocks without offsets and counts tags", ErrDirectory)
 	}
-	word := 4
+	word, offsetType, directoryType := 4, ifd.Long, ifd.IFD
 	if f.BigTIFF {
-		word = 8
+		word, offsetType, directoryType = 8, ifd.Long8, ifd.IFD8
 	}
-	if need := (2*len(d.Blocks) + len(subs)) * word; cap(w.values) < need {
-		w.values = make([]byte, need)
+	size := (2*n + len(d.SubIFDs)) * word
+	w.values = slices.Grow(w.values[:0], size)[:size]
+	offsets, counts, subIFDs := w.values[:n*word], w.values[n*word:2*n*word], w.values[2*n*word:]
+	for i, blk := range d.Blocks {
+		if err := putWord(offsets, word, i, blk.Offset, d.OffsetsTag); err != nil {
+			return nil, err
+		}
+		if err := putWord(counts, word, i, blk.Size, d.CountsTag); err != nil {
+			return nil, err
+		}
+	}
+	for i := range d.SubIFDs {
+		var off uint64
+		if subs != nil {
+			off = subs[i]
+		}
+		if err := putWord(subIFDs, word, i, off, TagSubIFDs); err != nil {
+			return nil, err
+		}
+	}
+	if n > 0 {
+		b.Add(ifd.Entry{Tag: d.OffsetsTag, Type: offsetType, Count: uint64(n), Value: offsets})
+		b.Add(ifd.Entry{Tag: d.CountsTag, Type: offsetType, Count: uint64(n), Value: counts})
+	}
+	if len(d.SubIFDs) > 0 {
+		b.Add(ifd.Entry{Tag: TagSubIFDs, Type: directoryType, Count: uint64(len(d.SubIFDs)), Value: subIFDs})
+	}
+	return b, b.Err()
+}
+
+// putWord puts v as word i of p, little-endian as ifd takes values: a
+// LONG (or IFD) when word is 4, a LONG8 (or IFD8) when it is 8. A value
+// past 32 bits in a LONG is ErrTooLarge, never truncated.
+func putWord(p []byte, word, i int, v uint64, tag uint16) error {
+	switch {
+	case word == 8:
+		binary.LittleEndian.PutUint64(p[8*i:], v)
+	case v > math.MaxUint32:
+		return fmt.Errorf("%w: tag %d value %d", ErrTooLarge, tag, v)
+	default:
+		binary.LittleEndian.PutUint32(p[4*i:], uint32(v))
 	}
 	return nil
-}
-
-// offsetField makes a field of offsets or byte counts with its values in
-// p, one word each: LONG (IFD for directories) in classic TIFF, LONG8
-// (IFD8) in BigTIFF. A value past 32 bits in classic TIFF is ErrTooLarge,
-// never truncated.
-func offsetField(tag uint16, p []byte, value func(i int) uint64, bigTIFF, directories bool) (ifd.Entry, error) {
-	e := ifd.Entry{Tag: tag, Type: ifd.Long, Value: p}
-	switch {
-	case bigTIFF && directories:
-		e.Type = ifd.IFD8
-	case bigTIFF:
-		e.Type = ifd.Long8
-	case directories:
-		e.Type = ifd.IFD
-	}
-	size := e.Type.Size()
-	e.Count = uint64(len(p) / size)
-	for i := range len(p) / size {
-		v := value(i)
-		switch {
-		case size == 8:
-			binary.LittleEndian.PutUint64(p[8*i:], v)
-		case v > math.MaxUint32:
-			return e, fmt.Errorf("%w: tag %d value %d", ErrTooLarge, tag, v)
-		default:
-			binary.LittleEndian.PutUint32(p[4*i:], uint32(v))
-		}
-	}
-	return e, nil
 }

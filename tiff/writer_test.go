@@ -13,6 +13,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
 
 func TestHeader(t *testing.T) {
@@ -102,7 +103,7 @@ func TestOddDataIsPaddedBeforeDirectories(t *testing.T) {
 	require.NoError(t, w.Close())
 	f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
 	require.NoError(t, err)
-	assert.Equal(t, int64(ReservedHeaderSize+4), f.Pages[0].Offset)
+	assert.Equal(t, int64(reservedHeaderSize+4), f.Pages[0].Offset)
 }
 
 // sparseHandle pretends to hold skipped bytes without storing them, so
@@ -125,11 +126,11 @@ func (s *sparseHandle) Write(p []byte) (int, error) {
 }
 
 // directoriesEndingAt lays out one tiny directory so that the directory
-// region ends at end, and returns the flavour the writer chose.
-func directoriesEndingAt(t *testing.T, end int64, version Version) (bool, error) {
+// region ends at end, and reports whether the writer chose BigTIFF.
+func directoriesEndingAt(t *testing.T, end int64, choice BigTIFF) (bool, error) {
 	t.Helper()
 	h := &sparseHandle{}
-	w, err := NewWriter(h, Options{Version: version})
+	w, err := NewWriter(h, Options{BigTIFF: choice})
 	require.NoError(t, err)
 	d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts, Blocks: []Block{{Offset: 16, Size: 2}}}
 	d.Fields.AddShort(TagImageWidth, 2)
@@ -137,7 +138,7 @@ func directoriesEndingAt(t *testing.T, end int64, version Version) (bool, error)
 	if b, err := w.finalFields(d, ifd.Format{}, nil); assert.NoError(t, err) {
 		classicSize = b.Size(false)
 	}
-	h.skip = end - classicSize - ReservedHeaderSize
+	h.skip = end - classicSize - reservedHeaderSize
 	require.NoError(t, w.AddDirectory(d))
 	if err := w.Close(); err != nil {
 		return false, err
@@ -148,32 +149,32 @@ func directoriesEndingAt(t *testing.T, end int64, version Version) (bool, error)
 }
 
 func TestClassicOrBigTIFFDecidedExactly(t *testing.T) {
-	big, err := directoriesEndingAt(t, 1<<32, Auto)
+	big, err := directoriesEndingAt(t, 1<<32, BigTIFFAuto)
 	require.NoError(t, err)
 	assert.False(t, big, "ending exactly at 4 GiB fits classic TIFF")
 
-	big, err = directoriesEndingAt(t, 1<<32+2, Auto)
+	big, err = directoriesEndingAt(t, 1<<32+2, BigTIFFAuto)
 	require.NoError(t, err)
 	assert.True(t, big, "two bytes more needs BigTIFF")
 
-	_, err = directoriesEndingAt(t, 1<<32+2, Classic)
+	_, err = directoriesEndingAt(t, 1<<32+2, BigTIFFNever)
 	assert.ErrorIs(t, err, ErrTooLarge)
 
-	big, err = directoriesEndingAt(t, 1<<20, BigTIFF)
+	big, err = directoriesEndingAt(t, 1<<20, BigTIFFAlways)
 	require.NoError(t, err)
 	assert.True(t, big, "forced")
 }
 
 func TestBlockPast4GiBNeedsBigTIFF(t *testing.T) {
-	for _, version := range []Version{Auto, Classic} {
+	for _, choice := range []BigTIFF{BigTIFFAuto, BigTIFFNever} {
 		h := iohandle.NewMemory()
-		w, err := NewWriter(h, Options{Version: version})
+		w, err := NewWriter(h, Options{BigTIFF: choice})
 		require.NoError(t, err)
 		d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{{Offset: 5 << 30, Size: 10}}}
 		d.Fields.AddShort(TagImageWidth, 16)
 		require.NoError(t, w.AddDirectory(d))
 		err = w.Close()
-		if version == Classic {
+		if choice == BigTIFFNever {
 			assert.ErrorIs(t, err, ErrTooLarge)
 			continue
 		}
@@ -209,7 +210,13 @@ func TestWriterErrors(t *testing.T) {
 		h := iohandle.NewMemory()
 		_, _ = h.Write([]byte("x"))
 		_, err := NewWriter(h, Options{})
-		assert.Error(t, err)
+		assert.ErrorIs(t, err, ErrOption)
+	})
+	t.Run("unknown BigTIFF choice", func(t *testing.T) {
+		for _, choice := range []BigTIFF{-1, BigTIFFNever + 1} {
+			_, err := NewWriter(iohandle.NewMemory(), Options{BigTIFF: choice})
+			assert.ErrorIs(t, err, ErrOption, "%d", choice)
+		}
 	})
 	t.Run("bad fields", func(t *testing.T) {
 		w, err := NewWriter(iohandle.NewMemory(), Options{})
@@ -258,20 +265,20 @@ func TestFaultAtEveryWrite(t *testing.T) {
 	calls := int(count.Stats().Writes())
 	require.Greater(t, calls, 10)
 
-	faults := []iohandle.Faults{{Sync: true}, {Rename: true}}
+	faults := []iohandletest.Faults{{Sync: true}, {Rename: true}}
 	for i := 1; i <= calls; i++ {
-		faults = append(faults, iohandle.Faults{Write: i})
+		faults = append(faults, iohandletest.Faults{Write: i})
 	}
 	for i := int64(1); i < count.Len(); i += count.Len() / 37 {
-		faults = append(faults, iohandle.Faults{MaxBytes: i})
+		faults = append(faults, iohandletest.Faults{MaxBytes: i})
 	}
 	for _, fault := range faults {
 		path := filepath.Join(dir, "out.tif")
 		f, err := iohandle.Create(path, iohandle.Options{NoSync: true, BufferSize: 64})
 		require.NoError(t, err)
-		h := iohandle.NewFaulty(f, fault)
+		h := iohandletest.NewFaulty(f, fault)
 		err = subIFDGolden().writeTo(h)
-		assert.ErrorIs(t, err, iohandle.ErrInjected, "%+v", fault)
+		assert.ErrorIs(t, err, iohandletest.ErrInjected, "%+v", fault)
 		require.NoError(t, h.Close())
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries, "%+v leaves nothing", fault)
@@ -279,7 +286,7 @@ func TestFaultAtEveryWrite(t *testing.T) {
 
 	f, err := iohandle.Create(filepath.Join(dir, "out.tif"), iohandle.Options{NoSync: true})
 	require.NoError(t, err)
-	require.NoError(t, subIFDGolden().writeTo(iohandle.NewFaulty(f, iohandle.Faults{Write: calls + 1})), "one past the last write")
+	require.NoError(t, subIFDGolden().writeTo(iohandletest.NewFaulty(f, iohandletest.Faults{Write: calls + 1})), "one past the last write")
 	got, err := os.ReadFile(filepath.Join(dir, "out.tif"))
 	require.NoError(t, err)
 	want, err := os.ReadFile(goldenPath(subIFDGolden().name))
@@ -319,7 +326,7 @@ func writeThousandDirectories(t *testing.T, path string) {
 	t.Logf("%d directories, %d bytes: %d appends, %d positioned writes", dirs, length, s.Appends, s.Patches)
 	assert.LessOrEqual(t, s.Writes(), int64(dirs)+mib)
 	assert.LessOrEqual(t, s.Writes(), mib+1, "in fact, one write per MiB and the header")
-	assert.Equal(t, length, s.Bytes-ReservedHeaderSize+int64(Header{}.Size()), "every byte handed over once, plus the header patch")
+	assert.Equal(t, length, s.Bytes-reservedHeaderSize+int64(Header{}.Size()), "every byte handed over once, plus the header patch")
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, length, fi.Size(), "the file is exactly its content")
@@ -332,8 +339,8 @@ func writeThousandDirectories(t *testing.T, path string) {
 }
 
 // TestSharedFieldsStillCheckEveryBlock gives two directories the same
-// fields and shape, the second with a block past 4 GiB: Auto must still
-// choose BigTIFF.
+// fields and number of blocks, the second with a block past 4 GiB:
+// BigTIFFAuto must still choose BigTIFF.
 func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
 	h := iohandle.NewMemory()
 	w, err := NewWriter(h, Options{})
@@ -350,31 +357,11 @@ func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
 	assert.True(t, hdr.BigTIFF)
 }
 
-// TestGrowReservesDirectories checks that directories added after Grow
-// cost no allocation: the list is never regrown.
-func TestGrowReservesDirectories(t *testing.T) {
-	w, err := NewWriter(iohandle.NewMemory(), Options{})
-	require.NoError(t, err)
-	d := make([]Directory, 100)
-	w.Grow(len(d))
-	reserved := cap(w.dirs)
-	assert.GreaterOrEqual(t, reserved, len(d))
-	// Without Grow the list would be regrown several times on the way. (An
-	// allocation count would say the same, but testing.AllocsPerRun counts
-	// every goroutine's allocations, the race detector's and the
-	// runtime's too, so it is not zero reliably.)
-	for i := range d {
-		require.NoError(t, w.AddDirectory(&d[i]))
-		assert.Equal(t, reserved, cap(w.dirs), "regrown at directory %d", i)
-	}
-	assert.Equal(t, len(d), len(w.dirs))
-}
-
 // TestDirectoriesOfMixedKinds interleaves directories that share fields
 // with different numbers of blocks, and one with fields of its own: each
 // must list exactly its own offsets and counts, whatever came before it.
 func TestDirectoriesOfMixedKinds(t *testing.T) {
-	for _, opts := range []Options{{Version: Classic}, {Version: BigTIFF}, {Version: Classic, ByteOrder: binary.BigEndian}, {Version: BigTIFF, ByteOrder: binary.BigEndian}} {
+	for _, opts := range []Options{{BigTIFF: BigTIFFNever}, {BigTIFF: BigTIFFAlways}, {BigTIFF: BigTIFFNever, ByteOrder: binary.BigEndian}, {BigTIFF: BigTIFFAlways, ByteOrder: binary.BigEndian}} {
 		h := iohandle.NewMemory()
 		w, err := NewWriter(h, opts)
 		require.NoError(t, err)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ const hugeRSSLimit = 300 << 20
 // A comparison is one run of the program: where it works, the writers it
 // runs and what they cost.
 type comparison struct {
+	ctx      context.Context // cancelled by a signal: stop
 	cfg      config
 	dir      string
 	writers  []writer
@@ -39,8 +41,10 @@ type entry struct {
 
 // compare runs every workload of cfg with every writer that can do it,
 // printing the header at once and the table at the end to stdout, and
-// progress to stderr. It returns an error if anything failed.
-func compare(cfg config, stdout, stderr io.Writer) error {
+// progress to stderr. It returns an error if anything failed. Cancelling
+// ctx kills the writer running and stops the comparison, which removes its
+// temporary directory and returns ctx's error.
+func compare(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	start := time.Now()
 	dir, err := os.MkdirTemp(cfg.dir, "ometiff-compare-")
 	if err != nil {
@@ -50,7 +54,7 @@ func compare(cfg config, stdout, stderr io.Writer) error {
 	installed, skipped := findWriters(cfg.python, dir)
 	// Our output is verified with every reader installed, asked to run or not.
 	writers := slices.DeleteFunc(slices.Clone(installed), func(w writer) bool { return w.name != ours && !slices.Contains(cfg.peers, w.name) })
-	c := &comparison{cfg: cfg, dir: dir, writers: writers, verifier: newVerifier(installed, cfg.python, dir), log: stderr}
+	c := &comparison{ctx: ctx, cfg: cfg, dir: dir, writers: writers, verifier: newVerifier(installed, cfg.python, dir), log: stderr}
 	c.printHeader(stdout, skipped, start)
 	for _, wl := range cfg.workloads {
 		if err := c.run(wl); err != nil {
@@ -74,13 +78,22 @@ func (c *comparison) run(wl workload) error {
 	entries := c.entries(wl, raw)
 	for run := 1; run <= c.cfg.runs; run++ {
 		for _, e := range entries {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
 			c.measure(e, run)
 		}
 	}
 	if c.cfg.strace {
 		for _, e := range entries {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
 			c.trace(e)
 		}
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
 	}
 	c.check(wl, entries[0])
 	for _, e := range entries {
@@ -137,7 +150,10 @@ func (c *comparison) measure(e entry, run int) {
 	// kernel's writeback of earlier outputs competes with the run measured.
 	syscall.Sync()
 	argv, env := e.w.command(e.t)
-	s, err := measure(argv, env, e.t.out, e.w.printsWrites)
+	s, err := measure(c.ctx, argv, env, e.t.out, e.w.printsWrites)
+	if c.ctx.Err() != nil {
+		return // killed: not the writer's failure
+	}
 	if err != nil {
 		e.r.err = err
 		c.fail("%s/%s: %v", e.r.workload, e.r.writer, err)
@@ -155,7 +171,10 @@ func (c *comparison) trace(e entry) {
 	}
 	os.Remove(e.t.out)
 	argv, env := e.w.command(e.t)
-	calls, err := traceCalls(argv, env, c.dir)
+	calls, err := traceCalls(c.ctx, argv, env, c.dir)
+	if c.ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		c.fail("%s/%s: %v", e.r.workload, e.r.writer, err)
 		return

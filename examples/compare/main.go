@@ -59,10 +59,15 @@
 //	-stack-series n  series of the stacks (default 84)
 //	-huge-size n     width and height of huge (default 65536)
 //
+// SIGINT (Ctrl-C) and SIGTERM stop the comparison: the writer running is
+// killed, the temporary directory of inputs and outputs is removed, and the
+// program exits with 130 or 143 (128 plus the signal's number).
+//
 // Compare runs on Linux: it reads /proc and wait4's rusage.
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -83,5 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cli.Exit("compare", stderr, cli.UsageError{Err: err})
 	}
-	return cli.Exit("compare", stderr, compare(cfg, stdout, stderr))
+	return cli.Run("compare", stderr, func(ctx context.Context) error {
+		return compare(ctx, cfg, stdout, stderr)
+	})
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,13 +24,14 @@ type sample struct {
 }
 
 // measure runs argv as a child process, with env added to the
-// environment, and returns its cost. The output file out must exist after
+// environment, and returns its cost; cancelling ctx kills it. The output file out must exist after
 // the run. Write calls are the child's: what it prints on stdout when
 // printsWrites, else the kernel's count of write system calls of the
 // child and its descendants, which reaches this process's own I/O
 // accounting when the child is reaped (see childWriteCalls).
-func measure(argv, env []string, out string, printsWrites bool) (sample, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
+func measure(ctx context.Context, argv, env []string, out string, printsWrites bool) (sample, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	killGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -122,10 +124,12 @@ func syscw(path string) (int64, error) {
 const straceCalls = "write,pwrite64,writev,lseek,ftruncate,fallocate"
 
 // traceCalls runs argv once under strace -f -c and returns the number of
-// calls of each traced system call, by name.
-func traceCalls(argv, env []string, dir string) (map[string]int64, error) {
+// calls of each traced system call, by name. Cancelling ctx kills strace
+// and argv.
+func traceCalls(ctx context.Context, argv, env []string, dir string) (map[string]int64, error) {
 	log := filepath.Join(dir, "strace.txt")
-	cmd := exec.Command("strace", append([]string{"-f", "-c", "-o", log, "-e", "trace=" + straceCalls}, argv...)...)
+	cmd := exec.CommandContext(ctx, "strace", append([]string{"-f", "-c", "-o", log, "-e", "trace=" + straceCalls}, argv...)...)
+	killGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -153,4 +157,12 @@ func parseStrace(text []byte) map[string]int64 {
 		}
 	}
 	return counts
+}
+
+// killGroupOnCancel runs cmd in a process group of its own, which
+// cancelling its context kills: cmd and every process it started, such as
+// the program strace traces, which outlives a killed strace otherwise.
+func killGroupOnCancel(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }

@@ -3,10 +3,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,4 +37,55 @@ func TestChildWriteCalls(t *testing.T) {
 	after, err := childWriteCalls()
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), after-mid, "the child's three echoes")
+}
+
+// TestCancelKillsTheRun cancels a measured run and a traced one: each
+// returns at once, and the program it ran (under strace for the second)
+// is gone, not left running on its own.
+func TestCancelKillsTheRun(t *testing.T) {
+	for _, traced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("traced=%v", traced), func(t *testing.T) {
+			if traced {
+				if _, err := exec.LookPath("strace"); err != nil {
+					t.Skip("strace is not installed")
+				}
+			}
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pid")
+			argv := []string{"sh", "-c", `echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 60`, pidFile}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				if traced {
+					_, err = traceCalls(ctx, argv, nil, dir)
+				} else {
+					_, err = measure(ctx, argv, nil, pidFile, false)
+				}
+				done <- err
+			}()
+			var pid int
+			require.Eventually(t, func() bool {
+				text, err := os.ReadFile(pidFile)
+				if err != nil {
+					return false
+				}
+				pid, err = strconv.Atoi(strings.TrimSpace(string(text)))
+				return err == nil
+			}, time.Minute, 10*time.Millisecond, "the program never started")
+			cancel()
+			select {
+			case err := <-done:
+				require.Error(t, err)
+			case <-time.After(30 * time.Second): // the program sleeps for 60
+				t.Fatal("still running after the cancellation")
+			}
+			assert.Eventually(t, func() bool {
+				state, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				// Gone, or a zombie waiting for a parent to reap it.
+				return err != nil || strings.Contains(string(state), ") Z ")
+			}, time.Minute, 10*time.Millisecond, "process %d survived", pid)
+		})
+	}
 }

@@ -55,13 +55,18 @@ func (j job) run() (iohandle.Stats, error) {
 		defer f.Close()
 		in = f
 	}
-	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers, Replace: true, NoSync: true,
-		// Around the page cache when compressing, as Options.DirectIO advises.
-		DirectIO: j.Workload.Compression != "none"}
+	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers}
 	if j.Workload.Kind == hugeKind {
 		opts.BigTIFF = pyramid.BigTIFFAlways
 	}
-	w, err := pyramid.Create(j.Out, opts)
+	h, err := iohandle.Create(j.Out, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: true, NoSync: true,
+		// Around the page cache when compressing, as Options.DirectIO advises.
+		DirectIO: j.Workload.Compression != "none"})
+	if err != nil {
+		return iohandle.Stats{}, err
+	}
+	defer h.Close() // discards the output unless the writer committed it
+	w, err := pyramid.New(h, opts)
 	if err != nil {
 		return iohandle.Stats{}, err
 	}

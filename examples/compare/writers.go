@@ -83,7 +83,7 @@ func oursWriter() writer {
 		exe = os.Args[0]
 	}
 	return writer{
-		name: ours, version: "package pyramid of this tree; Image.ReadPlanes reads the raw file (planes that are their own tile straight into the 2 MiB output buffer); no fsync; compressed output with Options.DirectIO", ext: ".ome.tif", printsWrites: true,
+		name: ours, version: "package pyramid of this tree; Image.ReadPlanes reads the raw file (planes that are their own tile straight into the 2 MiB output buffer); no fsync; compressed output with iohandle.Options.DirectIO", ext: ".ome.tif", printsWrites: true,
 		can: func(workload) bool { return true },
 		command: func(t task) ([]string, []string) {
 			spec, _ := json.Marshal(job{Workload: t.w, In: t.in, Out: t.out, Workers: t.workers})

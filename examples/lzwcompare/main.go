@@ -22,6 +22,10 @@
 // It then checks that libtiff decodes our LZW tiles: it writes them as a
 // tiled TIFF, has `tiffcp -c none` decompress it, and compares the pixels
 // with the plane.
+//
+// SIGINT (Ctrl-C) and SIGTERM stop it after the measurement running, and
+// it removes its temporary directory and exits with 130 or 143 (128 plus
+// the signal's number).
 package main
 
 import (
@@ -30,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"image"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +43,7 @@ import (
 	xtiff "golang.org/x/image/tiff"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/internal/synth"
 	"github.com/ometiff-go/ometiff/iohandle"
@@ -52,9 +56,9 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per measurement; the median is reported")
 	dir := flag.String("dir", "", "directory for the TIFF files (default: a new temporary one, removed at the end)")
 	flag.Parse()
-	if err := run(*size, *tileSize, *runs, *dir); err != nil {
-		log.Fatal(err)
-	}
+	os.Exit(cli.Run("lzwcompare", os.Stderr, func(ctx context.Context) error {
+		return run(ctx, *size, *tileSize, *runs, *dir)
+	}))
 }
 
 // result is one measured row of the table.
@@ -65,7 +69,9 @@ type result struct {
 	size    int64 // output bytes
 }
 
-func run(size, tileSize, runs int, dir string) error {
+// run measures and verifies. Cancelling ctx stops it between two
+// measurements, and it removes its temporary directory.
+func run(ctx context.Context, size, tileSize, runs int, dir string) error {
 	if size%tileSize != 0 || tileSize%16 != 0 {
 		return fmt.Errorf("size %d must be a multiple of the tile size %d, itself a multiple of 16", size, tileSize)
 	}
@@ -89,8 +95,11 @@ func run(size, tileSize, runs int, dir string) error {
 	if err := writeTiled(in, size, tileSize, tiff.CompressionNone, tiff.PredictorNone, tiles); err != nil {
 		return err
 	}
-	results, err := measure(contenders(tiles, tileSize, in, filepath.Join(dir, "out.tif")), runs)
+	results, err := measure(ctx, contenders(tiles, tileSize, in, filepath.Join(dir, "out.tif")), runs)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	printTable(results, raw)
@@ -111,7 +120,7 @@ type contender struct {
 func contenders(tiles [][]byte, tileSize int, in, out string) []contender {
 	var cs []contender
 	for _, predictor := range []uint16{tiff.PredictorHorizontal, tiff.PredictorNone} {
-		enc := &compress.TileEncoder{Codec: compress.LZW{}, Predictor: predictor, Format: compress.Format{BitsPerSample: 16}, Width: tileSize}
+		enc := &compress.TileEncoder{Codec: lzwCodec(), Predictor: predictor, Format: compress.Format{BitsPerSample: 16}, Width: tileSize}
 		suffix := "+p2"
 		if predictor == tiff.PredictorNone {
 			suffix = ""
@@ -139,11 +148,14 @@ func contenders(tiles [][]byte, tileSize int, in, out string) []contender {
 
 // measure runs every contender once per round, runs rounds, so that
 // background load spreads over all of them, and keeps the median time.
-func measure(cs []contender, runs int) ([]result, error) {
+func measure(ctx context.Context, cs []contender, runs int) ([]result, error) {
 	times := make([][]time.Duration, len(cs))
 	results := make([]result, len(cs))
 	for range runs {
 		for i, c := range cs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			start := time.Now()
 			size, err := c.run()
 			if err != nil {
@@ -243,7 +255,7 @@ func writeTiled(path string, size, tile int, compression, predictor uint16, tile
 		return err
 	}
 	defer h.Close() // after Commit, a no-op
-	w, err := tiff.NewWriter(h, tiff.Options{Version: tiff.Classic})
+	w, err := tiff.NewWriter(h, tiff.Options{BigTIFF: tiff.BigTIFFNever})
 	if err != nil {
 		return err
 	}
@@ -281,7 +293,7 @@ func writeTiled(path string, size, tile int, compression, predictor uint16, tile
 // verifyWithLibtiff writes our LZW + predictor tiles as a TIFF, has libtiff
 // decompress it and compares the pixels with the plane.
 func verifyWithLibtiff(dir string, plane []uint16, size, tile int, tiles [][]byte) error {
-	enc := &compress.TileEncoder{Codec: compress.LZW{}, Predictor: tiff.PredictorHorizontal, Format: compress.Format{BitsPerSample: 16}, Width: tile}
+	enc := &compress.TileEncoder{Codec: lzwCodec(), Predictor: tiff.PredictorHorizontal, Format: compress.Format{BitsPerSample: 16}, Width: tile}
 	encoded := make([][]byte, len(tiles))
 	err := compressAll(enc, tiles, 2, func(seq int64, b []byte) error {
 		encoded[seq] = slices.Clone(b)
@@ -320,4 +332,13 @@ func verifyWithLibtiff(dir string, plane []uint16, size, tile int, tiles [][]byt
 	}
 	fmt.Printf("libtiff check: tiffcp -c none decodes our %d LZW+p2 tiles to the same %d x %d pixels\n", len(tiles), size, size)
 	return nil
+}
+
+// lzwCodec returns the library's LZW codec.
+func lzwCodec() compress.Codec {
+	c, err := compress.NewCodec(tiff.CompressionLZW, 0)
+	if err != nil {
+		panic(err) // LZW has no level to get wrong
+	}
+	return c
 }

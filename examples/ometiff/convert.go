@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -24,7 +25,6 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit(convertName, stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run(convertName, stderr, func(ctx context.Context) error {
-		cfg.options.Context = ctx
 		start := time.Now()
 		bar := newProgress(stderr)
 		if bar.visible {
@@ -70,10 +70,15 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		// every tile while the bands are still held.
 		defer holdMemory()()
 	}
-	w, err := pyramid.Create(cfg.output, cfg.options)
-	if errors.Is(err, fs.ErrExist) {
-		err = fmt.Errorf("%w (use -force to replace it)", err)
+	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: cfg.force})
+	if errors.Is(err, fs.ErrExist) { // the library's message names its option, not the flag
+		err = fmt.Errorf("%s exists (use -force to replace it)", cfg.output)
 	}
+	if err != nil {
+		return specs, err
+	}
+	defer h.Close() // discards the output unless the writer committed it
+	w, err := pyramid.NewContext(ctx, h, cfg.options)
 	if err != nil {
 		return specs, err
 	}

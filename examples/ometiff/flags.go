@@ -22,6 +22,7 @@ type config struct {
 	physicalSizeZ float64  // between focal planes; 0 is unknown
 	unit          string   // of the physical sizes
 	options       pyramid.Options
+	force         bool // replace an existing output
 	raw           rawFormat
 	limits        limits
 	set           map[string]bool // the flags given
@@ -71,7 +72,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.TextVar(&o.Downsampling, "downsampling", pyramid.Mean, "`method` computing each level: mean, nearest or mode")
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
 	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
-	fs.BoolVar(&o.Replace, "force", false, "replace the output if it exists")
+	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists")
 	fs.StringVar(&cfg.name, "name", "", "`name` of the (first) image; the input's, or its base name, by default")
 	channels := fs.String("channels", "", "channel `names` of the (first) image, separated by commas")
 	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height of the (first) image; 0 is unknown (the input's by default)")

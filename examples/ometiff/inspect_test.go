@@ -17,7 +17,7 @@ import (
 func writeOMETIFF(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "two.ome.tif")
-	w, err := pyramid.Create(path, pyramid.Options{TileSize: 64, NoSync: true})
+	w, err := pyramid.Create(path, pyramid.Options{TileSize: 64})
 	require.NoError(t, err)
 	specs := []pyramid.ImageSpec{
 		{Name: "cells", SizeX: 100, SizeY: 80, SizeC: 2, PixelType: pyramid.Uint16,

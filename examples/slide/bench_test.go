@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -17,7 +18,7 @@ func BenchmarkWriteSlide(b *testing.B) {
 					kind: kindNamed(b, kind), options: pyramid.Options{Compression: compression}}
 				b.SetBytes(int64(cfg.size) * int64(cfg.size) * int64(cfg.kind.pixelBytes()))
 				for b.Loop() {
-					if _, err := writeSlide(cfg); err != nil {
+					if _, err := writeSlide(context.Background(), cfg); err != nil {
 						b.Fatal(err)
 					}
 				}

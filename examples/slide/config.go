@@ -16,6 +16,7 @@ type config struct {
 	channels int
 	kind     pixelKind
 	options  pyramid.Options
+	direct   bool // write around the page cache
 }
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
@@ -35,7 +36,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.options.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
 	fs.IntVar(&cfg.options.Levels, "levels", 0, "resolutions including the full one; 0 halves until one tile")
 	fs.TextVar(&cfg.options.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
-	fs.BoolVar(&cfg.options.DirectIO, "direct", false, "write around the page cache (Linux; faster when compressing keeps the cores busy)")
+	fs.BoolVar(&cfg.direct, "direct", false, "write around the page cache (Linux; faster when compressing keeps the cores busy)")
 	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
 		return cfg, err
 	}

@@ -12,6 +12,10 @@
 // (raw input bytes over wall time), the peak resident memory and the write
 // calls the operating system saw.
 //
+// SIGINT (Ctrl-C) and SIGTERM stop the run: the new file is discarded, a
+// file of an earlier run stays as it was, and the program exits with 130
+// or 143 (128 plus the signal's number).
+//
 // Usage:
 //
 //	go run ./examples/slide [flags]
@@ -28,7 +32,7 @@
 //	-workers n       encoding goroutines, 0 for one per CPU
 //	-levels n        resolutions including the full one, 0 until one tile
 //	-bigtiff b       auto, always or never (default auto)
-//	-direct          write around the page cache (pyramid.Options.DirectIO)
+//	-direct          write around the page cache (iohandle.Options.DirectIO)
 package main
 
 import (
@@ -55,8 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("slide", stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run("slide", stderr, func(ctx context.Context) error {
-		cfg.options.Context = ctx
-		rep, err := writeSlide(cfg)
+		rep, err := writeSlide(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -76,12 +79,17 @@ type report struct {
 }
 
 // writeSlide writes the slide cfg describes to cfg.output, replacing the
-// file a previous run left there. On any failure the output is discarded.
-func writeSlide(cfg config) (report, error) {
+// file a previous run left there, until ctx is done. On any failure the
+// output is discarded.
+func writeSlide(ctx context.Context, cfg config) (report, error) {
 	rep := report{before: rusage.Self()}
 	start := time.Now()
-	cfg.options.Replace = true
-	w, err := pyramid.Create(cfg.output, cfg.options)
+	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: true, DirectIO: cfg.direct})
+	if err != nil {
+		return rep, err
+	}
+	defer h.Close() // discards the output unless the writer committed it
+	w, err := pyramid.NewContext(ctx, h, cfg.options)
 	if err != nil {
 		return rep, err
 	}

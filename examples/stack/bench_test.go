@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
+	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -13,10 +15,10 @@ func BenchmarkWriteStack(b *testing.B) {
 		b.Run(compression.String(), func(b *testing.B) {
 			cfg := config{output: filepath.Join(b.TempDir(), "stack.ome.tif"), series: 8, z: 90, channels: 2, size: 128,
 				options: pyramid.Options{Compression: compression}}
-			pool := newPool(cfg.size, poolSize)
+			pool := stackpool.New(cfg.size, stackpool.Size)
 			b.SetBytes(int64(cfg.planes()) * cfg.planeBytes())
 			for b.Loop() {
-				if _, err := writeStack(cfg, pool); err != nil {
+				if _, err := writeStack(context.Background(), cfg, pool); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,6 +11,10 @@
 // the throughput (raw input bytes over wall time), the file size, the
 // write calls the operating system saw and the peak resident memory.
 //
+// SIGINT (Ctrl-C) and SIGTERM stop the run: the new file is discarded, a
+// file of an earlier run stays as it was, and the program exits with 130
+// or 143 (128 plus the signal's number).
+//
 // Usage:
 //
 //	go run ./examples/stack [flags]
@@ -36,6 +40,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/examples/internal/rusage"
+	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -52,9 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("stack", stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run("stack", stderr, func(ctx context.Context) error {
-		cfg.options.Context = ctx
-		pool := newPool(cfg.size, min(poolSize, cfg.planes()))
-		rep, err := writeStack(cfg, pool)
+		pool := stackpool.New(cfg.size, min(stackpool.Size, cfg.planes()))
+		rep, err := writeStack(ctx, cfg, pool)
 		if err != nil {
 			return err
 		}
@@ -134,13 +138,17 @@ type report struct {
 }
 
 // writeStack writes the stack cfg describes, its planes taken in turn from
-// pool, replacing the file a previous run left there. On any failure the
-// output is discarded.
-func writeStack(cfg config, pool [][]byte) (report, error) {
+// pool, replacing the file a previous run left there, until ctx is done.
+// On any failure the output is discarded.
+func writeStack(ctx context.Context, cfg config, pool [][]byte) (report, error) {
 	before := rusage.Self()
 	start := time.Now()
-	cfg.options.Replace = true
-	w, err := pyramid.Create(cfg.output, cfg.options)
+	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: true})
+	if err != nil {
+		return report{}, err
+	}
+	defer h.Close() // discards the output unless the writer committed it
+	w, err := pyramid.NewContext(ctx, h, cfg.options)
 	if err != nil {
 		return report{}, err
 	}

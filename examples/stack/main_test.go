@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -43,7 +44,7 @@ func TestRunWritesStack(t *testing.T) {
 			for _, want := range tt.want {
 				assert.Contains(t, description, want)
 			}
-			checkPlanes(t, path, newPool(tt.size, min(poolSize, planes)))
+			checkPlanes(t, path, stackpool.New(tt.size, min(stackpool.Size, planes)))
 			clitest.CheckTiffinfo(t, path)
 		})
 	}
@@ -55,18 +56,6 @@ func checkPlanes(t *testing.T, path string, pool [][]byte) {
 	t.Helper()
 	for i, img := range clitest.Planes(t, path) {
 		require.True(t, bytes.Equal(pool[i%len(pool)], img.Pix), "plane %d is not pool plane %d", i, i%len(pool))
-	}
-}
-
-func TestNewPoolPlanesDiffer(t *testing.T) {
-	pool := newPool(32, poolSize)
-	seen := map[string]int{}
-	for i, p := range pool {
-		require.Len(t, p, 2*32*32)
-		if j, ok := seen[string(p)]; ok {
-			t.Fatalf("pool planes %d and %d are equal", j, i)
-		}
-		seen[string(p)] = i
 	}
 }
 

@@ -55,6 +55,42 @@ func Need(t testing.TB, tools ...string) {
 	}
 }
 
+// SchemaPath returns where the OME 2016-06 schema is: OMETIFF_OME_XSD, else
+// shared/schema/ome.xsd in a parent of the project's root (CI clones the
+// project beside shared/), else where that would be beside the root.
+func SchemaPath() string {
+	if p := os.Getenv("OMETIFF_OME_XSD"); p != "" {
+		return p
+	}
+	_, self, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(self), "..", "..") // the project's root
+	for range 3 {
+		dir = filepath.Dir(dir)
+		p := filepath.Join(dir, "shared", "schema", "ome.xsd")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return filepath.Join(filepath.Dir(self), "..", "..", "..", "shared", "schema", "ome.xsd")
+}
+
+// NeedSchema skips the test unless xmllint and the OME schema are there,
+// or fails it under OMETIFF_INTEROP, like Need, and returns the schema's
+// path.
+func NeedSchema(t testing.TB) string {
+	t.Helper()
+	Need(t, "xmllint")
+	path := SchemaPath()
+	if _, err := os.Stat(path); err != nil {
+		msg := "OME schema not found at " + path + " (looked for shared/schema/ome.xsd beside the project; set OMETIFF_OME_XSD)"
+		if Required() {
+			t.Fatal(msg + "; OMETIFF_INTEROP is set")
+		}
+		t.Skip(msg)
+	}
+	return path
+}
+
 var python = sync.OnceValue(func() string {
 	candidates := []string{os.Getenv("OMETIFF_PYTHON"), "/usr/bin/python3", "python3"}
 	for _, c := range candidates {

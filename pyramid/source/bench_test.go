@@ -8,7 +8,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -21,8 +20,8 @@ func BenchmarkBandReader(b *testing.B) {
 		name string
 		page testPage
 	}{
-		{"u16-LZW-tiles", testPage{width: 4096, height: 4096, samples: 1, bits: 16, tileW: 256, tileH: 256, codec: compress.LZW{}, predictor: 2}},
-		{"rgb8-Deflate-strips", testPage{width: 4096, height: 2048, samples: 3, bits: 8, rowsPerStrip: 16, codec: &compress.Deflate{}, predictor: 2}},
+		{"u16-LZW-tiles", testPage{width: 4096, height: 4096, samples: 1, bits: 16, tileW: 256, tileH: 256, codec: mustCodec(tiff.CompressionLZW), predictor: 2}},
+		{"rgb8-Deflate-strips", testPage{width: 4096, height: 2048, samples: 3, bits: 8, rowsPerStrip: 16, codec: mustCodec(tiff.CompressionDeflate), predictor: 2}},
 	}
 	for _, p := range pages {
 		file, images := fileOf(b, binary.LittleEndian, true, p.page)

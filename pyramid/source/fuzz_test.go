@@ -33,9 +33,9 @@ func typedError(err error) bool {
 // be typed, and a page read to the end must give exactly its rows.
 func FuzzBandReader(f *testing.F) {
 	for i, p := range []testPage{
-		{width: 20, height: 9, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: compress.LZW{}, predictor: 2},
-		{width: 7, height: 5, samples: 3, bits: 8, rowsPerStrip: 2, planar: true, codec: &compress.Deflate{}},
-		{width: 9, height: 4, samples: 1, bits: 32, float: true, rowsPerStrip: 3, codec: &compress.Zstd{}, predictor: 3},
+		{width: 20, height: 9, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW), predictor: 2},
+		{width: 7, height: 5, samples: 3, bits: 8, rowsPerStrip: 2, planar: true, codec: mustCodec(tiff.CompressionDeflate)},
+		{width: 9, height: 4, samples: 1, bits: 32, float: true, rowsPerStrip: 3, codec: mustCodec(tiff.CompressionZstd), predictor: 3},
 		{width: 16, height: 16, samples: 2, bits: 8, tileW: 16, tileH: 16, sparse: []int{0}},
 	} {
 		order := binary.ByteOrder(binary.LittleEndian)
@@ -189,11 +189,11 @@ func FuzzParseAperio(f *testing.F) {
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
 func FuzzNew(f *testing.F) {
-	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: compress.LZW{}}
+	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW)}
 	seeds := [][]testPage{
 		grays(2, omeDocument("", pixels(2, 1, 1, "XYZCT", `<TiffData/>`))),
 		{svsPage(32, 24, true, description(svsHead)), svsPage(16, 12, false), svsPage(20, 10, false, description("Aperio Image\nlabel"))},
-		{gray(8, 8), gray(8, 8), rgb, {width: 4, height: 4, samples: 2, bits: 16, rowsPerStrip: 2, codec: &compress.Deflate{}}},
+		{gray(8, 8), gray(8, 8), rgb, {width: 4, height: 4, samples: 2, bits: 16, rowsPerStrip: 2, codec: mustCodec(tiff.CompressionDeflate)}},
 	}
 	for i, pages := range seeds {
 		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)

@@ -146,7 +146,7 @@ func fileOf(t testing.TB, order binary.ByteOrder, bigTIFF bool, pages ...testPag
 			}
 			codec := p.codec
 			if codec == nil {
-				codec = compress.None{}
+				codec = mustCodec(tiff.CompressionNone)
 			}
 			bw, _, _, _, planes := p.geometry()
 			enc := &compress.TileEncoder{Codec: codec, Predictor: p.predictor, Width: bw,
@@ -186,7 +186,7 @@ func fileOf(t testing.TB, order binary.ByteOrder, bigTIFF bool, pages ...testPag
 // codec returns the page's codec, None if unset.
 func codec(p testPage) compress.Codec {
 	if p.codec == nil {
-		return compress.None{}
+		return mustCodec(tiff.CompressionNone)
 	}
 	return p.codec
 }
@@ -237,4 +237,13 @@ func (p testPage) fields(offsets, counts []uint64, c compress.Codec) *ifd.Builde
 		p.more(b)
 	}
 	return b
+}
+
+// mustCodec returns compress.NewCodec(compression, 0), which must succeed.
+func mustCodec(compression uint16) compress.Codec {
+	c, err := compress.NewCodec(compression, 0)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

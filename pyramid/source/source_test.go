@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -87,11 +86,11 @@ func summary(f *File) []string {
 }
 
 func gray(w, h int, more ...func(*ifd.Builder)) testPage {
-	return testPage{width: w, height: h, samples: 1, bits: 16, rowsPerStrip: 8, codec: compress.LZW{}, more: fields(more...)}
+	return testPage{width: w, height: h, samples: 1, bits: 16, rowsPerStrip: 8, codec: mustCodec(tiff.CompressionLZW), more: fields(more...)}
 }
 
 func TestGenericMapping(t *testing.T) {
-	rgb := testPage{width: 20, height: 10, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: &compress.Deflate{}}
+	rgb := testPage{width: 20, height: 10, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionDeflate)}
 	reduced := gray(10, 5, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage))
 	rgba := testPage{width: 8, height: 8, samples: 4, bits: 8, more: fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB), short(tiff.TagExtraSamples, tiff.ExtraSampleUnassociatedAlpha))}
 	tests := []struct {

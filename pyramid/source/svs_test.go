@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -20,7 +19,7 @@ const svsHead = "Aperio Image Library v10.0.51\r\n64x48 [0,100 64x48] (16x16) JP
 
 // svsPage is an RGB page of an SVS file: tiled when tile, else stripped.
 func svsPage(w, h int, tile bool, more ...func(*ifd.Builder)) testPage {
-	p := testPage{width: w, height: h, samples: 3, bits: 8, codec: compress.LZW{}, more: fields(more...)}
+	p := testPage{width: w, height: h, samples: 3, bits: 8, codec: mustCodec(tiff.CompressionLZW), more: fields(more...)}
 	if tile {
 		p.tileW, p.tileH = 16, 16
 	}

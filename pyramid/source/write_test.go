@@ -80,12 +80,12 @@ func TestWritePlanes(t *testing.T) {
 		rows  int
 	}{
 		{"gray pages along T, RGB, and two samples as channels", []testPage{
-			{width: 100, height: 70, samples: 1, bits: 16, tileW: 32, tileH: 16, codec: compress.LZW{}, predictor: 2},
-			{width: 100, height: 70, samples: 1, bits: 16, rowsPerStrip: 9, codec: &compress.Deflate{}, seed: 1},
-			{width: 64, height: 40, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: &compress.Deflate{}, seed: 2},
-			{width: 33, height: 17, samples: 2, bits: 32, float: true, rowsPerStrip: 4, codec: &compress.Zstd{}, predictor: 3, seed: 3},
+			{width: 100, height: 70, samples: 1, bits: 16, tileW: 32, tileH: 16, codec: mustCodec(tiff.CompressionLZW), predictor: 2},
+			{width: 100, height: 70, samples: 1, bits: 16, rowsPerStrip: 9, codec: mustCodec(tiff.CompressionDeflate), seed: 1},
+			{width: 64, height: 40, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionDeflate), seed: 2},
+			{width: 33, height: 17, samples: 2, bits: 32, float: true, rowsPerStrip: 4, codec: mustCodec(tiff.CompressionZstd), predictor: 3, seed: 3},
 		}, 0},
-		{"planar RGBA in bands of 32 rows", []testPage{{width: 50, height: 70, samples: 4, bits: 8, tileW: 16, tileH: 16, planar: true, codec: &compress.Zstd{}}}, 32},
+		{"planar RGBA in bands of 32 rows", []testPage{{width: 50, height: 70, samples: 4, bits: 8, tileW: 16, tileH: 16, planar: true, codec: mustCodec(tiff.CompressionZstd)}}, 32},
 		{"16-bit RGB in bands of the whole page", []testPage{{width: 40, height: 30, samples: 3, bits: 16, rowsPerStrip: 7, planar: true}}, 1000},
 		{"signed", []testPage{{width: 20, height: 20, samples: 1, bits: 8, signed: true}, {width: 20, height: 20, samples: 1, bits: 32, signed: true, seed: 1}}, 0},
 	}

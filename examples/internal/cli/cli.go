@@ -1,11 +1,20 @@
 // Package cli is the command-line plumbing the example programs share:
-// flag sets that print their usage only when asked for with -h, and the
-// exit codes and one-line error reports of a run.
+// flag sets that print their usage only when asked for with -h, the exit
+// codes and one-line error reports of a run, and its handling of signals.
 //
 // A program exits with 0 when it succeeds or prints its usage, 2 for a
 // usage error (bad flags or flag values, including those package pyramid
 // rejects) and 1 for any other failure, which it reports as one line on
 // stderr prefixed with its name.
+//
+// A program that does its work through Run treats SIGTERM, which batch
+// schedulers such as Slurm and Kubernetes send at a time limit, like
+// SIGINT (Ctrl-C): the first one cancels the work, which discards its
+// output (a writer from package pyramid removes its temporary file, if it
+// has one), and the program exits with 128 plus the signal's number, as a
+// shell reports a process the signal killed: 130 for SIGINT, 143 for
+// SIGTERM. A second signal kills the program at once; on Linux that still
+// leaves no partial output (see package iohandle).
 package cli
 
 import (
@@ -16,6 +25,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
+	"syscall"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -65,12 +76,82 @@ func (e UsageError) Error() string { return e.Err.Error() }
 // Unwrap returns the mistake.
 func (e UsageError) Unwrap() error { return e.Err }
 
-// Run calls work with a context cancelled on interrupt and returns the
-// exit code of the error it returns, which Exit reports.
+// Run calls work with a context that SIGINT or SIGTERM cancels, and
+// returns the exit code of the error work returns, which Exit reports.
+// When a signal came and work failed (it stopped for the signal), Run
+// reports "stopped by SIGTERM" (or SIGINT) instead, and returns 128 plus
+// the signal's number. Work that succeeds despite a signal, because it was
+// done before it looked, succeeds.
 func Run(name string, stderr io.Writer, work func(ctx context.Context) error) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := notifyContext(context.Background())
 	defer stop()
-	return Exit(name, stderr, work(ctx))
+	err := work(ctx)
+	var stopped stoppedError
+	if err == nil || !errors.As(context.Cause(ctx), &stopped) {
+		return Exit(name, stderr, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		err = stopped
+	} else {
+		err = fmt.Errorf("%w: %w", stopped, err)
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	return stopped.exitCode()
+}
+
+// stopSignals are the signals that cancel Run's work.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// notifyContext returns a context that the first of stopSignals cancels
+// with a stoppedError as its cause, and then lets the next one take its
+// default action. stop releases the signals.
+func notifyContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, stopSignals...)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case sig := <-signals:
+			signal.Stop(signals)
+			cancel(stoppedError{sig})
+		case <-done:
+		}
+	})
+	return ctx, func() {
+		signal.Stop(signals)
+		close(done)
+		wg.Wait()
+		cancel(nil)
+	}
+}
+
+// stoppedError is the cause of a context that a signal cancelled.
+type stoppedError struct{ sig os.Signal }
+
+// Error names the signal.
+func (e stoppedError) Error() string {
+	name := e.sig.String()
+	switch e.sig {
+	case os.Interrupt:
+		name = "SIGINT"
+	case syscall.SIGTERM:
+		name = "SIGTERM"
+	}
+	return "stopped by " + name
+}
+
+// Is reports a stoppedError as a context.Canceled, as the context's Err
+// is, for work that returns the cause of its context's end.
+func (e stoppedError) Is(target error) bool { return target == context.Canceled }
+
+// exitCode is 128 plus the signal's number, or 1 where signals have none.
+func (e stoppedError) exitCode() int {
+	if n, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
 }
 
 // Exit reports err, if any, as one line on stderr prefixed with the

@@ -1,4 +1,7 @@
-package main
+// Package stackpool makes the planes of the stack workload, which the
+// example programs that write it (stack, dataset) share, so that they
+// write the same pixels.
+package stackpool
 
 import (
 	"encoding/binary"
@@ -6,13 +9,15 @@ import (
 	"github.com/ometiff-go/ometiff/internal/synth"
 )
 
-// poolSize is the number of distinct planes a stack cycles through.
-const poolSize = 64
+// Size is the number of distinct planes a stack cycles through: plane i
+// of a stack, counting through its series in the order of the file, is
+// pool plane i % Size.
+const Size = 64
 
-// newPool returns n distinct size x size uint16 planes as little-endian
+// New returns n distinct size x size uint16 planes as little-endian
 // bytes: neighbouring regions of a synthetic two-channel slide, so they
 // compress like real data.
-func newPool(size, n int) [][]byte {
+func New(size, n int) [][]byte {
 	const across = 8 // regions per row of the slide
 	pool := make([][]byte, n)
 	gray := make([]uint16, size*size)

@@ -1,6 +1,17 @@
-package iohandle
+// Package iohandletest implements output handles that fail on purpose, for
+// testing the writers above package iohandle, as testing/iotest does for
+// readers and writers.
+package iohandletest
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ometiff-go/ometiff/iohandle"
+)
+
+// ErrInjected is wrapped by every failure a Faulty handle injects.
+var ErrInjected = errors.New("iohandletest: injected fault")
 
 // Faults says where a Faulty handle fails. The zero value injects nothing.
 type Faults struct {
@@ -18,26 +29,32 @@ type Faults struct {
 	Rename bool
 }
 
-// Faulty wraps a Handle and injects failures, for fault tests of the layers
-// above. Like a File, it discards the output after any failure: the
-// destination never holds a partial file.
+// Faulty wraps an iohandle.Handle and injects failures, for fault tests of
+// the layers above. Like an iohandle.File, it discards the output after any
+// failure: the destination never holds a partial file.
 type Faulty struct {
-	h      Handle
+	h      iohandle.Handle
 	faults Faults
 	writes int
 	err    error
 }
 
-var _ Handle = (*Faulty)(nil)
+var _ iohandle.Handle = (*Faulty)(nil)
 
 // NewFaulty returns h with faults injected.
-func NewFaulty(h Handle, faults Faults) *Faulty { return &Faulty{h: h, faults: faults} }
+func NewFaulty(h iohandle.Handle, faults Faults) *Faulty { return &Faulty{h: h, faults: faults} }
 
 // Len returns the wrapped handle's length.
 func (f *Faulty) Len() int64 { return f.h.Len() }
 
-// Stats returns the wrapped handle's counters.
-func (f *Faulty) Stats() Stats { return f.h.Stats() }
+// Stats returns the wrapped handle's counters, if it has a Stats method as
+// iohandle.File and iohandle.Memory do, and zero counters otherwise.
+func (f *Faulty) Stats() iohandle.Stats {
+	if s, ok := f.h.(interface{ Stats() iohandle.Stats }); ok {
+		return s.Stats()
+	}
+	return iohandle.Stats{}
+}
 
 // Write appends p unless a fault strikes.
 func (f *Faulty) Write(p []byte) (int, error) {

@@ -1,15 +1,18 @@
-package iohandle
+package iohandletest
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/iohandle"
 )
 
 // writeSome issues three appends, a patch and a commit.
-func writeSome(h Handle) error {
+func writeSome(h iohandle.Handle) error {
 	for _, s := range []string{"header..", "tile data", "directory"} {
 		if _, err := h.Write([]byte(s)); err != nil {
 			return err
@@ -37,13 +40,15 @@ func TestFaultyLeavesNoFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "out.tif")
-			f, err := Create(path, Options{NoSync: true})
+			f, err := iohandle.Create(path, iohandle.Options{NoSync: true})
 			require.NoError(t, err)
 			h := NewFaulty(f, tt.faults)
 
 			err = writeSome(h)
 			require.ErrorIs(t, err, ErrInjected)
-			assert.Empty(t, dirEntries(t, dir))
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries)
 			_, err = h.Write([]byte("x"))
 			assert.ErrorIs(t, err, ErrInjected, "sticky")
 			assert.ErrorIs(t, h.Commit(), ErrInjected, "sticky")
@@ -53,15 +58,15 @@ func TestFaultyLeavesNoFile(t *testing.T) {
 }
 
 func TestFaultyWithoutFaultsPassesThrough(t *testing.T) {
-	m := NewMemory()
+	m := iohandle.NewMemory()
 	h := NewFaulty(m, Faults{Write: 99, MaxBytes: 1 << 20})
 	require.NoError(t, writeSome(h))
 	assert.Equal(t, "HEader..tile datadirectory", string(m.Bytes()))
-	assert.Equal(t, Stats{Appends: 3, Patches: 1, Bytes: 28}, h.Stats())
+	assert.Equal(t, iohandle.Stats{Appends: 3, Patches: 1, Bytes: 28}, h.Stats())
 }
 
 func TestFaultyFlush(t *testing.T) {
-	m := NewMemory()
+	m := iohandle.NewMemory()
 	h := NewFaulty(m, Faults{Flush: true})
 	_, err := h.Write([]byte("abc"))
 	require.NoError(t, err)

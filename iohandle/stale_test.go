@@ -1,0 +1,220 @@
+package iohandle
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// skipWithoutLocks skips where the system has no flock, so that temporary
+// files are never cleaned.
+func skipWithoutLocks(t *testing.T) {
+	t.Helper()
+	switch runtime.GOOS {
+	case "darwin", "dragonfly", "freebsd", "linux", "netbsd", "openbsd", "solaris", "illumos", "ios", "android":
+	default:
+		t.Skipf("%s has no flock: temporary files are left", runtime.GOOS)
+	}
+}
+
+func TestIsTempName(t *testing.T) {
+	for name, want := range map[string]bool{
+		".out.tif.0123456789abcdef.tmp":   true,
+		".out.tif.0123456789ABCDEF.tmp":   false, // tempName writes lowercase
+		".out.tif.0123456789abcde.tmp":    false,
+		".out.tif.0123456789abcdef0.tmp":  false,
+		".out.tif.0123456789abcdeg.tmp":   false,
+		".out.tif.0123456789abcdef.tmp.x": false,
+		"out.tif.0123456789abcdef.tmp":    false,
+		".other.tif.0123456789abcdef.tmp": false,
+		".out.tif.2.0123456789abcdef.tmp": false, // out.tif.2's
+		"out.tif":                         false,
+	} {
+		assert.Equal(t, want, isTempName(name, "out.tif"), name)
+	}
+	assert.True(t, isTempName(filepath.Base(tempName("dir", "out.tif")), "out.tif"))
+}
+
+// TestCreateRemovesStaleTemporaries: Create removes the temporary files
+// of its destination that no writer holds, and nothing else: not a live
+// writer's, not another destination's, not a name of another shape, not a
+// directory or a symbolic link.
+func TestCreateRemovesStaleTemporaries(t *testing.T) {
+	skipWithoutLocks(t)
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.tif")
+			live, err := create(path, Options{NoSync: true}, false)
+			require.NoError(t, err)
+			defer live.Close()
+			_, err = live.Write([]byte("live"))
+			require.NoError(t, err)
+			stale := []string{".out.tif.0123456789abcdef.tmp", ".out.tif.fedcba9876543210.tmp"}
+			kept := []string{".out.tif.0123456789ABCDEF.tmp", ".out.tif.0123.tmp", ".other.tif.0123456789abcdef.tmp",
+				"out.tif.0123456789abcdef.tmp", ".out.tif.2.0123456789abcdef.tmp"}
+			for _, name := range append(stale, kept...) {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("left"), 0o644))
+			}
+			require.NoError(t, os.Mkdir(filepath.Join(dir, ".out.tif.aaaaaaaaaaaaaaaa.tmp"), 0o755))
+			target := filepath.Join(t.TempDir(), "target")
+			require.NoError(t, os.WriteFile(target, []byte("elsewhere"), 0o644))
+			require.NoError(t, os.Symlink(target, filepath.Join(dir, ".out.tif.bbbbbbbbbbbbbbbb.tmp")))
+			kept = append(kept, ".out.tif.aaaaaaaaaaaaaaaa.tmp", ".out.tif.bbbbbbbbbbbbbbbb.tmp", filepath.Base(live.tmp))
+
+			h, err := create(path, Options{NoSync: true}, kind.unnamed)
+			require.NoError(t, err)
+			defer h.Close()
+			requireKind(t, h, kind.unnamed)
+			if !kind.unnamed {
+				kept = append(kept, filepath.Base(h.tmp))
+			}
+			slices.Sort(kept)
+			assert.Equal(t, kept, dirEntries(t, dir))
+			assert.FileExists(t, target)
+
+			require.NoError(t, live.Commit(), "the live writer is untouched")
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "live", string(got))
+		})
+	}
+}
+
+// TestLockTemp: a new named file that a cleaner locked first, or removed
+// before it could be locked, is given up.
+func TestLockTemp(t *testing.T) {
+	skipWithoutLocks(t)
+	dir := t.TempDir()
+	newTemp := func() (*os.File, string) {
+		tmp := tempName(dir, "out.tif")
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = f.Close() })
+		return f, tmp
+	}
+
+	f, tmp := newTemp()
+	cleaner, err := os.Open(tmp)
+	require.NoError(t, err)
+	require.NoError(t, lockFile(cleaner))
+	assert.ErrorIs(t, lockTemp(f, tmp), errCleaned, "locked by the cleaner")
+	require.NoError(t, cleaner.Close())
+
+	f, tmp = newTemp()
+	require.NoError(t, os.Remove(tmp))
+	assert.ErrorIs(t, lockTemp(f, tmp), errCleaned, "removed by the cleaner")
+
+	f, tmp = newTemp()
+	require.NoError(t, lockTemp(f, tmp))
+	removeIfUnlocked(tmp)
+	assert.FileExists(t, tmp, "locked by its writer")
+}
+
+// TestLockHeldUntilNamed runs a Create of the same destination (which
+// cleans) at the moment a Commit renames or links its file: the file is
+// still locked then, and the Commit succeeds.
+func TestLockHeldUntilNamed(t *testing.T) {
+	skipWithoutLocks(t)
+	for _, tt := range []struct {
+		name    string
+		unnamed bool
+		op      *func(string, string) error
+	}{
+		{"named", false, &renameNoReplace},
+		{"unnamed, replacing", true, &renameFile},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, path := newFileOf(t, tt.unnamed, Options{NoSync: true, Replace: tt.unnamed})
+			if tt.unnamed {
+				require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+			}
+			_, err := h.Write([]byte("new"))
+			require.NoError(t, err)
+			rename := *tt.op
+			stub(t, tt.op, func(oldpath, newpath string) error {
+				removeStale(path) // as a concurrent Create of path does
+				return rename(oldpath, newpath)
+			})
+			require.NoError(t, h.Commit())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "new", string(got))
+		})
+	}
+}
+
+// killedChild makes the test binary, re-run by TestKilledWriter, start a
+// file of the kind it names ("unnamed" or "named") at the path after it,
+// write to it, say "ready" and wait to be killed.
+const killedChild = "IOHANDLE_KILLED_CHILD"
+
+// TestKilledWriter kills (SIGKILL) a process in the middle of writing a
+// file: an unnamed file leaves nothing; a named one leaves its temporary
+// file, which a Create in another process does not touch while its writer
+// lives and removes once it is dead.
+func TestKilledWriter(t *testing.T) {
+	if spec := os.Getenv(killedChild); spec != "" {
+		kind, path, _ := strings.Cut(spec, " ")
+		h, err := create(path, Options{}, kind == "unnamed")
+		require.NoError(t, err)
+		_, err = h.Write(pattern(3<<20, 1))
+		require.NoError(t, err)
+		require.NoError(t, h.Flush())
+		os.Stdout.WriteString("ready\n")
+		_, _ = os.Stdin.Read(make([]byte, 1)) // until killed
+		t.Fatal("not killed")
+	}
+	skipWithoutLocks(t)
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			if kind.unnamed && runtime.GOOS != "linux" {
+				t.Skip("unnamed files (O_TMPFILE) are Linux's")
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.tif")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriter$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killedChild+"="+kind.name+" "+path)
+			stdin, err := cmd.StdinPipe()
+			require.NoError(t, err)
+			defer stdin.Close()
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "ready\n", line)
+
+			during := dirEntries(t, dir)
+			removeStale(path)
+			assert.Equal(t, during, dirEntries(t, dir), "a live writer's file is kept")
+			require.NoError(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+
+			left := dirEntries(t, dir)
+			if kind.unnamed {
+				assert.Empty(t, left, "an unnamed file dies with its writer")
+				return
+			}
+			require.Len(t, left, 1)
+			assert.True(t, isTempName(left[0], "out.tif"), "left %q", left[0])
+			fi, err := os.Stat(filepath.Join(dir, left[0]))
+			require.NoError(t, err)
+			assert.Equal(t, int64(3<<20), fi.Size())
+
+			h, err := create(path, Options{NoSync: true}, false)
+			require.NoError(t, err)
+			assert.Equal(t, []string{filepath.Base(h.tmp)}, dirEntries(t, dir), "the dead writer's file is removed")
+			require.NoError(t, h.Commit())
+			assert.Equal(t, []string{"out.tif"}, dirEntries(t, dir))
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package iohandle
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Temporary names beside a destination NAME are .NAME.<hex>.tmp, with
+// tempHexDigits random lowercase hexadecimal digits: hidden from a plain
+// ls, and told apart from any other file by their exact shape.
+const (
+	tempHexDigits = 16
+	tempSuffix    = ".tmp"
+)
+
+// maxTempNames is how many random names createTemp tries before it gives
+// up; with 64 random bits, a second one is needed only when another writer
+// took the same name, or cleaned it away before this one could lock it.
+const maxTempNames = 100
+
+var errNoTempName = errors.New("no unused temporary name")
+
+// tempName returns a new random temporary name beside dir/base.
+func tempName(dir, base string) string {
+	var suffix [tempHexDigits / 2]byte
+	_, _ = rand.Read(suffix[:])
+	return filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+tempSuffix)
+}
+
+// isTempName reports whether name is a temporary name tempName gives
+// beside base.
+func isTempName(name, base string) bool {
+	rest, ok := strings.CutPrefix(name, "."+base+".")
+	if !ok {
+		return false
+	}
+	digits, ok := strings.CutSuffix(rest, tempSuffix)
+	if !ok || len(digits) != tempHexDigits {
+		return false
+	}
+	for _, c := range []byte(digits) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// createTemp creates a new file beside path with an unused random name
+// and takes its lock. A name cleaned away by another Create between the
+// two (removeStale took the lock first) is given up for a new one.
+func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
+	dir, base := filepath.Split(path)
+	for range maxTempNames {
+		tmp := tempName(dir, base)
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			var pathErr *fs.PathError
+			if errors.As(err, &pathErr) {
+				err = pathErr.Err // name the destination, not the temporary file
+			}
+			return nil, "", fmt.Errorf("iohandle: create %s: %w", path, err)
+		}
+		if err := lockTemp(f, tmp); err != nil {
+			_ = f.Close()
+			continue
+		}
+		return f, tmp, nil
+	}
+	return nil, "", fmt.Errorf("iohandle: create %s: %w", path, errNoTempName)
+}
+
+// errCleaned is lockTemp's report that another Create took the new file
+// for a dead writer's.
+var errCleaned = errors.New("temporary file taken by a cleaner")
+
+// lockTemp takes the lock of f, just created as tmp, and checks that tmp
+// is still f: a removeStale that locked it first has removed it, or will.
+// Where the file system has no locks, the file goes unlocked, and
+// removeStale cannot lock it either.
+func lockTemp(f *os.File, tmp string) error {
+	if err := lockFile(f); errors.Is(err, errLocked) {
+		return errCleaned
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	named, err := os.Lstat(tmp)
+	if err != nil || !os.SameFile(fi, named) {
+		return errCleaned
+	}
+	return nil
+}
+
+// removeStale removes the temporary files that earlier writers of path
+// left beside it when they died: the names of tempName's shape whose lock
+// it can take. It is best effort: a file it cannot open, lock or remove
+// stays.
+func removeStale(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	entries, _ := d.ReadDir(-1)
+	_ = d.Close()
+	for _, e := range entries {
+		if e.Type().IsRegular() && isTempName(e.Name(), base) {
+			removeIfUnlocked(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// errLocked is lockFile's report that another open file holds the lock.
+var errLocked = errors.New("locked by another open file")
+
+// nopCloser is a lock that holds nothing.
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }

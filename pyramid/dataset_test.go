@@ -1,0 +1,372 @@
+package pyramid
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDatasetSplit: each rule resolves into the files it says, named from
+// the dataset's Name, every plane once; explicit Files are kept.
+func TestDatasetSplit(t *testing.T) {
+	r := func(image, first, count int) PlaneRange { return PlaneRange{Image: image, First: first, Count: count} }
+	three := stackPlan(3, 2, 2, 16, Split{}) // 3 images of 4 planes
+	uneven := stackPlan(4, 1, 1, 16, Split{})
+	for i, z := range []int{5, 1, 1, 5} {
+		uneven.Images[i].SizeZ = z
+	}
+	tests := []struct {
+		name  string
+		spec  DatasetSpec
+		split Split
+		want  []DatasetFile
+	}{
+		{"one file", three, Split{}, []DatasetFile{{"stack.ome.tif", []PlaneRange{r(0, 0, 4), r(1, 0, 4), r(2, 0, 4)}}}},
+		{"by plane count, even", three, Split{Files: 3}, []DatasetFile{
+			{"stack_0.ome.tif", []PlaneRange{r(0, 0, 4)}}, {"stack_1.ome.tif", []PlaneRange{r(1, 0, 4)}}, {"stack_2.ome.tif", []PlaneRange{r(2, 0, 4)}}}},
+		{"by plane count, images span files", three, Split{Files: 5}, []DatasetFile{
+			{"stack_0.ome.tif", []PlaneRange{r(0, 0, 3)}}, {"stack_1.ome.tif", []PlaneRange{r(0, 3, 1), r(1, 0, 2)}},
+			{"stack_2.ome.tif", []PlaneRange{r(1, 2, 2)}}, {"stack_3.ome.tif", []PlaneRange{r(2, 0, 2)}}, {"stack_4.ome.tif", []PlaneRange{r(2, 2, 2)}}}},
+		{"one per image", three, Split{ByImage: true}, []DatasetFile{
+			{"stack_0.ome.tif", []PlaneRange{r(0, 0, 4)}}, {"stack_1.ome.tif", []PlaneRange{r(1, 0, 4)}}, {"stack_2.ome.tif", []PlaneRange{r(2, 0, 4)}}}},
+		{"whole images, balanced", uneven, Split{Files: 2, ByImage: true}, []DatasetFile{
+			{"stack_0.ome.tif", []PlaneRange{r(0, 0, 5), r(1, 0, 1)}}, {"stack_1.ome.tif", []PlaneRange{r(2, 0, 1), r(3, 0, 5)}}}},
+		{"whole images, closest cut", uneven, Split{Files: 3, ByImage: true}, []DatasetFile{
+			{"stack_0.ome.tif", []PlaneRange{r(0, 0, 5)}}, {"stack_1.ome.tif", []PlaneRange{r(1, 0, 1), r(2, 0, 1)}}, {"stack_2.ome.tif", []PlaneRange{r(3, 0, 5)}}}},
+		{"whole images, one each at least", uneven, Split{Files: 4, ByImage: true}, []DatasetFile{
+			{"stack_0.ome.tif", []PlaneRange{r(0, 0, 5)}}, {"stack_1.ome.tif", []PlaneRange{r(1, 0, 1)}},
+			{"stack_2.ome.tif", []PlaneRange{r(2, 0, 1)}}, {"stack_3.ome.tif", []PlaneRange{r(3, 0, 5)}}}},
+		{"names padded to sort", stackPlan(11, 1, 1, 16, Split{}), Split{ByImage: true}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.Split = tt.split
+			d := mustDataset(t, tt.spec)
+			if tt.want == nil {
+				assert.Equal(t, "stack_00.ome.tif", d.File(0).Name)
+				assert.Equal(t, "stack_10.ome.tif", d.File(10).Name)
+				return
+			}
+			assert.Equal(t, tt.want, d.Spec().Files)
+			assert.Equal(t, Split{}, d.Spec().Split)
+		})
+	}
+}
+
+// TestDatasetSplitStack: the stack workload in 8 files by plane count:
+// 1890 planes each, 10.5 images, so that images span files.
+func TestDatasetSplitStack(t *testing.T) {
+	d := mustDataset(t, stackPlan(84, 90, 2, 128, Split{Files: 8}))
+	require.Equal(t, 8, d.Files())
+	for i := range 8 {
+		n := 0
+		for range d.Planes(i) {
+			n++
+		}
+		assert.Equal(t, 1890, n, "file %d", i)
+	}
+	assert.Equal(t, []PlaneRange{{Image: 10, First: 90, Count: 90}, {Image: 11, Count: 180}}, d.File(1).Planes[:2])
+}
+
+// TestNewDatasetRefuses: a plan that cannot be written is refused, naming
+// the field, with ErrPlan and the kind of a bad image or option.
+func TestNewDatasetRefuses(t *testing.T) {
+	good := func() DatasetSpec { return stackPlan(2, 2, 1, 16, Split{}) }
+	with := func(change func(s *DatasetSpec)) DatasetSpec {
+		s := good()
+		change(&s)
+		return s
+	}
+	files := func(f ...DatasetFile) func(s *DatasetSpec) { return func(s *DatasetSpec) { s.Files = f } }
+	r := func(image, first, count int) PlaneRange { return PlaneRange{Image: image, First: first, Count: count} }
+	tests := []struct {
+		name string
+		spec DatasetSpec
+		also error // the kind besides ErrPlan
+		want string
+	}{
+		{"no name", with(func(s *DatasetSpec) { s.Name = "" }), nil, "Name is empty"},
+		{"name with a slash", with(func(s *DatasetSpec) { s.Name = "a/b" }), nil, `Name "a/b.ome.tif" is not a file name`},
+		{"no images", with(func(s *DatasetSpec) { s.Images = nil }), nil, "no images"},
+		{"bad image", with(func(s *DatasetSpec) { s.Images[1].SizeX = 0 }), ErrSize, "Images[1]: bad image size: 0x16"},
+		{"bad metadata", with(func(s *DatasetSpec) { s.Images[0].PhysicalSizeXUnit = "parsec" }), ErrMetadata, `Images[0]: bad metadata: unknown length unit "parsec"`},
+		{"image with OME", with(func(s *DatasetSpec) { s.Images[0].OME = &OMEImage{} }), nil, "Images[0].OME is set"},
+		{"workers", with(func(s *DatasetSpec) { s.Options.Workers = 2 }), nil, "Options.Workers is set"},
+		{"uuid", with(func(s *DatasetSpec) { s.Options.UUID = "x" }), nil, "Options.UUID is set"},
+		{"bad option", with(func(s *DatasetSpec) { s.Options.TileSize = 17 }), ErrOption, "Options: bad option: tile size 17"},
+		{"bad level", with(func(s *DatasetSpec) { s.Options.Compression, s.Options.Level = Deflate, 99 }), ErrOption, "Options: bad option: Level 99"},
+		{"predictor of floats", with(func(s *DatasetSpec) { s.Options.Predictor = PredictorFloatingPoint }), ErrOption, "Images[0]: bad option: floating-point predictor on uint16"},
+		{"OME of another image count", with(func(s *DatasetSpec) { s.OME = tifffileDoc() }), ErrOMEConflict, "OME: OME-XML contradicts the pixels"},
+		{"OME not parsed", with(func(s *DatasetSpec) { s.OME = "<OME" }), ErrOMESyntax, "OME: OME-XML is not well-formed"},
+		{"files and split", with(func(s *DatasetSpec) { s.Split.Files = 2; s.Files = []DatasetFile{{Planes: []PlaneRange{r(0, 0, 2)}}} }), nil, "both Files and Split"},
+		{"negative split", with(func(s *DatasetSpec) { s.Split.Files = -1 }), nil, "Split.Files -1 is negative"},
+		{"more files than planes", with(func(s *DatasetSpec) { s.Split.Files = 5 }), nil, "Split.Files 5: more files than the 4 planes"},
+		{"more files than images", with(func(s *DatasetSpec) { s.Split = Split{Files: 3, ByImage: true} }), nil, "Split.Files 3 with ByImage: more files than the 2 images"},
+		{"plane in no file", with(files(DatasetFile{Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 1)}})), nil, "image 1: planes 1 to 1 are in no file"},
+		{"plane twice", with(files(DatasetFile{Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}}, DatasetFile{Planes: []PlaneRange{r(1, 1, 1)}})),
+			nil, "image 1: planes 1 to 1 are in stack_1.ome.tif and stack_0.ome.tif"},
+		{"range outside the image", with(files(DatasetFile{Planes: []PlaneRange{r(0, 0, 3), r(1, 0, 2)}})), nil, "Files[0].Planes[0]: 3 planes from 0, of an image of 2"},
+		{"unknown image", with(files(DatasetFile{Planes: []PlaneRange{r(2, 0, 1)}})), nil, "Files[0].Planes[0]: image 2 of 2"},
+		{"empty file", with(files(DatasetFile{Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}}, DatasetFile{})), nil, "Files[1] (stack_1.ome.tif) holds no planes"},
+		{"same names", with(files(DatasetFile{Name: "A.tif", Planes: []PlaneRange{r(0, 0, 2)}}, DatasetFile{Name: "a.tif", Planes: []PlaneRange{r(1, 0, 2)}})),
+			nil, `Files[1].Name "a.tif" is the name of Files[0] too`},
+		{"name of the companion", with(func(s *DatasetSpec) {
+			s.Companion = true
+			files(DatasetFile{Name: "stack.companion.ome", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})(s)
+		}), nil, `the companion "stack.companion.ome" is the name of Files[0] too`},
+		{"dot dot", with(files(DatasetFile{Name: "..", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `Files[0].Name ".." is not a file name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewDataset(tt.spec)
+			require.ErrorIs(t, err, ErrPlan)
+			if tt.also != nil {
+				require.ErrorIs(t, err, tt.also)
+			}
+			assert.Contains(t, err.Error(), tt.want)
+			requireOnePrefix(t, err)
+		})
+	}
+}
+
+// richPlan is a plan with every kind of metadata a plan holds: typed
+// metadata, an instrument two images share, a caller's OME document, a
+// seed and the companion layout.
+func richPlan() DatasetSpec {
+	in := &Instrument{Microscope: &Microscope{Product: Product{Manufacturer: "Zeiss"}, Type: MicroscopeInverted},
+		LightSources: []LightSource{{Kind: LightSourceLaser, Wavelength: Quantity{488, "nm"}, Power: Quantity{5, "mW"}}},
+		Detectors:    []Detector{{Type: DetectorCMOS, Gain: 1.5}},
+		Objectives:   []Objective{{NominalMagnification: 63, LensNA: 1.4, Immersion: ImmersionOil}}}
+	spec := DatasetSpec{Name: "rich", Seed: "acquisition 42", Companion: true,
+		Options: Options{TileSize: 32, Compression: Zstd, Level: 5, Downsampling: Nearest, Levels: 2},
+		OME:     `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Experimenter ID="Experimenter:0" FirstName="Ada"/></OME>`,
+		Split:   Split{Files: 3}}
+	for i := range 2 {
+		spec.Images = append(spec.Images, ImageSpec{Name: fmt.Sprintf("well %d", i), SizeX: 40, SizeY: 33, SizeZ: 2, SizeT: 2, SizeC: 2,
+			DimensionOrder: XYCTZ, PixelType: Uint16, PhysicalSizeX: 0.1, PhysicalSizeY: 0.2, PhysicalSizeZ: 3, PhysicalSizeZUnit: "nm",
+			Channels: []Channel{{Name: "GFP", Color: color.RGBA{0, 255, 0, 255}, EmissionWavelength: Quantity{520, "nm"},
+				LightSourceSettings: &LightSourceSettings{Wavelength: Quantity{488, "nm"}}, DetectorSettings: &DetectorSettings{Gain: 2},
+				AcquisitionMode: AcquisitionWideField}},
+			AcquisitionDate: time.Date(2026, 12, 3, 10, 30, 0, 5e8, time.FixedZone("", 3600)),
+			Description:     "<b>&</b>", Annotations: []KeyValue{{"well", "A1"}},
+			Instrument: in, ObjectiveSettings: &ObjectiveSettings{RefractiveIndex: 1.5},
+			PlaneInfo: []Plane{{Z: 1, C: 1, T: 0, DeltaT: Quantity{2.5, "s"}, PositionX: Quantity{100, "µm"}}}})
+	}
+	return spec
+}
+
+// TestDatasetJSONRoundTrip: a plan's JSON reads back into the same
+// plan: the same canonical JSON, UUIDs, files and OME-XML, the shared
+// instrument written once.
+func TestDatasetJSONRoundTrip(t *testing.T) {
+	for name, spec := range map[string]DatasetSpec{"stack": stackPlan(5, 3, 2, 40, Split{Files: 4}), "rich": richPlan()} {
+		t.Run(name, func(t *testing.T) {
+			d := mustDataset(t, spec)
+			data, err := json.MarshalIndent(d, "", "  ")
+			require.NoError(t, err)
+			back, err := ParseDataset(data)
+			require.NoError(t, err)
+			again, err := json.Marshal(back)
+			require.NoError(t, err)
+			compact, err := json.Marshal(d)
+			require.NoError(t, err)
+			assert.Equal(t, string(compact), string(again))
+			require.Equal(t, d.Files(), back.Files())
+			for i := range d.Files() {
+				assert.Equal(t, d.UUID(i), back.UUID(i))
+				assert.Equal(t, d.File(i), back.File(i))
+				want, err := d.description(i)
+				require.NoError(t, err)
+				got, err := back.description(i)
+				require.NoError(t, err)
+				assert.Equal(t, string(want), string(got))
+			}
+			want, err := d.companionXML()
+			require.NoError(t, err)
+			got, err := back.companionXML()
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+			if name == "rich" {
+				assert.Equal(t, 1, strings.Count(string(data), `"Microscope"`), "the shared instrument is written once")
+				assert.Contains(t, string(data), `"Color": "#00FF00FF"`)
+				assert.Contains(t, string(data), `"AcquisitionDate": "2026-12-03T10:30:00.5+01:00"`)
+				assert.Equal(t, 1, strings.Count(string(want), "<Instrument "), "the shared instrument is in the OME-XML once")
+				assert.Contains(t, string(want), `<Experimenter ID="Experimenter:0" FirstName="Ada"/>`)
+			}
+		})
+	}
+}
+
+// TestParseDatasetSplitAndDefaults: a hand-written plan with a rule and
+// without the defaults resolves to the same dataset as its resolved JSON.
+func TestParseDatasetSplitAndDefaults(t *testing.T) {
+	plan := `{"Version": 1, "Name": "stack", "Options": {"Compression": "zlib"},
+		"Images": [{"SizeX": 64, "SizeY": 64, "SizeZ": 3, "PixelType": "uint16"}, {"SizeX": 64, "SizeY": 64, "SizeC": 2, "PixelType": "float"}],
+		"Split": {"Files": 2}}`
+	d, err := ParseDataset([]byte(plan))
+	require.NoError(t, err)
+	assert.Equal(t, []PlaneRange{{Image: 0, First: 0, Count: 3}}, d.File(0).Planes)
+	assert.Equal(t, []PlaneRange{{Image: 1, First: 0, Count: 2}}, d.File(1).Planes)
+	resolved, err := json.Marshal(d)
+	require.NoError(t, err)
+	assert.NotContains(t, string(resolved), "Split")
+	assert.Contains(t, string(resolved), `"Compression":"deflate"`)
+	back, err := ParseDataset(resolved)
+	require.NoError(t, err)
+	assert.Equal(t, d.UUID(1), back.UUID(1))
+	same := mustDataset(t, DatasetSpec{Name: "stack", Options: Options{Compression: Deflate}, Split: Split{Files: 2},
+		Images: []ImageSpec{{SizeX: 64, SizeY: 64, SizeZ: 3, PixelType: Uint16}, {SizeX: 64, SizeY: 64, SizeC: 2, PixelType: Float32}}})
+	assert.Equal(t, d.UUID(0), same.UUID(0), "a plan made in Go and its JSON are the same dataset")
+}
+
+// TestParseDatasetRefuses: JSON that is no plan is refused with ErrPlan,
+// saying why, and with the kind of a name an option type refuses.
+func TestParseDatasetRefuses(t *testing.T) {
+	image := `{"SizeX": 8, "SizeY": 8}`
+	tests := []struct {
+		name, plan string
+		also       error
+		want       string
+	}{
+		{"syntax", `{"Version": 1,,}`, nil, "JSON at byte 15: invalid character ','"},
+		{"cut short", `{"Version": 1,`, nil, "JSON: unexpected EOF"},
+		{"not an object", `[]`, nil, "JSON: json: cannot unmarshal array"},
+		{"trailing data", `{"Version": 1, "Name": "a", "Images": [` + image + `]} {}`, nil, "data after the plan"},
+		{"unknown key", `{"Version": 1, "Name": "a", "Images": [` + image + `], "Tiles": 3}`, nil, `unknown field "Tiles"`},
+		{"unknown key of an image", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "Colour": 1}]}`, nil, `unknown field "Colour"`},
+		{"no version", `{"Name": "a", "Images": [` + image + `]}`, nil, "Version 0: this package reads version 1"},
+		{"unknown compression", `{"Version": 1, "Name": "a", "Options": {"Compression": "jpeg2000"}, "Images": [` + image + `]}`, ErrOption, `unknown compression "jpeg2000"`},
+		{"unknown pixel type", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "PixelType": "bit"}]}`, ErrOption, `unknown pixel type "bit"`},
+		{"bad colour", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "Channels": [{"Color": "green"}]}]}`, ErrMetadata, `Images[0]: bad metadata: Channels[0].Color "green"`},
+		{"unknown instrument", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "Instrument": 0}]}`, ErrMetadata, "Instrument 0 of the plan's 0"},
+		{"null instrument", `{"Version": 1, "Name": "a", "Instruments": [null], "Images": [` + image + `]}`, nil, "Instruments[0] is null"},
+		{"huge number", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 1e30, "SizeY": 8}]}`, nil, "cannot unmarshal number 1e30"},
+		{"too many files", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 16777216}], "Split": {"Files": 1000000}}`, nil, "more files than the 16777216 planes, or than 65536"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseDataset([]byte(tt.plan))
+			require.ErrorIs(t, err, ErrPlan)
+			if tt.also != nil {
+				require.ErrorIs(t, err, tt.also)
+			}
+			assert.Contains(t, err.Error(), tt.want)
+			requireOnePrefix(t, err)
+		})
+	}
+	_, err := ParseDataset(make([]byte, MaxPlanSize+1))
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Contains(t, err.Error(), "more than MaxPlanSize")
+}
+
+// uuidRE is a version 8 UUID of the RFC 9562 variant, as a URN.
+var uuidRE = regexp.MustCompile(`^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// TestDatasetUUIDs: the UUIDs derive from the plan: equal plans give equal
+// UUIDs, each file its own; a different seed, name, assignment, option or
+// image gives others.
+func TestDatasetUUIDs(t *testing.T) {
+	base := func() DatasetSpec { return stackPlan(3, 2, 2, 16, Split{Files: 3}) }
+	d := mustDataset(t, base())
+	seen := map[string]bool{}
+	for i := range d.Files() {
+		require.Regexp(t, uuidRE, d.UUID(i))
+		require.False(t, seen[d.UUID(i)], "file %d's UUID is another's", i)
+		seen[d.UUID(i)] = true
+	}
+	assert.Equal(t, d.UUID(1), mustDataset(t, base()).UUID(1), "an equal plan gives equal UUIDs")
+	name, uuid := mustDataset(t, base()).Companion()
+	assert.Empty(t, name+uuid)
+	changes := map[string]func(s *DatasetSpec){
+		"seed":        func(s *DatasetSpec) { s.Seed = "other slide" },
+		"name":        func(s *DatasetSpec) { s.Name = "other" },
+		"assignment":  func(s *DatasetSpec) { s.Split.Files = 4 },
+		"option":      func(s *DatasetSpec) { s.Options.Compression = None },
+		"image name":  func(s *DatasetSpec) { s.Images[2].Name = "x" },
+		"companion":   func(s *DatasetSpec) { s.Companion = true },
+		"OME":         func(s *DatasetSpec) { s.OME = `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>` },
+		"channel":     func(s *DatasetSpec) { s.Images[0].Channels[1].Color = color.White },
+		"physical Z":  func(s *DatasetSpec) { s.Images[0].PhysicalSizeZ = 2 },
+		"time points": func(s *DatasetSpec) { s.Images[1].SizeT = 2 },
+	}
+	for what, change := range changes {
+		s := base()
+		change(&s)
+		other := mustDataset(t, s)
+		assert.NotEqual(t, d.UUID(0), other.UUID(0), what)
+	}
+	unchanged := map[string]func(s *DatasetSpec){
+		"defaults spelled out": func(s *DatasetSpec) {
+			s.Options.TileSize = 256
+			for i := range s.Images {
+				s.Images[i].SizeT, s.Images[i].DimensionOrder, s.Images[i].PhysicalSizeXUnit = 1, XYZCT, "µm"
+			}
+		},
+		"the rule resolved": func(s *DatasetSpec) { s.Split, s.Files = Split{}, d.Spec().Files },
+	}
+	for what, change := range unchanged {
+		s := base()
+		change(&s)
+		assert.Equal(t, d.UUID(0), mustDataset(t, s).UUID(0), what)
+	}
+	c := mustDataset(t, richPlan())
+	name, uuid = c.Companion()
+	assert.Equal(t, "rich.companion.ome", name)
+	assert.Regexp(t, uuidRE, uuid)
+}
+
+// TestDatasetPlanesOrder: Planes lists a file's planes in the order of its
+// IFDs, in each image's DimensionOrder.
+func TestDatasetPlanesOrder(t *testing.T) {
+	spec := richPlan() // XYCTZ: C fastest, then T, then Z
+	d := mustDataset(t, spec)
+	var got []PlaneRef
+	for ref := range d.Planes(0) {
+		got = append(got, ref)
+	}
+	assert.Equal(t, []PlaneRef{{0, 0, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}, {0, 0, 1, 1}, {0, 1, 0, 0}, {0, 1, 1, 0}}, got)
+}
+
+// TestDatasetUUIDsStable pins the UUIDs of a plan: they are part of the
+// format, since the parts of one dataset may be written by processes
+// running different versions of this package (a part written again after
+// an upgrade must keep the UUID the others name).
+func TestDatasetUUIDsStable(t *testing.T) {
+	spec := stackPlan(3, 2, 2, 16, Split{Files: 2})
+	spec.Seed, spec.Companion = "pinned", true
+	d := mustDataset(t, spec)
+	_, companion := d.Companion()
+	assert.Equal(t, []string{"urn:uuid:b37b5e3b-4686-82df-bc47-49b37de6045c", "urn:uuid:5f6b7878-9be1-8679-bf09-a0ce5e3c8a5d", "urn:uuid:9ecb6832-1fd0-85e5-8960-94bd7c4a1cc7"}, []string{d.UUID(0), d.UUID(1), companion})
+}
+
+// TestPlanOptionsCoverEveryOption: each field of Options is either one of
+// the plan's (in its JSON) or one planOptions refuses in a plan, so that
+// an option added later is given its place, not dropped from plans.
+func TestPlanOptionsCoverEveryOption(t *testing.T) {
+	inPlan := map[string]bool{}
+	for f := range reflect.TypeFor[optionsJSON]().Fields() {
+		inPlan[f.Name] = true
+	}
+	refused := map[string]func(o *Options){
+		"Workers": func(o *Options) { o.Workers = 1 }, "Progress": func(o *Options) { o.Progress = func(Progress) {} },
+		"UUID": func(o *Options) { o.UUID = "x" }, "OME": func(o *Options) { o.OME = &OMEDocument{} },
+	}
+	for f := range reflect.TypeFor[Options]().Fields() {
+		set := refused[f.Name]
+		assert.True(t, inPlan[f.Name] != (set != nil), "Options.%s: in the plan's JSON %v, refused %v", f.Name, inPlan[f.Name], set != nil)
+		if set != nil {
+			spec := stackPlan(1, 1, 1, 16, Split{})
+			set(&spec.Options)
+			_, err := NewDataset(spec)
+			assert.ErrorContains(t, err, "Options."+f.Name+" is set")
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package pyramid
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
+)
+
+// requireOnePrefix fails unless err's message carries this package's
+// prefix once and no other package's.
+func requireOnePrefix(t testing.TB, err error) {
+	t.Helper()
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) || strings.Count(msg, prefix) != 1 {
+		t.Fatalf("want one %q at the start: %q", prefix, msg)
+	}
+	for _, other := range []string{"compress: ", "tiff: ", "iohandle: ", "ifd: "} {
+		if strings.Contains(msg, other) {
+			t.Fatalf("another package's prefix %q in %q", other, msg)
+		}
+	}
+}
+
+// TestBadOptionNamesItsField: each bad option is reported alone, by name,
+// with one prefix; a bad compression level is ErrOption and
+// compress.ErrLevel, in this package's words.
+func TestBadOptionNamesItsField(t *testing.T) {
+	tests := []struct {
+		opts Options
+		want string
+	}{
+		{Options{Levels: -1}, "pyramid: bad option: Levels -1 is negative"},
+		{Options{Downsampling: 5}, "pyramid: bad option: downsampling 5"},
+		{Options{Workers: -1}, "pyramid: bad option: Workers -1 is negative"},
+		{Options{Levels: -1, Workers: -2}, "pyramid: bad option: Levels -1 is negative"},
+		{Options{Compression: Deflate, Level: 99}, "pyramid: bad option: Level 99: Deflate takes 1 to 9 (0 for the default, 3)"},
+		{Options{Compression: Zstd, Level: -1}, "pyramid: bad option: Level -1: Zstd takes 1 to 22 (0 for the default, 3)"},
+	}
+	for _, tc := range tests {
+		_, err := New(iohandle.NewMemory(), tc.opts)
+		require.ErrorIs(t, err, ErrOption, "%+v", tc.opts)
+		assert.Equal(t, tc.want, err.Error())
+		requireOnePrefix(t, err)
+		if tc.opts.Level != 0 {
+			assert.ErrorIs(t, err, compress.ErrLevel)
+		}
+	}
+}
+
+// TestCreateExistingNamesReplace: an existing destination is an error that
+// says how to replace it, matches fs.ErrExist, and names no other package.
+func TestCreateExistingNamesReplace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "there.ome.tif")
+	require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
+	_, err := Create(path, Options{})
+	require.ErrorIs(t, err, fs.ErrExist)
+	require.ErrorIs(t, err, iohandle.ErrExist)
+	assert.Equal(t, "pyramid: "+path+" exists (to replace it, give New a handle from iohandle.Create with Options.Replace)", err.Error())
+	requireOnePrefix(t, err)
+	w := createNoSync(t, path, iohandle.Options{Replace: true}, Options{})
+	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4})
+	require.NoError(t, err)
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
+	require.NoError(t, w.Close())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "II", string(data[:2]), "the file replaced")
+}
+
+// TestWrapLower: errors of the layers below pass unchanged, whatever their
+// text says, except tiff's ErrTooLarge, described as this package's; this
+// package's own errors pass unchanged.
+func TestWrapLower(t *testing.T) {
+	foreign := errors.New("pyramid: an error of another package that looks like ours")
+	assert.Same(t, foreign, wrapLower(foreign))
+	assert.Same(t, io.ErrShortWrite, wrapLower(io.ErrShortWrite))
+	ours := ErrData
+	assert.Same(t, ours, wrapLower(ours))
+	assert.Nil(t, wrapLower(nil))
+}
+
+// TestArgumentErrorsKeepTheWriter: a call refused for its arguments takes
+// nothing and leaves the writer as it was: the planes can still be written
+// and Close commits a correct file.
+func TestArgumentErrorsKeepTheWriter(t *testing.T) {
+	spec := ImageSpec{SizeX: 20, SizeY: 10, SizeZ: 2, PixelType: Uint16}
+	set := makePlaneSet(spec, 4, false)
+	want := writeSequential(t, Options{TileSize: 16}, []planeSet{set})
+	cases := []struct {
+		name string
+		bad  func(w *Writer, im *Image) error
+		kind error
+	}{
+		{"AddImage with a bad size", func(w *Writer, _ *Image) error { _, err := w.AddImage(ImageSpec{SizeX: -1, SizeY: 1}); return err }, ErrSize},
+		{"AddImage with a bad pixel type", func(w *Writer, _ *Image) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 1, SizeY: 1, PixelType: Int8, SamplesPerPixel: 3})
+			return err
+		}, ErrPixelType},
+		{"AddImage with bad metadata", func(w *Writer, _ *Image) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 1, SizeY: 1, Name: "\x00"})
+			return err
+		}, ErrMetadata},
+		{"a plane out of range", func(_ *Writer, im *Image) error { return im.WritePlane(0, 1, 0, set.planes[0]) }, ErrPlane},
+		{"a short plane", func(_ *Writer, im *Image) error { return im.WritePlane(0, 0, 0, set.planes[0][1:]) }, ErrData},
+		{"samples of another type", func(_ *Writer, im *Image) error { return WriteSamples(im, 0, 0, 0, make([]int16, 200)) }, ErrData},
+		{"rows past the end", func(_ *Writer, im *Image) error {
+			pw, err := im.Plane(0, 0, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := pw.Write(append(set.planes[0], 0, 0)); !errors.Is(err, ErrData) {
+				return err
+			}
+			return pw.writeAll(set.planes[0])
+		}, nil},
+		{"ReadPlanes's input ends", func(_ *Writer, im *Image) error { return im.ReadPlanes(strings.NewReader("short")) }, ErrData},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := writeMemory(t, Options{TileSize: 16}, func(w *Writer) error {
+				im, err := w.AddImage(spec)
+				if err != nil {
+					return err
+				}
+				if err := tc.bad(w, im); tc.kind != nil {
+					require.ErrorIs(t, err, tc.kind)
+					requireOnePrefix(t, err)
+				} else if err != nil {
+					return err
+				}
+				for p, pix := range set.planes {
+					z, c, tt := im.Spec().PlaneCoords(p)
+					if err := im.WritePlane(z, c, tt, pix); err != nil && !(p == 0 && errors.Is(err, ErrPlane)) {
+						return err // plane 0 may be written by the case already
+					}
+				}
+				return nil
+			})
+			compareFiles(t, want, got, true)
+		})
+	}
+}
+
+// TestFailuresCloseTheWriter: a failure of the writing itself (the output,
+// the context, a file too large) fails the writer: every later call is
+// ErrClosed wrapping it, with one prefix, Close returns it and discards the
+// output.
+func TestFailuresCloseTheWriter(t *testing.T) {
+	cases := []struct {
+		name  string
+		opts  Options
+		setup func(h iohandle.Handle) iohandle.Handle
+		fail  func(w *Writer, im *Image, cancel func()) error
+		cause error
+	}{
+		{"the output fails", Options{Compression: None},
+			func(h iohandle.Handle) iohandle.Handle {
+				return iohandletest.NewFaulty(h, iohandletest.Faults{Write: 2})
+			},
+			func(_ *Writer, im *Image, _ func()) error { return im.WritePlane(0, 0, 0, make([]byte, 256*256)) }, iohandletest.ErrInjected},
+		{"the output fails, compressed", Options{Compression: LZW, Workers: 2},
+			func(h iohandle.Handle) iohandle.Handle {
+				return iohandletest.NewFaulty(h, iohandletest.Faults{Write: 2})
+			},
+			func(w *Writer, im *Image, _ func()) error {
+				for z := range 2 {
+					if err := im.WritePlane(z, 0, 0, make([]byte, 256*256)); err != nil {
+						return err
+					}
+				}
+				return w.Close()
+			}, iohandletest.ErrInjected},
+		{"the context is cancelled", Options{Compression: None}, nil,
+			func(_ *Writer, im *Image, cancel func()) error {
+				cancel()
+				return im.WritePlane(0, 0, 0, make([]byte, 256*256))
+			}, context.Canceled},
+		{"the file needs BigTIFF", Options{Compression: None, BigTIFF: BigTIFFNever},
+			func(h iohandle.Handle) iohandle.Handle { return &pastHandle{} }, // its output starts near 4 GiB
+			func(_ *Writer, im *Image, _ func()) error { return im.WritePlane(0, 0, 0, make([]byte, 256*256)) }, ErrTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, err := iohandle.Create(filepath.Join(dir, "out.ome.tif"), iohandle.Options{NoSync: true, BufferSize: 4096})
+			require.NoError(t, err)
+			var h iohandle.Handle = f
+			if tc.setup != nil {
+				h = tc.setup(f)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w, err := NewContext(ctx, h, tc.opts)
+			require.NoError(t, err)
+			if past, ok := h.(*pastHandle); ok {
+				past.skip = math.MaxUint32 - 10_000
+			}
+			im, err := w.AddImage(ImageSpec{SizeX: 256, SizeY: 256, SizeZ: 2})
+			require.NoError(t, err)
+			err = tc.fail(w, im, cancel)
+			require.ErrorIs(t, err, tc.cause)
+			later := []error{im.WritePlane(1, 0, 0, make([]byte, 256*256))}
+			_, err = w.AddImage(ImageSpec{SizeX: 1, SizeY: 1})
+			later = append(later, err)
+			for _, err := range later {
+				require.ErrorIs(t, err, ErrClosed)
+				require.ErrorIs(t, err, tc.cause)
+				assert.True(t, strings.HasPrefix(err.Error(), prefix), err.Error())
+				assert.Equal(t, 1, strings.Count(err.Error(), prefix), "one prefix of this package: %s", err)
+			}
+			require.ErrorIs(t, w.Close(), tc.cause)
+			_ = f.Abort() // the pastHandle case never used f
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries)
+		})
+	}
+}
+
+// TestEndingTwice: after Close or Abort, a later Close returns nil if the
+// file was committed and ErrClosed otherwise, and a later Abort returns nil
+// and leaves a committed file alone.
+func TestEndingTwice(t *testing.T) {
+	type step struct {
+		abort bool
+		want  error // nil, ErrClosed or ErrMissingPlanes
+	}
+	cases := []struct {
+		name     string
+		complete bool // every plane written
+		steps    []step
+		file     bool // the file exists at the end
+	}{
+		{"Close, Close", true, []step{{false, nil}, {false, nil}}, true},
+		{"Close, Abort", true, []step{{false, nil}, {true, nil}}, true},
+		{"Close, Abort, Close", true, []step{{false, nil}, {true, nil}, {false, nil}}, true},
+		{"Abort, Close", true, []step{{true, nil}, {false, ErrClosed}}, false},
+		{"Abort, Abort", true, []step{{true, nil}, {true, nil}}, false},
+		{"failed Close, Close", false, []step{{false, ErrMissingPlanes}, {false, ErrClosed}}, false},
+		{"failed Close, Abort", false, []step{{false, ErrMissingPlanes}, {true, nil}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.ome.tif")
+			w := createNoSync(t, path, iohandle.Options{}, Options{})
+			im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8})
+			require.NoError(t, err)
+			if tc.complete {
+				require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 64)))
+			}
+			for i, s := range tc.steps {
+				var err error
+				if s.abort {
+					err = w.Abort()
+				} else {
+					err = w.Close()
+				}
+				if s.want == nil {
+					require.NoError(t, err, "step %d", i)
+				} else {
+					require.ErrorIs(t, err, s.want, "step %d", i)
+				}
+			}
+			if s := tc.steps[len(tc.steps)-1]; s.want == ErrClosed && !tc.complete {
+				assert.ErrorIs(t, w.Close(), ErrMissingPlanes, "the ErrClosed of a failed writer wraps its failure")
+			}
+			_, err = os.Stat(path)
+			assert.Equal(t, tc.file, err == nil, "the file exists")
+		})
+	}
+}

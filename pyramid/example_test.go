@@ -1,0 +1,280 @@
+package pyramid_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// tempDir makes a directory for an example's output.
+func tempDir() string {
+	dir, err := os.MkdirTemp("", "pyramid-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return dir
+}
+
+// Write a three-channel uint16 image plane by plane: Create the file,
+// AddImage, WritePlane each channel's little-endian samples, and Close,
+// which commits the file. A deferred Abort discards it on any failure and
+// does nothing after a successful Close.
+func Example() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "cells.ome.tif")
+
+	w, err := pyramid.Create(path, pyramid.Options{Compression: pyramid.Zstd})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{Name: "cells", SizeX: 512, SizeY: 384, SizeC: 3,
+		PixelType: pyramid.Uint16, PhysicalSizeX: 0.325, PhysicalSizeY: 0.325,
+		Channels: []pyramid.Channel{{Name: "DAPI"}, {Name: "GFP"}, {Name: "RFP"}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	plane := make([]byte, im.PlaneBytes())
+	for c := range 3 {
+		for i := 0; i < len(plane); i += 2 {
+			binary.LittleEndian.PutUint16(plane[i:], uint16(i*(c+1)))
+		}
+		if err := im.WritePlane(0, c, 0, plane); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(im.Spec().Planes(), "planes of", im.PlaneBytes(), "bytes")
+	// Output: 3 planes of 393216 bytes
+}
+
+// Stream a plane in bands of rows, as they come from a scanner or a
+// decoder: memory stays at a few rows of tiles per level whatever the
+// plane's height. A band may end inside a row.
+func ExampleImage_Plane() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	w, err := pyramid.Create(filepath.Join(dir, "slide.ome.tif"), pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{Name: "slide", SizeX: 3000, SizeY: 2000, SamplesPerPixel: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pw, err := im.Plane(0, 0, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	band := make([]byte, 100*3000*3) // 100 rows of RGB
+	for y := 0; y < 2000; y += 100 {
+		for i := range band {
+			band[i] = byte(y + i%251)
+		}
+		if _, err := pw.Write(band); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil { // is the plane complete?
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	spec := im.Spec()
+	fmt.Printf("SizeC %d, OME SizeC %d\n", spec.SizeC, spec.OMESizeC())
+	// Output: SizeC 1, OME SizeC 3
+}
+
+// Write an image.Image as a one-image OME-TIFF. An image.Gray16 becomes one
+// uint16 channel: its big-endian Pix is converted, which WritePlane would
+// not do.
+func ExampleWriteImage() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "gray.ome.tif")
+	m := image.NewGray16(image.Rect(0, 0, 640, 480))
+	for y := range 480 {
+		for x := range 640 {
+			m.SetGray16(x, y, color.Gray16{Y: uint16(100 * (x + y))})
+		}
+	}
+	if err := pyramid.WriteImage(path, m, pyramid.Options{}); err != nil {
+		log.Fatal(err)
+	}
+	head := make([]byte, 4)
+	f, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Read(head); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", head)
+	// Output: "II*\x00"
+}
+
+// Write typed samples without encoding them: the slice's type must be the
+// image's pixel type.
+func ExampleWriteSamples() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	w, err := pyramid.Create(filepath.Join(dir, "heights.ome.tif"), pyramid.Options{Compression: pyramid.Deflate})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 200, SizeY: 100, PixelType: pyramid.PixelTypeOf[float32]()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	heights := make([]float32, 200*100)
+	for i := range heights {
+		heights[i] = float32(i) / 7
+	}
+	err = pyramid.WriteSamples(im, 0, 0, 0, make([]uint16, 200*100))
+	fmt.Println(errors.Is(err, pyramid.ErrData), err)
+	if err := pyramid.WriteSamples(im, 0, 0, 0, heights); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Output: true pyramid: bad pixel data: []uint16 samples for an image of float32 samples
+}
+
+// Write the planes of a stack from several goroutines at once, one plane
+// per goroutine: each goroutine cuts and reduces its own plane. The pixels
+// and the OME-XML are those of a one-goroutine write; only where the tiles
+// lie in the file follows the order they were written in.
+func Example_concurrentPlanes() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	w, err := pyramid.Create(filepath.Join(dir, "stack.ome.tif"), pyramid.Options{Compression: pyramid.LZW})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{Name: "stack", SizeX: 256, SizeY: 256, SizeZ: 4, SizeC: 2, PixelType: pyramid.Uint16})
+	if err != nil {
+		log.Fatal(err)
+	}
+	spec := im.Spec()
+	errs := make([]error, spec.Planes())
+	var wg sync.WaitGroup
+	for p := range spec.Planes() {
+		wg.Go(func() {
+			z, c, t := spec.PlaneCoords(p)
+			samples := make([]uint16, 256*256)
+			for i := range samples {
+				samples[i] = uint16(1000*z + 100*c + i%97)
+			}
+			errs[p] = pyramid.WriteSamples(im, z, c, t, samples)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(spec.Planes(), "planes from", spec.Planes(), "goroutines")
+	// Output: 8 planes from 8 goroutines
+}
+
+// Replace an existing file: create the output handle with iohandle.Create,
+// whose Options also skip the sync at Close (NoSync) or write around the
+// page cache (DirectIO), and give it to New. The old file stays as it was
+// until Close commits the new one. The handle's deferred Close discards an
+// output that was never committed, even when New fails.
+func ExampleCreate_replace() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "latest.ome.tif")
+	if err := os.WriteFile(path, []byte("an earlier run"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+
+	h, err := iohandle.Create(path, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	w, err := pyramid.New(h, pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 64, SizeY: 64})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", data[:2])
+	// Output: "II"
+}
+
+// Stop a write with a context, here cancelled by hand, as
+// signal.NotifyContext cancels one on Ctrl-C: the writer fails with the
+// context's error, and no file is left.
+func ExampleCreateContext() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "stack.ome.tif")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := pyramid.CreateContext(ctx, path, pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 256, SizeY: 256, SizeZ: 8})
+	if err != nil {
+		log.Fatal(err)
+	}
+	plane := make([]byte, im.PlaneBytes())
+	for z := range 8 {
+		if z == 3 {
+			cancel()
+		}
+		if err = im.WritePlane(z, 0, 0, plane); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	fmt.Println(errors.Is(err, context.Canceled))
+	_, err = os.Stat(path)
+	fmt.Println(errors.Is(err, fs.ErrNotExist))
+	// Output:
+	// true
+	// true
+}

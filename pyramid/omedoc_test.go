@@ -1,0 +1,139 @@
+package pyramid
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// omeRoot starts a minimal document; omeEnd ends it.
+const (
+	omeRoot = `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">`
+	omeEnd  = `</OME>`
+	// omeImage0 is an Image of 8x8 uint8 pixels, one plane.
+	omeImage0 = `<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image>`
+)
+
+// TestParseOMERefuses: every kind of bad document gets its typed error,
+// which errors.Is also matches with ErrMetadata, and names where it is.
+func TestParseOMERefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		doc   string
+		want  error
+		where string // in the message
+	}{
+		{"empty", ``, ErrOMESyntax, "no root element"},
+		{"not closed", omeRoot + omeImage0, ErrOMESyntax, "ends inside <OME>"},
+		{"crossed tags", omeRoot + `<Image ID="Image:0"><Pixels></Image></Pixels>` + omeEnd, ErrOMESyntax, "line 1"},
+		{"bad entity", omeRoot + `<Experimenter ID="Experimenter:0" FirstName="&nbsp;"/>` + omeEnd, ErrOMESyntax, "entity"},
+		{"undeclared prefix", `<ome:OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, ErrOMESyntax, `prefix "ome"`},
+		{"undeclared attribute prefix", omeRoot + `<Experimenter ID="Experimenter:0" x:y="1"/>` + omeEnd, ErrOMESyntax, `prefix "x"`},
+		{"attribute twice", omeRoot + `<Experimenter ID="Experimenter:0" ID="Experimenter:1"/>` + omeEnd, ErrOMESyntax, "twice"},
+		{"same attribute by two prefixes", omeRoot + `<Experimenter ID="Experimenter:0" xmlns:a="urn:x" xmlns:b="urn:x" a:k="1" b:k="2"/>` + omeEnd, ErrOMESyntax, "twice"},
+		{"invalid UTF-8", omeRoot + "<Experimenter ID=\"Experimenter:0\" FirstName=\"\xff\"/>" + omeEnd, ErrOMESyntax, "UTF-8"},
+		{"control character", omeRoot + "<Experimenter ID=\"Experimenter:0\"><Email>a\x01</Email></Experimenter>" + omeEnd, ErrOMESyntax, ""},
+		{"second root", omeRoot + omeEnd + omeRoot + omeEnd, ErrOMESyntax, "after the root"},
+		{"text after the root", omeRoot + omeEnd + "x", ErrOMESyntax, "outside the root"},
+		{"Latin-1", `<?xml version="1.0" encoding="ISO-8859-1"?>` + omeRoot + omeEnd, ErrOMESyntax, "ISO-8859-1"},
+		{"undeclaring a prefix", omeRoot + `<Experimenter ID="Experimenter:0" xmlns:a=""/>` + omeEnd, ErrOMESyntax, "undeclare"},
+		{"schema 2015-01", `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2015-01">` + omeEnd, ErrOMEVersion, "2015-01"},
+		{"no namespace", `<OME>` + omeEnd, ErrOMEVersion, "no namespace"},
+		{"old SA namespace inside", omeRoot + `<SA:StructuredAnnotations xmlns:SA="http://www.openmicroscopy.org/Schemas/SA/2015-01"/>` + omeEnd, ErrOMEVersion, "SA/2015-01"},
+		{"not OME", `<Image xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, ErrOMEInvalid, "not OME"},
+		{"BinaryOnly", omeRoot + `<BinaryOnly MetadataFile="a.companion.ome" UUID="urn:uuid:6b0d4f5e-6a2e-4b7b-9d1e-0e3a2b1c4d5f"/>` + omeEnd, ErrOMEInvalid, "BinaryOnly"},
+		{"unknown element", omeRoot + `<Microscope/>` + omeEnd, ErrOMEInvalid, "Microscope"},
+		{"foreign element at the root", omeRoot + `<x:Extra xmlns:x="urn:x"/>` + omeEnd, ErrOMEInvalid, "x:Extra"},
+		{"text at the root", omeRoot + `words` + omeEnd, ErrOMEInvalid, "words"},
+		{"two Rights", omeRoot + `<Rights/><Rights/>` + omeEnd, ErrOMEInvalid, "Rights[1]"},
+		{"Image without Pixels", omeRoot + `<Image ID="Image:0"/>` + omeEnd, ErrOMEInvalid, "no Pixels"},
+		{"two Pixels", omeRoot + strings.Replace(omeImage0, `</Image>`, `<Pixels ID="Pixels:1"/></Image>`, 1) + omeEnd, ErrOMEInvalid, "more than one Pixels"},
+		{"unknown in Image", omeRoot + strings.Replace(omeImage0, `<Pixels`, `<DatasetRef ID="Dataset:0"/><Pixels`, 1) + omeEnd, ErrOMEInvalid, "DatasetRef"},
+		{"unknown in Pixels", omeRoot + strings.Replace(omeImage0, `<TiffData/>`, `<Planes/>`, 1) + omeEnd, ErrOMEInvalid, "Planes"},
+		{"unknown in Channel", omeRoot + strings.Replace(omeImage0, `<TiffData/>`, `<Channel ID="Channel:0:0"><Filter/></Channel>`, 1) + omeEnd, ErrOMEInvalid, "Channel/Filter"},
+		{"unknown annotation", omeRoot + `<StructuredAnnotations><NoteAnnotation ID="Annotation:0"/></StructuredAnnotations>` + omeEnd, ErrOMEInvalid, "NoteAnnotation"},
+		{"duplicate ID", omeRoot + `<Experimenter ID="Experimenter:0"/><Experimenter ID="Experimenter:0"/>` + omeEnd, ErrOMEInvalid, `Experimenter[1]@ID`},
+		{"duplicate ID across kinds", omeRoot + `<Instrument ID="Instrument:0"><Detector ID="X:1"/><Objective ID="X:1"/></Instrument>` + omeEnd, ErrOMEInvalid, `"X:1" is defined already`},
+		{"dangling reference", omeRoot + strings.Replace(omeImage0, `<Pixels`, `<InstrumentRef ID="Instrument:9"/><Pixels`, 1) + omeEnd, ErrOMEInvalid, `InstrumentRef@ID`},
+		{"reference to the wrong kind", omeRoot + `<Instrument ID="Instrument:0"><Detector ID="Detector:0"/></Instrument>` +
+			strings.Replace(omeImage0, `<Pixels`, `<ObjectiveSettings ID="Detector:0"/><Pixels`, 1) + omeEnd, ErrOMEInvalid, "names a Detector, not a Objective"},
+		{"dangling annotation", omeRoot + `<StructuredAnnotations><TagAnnotation ID="Annotation:0"><AnnotationRef ID="Annotation:1"/><Value>x</Value></TagAnnotation></StructuredAnnotations>` + omeEnd, ErrOMEInvalid, "Annotation:1"},
+		{"dangling annotator", omeRoot + `<StructuredAnnotations><TagAnnotation ID="Annotation:0" Annotator="Experimenter:5"><Value>x</Value></TagAnnotation></StructuredAnnotations>` + omeEnd, ErrOMEInvalid, "Annotator"},
+		{"nested too deep", omeRoot + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value>` + strings.Repeat("<a>", 300) + strings.Repeat("</a>", 300) + `</Value></XMLAnnotation></StructuredAnnotations>` + omeEnd, ErrOMETooLarge, "deeper than 256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseOME([]byte(tc.doc))
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, ErrMetadata)
+			require.NotErrorIs(t, err, ErrOption)
+			var oe *OMEError
+			require.ErrorAs(t, err, &oe)
+			assert.True(t, strings.HasPrefix(err.Error(), "pyramid: "), err.Error())
+			assert.Contains(t, err.Error(), tc.where)
+		})
+	}
+}
+
+// TestParseOMETooLarge: 100 MB of XML, past MaxOMEXMLSize, is refused with
+// ErrOMETooLarge before it is parsed, so before any file is created.
+func TestParseOMETooLarge(t *testing.T) {
+	doc := []byte(omeRoot + `<StructuredAnnotations><CommentAnnotation ID="Annotation:0"><Value>`)
+	doc = append(doc, bytes.Repeat([]byte("x"), 100<<20)...)
+	doc = append(doc, `</Value></CommentAnnotation></StructuredAnnotations>`+omeEnd...)
+	_, err := ParseOME(doc)
+	require.ErrorIs(t, err, ErrOMETooLarge)
+	assert.Contains(t, err.Error(), "104857")
+}
+
+// TestParseOMEKeeps: documents of the tools that write OME-TIFFs, and of
+// every XML construct a document may use, parse, and copied whole they
+// give the same document: every element, attribute and text, in every
+// namespace, but for the Pixels' TiffData (the writer's own).
+func TestParseOMEKeeps(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		doc    string
+		images int
+	}{
+		{"tifffile", tifffileDoc(), 1},
+		{"Bio-Formats", bioformatsDoc(), 1},
+		{"no images", omeRoot + `<Experimenter ID="Experimenter:0" Email="a@b"/>` + omeEnd, 0},
+		{"prefixed OME", `<?xml version="1.0"?><ome:OME xmlns:ome="http://www.openmicroscopy.org/Schemas/OME/2016-06"><ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><ome:MetadataOnly/></ome:Pixels></ome:Image></ome:OME>`, 1},
+		{"constructs", "<!DOCTYPE OME>\n<?pi data?>\n" + omeRoot + "\n  <!-- a comment -->\n  " +
+			`<Experimenter ID="Experimenter:0" xml:lang="fr" FirstName="Zoé &amp; &#x1F600;"/>` + "\n  " +
+			`<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value xmlns:q="urn:q">` +
+			"\n    <q:doc q:kind=\"a&lt;b\" plain=\"tab\there\"><![CDATA[<raw> & ]]>text\r\n<inner xmlns=\"urn:inner\"><deeper/></inner></q:doc>  \n" +
+			`<OriginalMetadata><Key>k</Key><Value>v</Value></OriginalMetadata></Value></XMLAnnotation>` +
+			`<CommentAnnotation ID="Annotation:1"><Description>  spaced  </Description><Value>  </Value></CommentAnnotation></StructuredAnnotations>` + "\n" + omeEnd + "\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ParseOME([]byte(tc.doc))
+			require.NoError(t, err)
+			require.Equal(t, tc.images, d.Images())
+			var b bytes.Buffer
+			w := xmlWriter{b: &b}
+			w.copy(d, 0, nil)
+			again, err := ParseOME(b.Bytes())
+			require.NoError(t, err, b.String())
+			var b2 bytes.Buffer
+			(&xmlWriter{b: &b2}).copy(again, 0, nil)
+			assert.Equal(t, b.String(), b2.String(), "copying is idempotent")
+			want, got := parseTree(t, []byte(tc.doc)), parseTree(t, b.Bytes())
+			assert.Empty(t, missingFrom(want, got), b.String())
+			assert.Empty(t, missingFrom(got, want), "nothing added")
+		})
+	}
+}
+
+// TestOMEErrorKinds: a contradiction with the pixels is ErrOption, the
+// rest ErrMetadata.
+func TestOMEErrorKinds(t *testing.T) {
+	conflict := &OMEError{Err: ErrOMEConflict, Element: "Image/Pixels", Attr: "SizeX", Line: 3, Detail: "512, the image has 256"}
+	assert.True(t, errors.Is(conflict, ErrOption))
+	assert.False(t, errors.Is(conflict, ErrMetadata))
+	assert.Equal(t, "pyramid: OME-XML contradicts the pixels: Image/Pixels@SizeX (line 3): 512, the image has 256", conflict.Error())
+}

@@ -1,0 +1,148 @@
+package pyramid
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// conflict returns an ErrOMEConflict error about element n.
+func (d *OMEDocument) conflict(n int32, attr, format string, args ...any) error {
+	return &OMEError{Err: ErrOMEConflict, Element: d.path(n), Attr: attr, Line: int(d.nodes[n].line), Detail: fmt.Sprintf(format, args...)}
+}
+
+// xmlInt parses an xsd integer attribute value: optional whitespace and
+// sign, then at most 18 digits.
+func xmlInt(b []byte) (int, bool) {
+	b = bytes.TrimSpace(b)
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// pixels returns the image's Pixels element.
+func (m *OMEImage) pixels() int32 { return m.doc.child(m.node, "Pixels") }
+
+// channels returns the Channel elements of the image's Pixels.
+func (m *OMEImage) channels() []int32 {
+	var out []int32
+	for _, c := range m.doc.children(m.pixels()) {
+		if m.doc.is(c, "Channel") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// check verifies that the image's elements describe the pixels of spec
+// (normalized): its sizes, pixel type and significant bits, its channels
+// and samples, its planes. It returns the Plane elements by plane index
+// (in spec's DimensionOrder).
+func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
+	d := m.doc
+	px := m.pixels()
+	sizes := []struct {
+		attr string
+		want int
+		what string
+	}{{"SizeX", s.SizeX, "pixels wide"}, {"SizeY", s.SizeY, "pixels high"}, {"SizeZ", s.SizeZ, "focal planes"},
+		{"SizeC", s.OMESizeC(), "samples in its channels"}, {"SizeT", s.SizeT, "time points"}}
+	for _, size := range sizes {
+		v, ok := d.attr(px, size.attr)
+		if !ok {
+			continue
+		}
+		n, ok := xmlInt(v)
+		if !ok || n <= 0 {
+			return nil, d.invalid(px, size.attr, "%q is not a positive integer", v)
+		}
+		if n != size.want {
+			return nil, d.conflict(px, size.attr, "%d; the image is %d %s", n, size.want, size.what)
+		}
+	}
+	if v, ok := d.attr(px, "Type"); ok && string(v) != s.PixelType.String() {
+		return nil, d.conflict(px, "Type", "%q; the pixels are %v", v, s.PixelType)
+	}
+	if v, ok := d.attr(px, "SignificantBits"); ok {
+		bits := 8 * s.PixelType.Size()
+		n, ok := xmlInt(v)
+		if !ok || n < 1 || n > bits || s.PixelType.Float() && n != bits {
+			return nil, d.conflict(px, "SignificantBits", "%q; the pixels are %v", v, s.PixelType)
+		}
+	}
+	channels := m.channels()
+	if len(channels) > 0 && len(channels) != s.SizeC {
+		return nil, d.conflict(px, "", "%d Channel elements; the image has %d channels (SizeC) of %d samples",
+			len(channels), s.SizeC, s.SamplesPerPixel)
+	}
+	for _, c := range channels {
+		if v, ok := d.attr(c, "SamplesPerPixel"); ok {
+			if n, ok := xmlInt(v); !ok || n != s.SamplesPerPixel {
+				return nil, d.conflict(c, "SamplesPerPixel", "%q; the image has %d samples per pixel", v, s.SamplesPerPixel)
+			}
+		}
+	}
+	return m.planes(s)
+}
+
+// planes maps the image's Plane elements to the planes of spec, checking
+// that each names a plane of its own.
+func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
+	d := m.doc
+	var planes map[int]int32
+	size := s.sizes()
+	for _, p := range d.children(m.pixels()) {
+		if !d.is(p, "Plane") {
+			continue
+		}
+		var at zct
+		for i, attr := range []string{"TheZ", "TheC", "TheT"} {
+			v, ok := d.attr(p, attr)
+			if !ok {
+				return nil, d.invalid(p, attr, "missing")
+			}
+			n, ok := xmlInt(v)
+			if !ok || n < 0 {
+				return nil, d.invalid(p, attr, "%q is not a non-negative integer", v)
+			}
+			if n >= size[i] {
+				return nil, d.conflict(p, attr, "%d; the image has %d", n, size[i])
+			}
+			at[i] = n
+		}
+		index, _ := s.PlaneIndex(at[0], at[1], at[2])
+		if planes == nil {
+			planes = map[int]int32{}
+		}
+		if prev, dup := planes[index]; dup {
+			return nil, d.conflict(p, "", "a second Plane for z=%d c=%d t=%d (the first is line %d)", at[0], at[1], at[2], d.nodes[prev].line)
+		}
+		planes[index] = p
+	}
+	return planes, nil
+}
+
+// name returns the Name the image's element gives it, if any; m may be
+// nil.
+func (m *OMEImage) name() (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	v, ok := m.doc.attr(m.node, "Name")
+	return string(v), ok
+}

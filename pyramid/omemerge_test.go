@@ -1,0 +1,329 @@
+package pyramid
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// mustParseOME parses a document the test knows is good.
+func mustParseOME(t testing.TB, doc string) *OMEDocument {
+	t.Helper()
+	d, err := ParseOME([]byte(doc))
+	require.NoError(t, err)
+	return d
+}
+
+// writeImages writes the images of specs, every plane, with opts, and
+// returns the file.
+func writeImages(t testing.TB, opts Options, specs ...ImageSpec) []byte {
+	t.Helper()
+	return writeMemory(t, opts, func(w *Writer) error {
+		return addSpecs(w, specs)
+	})
+}
+
+// addSpecs adds the images of specs and writes their planes.
+func addSpecs(w *Writer, specs []ImageSpec) error {
+	for _, s := range specs {
+		g := planesFor(s)
+		if err := (goldenPyramid{images: []goldenImage{g}}).add(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// descriptionOf returns the OME-XML of a file.
+func descriptionOf(t testing.TB, data []byte) string {
+	t.Helper()
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	return f.IFDs[0].Text(tiff.TagImageDescription)
+}
+
+// callerCases are caller documents and the images they describe.
+func callerCases() []struct {
+	name  string
+	doc   string
+	specs []ImageSpec
+} {
+	return []struct {
+		name  string
+		doc   string
+		specs []ImageSpec
+	}{
+		{"tifffile", tifffileDoc(), []ImageSpec{tifffileSpec}},
+		{"Bio-Formats", bioformatsDoc(), []ImageSpec{bioformatsSpec}},
+		{"rich", richDoc(), richSpecs},
+	}
+}
+
+// TestCallerOMEKept: a caller's whole document, given in Options.OME,
+// comes out with every element and attribute it had but what the writer
+// owns, and what the writer owns is the writer's: the root's UUID and
+// Creator, the Pixels' layout, one TiffData per image, a Plane per plane
+// in DimensionOrder. The output is a document ParseOME accepts (unique
+// IDs, references that resolve, the model's order where it rebuilds).
+func TestCallerOMEKept(t *testing.T) {
+	for _, tc := range callerCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			data := writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, tc.doc)}, tc.specs...)
+			out := descriptionOf(t, data)
+			checkTags(t, []byte(out))
+			_, err := ParseOME([]byte(out))
+			require.NoError(t, err, out)
+			want, got := parseTree(t, []byte(tc.doc)), parseTree(t, []byte(out))
+			assert.Empty(t, missingFrom(want, got), out)
+			assert.Equal(t, software, got.attr("Creator"))
+			assert.NotEqual(t, want.attr("UUID"), got.attr("UUID"))
+			images := got.children("Image")
+			require.Len(t, images, len(tc.specs))
+			for i, im := range images {
+				s, err := tc.specs[i].normalized()
+				require.NoError(t, err)
+				px := im.children("Pixels")[0]
+				assert.Equal(t, "false", px.attr("BigEndian"))
+				assert.Equal(t, string(s.DimensionOrder), px.attr("DimensionOrder"))
+				assert.Len(t, px.children("TiffData"), 1)
+				assert.Empty(t, px.children("BinData"))
+				assert.Empty(t, px.children("MetadataOnly"))
+				planes := px.children("Plane")
+				require.Len(t, planes, s.Planes())
+				for p, pl := range planes {
+					z, c, tt := s.PlaneCoords(p)
+					assert.Equal(t, []string{strconv.Itoa(z), strconv.Itoa(c), strconv.Itoa(tt)}, []string{pl.attr("TheZ"), pl.attr("TheC"), pl.attr("TheT")}, "plane %d", p)
+				}
+				assert.Len(t, px.children("Channel"), s.SizeC)
+			}
+		})
+	}
+}
+
+// TestCallerOMEImages: images given one by one, ImageSpec.OME, take their
+// documents' other elements with them, once per document; an image of the
+// document the file does not have is left out with the references to it
+// that the schema lets go (ImageRef), and a reference it does not is an
+// error.
+func TestCallerOMEImages(t *testing.T) {
+	rich := mustParseOME(t, richDoc())
+	t.Run("one of two", func(t *testing.T) {
+		spec := richSpecs[1]
+		spec.OME = rich.Image(1)
+		out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, spec))
+		_, err := ParseOME([]byte(out))
+		require.NoError(t, err, out)
+		got := parseTree(t, []byte(out))
+		require.Len(t, got.children("Image"), 1)
+		assert.Equal(t, "Image:overview", got.children("Image")[0].attr("ID"))
+		assert.NotContains(t, out, `"Image:rich"`)
+		for _, kind := range []string{"Rights", "Project", "Dataset", "Folder", "Experiment", "Experimenter", "ExperimenterGroup", "Instrument", "StructuredAnnotations", "ROI"} {
+			assert.NotEmpty(t, got.children(kind), kind)
+		}
+		assert.Len(t, got.children("Dataset")[0].children("ImageRef"), 1, "the ImageRef to Image:overview stays")
+		assert.Empty(t, got.children("Folder")[0].children("ImageRef"))
+	})
+	t.Run("both, and an image without", func(t *testing.T) {
+		a, b := richSpecs[0], richSpecs[1]
+		a.OME, b.OME = rich.Image(0), rich.Image(1)
+		out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, b, ImageSpec{SizeX: 8, SizeY: 8}, a))
+		_, err := ParseOME([]byte(out))
+		require.NoError(t, err, out)
+		got := parseTree(t, []byte(out))
+		assert.Empty(t, missingFrom(parseTree(t, []byte(richDoc())), got), "everything of the document, once")
+		assert.Len(t, got.children("Instrument"), 1)
+		var ids []string
+		for _, im := range got.children("Image") {
+			ids = append(ids, im.attr("ID"))
+		}
+		assert.Equal(t, []string{"Image:overview", "Image:1", "Image:rich"}, ids)
+	})
+	t.Run("a reference the schema does not let go", func(t *testing.T) {
+		doc := mustParseOME(t, strings.Replace(richDoc(), `<Folder ID="Folder:0" Name="plate A">`,
+			`<Folder ID="Folder:0" Name="plate A"><ChannelRef ID="Channel:rich:0"/>`, 1))
+		spec := richSpecs[1]
+		spec.OME = doc.Image(1)
+		w, err := New(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		require.NoError(t, addSpecs(w, []ImageSpec{spec}))
+		err = w.Close()
+		require.ErrorIs(t, err, ErrOMEInvalid)
+		assert.Contains(t, err.Error(), `Folder/ChannelRef@ID`)
+		assert.Contains(t, err.Error(), `in an Image the file does not have`)
+	})
+}
+
+// TestCallerOMERefused: what contradicts the pixels is ErrOption (through
+// *OMEError, naming the element and attribute), what breaks the model is
+// ErrMetadata, and either leaves no file.
+func TestCallerOMERefused(t *testing.T) {
+	image := func(pixels, inside string) string {
+		return omeRoot + `<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" ` + pixels + `>` + inside + `</Pixels></Image>` + omeEnd
+	}
+	sizes := `SizeX="8" SizeY="6" SizeZ="2" SizeC="1" SizeT="1"`
+	spec := ImageSpec{SizeX: 8, SizeY: 6, SizeZ: 2}
+	for _, tc := range []struct {
+		name  string
+		doc   string
+		spec  ImageSpec
+		want  error
+		where string
+	}{
+		{"SizeX", image(strings.Replace(sizes, `SizeX="8"`, `SizeX="9"`, 1), ""), spec, ErrOMEConflict, "Image/Pixels@SizeX"},
+		{"SizeZ", image(strings.Replace(sizes, `SizeZ="2"`, `SizeZ="1"`, 1), ""), spec, ErrOMEConflict, "Pixels@SizeZ"},
+		{"SizeC of RGB", image(sizes, ""), ImageSpec{SizeX: 8, SizeY: 6, SizeZ: 2, SamplesPerPixel: 3}, ErrOMEConflict, "Pixels@SizeC"},
+		{"Type", image(sizes, ""), ImageSpec{SizeX: 8, SizeY: 6, SizeZ: 2, PixelType: Uint16}, ErrOMEConflict, "Pixels@Type"},
+		{"SignificantBits", image(sizes+` SignificantBits="12"`, ""), spec, ErrOMEConflict, "Pixels@SignificantBits"},
+		{"not a size", image(strings.Replace(sizes, `SizeX="8"`, `SizeX="eight"`, 1), ""), spec, ErrOMEInvalid, "Pixels@SizeX"},
+		{"channels", image(sizes, `<Channel ID="Channel:0:0"/><Channel ID="Channel:0:1"/>`), spec, ErrOMEConflict, "2 Channel elements"},
+		{"samples", image(sizes, `<Channel ID="Channel:0:0" SamplesPerPixel="3"/>`), spec, ErrOMEConflict, "Channel@SamplesPerPixel"},
+		{"a Plane outside", image(sizes, `<TiffData/><Plane TheZ="2" TheC="0" TheT="0"/>`), spec, ErrOMEConflict, "Plane@TheZ"},
+		{"a Plane twice", image(sizes, `<TiffData/><Plane TheZ="1" TheC="0" TheT="0"/><Plane TheZ="1" TheC="0" TheT="0"/>`), spec, ErrOMEConflict, "a second Plane"},
+		{"a Plane without TheT", image(sizes, `<TiffData/><Plane TheZ="1" TheC="0"/>`), spec, ErrOMEInvalid, "Plane@TheT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := mustParseOME(t, tc.doc)
+			path := filepath.Join(t.TempDir(), "out.ome.tif")
+			w, err := Create(path, Options{OME: doc})
+			require.NoError(t, err)
+			_, err = w.AddImage(tc.spec)
+			require.ErrorIs(t, err, tc.want)
+			var oe *OMEError
+			require.ErrorAs(t, err, &oe)
+			assert.Contains(t, err.Error(), tc.where)
+			if tc.want == ErrOMEConflict {
+				assert.ErrorIs(t, err, ErrOption)
+			} else {
+				assert.ErrorIs(t, err, ErrMetadata)
+			}
+			assert.Error(t, w.Close(), "no image, no file")
+			entries, _ := os.ReadDir(filepath.Dir(path))
+			assert.Empty(t, entries, "nothing is left behind")
+
+			spec := tc.spec // the same document, given for the image
+			spec.OME = doc.Image(0)
+			w, err = New(iohandle.NewMemory(), Options{})
+			require.NoError(t, err)
+			_, err = w.AddImage(spec)
+			require.ErrorIs(t, err, tc.want)
+			require.NoError(t, w.Abort())
+		})
+	}
+}
+
+// TestCallerOMEImageCount: a document's Images are the images added, one
+// for one: one more is refused at AddImage, one fewer at Close, and with
+// Options.OME's images an ImageSpec.OME is refused too.
+func TestCallerOMEImageCount(t *testing.T) {
+	rich := mustParseOME(t, richDoc())
+	w, err := New(iohandle.NewMemory(), Options{OME: rich})
+	require.NoError(t, err)
+	require.NoError(t, addSpecs(w, richSpecs))
+	_, err = w.AddImage(ImageSpec{SizeX: 8, SizeY: 8})
+	require.ErrorIs(t, err, ErrOMEConflict)
+	assert.Contains(t, err.Error(), "Options.OME has 2 Images")
+	require.NoError(t, w.Close())
+
+	path := filepath.Join(t.TempDir(), "fewer.ome.tif")
+	w, err = Create(path, Options{OME: rich})
+	require.NoError(t, err)
+	require.NoError(t, addSpecs(w, richSpecs[:1]))
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMEConflict)
+	require.ErrorIs(t, err, ErrOption)
+	assert.NoFileExists(t, path)
+
+	w, err = New(iohandle.NewMemory(), Options{OME: rich})
+	require.NoError(t, err)
+	spec := richSpecs[0]
+	spec.OME = rich.Image(0)
+	_, err = w.AddImage(spec)
+	require.ErrorIs(t, err, ErrOption)
+	require.NoError(t, w.Abort())
+}
+
+// TestCallerOMEDocumentsClash: two documents that define the same ID
+// cannot go in one file, nor two with Rights (a file has one); an image of
+// a document given twice neither.
+func TestCallerOMEDocumentsClash(t *testing.T) {
+	a, b := tifffileSpec, bioformatsSpec
+	a.OME = mustParseOME(t, tifffileDoc()).Image(0)
+	b.OME = mustParseOME(t, bioformatsDoc()).Image(0)
+	w, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, addSpecs(w, []ImageSpec{a, b}))
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMEInvalid)
+	assert.Contains(t, err.Error(), `"Channel:0:0" is defined by another document`)
+
+	w, err = New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, addSpecs(w, []ImageSpec{a, a}))
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMEInvalid)
+	assert.Contains(t, err.Error(), "given to images 0 and 1")
+
+	rights := omeRoot + `<Rights><RightsHolder>lab</RightsHolder></Rights>` + omeEnd
+	w, err = New(iohandle.NewMemory(), Options{OME: mustParseOME(t, rights)})
+	require.NoError(t, err)
+	c := tifffileSpec
+	c.OME = mustParseOME(t, strings.Replace(tifffileDoc(), `<Image `, `<Rights/><Image `, 1)).Image(0)
+	require.NoError(t, addSpecs(w, []ImageSpec{c}))
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMEInvalid)
+	assert.Contains(t, err.Error(), "another document given has Rights")
+}
+
+// namespaceDocs bind prefixes in unusual ways: prefixes the content uses
+// declared on the root, the OME namespace on a prefix and another one the
+// default, xsi bound to another namespace, declarations below the root.
+var namespaceDocs = []string{
+	`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" xmlns:x="urn:x" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` +
+		omeImage0 + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x:a xsi:type="x:T" x:k="v"><x:b/></x:a></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd,
+	`<ome:OME xmlns:ome="http://www.openmicroscopy.org/Schemas/OME/2016-06" xmlns="urn:default" xmlns:xsi="urn:not-xsi">` +
+		`<ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1" xsi:local="1"><ome:TiffData/></ome:Pixels></ome:Image>` +
+		`<ome:StructuredAnnotations><ome:XMLAnnotation ID="Annotation:0"><ome:Value><thing xsi:k="2"><inner/></thing></ome:Value></ome:XMLAnnotation></ome:StructuredAnnotations></ome:OME>`,
+	omeRoot + `<Image ID="Image:0"><Pixels xmlns:p="urn:p" p:a="1" ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1">` +
+		`<Channel ID="Channel:0:0" xmlns:c="urn:c" c:b="2"><LightPath xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/></Channel><TiffData/></Pixels></Image>` + omeEnd,
+}
+
+// TestCallerOMENamespaces: whatever prefixes a caller's document binds,
+// and wherever, every element and attribute comes out in its namespace:
+// the writer's own elements are in the OME namespace without prefix, and
+// the caller's get declarations for the bindings they inherited from the
+// root, which the writer rewrites.
+func TestCallerOMENamespaces(t *testing.T) {
+	for i, doc := range namespaceDocs {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			out := descriptionOf(t, writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, doc)}, ImageSpec{SizeX: 8, SizeY: 8}))
+			checkTags(t, []byte(out))
+			_, err := ParseOME([]byte(out))
+			require.NoError(t, err, out)
+			assert.Empty(t, missingFrom(parseTree(t, []byte(doc)), parseTree(t, []byte(out))), out)
+		})
+	}
+}
+
+// TestCallerOMEWithoutImages: a document without Images gives the file
+// its other elements, and the images are the writer's.
+func TestCallerOMEWithoutImages(t *testing.T) {
+	doc := omeRoot + `<Experimenter ID="Experimenter:0" FirstName="Ada"/><StructuredAnnotations><TagAnnotation ID="Annotation:0"><Value>t</Value></TagAnnotation></StructuredAnnotations>` + omeEnd
+	out := descriptionOf(t, writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, doc)},
+		ImageSpec{SizeX: 8, SizeY: 8, Annotations: []KeyValue{{"k", "v"}}}, ImageSpec{SizeX: 4, SizeY: 4}))
+	_, err := ParseOME([]byte(out))
+	require.NoError(t, err, out)
+	got := parseTree(t, []byte(out))
+	assert.Empty(t, missingFrom(parseTree(t, []byte(doc)), got))
+	assert.Len(t, got.children("Image"), 2)
+	assert.Equal(t, []string{"TagAnnotation", "MapAnnotation"}, got.element("StructuredAnnotations").childNames())
+	assert.Equal(t, "Annotation:0:1", got.element("StructuredAnnotations").children("MapAnnotation")[0].attr("ID"))
+}

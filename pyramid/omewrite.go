@@ -1,0 +1,237 @@
+package pyramid
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// xmlWriter writes XML, declaring namespaces where the output needs them:
+// elements the writer generates are in the OME namespace without prefix,
+// and elements copied from a caller's document keep their prefixes, their
+// own declarations, and get a declaration for any prefix whose binding
+// they inherited from an element the writer rebuilt.
+type xmlWriter struct {
+	b     *bytes.Buffer
+	scope []xmlName // bindings in scope: prefix (local) and space
+	marks []int     // len(scope) at each open element
+}
+
+// lookup resolves a prefix in the output's bindings.
+func (w *xmlWriter) lookup(prefix string) (string, bool) {
+	if prefix == "xml" {
+		return xmlNamespace, true
+	}
+	for i := len(w.scope) - 1; i >= 0; i-- {
+		if w.scope[i].local == prefix {
+			return w.scope[i].space, true
+		}
+	}
+	return "", prefix == ""
+}
+
+// declare writes a declaration binding prefix ("" for the default
+// namespace) to space, unless the output has that binding already.
+func (w *xmlWriter) declare(prefix, space string) {
+	if s, ok := w.lookup(prefix); ok && s == space {
+		return
+	}
+	w.scope = append(w.scope, xmlName{local: prefix, space: space})
+	if prefix == "" {
+		w.b.WriteString(` xmlns="`)
+	} else {
+		w.b.WriteString(" xmlns:" + prefix + `="`)
+	}
+	w.b.WriteString(escape(space))
+	w.b.WriteByte('"')
+}
+
+// open writes the start of an element (without its closing '>') with the
+// declaration its name needs.
+func (w *xmlWriter) open(prefix, local, space string) {
+	w.marks = append(w.marks, len(w.scope))
+	w.b.WriteByte('<')
+	if prefix != "" {
+		w.b.WriteString(prefix + ":")
+	}
+	w.b.WriteString(local)
+	w.declare(prefix, space)
+}
+
+// openOME writes the start of an element of the OME namespace.
+func (w *xmlWriter) openOME(local string) { w.open("", local, omeNamespace) }
+
+// attr writes an attribute without namespace.
+func (w *xmlWriter) attr(name, value string) {
+	w.b.WriteString(" " + name + `="`)
+	w.b.WriteString(escape(value))
+	w.b.WriteByte('"')
+}
+
+// attrInt writes an integer attribute.
+func (w *xmlWriter) attrInt(name string, v int) {
+	w.b.WriteString(" " + name + `="`)
+	w.b.Write(strconv.AppendInt(nil, int64(v), 10))
+	w.b.WriteByte('"')
+}
+
+// attrFloat writes a number attribute, as short as it reads back exactly.
+func (w *xmlWriter) attrFloat(name string, v float64) {
+	w.attr(name, strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// attrNS writes a namespaced attribute, declaring its prefix if needed.
+func (w *xmlWriter) attrNS(prefix, local, space, value string) {
+	if prefix == "" {
+		w.attr(local, value)
+		return
+	}
+	w.declare(prefix, space)
+	w.b.WriteString(" " + prefix + ":" + local + `="`)
+	w.b.WriteString(escape(value))
+	w.b.WriteByte('"')
+}
+
+// closeStart ends a start tag: with "/>", closing the element, when empty.
+func (w *xmlWriter) closeStart(empty bool) {
+	if empty {
+		w.b.WriteString("/>")
+		w.pop()
+		return
+	}
+	w.b.WriteByte('>')
+}
+
+// close writes an end tag.
+func (w *xmlWriter) close(prefix, local string) {
+	w.b.WriteString("</")
+	if prefix != "" {
+		w.b.WriteString(prefix + ":")
+	}
+	w.b.WriteString(local)
+	w.b.WriteByte('>')
+	w.pop()
+}
+
+// closeOME writes the end tag of an element of the OME namespace.
+func (w *xmlWriter) closeOME(local string) { w.close("", local) }
+
+func (w *xmlWriter) pop() {
+	w.scope = w.scope[:w.marks[len(w.marks)-1]]
+	w.marks = w.marks[:len(w.marks)-1]
+}
+
+// element writes a whole generated element with text content.
+func (w *xmlWriter) element(local, text string) {
+	w.openOME(local)
+	w.b.WriteByte('>')
+	w.b.WriteString(escape(text))
+	w.closeOME(local)
+}
+
+// callerAttrs writes the attributes of a caller's element n, except its
+// namespace declarations and those skip names (attributes without
+// namespace).
+func (w *xmlWriter) callerAttrs(d *OMEDocument, n int32, skip func(local string) bool) {
+	node := d.nodes[n]
+	for _, a := range d.attrs[node.a : node.a+node.n] {
+		name := d.names[a.name]
+		if name.space == xmlnsNamespace || name.space == "" && skip != nil && skip(name.local) {
+			continue
+		}
+		w.callerAttr(d, a)
+	}
+}
+
+// callerAttr writes one attribute of a caller's element.
+func (w *xmlWriter) callerAttr(d *OMEDocument, a xmlAttr) {
+	name := d.names[a.name]
+	if name.prefix != "" {
+		w.declare(name.prefix, name.space)
+	}
+	w.b.WriteByte(' ')
+	if name.prefix != "" {
+		w.b.WriteString(name.prefix + ":")
+	}
+	w.b.WriteString(name.local + `="`)
+	escapeTo(w.b, d.text[a.a:a.a+a.n], true)
+	w.b.WriteByte('"')
+}
+
+// copy writes a caller's element n with everything in it, as the caller
+// gave it, leaving out the elements drop returns true for (drop may be
+// nil).
+func (w *xmlWriter) copy(d *OMEDocument, n int32, drop func(int32) bool) {
+	node := d.nodes[n]
+	if node.name < 0 {
+		escapeTo(w.b, d.text[node.a:node.a+node.n], false)
+		return
+	}
+	name := d.names[node.name]
+	w.marks = append(w.marks, len(w.scope))
+	w.b.WriteByte('<')
+	if name.prefix != "" {
+		w.b.WriteString(name.prefix + ":")
+	}
+	w.b.WriteString(name.local)
+	// The element's own declarations first: its attributes may use them.
+	for _, a := range d.attrs[node.a : node.a+node.n] {
+		if an := d.names[a.name]; an.space == xmlnsNamespace {
+			w.declare(an.local, string(d.text[a.a:a.a+a.n]))
+		}
+	}
+	w.declare(name.prefix, name.space)
+	for _, a := range d.attrs[node.a : node.a+node.n] {
+		if d.names[a.name].space != xmlnsNamespace {
+			w.callerAttr(d, a)
+		}
+	}
+	if node.first < 0 {
+		w.closeStart(true)
+		return
+	}
+	w.b.WriteByte('>')
+	for c := node.first; c >= 0; c = d.nodes[c].next {
+		if drop == nil || !drop(c) {
+			w.copy(d, c, drop)
+		}
+	}
+	w.close(name.prefix, name.local)
+}
+
+// escapeTo writes s escaped for XML: as an attribute value (quotes and
+// whitespace characters as references, which attribute normalization
+// would otherwise replace) or as text.
+func escapeTo(b *bytes.Buffer, s []byte, attr bool) {
+	last := 0
+	for i, c := range s {
+		var ref string
+		switch c {
+		case '&':
+			ref = "&amp;"
+		case '<':
+			ref = "&lt;"
+		case '>':
+			ref = "&gt;"
+		case '\r':
+			ref = "&#xD;"
+		case '"':
+			if attr {
+				ref = "&quot;"
+			}
+		case '\t':
+			if attr {
+				ref = "&#x9;"
+			}
+		case '\n':
+			if attr {
+				ref = "&#xA;"
+			}
+		}
+		if ref != "" {
+			b.Write(s[last:i])
+			b.WriteString(ref)
+			last = i + 1
+		}
+	}
+	b.Write(s[last:])
+}
