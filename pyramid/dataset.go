@@ -253,7 +253,7 @@ func (d *Dataset) resolve(spec DatasetSpec) error {
 		if s.OME != nil {
 			return planErrorf("%s.OME is set: a plan takes its images' elements from DatasetSpec.OME", field)
 		}
-		im, err := probe.layoutImage(s)
+		im, err := probe.layoutImage(s, nil)
 		if err != nil {
 			return planError(field, err)
 		}

@@ -1,0 +1,316 @@
+package pyramid
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// psnr is the peak signal-to-noise ratio of b against a, 8-bit samples.
+func psnr(a, b []byte) float64 {
+	var sum float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		sum += d * d
+	}
+	if sum == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(255*255*float64(len(a))/sum)
+}
+
+// decodePage decodes every tile of a tiled page with package compress's
+// decoder and returns its pixels, and the page's tiles whole (edges and
+// padding included) in the order of TileOffsets.
+func decodePage(t testing.TB, p *tiff.Page) (refPlane, [][]byte) {
+	t.Helper()
+	l, err := p.Layout()
+	require.NoError(t, err)
+	dec, err := compress.NewDecoder(compress.BlockFormat{
+		Compression: l.Compression, Predictor: l.Predictor,
+		Format: compress.Format{BitsPerSample: l.BitsPerSample, SamplesPerPixel: l.SamplesPerPixel, Float: l.SampleFormat == tiff.SampleFormatFloat, ByteOrder: p.Order()},
+		Width:  l.BlockWidth, Height: l.BlockHeight, Photometric: l.Photometric, JPEGTables: p.JPEGTables(),
+	})
+	require.NoError(t, err)
+	pb := l.SamplesPerPixel * l.BitsPerSample / 8
+	out := refPlane{w: l.Width, h: l.Height, spp: l.SamplesPerPixel, pix: make([]byte, l.Width*l.Height*pb)}
+	var tiles [][]byte
+	for i := range l.Blocks() {
+		raw, err := p.ReadBlock(nil, i)
+		require.NoError(t, err)
+		tile, err := dec.Decode(nil, raw)
+		require.NoError(t, err, "tile %d", i)
+		tiles = append(tiles, tile)
+		x0, y0 := i%l.BlocksAcross*l.BlockWidth, i/l.BlocksAcross*l.BlockHeight
+		w := min(l.BlockWidth, l.Width-x0)
+		for y := range min(l.BlockHeight, l.Height-y0) {
+			copy(out.pix[((y0+y)*l.Width+x0)*pb:][:w*pb], tile[y*l.BlockWidth*pb:])
+		}
+	}
+	return out, tiles
+}
+
+// readPyramids reads a file and decodes every level of every plane of its
+// main chain with package compress's decoder.
+func readPyramids(t testing.TB, data []byte) [][]refPlane {
+	t.Helper()
+	f, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	var out [][]refPlane
+	for _, p := range f.Pages {
+		var levels []refPlane
+		for _, page := range append([]*tiff.Page{p}, p.SubIFDs...) {
+			lv, _ := decodePage(t, page)
+			levels = append(levels, lv)
+		}
+		out = append(out, levels)
+	}
+	return out
+}
+
+// jpegPyramids are the JPEG pyramids the tests write: gray, RGB as YCbCr
+// and RGB-coded, with partial edge tiles at every level.
+func jpegPyramids() []goldenPyramid {
+	rgb := ImageSpec{Name: "brightfield", SizeX: 150, SizeY: 100, PixelType: Uint8, SamplesPerPixel: 3, PhysicalSizeX: 0.5, PhysicalSizeY: 0.5}
+	gray := ImageSpec{Name: "gray", SizeX: 90, SizeY: 70, SizeZ: 2, PixelType: Uint8}
+	return []goldenPyramid{
+		{name: "jpeg", opts: Options{TileSize: 32, Compression: JPEG}, images: []goldenImage{planesFor(rgb), planesFor(gray)}},
+		{name: "jpeg-rgb-q90", opts: Options{TileSize: 48, Compression: JPEG, Quality: 90, JPEGColor: JPEGRGB}, images: []goldenImage{planesFor(rgb)}},
+	}
+}
+
+// TestJPEGOptions: JPEG's options are refused with ErrOption where they do
+// not apply or are out of range.
+func TestJPEGOptions(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"default", Options{Compression: JPEG}, true},
+		{"quality", Options{Compression: JPEG, Quality: 90, JPEGColor: JPEGRGB}, true},
+		{"quality 1 and 100", Options{Compression: JPEG, Quality: 100}, true},
+		{"predictor none", Options{Compression: JPEG, Predictor: PredictorNone}, true},
+		{"quality without JPEG", Options{Compression: LZW, Quality: 80}, false},
+		{"color without JPEG", Options{Compression: Deflate, JPEGColor: JPEGRGB}, false},
+		{"level with JPEG", Options{Compression: JPEG, Level: 3}, false},
+		{"quality 101", Options{Compression: JPEG, Quality: 101}, false},
+		{"quality -1", Options{Compression: JPEG, Quality: -1}, false},
+		{"unknown color", Options{Compression: JPEG, JPEGColor: 7}, false},
+		{"horizontal predictor", Options{Compression: JPEG, Predictor: PredictorHorizontal}, false},
+		{"float predictor", Options{Compression: JPEG, Predictor: PredictorFloatingPoint}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := New(iohandle.NewMemory(), c.opts)
+			if !c.ok {
+				assert.ErrorIs(t, err, ErrOption)
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, w.Abort())
+		})
+	}
+}
+
+// TestJPEGPixelTypes: JPEG takes uint8 of 1 or 3 samples; other images
+// are ErrOption naming their type.
+func TestJPEGPixelTypes(t *testing.T) {
+	cases := []struct {
+		pt      PixelType
+		samples int
+		want    string // "" when accepted
+	}{
+		{Uint8, 1, ""},
+		{Uint8, 3, ""},
+		{Uint16, 1, "1 x uint16"},
+		{Uint16, 3, "3 x uint16"},
+		{Int8, 1, "1 x int8"},
+		{Float32, 1, "1 x float"},
+		{Float64, 1, "1 x double"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%d x %v", c.samples, c.pt), func(t *testing.T) {
+			w, err := New(iohandle.NewMemory(), Options{Compression: JPEG})
+			require.NoError(t, err)
+			defer w.Abort()
+			_, err = w.AddImage(ImageSpec{SizeX: 20, SizeY: 20, PixelType: c.pt, SamplesPerPixel: c.samples})
+			if c.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrOption)
+			assert.ErrorContains(t, err, "JPEG takes uint8 samples, 1 or 3 per pixel, not "+c.want)
+		})
+	}
+}
+
+// TestJPEGFields: every directory, SubIFDs included, carries what TIFF
+// Technical Note 2 asks of new-style JPEG: Compression 7, the
+// encoder's Photometric and its JPEGTables, YCbCrSubSampling 2 2 and
+// ReferenceBlackWhite for YCbCr only, contiguous samples, no predictor;
+// and the tiles decode close to the source at every level.
+func TestJPEGFields(t *testing.T) {
+	for _, g := range jpegPyramids() {
+		t.Run(g.name, func(t *testing.T) {
+			data := g.write(t)
+			f, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+			require.NoError(t, err)
+			var pages []*tiff.Page
+			var samples []int
+			for i, p := range f.Pages {
+				image := 0
+				if i > 0 && len(g.images) > 1 {
+					image = 1
+				}
+				for _, page := range append([]*tiff.Page{p}, p.SubIFDs...) {
+					pages = append(pages, page)
+					samples = append(samples, max(g.images[image].spec.SamplesPerPixel, 1))
+				}
+			}
+			for i, p := range pages {
+				color := g.opts.JPEGColor
+				j, err := compress.NewJPEG(compress.Format{BitsPerSample: 8, SamplesPerPixel: samples[i]}, 16, compress.JPEGOptions{Quality: g.opts.Quality, Color: color})
+				require.NoError(t, err)
+				compression, _ := p.Uint(tiff.TagCompression)
+				photometric, _ := p.Uint(tiff.TagPhotometricInterpretation)
+				planar, _ := p.Uint(tiff.TagPlanarConfiguration)
+				assert.Equal(t, uint64(tiff.CompressionJPEG), compression, "page %d", i)
+				assert.Equal(t, uint64(j.Photometric()), photometric, "page %d", i)
+				assert.Equal(t, uint64(tiff.PlanarContig), planar, "page %d", i)
+				assert.Equal(t, j.Tables(), p.JPEGTables(), "page %d", i)
+				_, predictor := p.Field(tiff.TagPredictor)
+				assert.False(t, predictor, "page %d has a Predictor", i)
+				sub, hasSub := p.Field(tiff.TagYCbCrSubSampling)
+				rbw, hasRBW := p.ReferenceBlackWhite()
+				if j.Photometric() == tiff.PhotometricYCbCr {
+					v, err := sub.Uints()
+					require.NoError(t, err)
+					assert.Equal(t, []uint64{2, 2}, v, "page %d", i)
+					assert.Equal(t, []float64{0, 255, 128, 255, 128, 255}, rbw, "page %d", i)
+				} else {
+					assert.False(t, hasSub || hasRBW, "page %d has YCbCr fields", i)
+				}
+			}
+			decoded := readPyramids(t, data)
+			want := g.expected(t)
+			require.Len(t, decoded, len(want))
+			for i := range want {
+				require.Len(t, decoded[i], len(want[i]))
+				for l := range want[i] {
+					got, ref := decoded[i][l], want[i][l]
+					require.Equal(t, [2]int{ref.w, ref.h}, [2]int{got.w, got.h})
+					assert.GreaterOrEqual(t, psnr(ref.pix, got.pix), 33.0, "plane %d level %d", i, l)
+				}
+			}
+		})
+	}
+}
+
+// TestJPEGByteIdenticalAtAnyWorkers: JPEG output is the same at every
+// Workers value, planes streamed in bands of any height.
+func TestJPEGByteIdenticalAtAnyWorkers(t *testing.T) {
+	for _, color := range []JPEGColor{JPEGYCbCr420, JPEGRGB} {
+		t.Run(color.String(), func(t *testing.T) {
+			var files [][]byte
+			for _, workers := range []int{1, 2, 8} {
+				files = append(files, writeMemory(t, Options{TileSize: 32, Workers: workers, Compression: JPEG, JPEGColor: color}, func(w *Writer) error {
+					for i, spp := range []int{3, 1, 3} {
+						base := randomPlane(150+i, 90, spp, Uint8, uint64(i), false)
+						im, err := w.AddImage(ImageSpec{SizeX: base.w, SizeY: base.h, PixelType: Uint8, SamplesPerPixel: spp})
+						if err != nil {
+							return err
+						}
+						pw, err := im.Plane(0, 0, 0)
+						if err != nil {
+							return err
+						}
+						for rest, band := base.pix, (7+i)*base.w*spp; len(rest) > 0; {
+							n := min(band, len(rest))
+							if _, err := pw.Write(rest[:n]); err != nil {
+								return err
+							}
+							rest = rest[n:]
+						}
+						if err := pw.Close(); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+			}
+			assert.True(t, bytes.Equal(files[0], files[1]), "workers 1 and 2")
+			assert.True(t, bytes.Equal(files[0], files[2]), "workers 1 and 8")
+		})
+	}
+}
+
+// TestJPEGEdgeTiles: a flat image whose sizes are not multiples of the
+// tile decodes to its colour, up to the codec's rounding, in every edge
+// tile of every level: the writer pads edge tiles with their last column
+// and row, not zeros, which JPEG would smear into the image as a dark
+// border.
+func TestJPEGEdgeTiles(t *testing.T) {
+	cases := []struct {
+		name    string
+		samples int
+		color   JPEGColor
+		value   []byte
+	}{
+		{"gray", 1, JPEGYCbCr420, []byte{180}},
+		{"YCbCr", 3, JPEGYCbCr420, []byte{200, 150, 100}},
+		{"RGB", 3, JPEGRGB, []byte{60, 200, 120}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			const width, height = 300, 203
+			plane := bytes.Repeat(c.value, width*height)
+			data := writeMemory(t, Options{TileSize: 64, Compression: JPEG, JPEGColor: c.color}, func(w *Writer) error {
+				im, err := w.AddImage(ImageSpec{SizeX: width, SizeY: height, PixelType: Uint8, SamplesPerPixel: c.samples})
+				if err != nil {
+					return err
+				}
+				return im.WritePlane(0, 0, 0, plane)
+			})
+			f, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+			require.NoError(t, err)
+			levels := append([]*tiff.Page{f.Pages[0]}, f.Pages[0].SubIFDs...)
+			require.Len(t, levels, 4)
+			for l, p := range levels {
+				lay, err := p.Layout()
+				require.NoError(t, err)
+				require.True(t, lay.Width%lay.BlockWidth != 0 || lay.Height%lay.BlockHeight != 0, "level %d has no partial tile", l)
+				_, tiles := decodePage(t, p)
+				for i, tile := range tiles {
+					tx, ty := i%lay.BlocksAcross, i/lay.BlocksAcross
+					if tx != lay.BlocksAcross-1 && ty != lay.BlocksDown-1 {
+						continue // not an edge tile
+					}
+					w, h := min(lay.BlockWidth, lay.Width-tx*lay.BlockWidth), min(lay.BlockHeight, lay.Height-ty*lay.BlockHeight)
+					worst := 0
+					for y := range h {
+						for k, v := range tile[y*lay.BlockWidth*c.samples:][:w*c.samples] {
+							worst = max(worst, absDiff(int(v), int(c.value[k%c.samples])))
+						}
+					}
+					assert.LessOrEqual(t, worst, 2, "level %d tile %d: the image differs from the flat colour by %d", l, i, worst)
+				}
+			}
+		})
+	}
+}
+
+func absDiff(a, b int) int {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
