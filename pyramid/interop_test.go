@@ -318,8 +318,10 @@ type vivImage struct {
 	Dtype  string   `json:"dtype"`
 	Labels []string `json:"labels"`
 	Order  string   `json:"order"`
-	Planes int      `json:"planes"`
-	Levels []struct {
+	// Photometric is the interpretation Viv's layers render with.
+	Photometric int `json:"photometric"`
+	Planes      int `json:"planes"`
+	Levels      []struct {
 		Shape         []int `json:"shape"`
 		Width, Height int
 	} `json:"levels"`
