@@ -34,7 +34,7 @@ func copyPlane(t testing.TB, ep *EncodedPlaneWriter, src *tiff.Page, all bool) e
 	t.Helper()
 	lay, err := src.Layout()
 	require.NoError(t, err)
-	decoded, _ := decodePage(t, src)
+	decoded := decodePage(t, src, nil)
 	rowBytes := len(decoded.pix) / decoded.h
 	for ty := range lay.BlocksDown {
 		for tx := range lay.BlocksAcross {
@@ -160,7 +160,7 @@ func TestEncodedFullResolution(t *testing.T) {
 							return err
 						}
 						for p := range gi.planes {
-							decoded, _ := decodePage(t, in.Pages[page])
+							decoded := decodePage(t, in.Pages[page], nil)
 							z, c, tt := im.Spec().PlaneCoords(p)
 							if err := im.WritePlane(z, c, tt, decoded.pix); err != nil {
 								return err
@@ -420,7 +420,7 @@ func TestEncodedPlaneComplete(t *testing.T) {
 				require.NoError(t, err)
 				ep, err := im.EncodedPlane(0, 0, 0)
 				require.NoError(t, err)
-				decoded, _ := decodePage(t, src.Pages[0])
+				decoded := decodePage(t, src.Pages[0], nil)
 				write := func() error { _, err := ep.Write(decoded.pix); return err }
 				tiles := func() error {
 					for i := range src.Pages[0].NumBlocks() {
