@@ -129,7 +129,9 @@ func TestWorkloadLevels(t *testing.T) {
 		w := catalog(size, 1, size)[0]
 		assert.Equal(t, want, w.levels(), "size %d", size)
 	}
-	assert.Equal(t, 128, catalog(1, 1, 1)[5].Tile, "stack tiles")
+	stack, err := pick("stack", catalog(1, 1, 1))
+	require.NoError(t, err)
+	assert.Equal(t, 128, stack[0].Tile, "stack tiles")
 }
 
 func TestParseStrace(t *testing.T) {
