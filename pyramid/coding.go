@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
@@ -78,31 +79,20 @@ func EncodedLevelOf(p *tiff.Page) (EncodedLevel, error) {
 		return bad("tiles of %d x %d pixels (TIFF wants multiples of 16)", l.BlockWidth, l.BlockHeight)
 	}
 	e.TileWidth, e.TileHeight = l.BlockWidth, l.BlockHeight
-	switch l.Compression {
-	case tiff.CompressionNone:
-		e.Compression = None
-	case tiff.CompressionLZW:
-		e.Compression = LZW
-	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
-		e.Compression = Deflate
-	case tiff.CompressionZstd:
-		e.Compression = Zstd
-	case tiff.CompressionJPEG:
-		e.Compression = JPEG
-	default:
+	compression := slices.Index(tiffCompression[:], l.Compression)
+	if l.Compression == tiff.CompressionDeflateOld {
+		compression = int(Deflate)
+	}
+	if compression < 0 {
 		name, _ := tiff.ValueName(tiff.TagCompression, uint64(l.Compression))
 		return bad("compression %d (%s), which the writer does not write", l.Compression, name)
 	}
-	switch l.Predictor {
-	case tiff.PredictorNone:
-		e.Predictor = PredictorNone
-	case tiff.PredictorHorizontal:
-		e.Predictor = PredictorHorizontal
-	case tiff.PredictorFloatingPoint:
-		e.Predictor = PredictorFloatingPoint
-	default:
+	e.Compression = Compression(compression)
+	predictor, ok := findPredictor([]Predictor{PredictorNone, PredictorHorizontal, PredictorFloatingPoint}, l.Predictor)
+	if !ok {
 		return bad("predictor %d", l.Predictor)
 	}
+	e.Predictor = predictor
 	if e.Compression == JPEG || e.Compression == None {
 		e.Predictor = PredictorNone // ignored there, as libtiff ignores it
 	}
@@ -269,6 +259,17 @@ func addCoding(b *ifd.Builder, c TileCoding, samples int) {
 		}
 		b.AddRational(tiff.TagReferenceBlackWhite, rbw...)
 	}
+}
+
+// findPredictor returns the predictor among candidates whose TIFF value
+// is p.
+func findPredictor(candidates []Predictor, p uint16) (Predictor, bool) {
+	for _, c := range candidates {
+		if tiffPredictor(c) == p {
+			return c, true
+		}
+	}
+	return 0, false
 }
 
 // tiffPredictor is the TIFF Predictor of a resolved predictor option.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image/jpeg"
-	"math"
 	"os"
 	"testing"
 
@@ -12,23 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/internal/synth"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// psnr is the peak signal-to-noise ratio of b against a, 8-bit samples.
-func psnr(a, b []byte) float64 {
-	var sum float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		sum += d * d
-	}
-	if sum == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255*float64(len(a))/sum)
-}
+// psnr is the peak signal-to-noise ratio of b against a, in dB.
+var psnr = readback.PSNR
 
 // decodePage decodes every tile of a tiled page with package compress's
 // decoder and returns its pixels; each decoded tile, whole (padding
