@@ -33,9 +33,9 @@ type workload struct {
 	Compression string `json:"compression"`
 	Quality     int    `json:"quality"` // JPEG quality; 0 for other codecs
 	Tile        int    `json:"tile"`    // tile width and height
-	Series      int    `json:"series"` // stack: images in the file
-	Z           int    `json:"z"`      // stack: focal planes per image
-	C           int    `json:"c"`      // stack: channels per image
+	Series      int    `json:"series"`  // stack: images in the file
+	Z           int    `json:"z"`       // stack: focal planes per image
+	C           int    `json:"c"`       // stack: channels per image
 }
 
 // catalog lists every workload, in table order, at the given sizes.
