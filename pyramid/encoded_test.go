@@ -380,6 +380,8 @@ func TestEncodedPlaneMisuse(t *testing.T) {
 	_, err = all.EncodedPlane(0, 1, 0)
 	assert.ErrorIs(t, err, ErrPlane)
 
+	assert.Equal(t, [4]int{3, 3, 1, 0}, [4]int{all.Levels(), all.EncodedLevels(), first.EncodedLevels(), plain.EncodedLevels()})
+	assert.Equal(t, plain.Levels(), first.Levels(), "levels computed as for AddImage")
 	ep, err := all.EncodedPlane(0, 0, 0)
 	require.NoError(t, err)
 	_, err = all.EncodedPlane(0, 0, 0)

@@ -245,6 +245,16 @@ func (im *Image) tilesPerPlane() int64 {
 // Spec returns the image's spec with defaults filled in.
 func (im *Image) Spec() ImageSpec { return im.spec }
 
+// Levels returns the number of resolutions of each plane, the full one
+// included.
+func (im *Image) Levels() int { return len(im.levels) }
+
+// EncodedLevels returns how many of the levels, the first ones, take
+// their tiles encoded (AddEncodedImage): 0 for an image added otherwise.
+// When it is less than Levels, the planes take rows too, to compute the
+// others from.
+func (im *Image) EncodedLevels() int { return im.encoded }
+
 // PlaneBytes is the length of one plane's pixel data: SizeY rows of SizeX
 // pixels of SamplesPerPixel little-endian samples.
 func (im *Image) PlaneBytes() int64 {
