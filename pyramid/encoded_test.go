@@ -26,11 +26,11 @@ func readFile(t testing.TB, data []byte) *tiff.File {
 // levelsOf returns a page and its SubIFDs, largest first.
 func levelsOf(p *tiff.Page) []*tiff.Page { return append([]*tiff.Page{p}, p.SubIFDs...) }
 
-// copyPlane writes the plane of page src (and, with all, every level of
-// its SubIFDs) through ep: a row of tiles of the full resolution, then
-// the decoded rows of that row when the image computes its levels, as a
-// converter does; then the tiles of the other levels.
-func copyPlane(t testing.TB, ep *EncodedPlaneWriter, src *tiff.Page, all bool) error {
+// copyPlane writes the plane of page src (and, with all, its reduced
+// levels, the pages sub) through ep: a row of tiles of the full
+// resolution, then the decoded rows of that row when the image computes
+// its levels, as a converter does; then the tiles of the other levels.
+func copyPlane(t testing.TB, ep *EncodedPlaneWriter, src *tiff.Page, sub []*tiff.Page, all bool) error {
 	t.Helper()
 	lay, err := src.Layout()
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func copyPlane(t testing.TB, ep *EncodedPlaneWriter, src *tiff.Page, all bool) e
 		}
 	}
 	if all {
-		for l, p := range src.SubIFDs {
+		for l, p := range sub {
 			for i := range p.NumBlocks() {
 				tile, err := p.ReadBlock(nil, i)
 				require.NoError(t, err)
@@ -93,7 +93,7 @@ func copyFile(t testing.TB, g goldenPyramid, src []byte, opts Options, all bool)
 				if err != nil {
 					return err
 				}
-				if err := copyPlane(t, ep, f.Pages[page], all); err != nil {
+				if err := copyPlane(t, ep, f.Pages[page], f.Pages[page].SubIFDs, all); err != nil {
 					return err
 				}
 				page++
@@ -103,13 +103,11 @@ func copyFile(t testing.TB, g goldenPyramid, src []byte, opts Options, all bool)
 	})
 }
 
-// codingFields are the fields that say how tiles are coded.
-var codingFields = []uint16{tiff.TagCompression, tiff.TagPhotometricInterpretation, tiff.TagPredictor, tiff.TagTileWidth, tiff.TagTileLength,
-	tiff.TagJPEGTables, tiff.TagYCbCrSubSampling, tiff.TagYCbCrPositioning, tiff.TagReferenceBlackWhite,
-	tiff.TagBitsPerSample, tiff.TagSamplesPerPixel, tiff.TagSampleFormat, tiff.TagImageWidth, tiff.TagImageLength}
-
 // sameTiles checks that two pages hold the same tiles, byte for byte, and
-// the same coding fields.
+// the same layout and coding: the fields Layout reads (with their
+// defaults: the writer writes some a source may leave implicit, as
+// SampleFormat and YCbCrSubSampling), JPEGTables, YCbCrPositioning and
+// ReferenceBlackWhite.
 func sameTiles(t *testing.T, want, got *tiff.Page, what string) {
 	t.Helper()
 	require.Equal(t, want.NumBlocks(), got.NumBlocks(), what)
@@ -120,15 +118,22 @@ func sameTiles(t *testing.T, want, got *tiff.Page, what string) {
 		require.NoError(t, err)
 		require.True(t, bytes.Equal(a, b), "%s: tile %d differs", what, i)
 	}
-	for _, tag := range codingFields {
+	wl, err := want.Layout()
+	require.NoError(t, err)
+	gl, err := got.Layout()
+	require.NoError(t, err)
+	assert.Equal(t, wl, gl, "%s: layout", what)
+	for _, tag := range []uint16{tiff.TagJPEGTables, tiff.TagYCbCrPositioning, tiff.TagReferenceBlackWhite} {
 		a, okA := want.Field(tag)
 		b, okB := got.Field(tag)
 		require.Equal(t, okA, okB, "%s: %s", what, tiff.TagName(tag))
-		av, _ := a.Uints()
-		bv, _ := b.Uints()
-		assert.Equal(t, av, bv, "%s: %s", what, tiff.TagName(tag))
 		assert.Equal(t, a.Value, b.Value, "%s: %s", what, tiff.TagName(tag))
 	}
+	wh, wv, err := want.YCbCrSubsampling()
+	require.NoError(t, err)
+	gh, gv, err := got.YCbCrSubsampling()
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{wh, wv}, [2]int{gh, gv}, "%s: YCbCrSubSampling", what)
 }
 
 // TestEncodedFullResolution: with the full resolution given encoded, its
