@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image/jpeg"
 	"os"
@@ -416,4 +417,32 @@ func TestJPEGFidelity(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestJPEGPlanJSON: a dataset's plan carries JPEG's options, so that
+// every process writing a part of it encodes alike; left zero, they are
+// left out of the plan, whose canonical JSON gives the files' UUIDs.
+func TestJPEGPlanJSON(t *testing.T) {
+	spec := stackPlan(1, 2, 1, 40, Split{Files: 2})
+	for i := range spec.Images {
+		spec.Images[i].PixelType = Uint8
+	}
+	spec.Options = Options{Compression: JPEG, Quality: 90, JPEGColor: JPEGRGB}
+	d, err := NewDataset(spec)
+	require.NoError(t, err)
+	data, err := json.Marshal(d)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"Compression":"jpeg","Quality":90,"JPEGColor":"rgb"`)
+	back, err := ParseDataset(data)
+	require.NoError(t, err)
+	assert.Equal(t, [2]any{JPEG, 90}, [2]any{back.spec.Options.Compression, back.spec.Options.Quality})
+	assert.Equal(t, JPEGRGB, back.spec.Options.JPEGColor)
+
+	spec.Options = Options{Compression: Zstd}
+	d, err = NewDataset(spec)
+	require.NoError(t, err)
+	data, err = json.Marshal(d)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "Quality")
+	assert.NotContains(t, string(data), "JPEGColor")
 }
