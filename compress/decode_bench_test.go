@@ -86,21 +86,3 @@ func benchmarkDecoder(b *testing.B, d *Decoder, stored [][]byte) {
 	}
 	b.ReportMetric(float64(out)/float64(in), "ratio")
 }
-
-// BenchmarkToRGB converts a decoded 256 x 256 YCbCr 4:2:0 tile to RGB,
-// chroma upsampled as libjpeg does.
-func BenchmarkToRGB(b *testing.B) {
-	m := image.NewYCbCr(image.Rect(0, 0, 256, 256), image.YCbCrSubsampleRatio420)
-	for i := range m.Y {
-		m.Y[i] = byte(i * 7)
-	}
-	for i := range m.Cb {
-		m.Cb[i], m.Cr[i] = byte(i*3), byte(i*5)
-	}
-	out := make([]byte, 256*256*3)
-	b.SetBytes(int64(len(out)))
-	b.ReportAllocs()
-	for b.Loop() {
-		toRGB(out, m, true)
-	}
-}

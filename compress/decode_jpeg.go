@@ -188,12 +188,36 @@ func clamp8(v int32) byte {
 	return byte(min(max(v, 0), 255))
 }
 
+// rangeLimit clamps a converted sample to 0..255, indexed by the sample
+// modulo 1024 (libjpeg's range_limit): samples from -512 to 511 map to
+// themselves clamped. YCbCr converts to -227..481.
+var rangeLimit = func() (t [1024]byte) {
+	for i := range t {
+		v := i
+		if i >= 512 {
+			v = i - 1024
+		}
+		t[i] = byte(min(max(v, 0), 255))
+	}
+	return t
+}()
+
 // toRGB writes the pixels of m as interleaved RGB into out, its chroma
 // upsampled as libjpeg does; convert false takes the components as R, G
 // and B (an RGB-coded stream without an Adobe marker).
 func toRGB(out []byte, m *image.YCbCr, convert bool) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	hs, vs := subsampling(m.SubsampleRatio)
+	if convert && hs == 2 && vs == 2 && (w+1)/2 > 2 {
+		toRGB420(out, m, w, h)
+		return
+	}
+	toRGBRows(out, m, convert, w, h, hs, vs)
+}
+
+// toRGBRows is toRGB for any subsampling, row by row: the chroma rows are
+// upsampled (upsampleRow), then converted.
+func toRGBRows(out []byte, m *image.YCbCr, convert bool, w, h, hs, vs int) {
 	cb := make([]byte, w+4) // one upsampled chroma row each
 	cr := make([]byte, w+4)
 	t := &yccTables
@@ -219,6 +243,61 @@ func toRGB(out []byte, m *image.YCbCr, convert bool) {
 			px[1] = clamp8(yy + (t.cbG[b]+t.crG[r])>>16)
 			px[2] = clamp8(yy + t.cbB[b])
 		}
+	}
+}
+
+// toRGB420 is toRGB for the most common JPEG tiles, YCbCr 4:2:0 with
+// chroma planes more than 2 samples wide: the same bytes, with libjpeg's
+// h2v2 fancy upsampling (upsampleRow) and its colour conversion fused in
+// one pass over each row, two pixels per chroma sample, the clamping by
+// table.
+func toRGB420(out []byte, m *image.YCbCr, w, h int) {
+	cw, ch := (w+1)/2, (h+1)/2
+	// Per chroma column, 3 x the nearer row + the farther, Cb and Cr
+	// interleaved, with the edge columns repeated on both sides.
+	sums := make([]int32, 2*(cw+2))
+	for y := range h {
+		iy, farY := y/2, y/2-1
+		if y%2 == 1 {
+			farY = iy + 1
+		}
+		farY = min(max(farY, 0), ch-1)
+		nearCb, farCb := m.Cb[iy*m.CStride:][:cw], m.Cb[farY*m.CStride:][:cw]
+		nearCr, farCr := m.Cr[iy*m.CStride:][:cw], m.Cr[farY*m.CStride:][:cw]
+		s := sums[2 : 2+2*cw]
+		for x := range cw {
+			s[2*x] = 3*int32(nearCb[x]) + int32(farCb[x])
+			s[2*x+1] = 3*int32(nearCr[x]) + int32(farCr[x])
+		}
+		sums[0], sums[1] = sums[2], sums[3]
+		sums[2*cw+2], sums[2*cw+3] = sums[2*cw], sums[2*cw+1]
+		convert420(out[3*w*y:][:3*w], m.Y[y*m.YStride:][:w], sums)
+	}
+}
+
+// convert420 converts one row of luma with its chroma column sums (Cb and
+// Cr interleaved, an edge column repeated on each side) to RGB, two pixels
+// per chroma column: 3/4 of the column's sum and 1/4 of its neighbour's,
+// toward each pixel, as libjpeg's h2v2 fancy upsampling rounds them.
+func convert420(row, luma []byte, sums []int32) {
+	t := &yccTables
+	put := func(p []byte, l byte, cb, cr int32) {
+		yy := int32(l)
+		p = p[:3]
+		p[0] = rangeLimit[(yy+t.crR[uint8(cr)])&1023]
+		p[1] = rangeLimit[(yy+(t.cbG[uint8(cb)]+t.crG[uint8(cr)])>>16)&1023]
+		p[2] = rangeLimit[(yy+t.cbB[uint8(cb)])&1023]
+	}
+	// sums holds the previous column, this one and the next; the slices
+	// shrink as the pairs go, so that the loop needs no bounds checks.
+	for len(luma) >= 2 && len(row) >= 6 && len(sums) >= 6 {
+		cb, cr := 3*sums[2], 3*sums[3]
+		put(row, luma[0], (cb+sums[0]+8)>>4, (cr+sums[1]+8)>>4)
+		put(row[3:], luma[1], (cb+sums[4]+7)>>4, (cr+sums[5]+7)>>4)
+		luma, row, sums = luma[2:], row[6:], sums[2:]
+	}
+	if len(luma) == 1 {
+		put(row, luma[0], (3*sums[2]+sums[0]+8)>>4, (3*sums[3]+sums[1]+8)>>4)
 	}
 }
 

@@ -308,6 +308,52 @@ func TestUpsampleRow(t *testing.T) {
 	assert.Equal(t, []byte{0, 0, 0, 0}, dst[:4], "4x1: repetition")
 }
 
+// TestToRGB420: the fused 4:2:0 path writes the same bytes as upsampling
+// row by row and converting, at every size around the edges of its
+// filters (odd widths and heights, chroma planes of 3 samples and more).
+func TestToRGB420(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, w := range []int{5, 6, 7, 8, 15, 16, 17, 240, 255} {
+		for _, h := range []int{1, 2, 3, 16, 17, 240} {
+			m := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)
+			for _, p := range [][]byte{m.Y, m.Cb, m.Cr} {
+				for i := range p {
+					p[i] = byte(r.Uint32())
+				}
+			}
+			fused, rows := make([]byte, 3*w*h), make([]byte, 3*w*h)
+			toRGB(fused, m, true)
+			toRGBRows(rows, m, true, w, h, 2, 2)
+			require.Equal(t, rows, fused, "%d x %d", w, h)
+		}
+	}
+}
+
+// BenchmarkToRGB converts a 256 x 256 YCbCr 4:2:0 tile to RGB, fused and
+// row by row.
+func BenchmarkToRGB(b *testing.B) {
+	m := image.NewYCbCr(image.Rect(0, 0, 256, 256), image.YCbCrSubsampleRatio420)
+	for i := range m.Y {
+		m.Y[i] = byte(i * 7)
+	}
+	for i := range m.Cb {
+		m.Cb[i], m.Cr[i] = byte(i*3), byte(i*5)
+	}
+	out := make([]byte, 3*256*256)
+	for _, path := range []string{"fused", "rows"} {
+		b.Run(path, func(b *testing.B) {
+			b.SetBytes(int64(len(out)))
+			for b.Loop() {
+				if path == "fused" {
+					toRGB(out, m, true)
+				} else {
+					toRGBRows(out, m, true, 256, 256, 2, 2)
+				}
+			}
+		})
+	}
+}
+
 // TestFrameSize reads the size in frame headers as image/jpeg's
 // DecodeConfig does, and refuses streams without one.
 func TestFrameSize(t *testing.T) {

@@ -3,6 +3,7 @@ package compress
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/ometiff-go/ometiff/tiff"
@@ -48,6 +49,32 @@ func (c JPEGColor) String() string {
 		return "RGB"
 	}
 	return fmt.Sprintf("JPEGColor(%d)", int(c))
+}
+
+// jpegColorNames are the codings' names as text: flags and JSON.
+var jpegColorNames = [...]string{JPEGYCbCr420: "ycbcr", JPEGRGB: "rgb"}
+
+// MarshalText returns "ycbcr" or "rgb", so that the coding works with
+// flag.TextVar and encoding/json.
+func (c JPEGColor) MarshalText() ([]byte, error) {
+	if c < 0 || int(c) >= len(jpegColorNames) {
+		return nil, fmt.Errorf("%w: JPEG color %d", ErrFormat, int(c))
+	}
+	return []byte(jpegColorNames[c]), nil
+}
+
+// UnmarshalText reads "ycbcr" (or "ycbcr420", "420") or "rgb", ignoring
+// case.
+func (c *JPEGColor) UnmarshalText(text []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(text))) {
+	case "ycbcr", "ycbcr420", "420":
+		*c = JPEGYCbCr420
+	case "rgb":
+		*c = JPEGRGB
+	default:
+		return fmt.Errorf("%w: unknown JPEG color %q (want ycbcr or rgb)", ErrFormat, text)
+	}
+	return nil
 }
 
 // JPEGOptions are the settings of a JPEG encoder. The zero value encodes at

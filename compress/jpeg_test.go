@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/internal/synth"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -92,19 +93,8 @@ func decodeGo(t testing.TB, tables, tile []byte, samples int) (pix []byte, width
 	return pix, b.Dx(), b.Dy()
 }
 
-// psnr returns the peak signal-to-noise ratio of b against a, in dB
-// (+Inf for equal slices).
-func psnr(a, b []byte) float64 {
-	var sum float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		sum += d * d
-	}
-	if sum == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255*float64(len(a))/sum)
-}
+// psnr is the peak signal-to-noise ratio of b against a, in dB.
+var psnr = readback.PSNR
 
 // jpegMarkers returns the markers of a JPEG stream up to SOS, and whether
 // the entropy-coded data holds any marker other than RSTn (none should).

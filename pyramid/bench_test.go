@@ -85,16 +85,21 @@ func BenchmarkSlide(b *testing.B) {
 	}
 }
 
-// BenchmarkSlideRGB writes the 8192x8192 RGB uint8 slide with LZW.
+// BenchmarkSlideRGB writes the 8192x8192 RGB uint8 slide with LZW, and
+// with JPEG at quality 85 (YCbCr 4:2:0).
 func BenchmarkSlideRGB(b *testing.B) {
 	pix := slideRGB()
-	benchWrite(b, Options{}, int64(len(pix)), func(w *Writer) error {
-		im, err := w.AddImage(ImageSpec{SizeX: slideSide, SizeY: slideSide, SamplesPerPixel: 3})
-		if err != nil {
-			return err
-		}
-		return im.WritePlane(0, 0, 0, pix)
-	})
+	for _, opts := range []Options{{}, {Compression: JPEG, Quality: 85}} {
+		b.Run(opts.Compression.String(), func(b *testing.B) {
+			benchWrite(b, opts, int64(len(pix)), func(w *Writer) error {
+				im, err := w.AddImage(ImageSpec{SizeX: slideSide, SizeY: slideSide, SamplesPerPixel: 3})
+				if err != nil {
+					return err
+				}
+				return im.WritePlane(0, 0, 0, pix)
+			})
+		})
+	}
 }
 
 // stackPlanes are 64 distinct 128x128 uint16 planes the stack workload

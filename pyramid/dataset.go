@@ -64,7 +64,8 @@ type DatasetSpec struct {
 	// does. Without it, every file holds the whole OME-XML and is a master.
 	Companion bool
 	// Options are the writer options of every file: TileSize, Compression,
-	// Level, Predictor, Levels, Downsampling and BigTIFF. The others belong
+	// Level, Quality, JPEGColor, Predictor, Levels, Downsampling and
+	// BigTIFF. The others belong
 	// to the process writing a file (PartOptions) or are the dataset's own
 	// (the UUIDs, the OME document), and must be zero.
 	Options Options
@@ -253,7 +254,7 @@ func (d *Dataset) resolve(spec DatasetSpec) error {
 		if s.OME != nil {
 			return planErrorf("%s.OME is set: a plan takes its images' elements from DatasetSpec.OME", field)
 		}
-		im, err := probe.layoutImage(s)
+		im, err := probe.layoutImage(s, nil)
 		if err != nil {
 			return planError(field, err)
 		}

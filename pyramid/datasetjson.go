@@ -42,7 +42,9 @@ type planJSON struct {
 type optionsJSON struct {
 	TileSize     int `json:",omitempty"`
 	Compression  Compression
-	Level        int `json:",omitempty"`
+	Level        int       `json:",omitempty"`
+	Quality      int       `json:",omitempty"`
+	JPEGColor    JPEGColor `json:",omitempty"`
 	Predictor    Predictor
 	Levels       int `json:",omitempty"`
 	Downsampling Downsampling
@@ -98,7 +100,7 @@ func (d *Dataset) marshal() ([]byte, error) {
 	s := d.spec
 	o := s.Options
 	p := planJSON{Version: planVersion, Name: s.Name, Seed: s.Seed, Companion: s.Companion, OME: s.OME, Files: s.Files,
-		Options: optionsJSON{TileSize: o.TileSize, Compression: o.Compression, Level: o.Level, Predictor: o.Predictor,
+		Options: optionsJSON{TileSize: o.TileSize, Compression: o.Compression, Level: o.Level, Quality: o.Quality, JPEGColor: o.JPEGColor, Predictor: o.Predictor,
 			Levels: o.Levels, Downsampling: o.Downsampling, BigTIFF: o.BigTIFF}}
 	instruments := map[*Instrument]int{}
 	for _, im := range s.Images {
@@ -169,6 +171,7 @@ func ParseDataset(data []byte) (*Dataset, error) {
 	}
 	spec := DatasetSpec{Name: p.Name, Seed: p.Seed, Companion: p.Companion, OME: p.OME, Files: p.Files,
 		Options: Options{TileSize: p.Options.TileSize, Compression: p.Options.Compression, Level: p.Options.Level,
+			Quality: p.Options.Quality, JPEGColor: p.Options.JPEGColor,
 			Predictor: p.Options.Predictor, Levels: p.Options.Levels, Downsampling: p.Options.Downsampling, BigTIFF: p.Options.BigTIFF}}
 	if p.Split != nil {
 		spec.Split = *p.Split

@@ -23,6 +23,13 @@
 // offsets. A file written from one goroutine is byte-identical at every
 // Workers value.
 //
+// Tiles are compressed with LZW (the default), Deflate, Zstd or JPEG, or
+// stored uncompressed. Tiles a caller holds encoded already, such as a
+// converter's source tiles, are copied into the file byte for byte
+// (Writer.AddEncodedImage, Image.EncodedPlane), with the fields that say
+// how to decode them; the reduced levels are then computed from rows the
+// caller decodes, or copied too.
+//
 // Planes, of one image or of several, may be written from several
 // goroutines at once, each plane from one goroutine at a time; the Writer's
 // doc says exactly what is safe. The examples show the main paths.

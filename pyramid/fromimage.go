@@ -105,7 +105,7 @@ func (w *Writer) addImageData(spec ImageSpec, img image.Image) (*Image, error) {
 	if err := spec.takeLayout(b.Dx(), b.Dy(), conv); err != nil {
 		return nil, err
 	}
-	im, err := w.addImage(spec, true)
+	im, err := w.addImage(spec, true, nil)
 	if err != nil {
 		return nil, err
 	}

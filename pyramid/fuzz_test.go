@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ func FuzzWriter(f *testing.F) {
 	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 200})
 	f.Add([]byte{70, 3, 0, 1, 1, 2, 1, 2, 0, 1, 1, 0, 1, 0, 1, 0, 2, 0, 1, 3, 9, 9})
 	f.Add([]byte{17, 33, 3, 2, 0, 0, 2, 1, 2, 1, 1, 2, 0, 0, 0, 1})
+	// JPEG, RGB and gray.
+	f.Add([]byte{40, 30, 0, 1, 0, 0, 2, 0, 0, 4, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 10, 0})
+	f.Add([]byte{53, 19, 1, 1, 0, 0, 0, 0, 1, 4, 0, 2, 1, 0, 1, 1, 1, 0, 0, 1, 7, 1, 0, 1, 0, 1, 20, 0})
 	// From several goroutines: two sharing a PlaneWriter, and one plane in
 	// bands; ReadPlanes racing a plane and a shared PlaneWriter; six planes
 	// in bands.
@@ -232,6 +236,16 @@ func checkFuzzedFile(t *testing.T, data []byte, spec ImageSpec, opts Options, wr
 	if len(f.IFDs) != spec.Planes() {
 		t.Fatalf("%d planes in the file, want %d", len(f.IFDs), spec.Planes())
 	}
+	if opts.Compression == JPEG { // lossy: every level decodes at its size
+		for p, page := range readFile(t, data).Pages {
+			for l, lv := range levelsOf(page) {
+				if got := decodePage(t, lv, nil); got.w != levels[l].width || got.h != levels[l].height {
+					t.Fatalf("plane %d level %d is %d x %d, want %d x %d", p, l, got.w, got.h, levels[l].width, levels[l].height)
+				}
+			}
+		}
+		return
+	}
 	for p, d := range f.IFDs {
 		want := referencePyramid(written[p], spec.PixelType, opts.Downsampling, len(levels))
 		for l := range want {
@@ -339,4 +353,120 @@ func tinyOMETIFF(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	return h.Bytes()
+}
+
+// FuzzEncodedImage adds images whose tiles are given encoded, with random
+// sizes, codings and levels, valid or not, and writes random tiles (and
+// rows, when the levels are computed) into them. Refusals must be typed;
+// a file that closes must hold every tile given, byte for byte, under the
+// coding given: EncodedLevelOf reads back each level's coding, defaults
+// filled in.
+func FuzzEncodedImage(f *testing.F) {
+	// Gray LZW, full resolution only; YCbCr JPEG of 3 levels; 16-bit
+	// Deflate with the predictor, levels computed; float Zstd of factor
+	// 4; JPEG of uint16, refused.
+	f.Add([]byte{100, 60, 0, 0, 0, 1, 2, 2, 0, 0, 0, 1, 0, 0, 1, 3, 9})
+	f.Add([]byte{90, 70, 1, 0, 4, 0, 2, 2, 0, 3, 1, 0, 2, 2, 1, 1, 0, 2, 1, 0, 0, 1, 0, 0, 2, 5})
+	f.Add([]byte{50, 50, 0, 1, 2, 2, 1, 1, 0, 1, 0, 1, 0, 0, 0, 7})
+	f.Add([]byte{120, 40, 0, 2, 3, 3, 2, 2, 0, 0, 0, 1, 2, 1, 1, 0, 0, 1, 3})
+	f.Add([]byte{120, 40, 0, 1, 4, 0, 2, 2, 0, 0, 0, 1, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := fuzzInput(data)
+		spec := ImageSpec{SizeX: in.next(200) + 1, SizeY: in.next(200) + 1,
+			SamplesPerPixel: []int{1, 3}[in.next(2)], PixelType: []PixelType{Uint8, Uint16, Float32}[in.next(3)]}
+		tables := [][]byte{nil, {0xff, 0xd8, 0xff, 0xd9}, []byte("tables")}
+		coding := func() TileCoding {
+			c := TileCoding{
+				Compression: Compression(in.next(6)), Predictor: Predictor(in.next(5)),
+				TileWidth: 16 * in.next(5), TileHeight: 16*in.next(5) + in.next(2)*8,
+				Photometric: []uint16{0, tiff.PhotometricBlackIsZero, tiff.PhotometricRGB, tiff.PhotometricYCbCr, tiff.PhotometricPalette}[in.next(5)],
+				JPEGTables:  tables[in.next(3)],
+			}
+			if in.next(3) == 0 {
+				c.YCbCrSubSampling = [2]int{in.next(5), in.next(5)}
+				c.YCbCrPositioning = uint16(in.next(4))
+				c.ReferenceBlackWhite = []float64{0, 255, 128, 255, 128, 255}[:in.next(2)*6]
+			}
+			return c
+		}
+		levels := []EncodedLevel{{TileCoding: coding()}}
+		factor := 2 + in.next(3)
+		for range in.next(4) {
+			up := levels[len(levels)-1]
+			if up.Width == 0 {
+				up.Width, up.Height = spec.SizeX, spec.SizeY
+			}
+			c := levels[0].TileCoding
+			if in.next(4) == 0 {
+				c = coding()
+			}
+			levels = append(levels, EncodedLevel{Width: ceilDiv(up.Width, factor) + in.next(2) - in.next(2), Height: up.Height / factor, TileCoding: c})
+		}
+		h := iohandle.NewMemory()
+		w, err := New(h, Options{TileSize: 32, Workers: in.next(3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, err := w.AddEncodedImage(spec, levels...)
+		if err != nil {
+			requireTyped(t, err)
+			_ = w.Abort()
+			return
+		}
+		spec = im.Spec()
+		ep, err := im.EncodedPlane(0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		given := make([][][]byte, len(levels))
+		for l := range levels {
+			for i := range im.levels[l].tiles() {
+				tile := bytes.Repeat([]byte{byte(l), byte(i)}, 1+in.next(40))
+				if err := ep.WriteTile(l, tile); err != nil {
+					t.Fatal(err)
+				}
+				given[l] = append(given[l], tile)
+			}
+		}
+		if im.computes() {
+			if _, err := ep.Write(make([]byte, im.PlaneBytes())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ep.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pages := levelsOf(readFile(t, h.Bytes()).Pages[0])
+		if len(pages) != len(im.levels) {
+			t.Fatalf("%d levels in the file, want %d", len(pages), len(im.levels))
+		}
+		for l, e := range levels {
+			got, err := EncodedLevelOf(pages[l])
+			if err != nil {
+				t.Fatalf("level %d: %v", l, err)
+			}
+			want := e
+			want.Width, want.Height = im.levels[l].width, im.levels[l].height
+			want.Photometric = e.photometric(spec.SamplesPerPixel)
+			if want.Predictor == PredictorAuto || want.Compression == JPEG || want.Compression == None {
+				want.Predictor = PredictorNone
+			}
+			if want.Photometric == tiff.PhotometricYCbCr {
+				h, v := e.subsampling()
+				want.YCbCrSubSampling = [2]int{h, v}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("level %d reads back as\n%+v, want\n%+v", l, got, want)
+			}
+			for i, tile := range given[l] {
+				stored, err := pages[l].ReadBlock(nil, i)
+				if err != nil || !bytes.Equal(stored, tile) {
+					t.Fatalf("level %d tile %d: %v", l, i, err)
+				}
+			}
+		}
+	})
 }

@@ -174,3 +174,19 @@ func TestGoldenPyramids(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenJPEG writes the JPEG pyramids, compares them with
+// testdata/pyramid byte for byte and their dumps line for line (-update
+// rewrites them); TestJPEGFields checks their fields and pixels. The bytes
+// are the Go encoder's: a build that encodes with libjpeg-turbo skips it.
+func TestGoldenJPEG(t *testing.T) {
+	if !goJPEG {
+		t.Skip("libjpeg-turbo encodes in this build (ometiff_turbo): the golden bytes are the Go encoder's")
+	}
+	for _, g := range jpegPyramids() {
+		t.Run(g.name, func(t *testing.T) {
+			data := g.write(t)
+			goldenfile.Check(t, goldenPath(g.name), data, inspectText(t, data))
+		})
+	}
+}

@@ -17,8 +17,11 @@ type Image struct {
 	spec     ImageSpec
 	index    int
 	levels   []levelGeom
-	fields   []*ifd.Builder          // per level, without data locations; shared by the planes
-	encoders []*compress.TileEncoder // per level (tile widths differ)
+	fields   []*ifd.Builder     // per level, without data locations; shared by the planes
+	encoders []compress.Encoder // per level (tile widths differ); nil for a level given encoded
+	encoded  int                // levels given encoded, the first ones (AddEncodedImage)
+	factor   int                // between the sizes of consecutive levels
+	padEdges bool               // edge tiles repeat the last row and column, not zeros
 	reduce   reduceFunc
 	origin   *planeOrigin // set for the images of a dataset's part
 
@@ -39,9 +42,14 @@ type Image struct {
 // Guarded by w.mu.
 type planeState struct {
 	dirs     []levelDir // per level; nil until the plane is started
-	done     bool       // every row is written
+	done     bool       // every row and every tile given encoded is written
 	reserved bool       // ReadPlanes is writing the image's planes
+	rowsDue  bool       // rows are still to come
+	tilesDue bool       // tiles given encoded are still to come
 }
+
+// settle marks the plane done once nothing more is due.
+func (st *planeState) settle() { st.done = !st.rowsDue && !st.tilesDue }
 
 // levelDir is one level's directory with the sequence numbers of its tiles.
 type levelDir struct {
@@ -49,10 +57,11 @@ type levelDir struct {
 	seqs []int64
 }
 
-// newImage validates spec and prepares everything its planes share. The
-// writer sets its index when it adds it.
-func newImage(w *Writer, spec ImageSpec) (*Image, error) {
-	im, err := w.layoutImage(spec)
+// newImage validates spec (and the levels given encoded, if any) and
+// prepares everything its planes share. The writer sets its index when it
+// adds it.
+func newImage(w *Writer, spec ImageSpec, encoded []EncodedLevel) (*Image, error) {
+	im, err := w.layoutImage(spec, encoded)
 	if err != nil {
 		return nil, err
 	}
@@ -61,65 +70,104 @@ func newImage(w *Writer, spec ImageSpec) (*Image, error) {
 }
 
 // layoutImage is newImage without the planes' bookkeeping: it validates
-// spec under the writer's options, reading only what New set, and
-// allocates nothing per plane.
-func (w *Writer) layoutImage(spec ImageSpec) (*Image, error) {
+// spec (and the levels given encoded) under the writer's options, reading
+// only what New set, and allocates nothing per plane.
+func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, error) {
 	spec, err := spec.normalized()
 	if err != nil {
 		return nil, err
 	}
-	levels, err := pyramidLevels(spec.SizeX, spec.SizeY, w.opts.TileSize, w.opts.Levels)
+	levels, factor, err := imageLevels(spec, w.opts, encoded)
 	if err != nil {
 		return nil, err
 	}
-	if band, ok := mul(spec.SizeX, spec.SamplesPerPixel, spec.PixelType.Size(), levels[0].tileH); !ok || band > maxBand {
-		return nil, fmt.Errorf("%w: a row of tiles %d pixels wide and %d high is %d bytes, more than %d", ErrSize, spec.SizeX, levels[0].tileH, band, maxBand)
+	im := &Image{w: w, spec: spec, levels: levels, encoded: len(encoded), factor: factor,
+		padEdges: w.opts.Compression == JPEG,
+		reduce:   reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling)}
+	var predictor Predictor
+	if im.computes() {
+		if band, ok := mul(spec.SizeX, spec.SamplesPerPixel, spec.PixelType.Size(), levels[0].tileH); !ok || band > maxBand {
+			return nil, fmt.Errorf("%w: a row of tiles %d pixels wide and %d high is %d bytes, more than %d", ErrSize, spec.SizeX, levels[0].tileH, band, maxBand)
+		}
+		if predictor, err = w.predictorFor(spec.PixelType); err != nil {
+			return nil, err
+		}
+		if w.opts.Compression == JPEG && (spec.PixelType != Uint8 || spec.SamplesPerPixel != 1 && spec.SamplesPerPixel != 3) {
+			return nil, fmt.Errorf("%w: JPEG takes uint8 samples, 1 or 3 per pixel, not %d x %v", ErrOption, spec.SamplesPerPixel, spec.PixelType)
+		}
 	}
-	predictor, err := w.predictorFor(spec.PixelType)
-	if err != nil {
-		return nil, err
-	}
-	im := &Image{w: w, spec: spec, levels: levels,
-		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling)}
-	format := compress.Format{BitsPerSample: 8 * spec.PixelType.Size(), SamplesPerPixel: spec.SamplesPerPixel, Float: spec.PixelType.Float(), ByteOrder: byteOrder}
 	for l, g := range levels {
-		enc := &compress.TileEncoder{Codec: w.codec, Predictor: predictor, Format: format, Width: g.tileW}
-		if err := enc.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrOption, err)
+		var enc compress.Encoder
+		var coding TileCoding
+		if l < len(encoded) {
+			coding = encoded[l].TileCoding
+		} else if enc, coding, err = im.writerEncoder(g, predictor); err != nil {
+			return nil, err
 		}
 		im.encoders = append(im.encoders, enc)
-		im.fields = append(im.fields, im.levelFields(l, predictor))
+		im.fields = append(im.fields, im.levelFields(l, coding))
 	}
 	return im, nil
 }
 
+// computes reports whether the writer computes reduced levels from rows:
+// unless every level is given encoded.
+func (im *Image) computes() bool { return len(im.levels) > im.encoded }
+
+// writerEncoder returns the encoder of a level the writer encodes, and
+// the coding of its tiles. JPEG levels of the same tile width share their
+// encoder, and every JPEG level has the same tables.
+func (im *Image) writerEncoder(g levelGeom, predictor Predictor) (compress.Encoder, TileCoding, error) {
+	s := im.spec
+	format := compress.Format{BitsPerSample: 8 * s.PixelType.Size(), SamplesPerPixel: s.SamplesPerPixel, Float: s.PixelType.Float(), ByteOrder: byteOrder}
+	coding := TileCoding{Compression: im.w.opts.Compression, Predictor: predictor, TileWidth: g.tileW, TileHeight: g.tileH}
+	if coding.Compression != JPEG {
+		enc := &compress.TileEncoder{Codec: im.w.codec, Predictor: tiffPredictor(predictor), Format: format, Width: g.tileW}
+		if err := enc.Validate(); err != nil {
+			return nil, coding, fmt.Errorf("%w: %w", ErrOption, err)
+		}
+		return enc, coding, nil
+	}
+	for l, e := range im.encoders {
+		if j, ok := e.(*compress.JPEG); ok && im.levels[l].tileW == g.tileW {
+			return j, jpegCoding(j, g.tileW, g.tileH), nil
+		}
+	}
+	j, err := compress.NewJPEG(format, g.tileW, compress.JPEGOptions{Quality: im.w.opts.Quality, Color: im.w.opts.JPEGColor})
+	if err != nil {
+		return nil, coding, fmt.Errorf("%w: %w", ErrOption, err)
+	}
+	return j, jpegCoding(j, g.tileW, g.tileH), nil
+}
+
 // predictorFor resolves the predictor option for a pixel type.
-func (w *Writer) predictorFor(p PixelType) (uint16, error) {
+func (w *Writer) predictorFor(p PixelType) (Predictor, error) {
 	switch w.opts.Predictor {
 	case PredictorNone:
-		return tiff.PredictorNone, nil
+		return PredictorNone, nil
 	case PredictorHorizontal:
 		if p.Float() {
 			return 0, fmt.Errorf("%w: horizontal predictor on %v samples", ErrOption, p)
 		}
-		return tiff.PredictorHorizontal, nil
+		return PredictorHorizontal, nil
 	case PredictorFloatingPoint:
 		if !p.Float() {
 			return 0, fmt.Errorf("%w: floating-point predictor on %v samples", ErrOption, p)
 		}
-		return tiff.PredictorFloatingPoint, nil
+		return PredictorFloatingPoint, nil
 	}
 	switch {
-	case w.opts.Compression == None:
-		return tiff.PredictorNone, nil
+	case w.opts.Compression == None || w.opts.Compression == JPEG:
+		return PredictorNone, nil
 	case p.Float():
-		return tiff.PredictorFloatingPoint, nil
+		return PredictorFloatingPoint, nil
 	}
-	return tiff.PredictorHorizontal, nil
+	return PredictorHorizontal, nil
 }
 
-// levelFields builds the fields every plane's directory of level l carries.
-func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
+// levelFields builds the fields every plane's directory of level l
+// carries, its tiles coded as c.
+func (im *Image) levelFields(l int, c TileCoding) *ifd.Builder {
 	g, s := im.levels[l], im.spec
 	b := &ifd.Builder{}
 	subfile := tiff.SubfileFullResolution
@@ -134,15 +182,10 @@ func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
 		bits[i], formats[i] = uint16(8*s.PixelType.Size()), pixelTypes[s.PixelType].sampleFormat
 	}
 	b.AddShort(tiff.TagBitsPerSample, bits...)
-	b.AddShort(tiff.TagCompression, im.w.codec.Compression())
-	photometric := tiff.PhotometricBlackIsZero
-	if s.SamplesPerPixel == 3 {
-		photometric = tiff.PhotometricRGB
-	}
-	b.AddShort(tiff.TagPhotometricInterpretation, photometric)
+	addCoding(b, c, s.SamplesPerPixel)
 	b.AddShort(tiff.TagSamplesPerPixel, uint16(s.SamplesPerPixel))
 	b.AddShort(tiff.TagPlanarConfiguration, tiff.PlanarContig)
-	scale := float64(int(1) << l) // a level's pixels are 2^l times larger
+	scale := math.Pow(float64(im.factor), float64(l)) // a level's pixels are this much larger
 	if x, ok := pixelsPerCentimeter(s.PhysicalSizeX*scale, s.PhysicalSizeXUnit); ok {
 		if y, ok := pixelsPerCentimeter(s.PhysicalSizeY*scale, s.PhysicalSizeYUnit); ok {
 			b.AddRational(tiff.TagXResolution, x)
@@ -151,11 +194,6 @@ func (im *Image) levelFields(l int, predictor uint16) *ifd.Builder {
 		}
 	}
 	b.AddASCII(tiff.TagSoftware, software)
-	b.AddUint(tiff.TagTileWidth, uint64(g.tileW))
-	b.AddUint(tiff.TagTileLength, uint64(g.tileH))
-	if predictor != tiff.PredictorNone {
-		b.AddShort(tiff.TagPredictor, predictor)
-	}
 	b.AddShort(tiff.TagSampleFormat, formats...)
 	return b
 }
@@ -207,6 +245,16 @@ func (im *Image) tilesPerPlane() int64 {
 // Spec returns the image's spec with defaults filled in.
 func (im *Image) Spec() ImageSpec { return im.spec }
 
+// Levels returns the number of resolutions of each plane, the full one
+// included.
+func (im *Image) Levels() int { return len(im.levels) }
+
+// EncodedLevels returns how many of the levels, the first ones, take
+// their tiles encoded (AddEncodedImage): 0 for an image added otherwise.
+// When it is less than Levels, the planes take rows too, to compute the
+// others from.
+func (im *Image) EncodedLevels() int { return im.encoded }
+
 // PlaneBytes is the length of one plane's pixel data: SizeY rows of SizeX
 // pixels of SamplesPerPixel little-endian samples.
 func (im *Image) PlaneBytes() int64 {
@@ -241,12 +289,24 @@ func (im *Image) WritePlane(z, c, t int, pix []byte) error {
 // goroutines.
 func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 	p, err := im.spec.PlaneIndex(z, c, t)
-	return im.openPlane(p, err, false)
+	return im.openPlane(p, err, openRows)
 }
 
-// openPlane starts plane p, unless indexErr says it does not exist. Only
-// ReadPlanes, which reserved the image's planes, passes reserved.
-func (im *Image) openPlane(p int, indexErr error, reserved bool) (*PlaneWriter, error) {
+// How a plane is opened: for its rows (Plane), for its rows by ReadPlanes,
+// which reserved the image's planes, or for tiles given encoded
+// (EncodedPlane).
+type openMode int
+
+const (
+	openRows openMode = iota
+	openReserved
+	openEncoded
+)
+
+// openPlane starts plane p, unless indexErr says it does not exist. It
+// returns the plane's row writer, nil for a plane of an encoded image
+// that takes no rows.
+func (im *Image) openPlane(p int, indexErr error, mode openMode) (*PlaneWriter, error) {
 	w := im.w
 	w.mu.Lock()
 	err := w.usableLocked()
@@ -254,14 +314,14 @@ func (im *Image) openPlane(p int, indexErr error, reserved bool) (*PlaneWriter, 
 		err = indexErr
 	}
 	if err == nil {
-		err = im.claim(p, reserved)
+		err = im.claim(p, mode)
 	}
 	var s *planeStream
-	if err == nil {
+	if err == nil && im.computes() {
 		s = im.takeStream()
 	}
 	w.mu.Unlock()
-	if err != nil {
+	if err != nil || !im.computes() {
 		return nil, err
 	}
 	st := &im.planes[p]
@@ -273,19 +333,23 @@ func (im *Image) openPlane(p int, indexErr error, reserved bool) (*PlaneWriter, 
 }
 
 // claim gives plane p its directories, with room for the sequence numbers
-// of all its tiles, unless it is started already or reserved by ReadPlanes.
-// The caller holds w.mu.
-func (im *Image) claim(p int, reserved bool) error {
+// of all its tiles, unless it is started already, reserved by ReadPlanes,
+// or opened in the way its image does not take. The caller holds w.mu.
+func (im *Image) claim(p int, mode openMode) error {
 	st := &im.planes[p]
+	image, z, c, t := im.planeAt(p)
 	switch {
 	case st.dirs != nil:
-		image, z, c, t := im.planeAt(p)
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
-	case st.reserved && !reserved:
-		image, z, c, t := im.planeAt(p)
+	case st.reserved && mode != openReserved:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is being written by ReadPlanes", ErrPlane, z, c, t, image)
+	case im.encoded > 0 && mode != openEncoded:
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: its tiles are given encoded (EncodedPlane)", ErrPlane, z, c, t, image)
+	case im.encoded == 0 && mode == openEncoded:
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: EncodedPlane is for images added with AddEncodedImage", ErrPlane, z, c, t, image)
 	}
 	im.planeDirs(st)
+	st.rowsDue, st.tilesDue = im.computes(), im.encoded > 0
 	return nil
 }
 

@@ -172,46 +172,62 @@ func TestInteropTifffile(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range interopFiles(t, dir) {
 		t.Run(filepath.Base(f.path), func(t *testing.T) {
-			out := interop.RunPython(t, tifffileSummary, f.path)
-			var got struct {
-				IsOME  bool             `json:"is_ome"`
-				Series []tifffileSeries `json:"series"`
+			series := tifffileSeriesOf(t, f.path, f.gold, f.want)
+			if !f.pixel {
+				return
 			}
-			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
-			assert.True(t, got.IsOME)
-			require.Len(t, got.Series, len(f.gold.images))
 			plane := 0
 			for s, gi := range f.gold.images {
 				spec, _ := gi.spec.normalized()
-				ser := got.Series[s]
-				assert.Equal(t, map[PixelType]string{Uint8: "uint8", Int8: "int8", Uint16: "uint16", Int16: "int16", Uint32: "uint32", Int32: "int32", Float32: "float32", Float64: "float64"}[spec.PixelType], ser.Dtype)
-				levels := f.want[plane]
-				require.Len(t, ser.Levels, len(levels), "levels of series %d", s)
-				for l, lv := range levels {
-					shape := ser.Levels[l]
-					yx := shape[len(shape)-2:]
-					if spec.SamplesPerPixel == 3 {
-						yx = shape[len(shape)-3 : len(shape)-1]
+				for l := range f.want[plane] {
+					raw := filepath.Join(dir, "pixels.raw")
+					interop.RunPython(t, tifffileSummary, f.path, fmt.Sprintf("%d,%d", s, l), raw)
+					data, err := os.ReadFile(raw)
+					require.NoError(t, err)
+					var want []byte
+					for p := range spec.Planes() {
+						want = append(want, f.want[plane+p][l].pix...)
 					}
-					assert.Equal(t, []int{lv.h, lv.w}, yx, "series %d level %d", s, l)
-				}
-				if f.pixel {
-					for l := range levels {
-						raw := filepath.Join(dir, "pixels.raw")
-						interop.RunPython(t, tifffileSummary, f.path, fmt.Sprintf("%d,%d", s, l), raw)
-						data, err := os.ReadFile(raw)
-						require.NoError(t, err)
-						var want []byte
-						for p := range spec.Planes() {
-							want = append(want, f.want[plane+p][l].pix...)
-						}
-						assert.True(t, string(want) == string(data), "series %d level %d pixels (%s)", s, l, ser.Axes)
-					}
+					assert.True(t, string(want) == string(data), "series %d level %d pixels (%s)", s, l, series[s].Axes)
 				}
 				plane += spec.Planes()
 			}
 		})
 	}
+}
+
+// tifffileSeriesOf has tifffile read the structure of the file at path,
+// written from gold, and checks that it is an OME-TIFF of gold's series,
+// each of its type and with the levels of want, the reference pyramids of
+// the main chain. It returns the series.
+func tifffileSeriesOf(t *testing.T, path string, gold goldenPyramid, want [][]refPlane) []tifffileSeries {
+	t.Helper()
+	out := interop.RunPython(t, tifffileSummary, path)
+	var got struct {
+		IsOME  bool             `json:"is_ome"`
+		Series []tifffileSeries `json:"series"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	assert.True(t, got.IsOME)
+	require.Len(t, got.Series, len(gold.images))
+	plane := 0
+	for s, gi := range gold.images {
+		spec, _ := gi.spec.normalized()
+		ser := got.Series[s]
+		assert.Equal(t, map[PixelType]string{Uint8: "uint8", Int8: "int8", Uint16: "uint16", Int16: "int16", Uint32: "uint32", Int32: "int32", Float32: "float32", Float64: "float64"}[spec.PixelType], ser.Dtype)
+		levels := want[plane]
+		require.Len(t, ser.Levels, len(levels), "levels of series %d", s)
+		for l, lv := range levels {
+			shape := ser.Levels[l]
+			yx := shape[len(shape)-2:]
+			if spec.SamplesPerPixel == 3 {
+				yx = shape[len(shape)-3 : len(shape)-1]
+			}
+			assert.Equal(t, []int{lv.h, lv.w}, yx, "series %d level %d", s, l)
+		}
+		plane += spec.Planes()
+	}
+	return got.Series
 }
 
 // TestInteropLibvips: libvips opens every SubIFD level at the right size
@@ -318,8 +334,10 @@ type vivImage struct {
 	Dtype  string   `json:"dtype"`
 	Labels []string `json:"labels"`
 	Order  string   `json:"order"`
-	Planes int      `json:"planes"`
-	Levels []struct {
+	// Photometric is the interpretation Viv's layers render with.
+	Photometric int `json:"photometric"`
+	Planes      int `json:"planes"`
+	Levels      []struct {
 		Shape         []int `json:"shape"`
 		Width, Height int
 	} `json:"levels"`

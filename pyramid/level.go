@@ -108,7 +108,8 @@ func cutOrder(levels []levelGeom) []tileRow {
 // feeds the reduced rows to the next level.
 type levelStream struct {
 	geom      levelGeom
-	index     int // level, 0 for full resolution
+	index     int  // level, 0 for full resolution
+	encoded   bool // its tiles are given encoded: its rows are only reduced
 	rowBytes  int
 	band      []byte // rows waiting for a full tile row; made when first needed
 	bandRows  int
@@ -127,8 +128,10 @@ func (l *levelStream) addRows(src []byte, n int) error {
 	if l.rows+n > l.geom.height {
 		return fmt.Errorf("%w: level %d gets row %d of %d", ErrData, l.index, l.rows+n, l.geom.height)
 	}
-	if err := l.tileRows(src, n); err != nil {
-		return err
+	if !l.encoded {
+		if err := l.tileRows(src, n); err != nil {
+			return err
+		}
 	}
 	l.rows += n
 	if l.rows == l.geom.height && l.bandRows > 0 {

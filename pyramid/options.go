@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // Errors. Each message of an error this package makes starts with
@@ -54,6 +57,41 @@ const (
 	None                       // uncompressed
 	Deflate                    // Adobe Deflate (zlib), Compression 8
 	Zstd                       // Zstandard, Compression 50000
+	// JPEG is baseline JPEG as TIFF stores it (Compression 7, TIFF
+	// Technical Note 2): lossy, for Uint8 images of 1 sample (gray) or 3
+	// (RGB) only. Options.Quality and Options.JPEGColor tune it; the
+	// tables go once in each directory's JPEGTables field, and edge tiles
+	// are padded by repeating the last row and column, so that no reduced
+	// level shows a dark seam. The levels are reduced from the original
+	// pixels, never from decoded JPEG.
+	JPEG
+)
+
+// tiffCompression is the TIFF Compression value of each codec.
+var tiffCompression = [...]uint16{
+	LZW: tiff.CompressionLZW, None: tiff.CompressionNone, Deflate: tiff.CompressionDeflate,
+	Zstd: tiff.CompressionZstd, JPEG: tiff.CompressionJPEG,
+}
+
+// JPEGColor is how JPEG tiles store the three samples of an RGB pixel:
+// JPEGYCbCr420 (the zero value) or JPEGRGB.
+type JPEGColor = compress.JPEGColor
+
+// JPEG colour codings of RGB tiles. Gray tiles have one component
+// whatever the choice.
+const (
+	// JPEGYCbCr420 stores RGB as YCbCr with the chroma halved in both
+	// directions (Photometric YCbCr, YCbCrSubSampling 2 2), as libtiff
+	// and libvips write it below quality 90: the smallest tiles, and what
+	// every reader handles. It stays the coding at every quality, unlike
+	// libvips, which switches to RGB-coded tiles by itself from quality 90
+	// up: ask for JPEGRGB to do the same.
+	JPEGYCbCr420 = compress.JPEGYCbCr420
+	// JPEGRGB codes R, G and B at full resolution without colour
+	// conversion (Photometric RGB), as Aperio SVS files do: about 2.5
+	// times the size of JPEGYCbCr420 at the same quality, for colour
+	// edges kept sharp.
+	JPEGRGB = compress.JPEGRGB
 )
 
 func (c Compression) String() string {
@@ -66,6 +104,8 @@ func (c Compression) String() string {
 		return "Deflate"
 	case Zstd:
 		return "Zstd"
+	case JPEG:
+		return "JPEG"
 	}
 	return fmt.Sprintf("Compression(%d)", int(c))
 }
@@ -131,6 +171,17 @@ type Options struct {
 	// Level is the Deflate or Zstd compression level; 0 is the codec's
 	// default.
 	Level int
+	// Quality is the JPEG quality, 1 (smallest) to 100 (best), on the
+	// scale of libjpeg, libvips (--Q) and GDAL; 0 means 75, the default
+	// of those and of Java's ImageIO, which Bio-Formats and QuPath write
+	// JPEG with (compress.DefaultJPEGQuality says why). Aperio scanners
+	// write their slides at 70; 85 to 90 keep more fine texture for image
+	// analysis, for about 1.4 to 1.8 times the size. Other compressions
+	// take 0 only.
+	Quality int
+	// JPEGColor is the coding of RGB JPEG tiles; the zero value is
+	// JPEGYCbCr420. Other compressions take the zero value only.
+	JPEGColor JPEGColor
 	// Predictor; the zero value picks one when tiles are compressed.
 	Predictor Predictor
 	// Levels is the number of resolutions including the full one; 0 halves
@@ -173,14 +224,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TileSize < 16 || o.TileSize%16 != 0 || o.TileSize > 1<<15 {
 		return o, fmt.Errorf("%w: tile size %d is not a multiple of 16 between 16 and 32768", ErrOption, o.TileSize)
 	}
-	if o.Compression < LZW || o.Compression > Zstd {
+	if o.Compression < LZW || o.Compression > JPEG {
 		return o, fmt.Errorf("%w: compression %d", ErrOption, int(o.Compression))
+	}
+	if err := o.checkJPEG(); err != nil {
+		return o, err
 	}
 	if o.Predictor < PredictorAuto || o.Predictor > PredictorFloatingPoint {
 		return o, fmt.Errorf("%w: predictor %d", ErrOption, int(o.Predictor))
 	}
-	if o.Compression == None && (o.Predictor == PredictorHorizontal || o.Predictor == PredictorFloatingPoint) {
-		return o, fmt.Errorf("%w: a predictor needs compression", ErrOption)
+	if (o.Compression == None || o.Compression == JPEG) && (o.Predictor == PredictorHorizontal || o.Predictor == PredictorFloatingPoint) {
+		return o, fmt.Errorf("%w: a predictor needs lossless compression, not %v", ErrOption, o.Compression)
 	}
 	if o.Levels < 0 {
 		return o, fmt.Errorf("%w: Levels %d is negative", ErrOption, o.Levels)
@@ -202,6 +256,24 @@ func (o Options) withDefaults() (Options, error) {
 		o.UUID = uuid
 	}
 	return o, nil
+}
+
+// checkJPEG checks the options that belong to JPEG: Quality and JPEGColor
+// are JPEG's only, and Level is not.
+func (o Options) checkJPEG() error {
+	switch {
+	case o.Compression != JPEG && o.Quality != 0:
+		return fmt.Errorf("%w: Quality %d is for JPEG, not %v (Level sets Deflate's and Zstd's)", ErrOption, o.Quality, o.Compression)
+	case o.Compression != JPEG && o.JPEGColor != JPEGYCbCr420:
+		return fmt.Errorf("%w: JPEGColor %v is for JPEG, not %v", ErrOption, o.JPEGColor, o.Compression)
+	case o.Compression == JPEG && o.Level != 0:
+		return fmt.Errorf("%w: Level %d is for Deflate and Zstd (JPEG takes Quality)", ErrOption, o.Level)
+	case o.Quality < 0 || o.Quality > 100:
+		return fmt.Errorf("%w: Quality %d is not in 1..100 (0 for the default, %d)", ErrOption, o.Quality, compress.DefaultJPEGQuality)
+	case o.JPEGColor != JPEGYCbCr420 && o.JPEGColor != JPEGRGB:
+		return fmt.Errorf("%w: JPEGColor %d", ErrOption, int(o.JPEGColor))
+	}
+	return nil
 }
 
 // byteOrder is the order of every file the writer produces, and of the

@@ -54,6 +54,9 @@ func (im *Image) reservePlanes() error {
 	if err := w.usableLocked(); err != nil {
 		return err
 	}
+	if im.encoded > 0 {
+		return fmt.Errorf("%w: ReadPlanes on image %d, whose tiles are given encoded (EncodedPlane)", ErrPlane, im.index)
+	}
 	for p := range im.planes {
 		if st := &im.planes[p]; st.dirs != nil || st.reserved {
 			z, c, t := im.spec.PlaneCoords(p)
@@ -78,7 +81,7 @@ func (im *Image) releasePlanes() {
 
 // writeReserved writes plane p, reserved by ReadPlanes, whole.
 func (im *Image) writeReserved(p int, pix []byte) error {
-	pw, err := im.openPlane(p, nil, true)
+	pw, err := im.openPlane(p, nil, openReserved)
 	if err != nil {
 		return err
 	}
@@ -185,7 +188,7 @@ func (im *Image) streamPlanes(r io.Reader) error {
 	buf := im.w.takeReadBuffer(readChunk)
 	defer im.w.putReadBuffer(buf)
 	for p := range im.planes {
-		pw, err := im.openPlane(p, nil, true)
+		pw, err := im.openPlane(p, nil, openReserved)
 		if err != nil {
 			return err
 		}

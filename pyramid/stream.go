@@ -61,8 +61,12 @@ func (pw *PlaneWriter) writeAll(pix []byte) error {
 }
 
 // busyError is the error of a call made while another is under way.
-func (pw *PlaneWriter) busyError() error {
-	image, z, c, t := pw.im.planeAt(pw.index)
+func (pw *PlaneWriter) busyError() error { return pw.im.busyError(pw.index) }
+
+// busyError is the error of a call on the writer of plane p made while
+// another is under way.
+func (im *Image) busyError(p int) error {
+	image, z, c, t := im.planeAt(p)
 	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by another goroutine", ErrPlane, z, c, t, image)
 }
 
@@ -72,7 +76,8 @@ func (pw *PlaneWriter) finish() {
 	pw.stream, s.state = nil, nil
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	pw.st.done = true
+	pw.st.rowsDue = false
+	pw.st.settle()
 	if !w.closed {
 		pw.im.free = append(pw.im.free, s)
 	}
@@ -125,7 +130,7 @@ func (im *Image) newStream() *planeStream {
 	pb := im.spec.pixelBytes()
 	s := &planeStream{im: im, rowBytes: im.spec.SizeX * pb, chunkRows: im.levels[0].tileH}
 	for i, g := range im.levels {
-		l := &levelStream{geom: g, index: i, rowBytes: g.width * pb, reduce: im.reduce, emitTiles: s.emitTiles}
+		l := &levelStream{geom: g, index: i, encoded: i < im.encoded, rowBytes: g.width * pb, reduce: im.reduce, emitTiles: s.emitTiles}
 		s.levels = append(s.levels, l)
 	}
 	// Level 0 gets at most chunkRows rows at once; each reduction at most
@@ -173,7 +178,9 @@ func (s *planeStream) write(p []byte) error {
 
 // emitTiles cuts one tile row of a level, rows rows of src, into tiles and
 // submits them left to right. Tiles past the image's edges are padded with
-// zeros.
+// zeros, or, when the image pads its edges (JPEG), with copies of the last
+// column and row: a lossy codec then spends nothing on an edge that is not
+// there, and leaves no dark fringe on the pixels that are.
 func (s *planeStream) emitTiles(l *levelStream, src []byte, rows int) error {
 	g, w := l.geom, s.im.w
 	pb := s.im.spec.pixelBytes()
@@ -192,12 +199,31 @@ func (s *planeStream) emitTiles(l *levelStream, src []byte, rows int) error {
 		for y := range rows {
 			row := tile[y*tileRow : (y+1)*tileRow]
 			copy(row, src[y*l.rowBytes+x0:y*l.rowBytes+x0+n])
-			clear(row[n:])
+			if s.im.padEdges {
+				repeatLast(row[n-pb:], pb)
+			} else {
+				clear(row[n:])
+			}
 		}
-		clear(tile[rows*tileRow:])
+		if s.im.padEdges {
+			last := tile[(rows-1)*tileRow : rows*tileRow]
+			for y := rows; y < g.tileH; y++ {
+				copy(tile[y*tileRow:], last)
+			}
+		} else {
+			clear(tile[rows*tileRow:])
+		}
 		if err := w.submit(dir, enc, tile); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// repeatLast fills p with copies of its first pixel, of pb bytes, doubling
+// the copied part each time.
+func repeatLast(p []byte, pb int) {
+	for n := pb; n < len(p); n *= 2 {
+		copy(p[n:], p[:n])
+	}
 }

@@ -9,7 +9,7 @@ import (
 // with flag.TextVar and encoding/json: "lzw", "mean", "uint16", ...
 
 var (
-	compressionNames  = []string{LZW: "lzw", None: "none", Deflate: "deflate", Zstd: "zstd"}
+	compressionNames  = []string{LZW: "lzw", None: "none", Deflate: "deflate", Zstd: "zstd", JPEG: "jpeg"}
 	predictorNames    = []string{PredictorAuto: "auto", PredictorNone: "none", PredictorHorizontal: "horizontal", PredictorFloatingPoint: "floating-point"}
 	downsamplingNames = []string{Mean: "mean", Nearest: "nearest", Mode: "mode"}
 	bigTIFFNames      = []string{BigTIFFAuto: "auto", BigTIFFAlways: "always", BigTIFFNever: "never"}
@@ -41,12 +41,12 @@ func parseName[T ~int](kind string, names []string, aliases map[string]T, text [
 	return fmt.Errorf("%w: unknown %s %q (want %s)", ErrOption, kind, text, strings.Join(names, ", "))
 }
 
-// MarshalText returns "lzw", "none", "deflate" or "zstd".
+// MarshalText returns "lzw", "none", "deflate", "zstd" or "jpeg".
 func (c Compression) MarshalText() ([]byte, error) { return nameOf("compression", compressionNames, c) }
 
 // UnmarshalText reads a compression name.
 func (c *Compression) UnmarshalText(b []byte) error {
-	return parseName("compression", compressionNames, map[string]Compression{"zlib": Deflate, "zstandard": Zstd}, b, c)
+	return parseName("compression", compressionNames, map[string]Compression{"zlib": Deflate, "zstandard": Zstd, "jpg": JPEG}, b, c)
 }
 
 // MarshalText returns "auto", "none", "horizontal" or "floating-point".

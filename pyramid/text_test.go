@@ -24,7 +24,7 @@ func textRoundTrip[T comparable, PT interface {
 }
 
 func TestTextRoundTrip(t *testing.T) {
-	textRoundTrip(t, LZW, None, Deflate, Zstd)
+	textRoundTrip(t, LZW, None, Deflate, Zstd, JPEG)
 	textRoundTrip(t, PredictorAuto, PredictorNone, PredictorHorizontal, PredictorFloatingPoint)
 	textRoundTrip(t, Mean, Nearest, Mode)
 	textRoundTrip(t, BigTIFFAuto, BigTIFFAlways, BigTIFFNever)
@@ -39,7 +39,9 @@ func TestTextAliasesAndErrors(t *testing.T) {
 	var c Compression
 	require.NoError(t, c.UnmarshalText([]byte(" ZLIB ")))
 	assert.Equal(t, Deflate, c)
-	assert.ErrorIs(t, c.UnmarshalText([]byte("jpeg")), ErrOption)
+	require.NoError(t, c.UnmarshalText([]byte("JPG")))
+	assert.Equal(t, JPEG, c)
+	assert.ErrorIs(t, c.UnmarshalText([]byte("webp")), ErrOption)
 	_, err := Compression(9).MarshalText()
 	assert.ErrorIs(t, err, ErrOption)
 	var pr Predictor

@@ -27,9 +27,10 @@ import (
 // # Concurrency
 //
 // A Writer and its Images may be used from several goroutines at once:
-// AddImage, AddImageData, Stats, and the planes of any images (WritePlane,
-// Plane and the PlaneWriter's Write, ReadPlanes, WriteSamples), each plane
-// from one goroutine at a time. Every goroutine's rows are cut into tiles
+// AddImage, AddImageData, AddEncodedImage, Stats, and the planes of any
+// images (WritePlane, Plane and the PlaneWriter's Write, ReadPlanes,
+// WriteSamples, EncodedPlane and the EncodedPlaneWriter's WriteTile and
+// Write), each plane from one goroutine at a time. Every goroutine's rows are cut into tiles
 // and reduced into levels on that goroutine; only handing tiles to the
 // encoders and the output is serialized (and, with Workers 1, encoding).
 // The pixels read back are the same
@@ -188,10 +189,14 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	return w, nil
 }
 
-// newCodec returns the codec the options ask for.
+// newCodec returns the codec the options ask for; nil for JPEG, whose
+// encoders depend on the samples and the tile width, and are made per
+// image.
 func newCodec(opts Options) (compress.Codec, error) {
-	compression := map[Compression]uint16{None: tiff.CompressionNone, LZW: tiff.CompressionLZW, Deflate: tiff.CompressionDeflate, Zstd: tiff.CompressionZstd}[opts.Compression]
-	c, err := compress.NewCodec(compression, opts.Level)
+	if opts.Compression == JPEG {
+		return nil, nil
+	}
+	c, err := compress.NewCodec(tiffCompression[opts.Compression], opts.Level)
 	if err != nil {
 		// "compress: invalid compression level 99: ..." names the option
 		// once, under this package's prefix: "Level 99: ...".
@@ -207,16 +212,17 @@ func newCodec(opts Options) (compress.Codec, error) {
 // AddImage adds an image (an OME series) and returns it for writing its
 // planes. Images are stored in the order they are added.
 func (w *Writer) AddImage(spec ImageSpec) (*Image, error) {
-	return w.addImage(spec, false)
+	return w.addImage(spec, false, nil)
 }
 
-// addImage adds an image; named gives an image without a name the name
-// "image N", N its index.
-func (w *Writer) addImage(spec ImageSpec, named bool) (*Image, error) {
+// addImage adds an image, whose first levels are given encoded if encoded
+// lists them; named gives an image without a name the name "image N", N
+// its index.
+func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*Image, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
 	}
-	im, err := newImage(w, spec) // reads only what New set: no lock
+	im, err := newImage(w, spec, encoded) // reads only what New set: no lock
 	if err != nil {
 		return nil, err
 	}
@@ -568,16 +574,16 @@ func (w *Writer) omeDescription() ([]byte, error) {
 
 // contentDigest hashes the fingerprints of every tile and then the
 // OME-XML, description (with the UUID's placeholder). The tiles go plane by
-// plane in the order of the main chain, each plane's in the order a write
-// of the whole plane cuts them (cutOrder): the digest does not depend on
-// the order the planes were written in, their bands or the goroutines
-// that wrote them, and for planes written whole one after the other in the
-// order of the main chain, it hashes the tiles in file order.
+// plane in the order of the main chain, each plane's in its image's
+// digestOrder: the digest does not depend on the order the planes were
+// written in, their bands or the goroutines that wrote them, and for
+// planes written whole one after the other in the order of the main
+// chain, it hashes the tiles in file order.
 func (w *Writer) contentDigest(description []byte) []byte {
 	h := sha256.New()
 	var buf [8]byte
 	for _, im := range w.images {
-		order := cutOrder(im.levels)
+		order := im.digestOrder()
 		for p := range im.planes {
 			dirs := im.planes[p].dirs
 			for _, tr := range order {

@@ -27,7 +27,7 @@ type config struct {
 
 // defaultWorkloads is every workload but huge, which is for memory, not
 // for comparison.
-const defaultWorkloads = "slide,slide-deflate,slide-zstd,slide-none,slide-rgb,stack,stack-lzw"
+const defaultWorkloads = "slide,slide-deflate,slide-zstd,slide-none,slide-rgb,slide-rgb-deflate,slide-rgb-jpeg,stack,stack-lzw"
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
 // stderr only when asked for with -h.

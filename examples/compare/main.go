@@ -13,8 +13,9 @@
 //
 // The workloads are the slide (8192 x 8192 uint16, 256 x 256 tiles, LZW
 // with the horizontal predictor, levels by 2x2 mean until one tile) and
-// its variants slide-deflate, slide-zstd, slide-none and slide-rgb (RGB
-// uint8); the stack (84 series x 90 z x 2 channels of 128 x 128 uint16,
+// its variants slide-deflate, slide-zstd, slide-none, and slide-rgb,
+// slide-rgb-deflate and slide-rgb-jpeg (RGB uint8; JPEG at quality 85,
+// libvips with --Q 85, GDAL with QUALITY=85 and no predictor); the stack (84 series x 90 z x 2 channels of 128 x 128 uint16,
 // 15,120 planes, uncompressed) and stack-lzw; and huge (65536 x 65536
 // uint8 streamed in row bands, BigTIFF, ours only), which is there for our
 // peak memory and must stay under 300 MiB. Every workload but huge runs by

@@ -129,7 +129,9 @@ func TestWorkloadLevels(t *testing.T) {
 		w := catalog(size, 1, size)[0]
 		assert.Equal(t, want, w.levels(), "size %d", size)
 	}
-	assert.Equal(t, 128, catalog(1, 1, 1)[5].Tile, "stack tiles")
+	stack, err := pick("stack", catalog(1, 1, 1))
+	require.NoError(t, err)
+	assert.Equal(t, 128, stack[0].Tile, "stack tiles")
 }
 
 func TestParseStrace(t *testing.T) {
@@ -178,4 +180,20 @@ func TestAgainstFloor(t *testing.T) {
 	}
 	assert.Equal(t, []string{"stack: ometiff 165.0 / 150.0 / 150.0 ms, dd 115.0 / 100.0 / 100.0 ms (median / first quartile / fastest); " +
 		"ometiff/dd 1.43 / 1.50 / 1.50, median of the per-run ratios 1.50"}, againstFloor(results))
+}
+
+// TestRunJPEGWorkload: the RGB slide as JPEG at quality 85 runs for ours,
+// libvips (--Q 85) and GDAL (QUALITY=85), and our output is read back.
+func TestRunJPEGWorkload(t *testing.T) {
+	code, stdout, stderr := clitest.Run(run, append(small(t, "slide-rgb-jpeg"), "-peers", "vips,gdal")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Len(t, row(t, stdout, "slide-rgb-jpeg", ours), 10)
+	for _, peer := range []string{vips, gdal} {
+		if _, err := exec.LookPath(map[string]string{vips: "vips", gdal: "gdal_translate"}[peer]); err == nil {
+			assert.Len(t, row(t, stdout, "slide-rgb-jpeg", peer), 10, peer)
+		}
+	}
+	if _, err := exec.LookPath("vips"); err == nil {
+		assert.Contains(t, stdout, "slide-rgb-jpeg: vipsheader 300x300 uchar, 3 bands, srgb")
+	}
 }

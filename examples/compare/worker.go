@@ -55,7 +55,7 @@ func (j job) run() (iohandle.Stats, error) {
 		defer f.Close()
 		in = f
 	}
-	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Workers: j.Workers}
+	opts := pyramid.Options{TileSize: j.Workload.Tile, Compression: compressions[j.Workload.Compression], Quality: j.Workload.Quality, Workers: j.Workers}
 	if j.Workload.Kind == hugeKind {
 		opts.BigTIFF = pyramid.BigTIFFAlways
 	}

@@ -31,10 +31,11 @@ type workload struct {
 	Size        int    `json:"size"` // width and height of every plane
 	RGB         bool   `json:"rgb"`  // interleaved RGB uint8, not gray uint16
 	Compression string `json:"compression"`
-	Tile        int    `json:"tile"`   // tile width and height
-	Series      int    `json:"series"` // stack: images in the file
-	Z           int    `json:"z"`      // stack: focal planes per image
-	C           int    `json:"c"`      // stack: channels per image
+	Quality     int    `json:"quality"` // JPEG quality; 0 for other codecs
+	Tile        int    `json:"tile"`    // tile width and height
+	Series      int    `json:"series"`  // stack: images in the file
+	Z           int    `json:"z"`       // stack: focal planes per image
+	C           int    `json:"c"`       // stack: channels per image
 }
 
 // catalog lists every workload, in table order, at the given sizes.
@@ -42,6 +43,10 @@ func catalog(slideSize, stackSeries, hugeSize int) []workload {
 	slide := func(name, compression string, rgb bool) workload {
 		return workload{Name: name, Kind: slideKind, Size: slideSize, RGB: rgb, Compression: compression, Tile: tileFor(slideSize), Series: 1, Z: 1, C: 1}
 	}
+	// The RGB slide as JPEG at quality 85, which whole-slide scanners and
+	// converters use for brightfield.
+	slideJPEG := slide("slide-rgb-jpeg", "jpeg", true)
+	slideJPEG.Quality = 85
 	stack := func(name, compression string) workload {
 		return workload{Name: name, Kind: stackKind, Size: stackPlane, Compression: compression, Tile: tileFor(stackPlane), Series: stackSeries, Z: 90, C: 2}
 	}
@@ -51,6 +56,8 @@ func catalog(slideSize, stackSeries, hugeSize int) []workload {
 		slide("slide-zstd", "zstd", false),
 		slide("slide-none", "none", false),
 		slide("slide-rgb", "lzw", true),
+		slide("slide-rgb-deflate", "deflate", true),
+		slideJPEG,
 		stack("stack", "none"),
 		stack("stack-lzw", "lzw"),
 		{Name: "huge", Kind: hugeKind, Size: hugeSize, Compression: "lzw", Tile: tileFor(hugeSize), Series: 1, Z: 1, C: 1},
@@ -59,7 +66,7 @@ func catalog(slideSize, stackSeries, hugeSize int) []workload {
 
 // compressions maps the workloads' codec names to the writer's.
 var compressions = map[string]pyramid.Compression{
-	"lzw": pyramid.LZW, "deflate": pyramid.Deflate, "zstd": pyramid.Zstd, "none": pyramid.None,
+	"lzw": pyramid.LZW, "deflate": pyramid.Deflate, "zstd": pyramid.Zstd, "none": pyramid.None, "jpeg": pyramid.JPEG,
 }
 
 // pixelType is the type of one sample.

@@ -106,6 +106,9 @@ func findVips() (writer, error) {
 			argv := []string{"vips", "tiffsave", t.in, t.out, "--tile",
 				"--tile-width", strconv.Itoa(t.w.Tile), "--tile-height", strconv.Itoa(t.w.Tile),
 				"--compression", t.w.Compression}
+			if t.w.Quality > 0 {
+				argv = append(argv, "--Q", strconv.Itoa(t.w.Quality))
+			}
 			if t.w.Kind == stackKind {
 				return append(argv, "--page-height", strconv.Itoa(t.w.Size)), nil
 			}
@@ -163,7 +166,10 @@ func findGDAL() (writer, error) {
 			argv := []string{"gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=" + strings.ToUpper(t.w.Compression),
 				"-co", "BLOCKSIZE=" + strconv.Itoa(t.w.Tile), "-co", "NUM_THREADS=" + strconv.Itoa(t.workers),
 				"-co", "RESAMPLING=AVERAGE"}
-			if t.w.Compression != "none" {
+			switch {
+			case t.w.Quality > 0:
+				argv = append(argv, "-co", "QUALITY="+strconv.Itoa(t.w.Quality))
+			case t.w.Compression != "none":
 				argv = append(argv, "-co", "PREDICTOR=2")
 			}
 			return append(argv, t.in, t.out), nil

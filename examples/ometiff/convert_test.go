@@ -340,7 +340,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"one argument", []string{"IN"}, png, 2, ""},
 		{"three arguments", []string{"IN", "OUT", "OUT"}, png, 2, ""},
 		{"unknown flag", []string{"-quality", "9", "IN", "OUT"}, png, 2, ""},
-		{"unknown compression", []string{"-compression", "jpeg", "IN", "OUT"}, png, 2, ""},
+		{"unknown compression", []string{"-compression", "jpeg2000", "IN", "OUT"}, png, 2, ""},
 		{"unknown predictor", []string{"-predictor", "vertical", "IN", "OUT"}, png, 2, ""},
 		{"unknown downsampling", []string{"-downsampling", "max", "IN", "OUT"}, png, 2, ""},
 		{"unknown bigtiff", []string{"-bigtiff", "maybe", "IN", "OUT"}, png, 2, ""},

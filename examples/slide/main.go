@@ -26,8 +26,11 @@
 //	-size n          width and height of the slide in pixels (default 8192)
 //	-channels n      number of channels (default 3)
 //	-type t          uint8, uint16, float32, float64 or rgb8 (default uint16)
-//	-compression c   lzw, none, deflate or zstd (default lzw)
+//	-compression c   lzw, none, deflate, zstd or jpeg (default lzw; jpeg
+//	                 takes -type uint8 or rgb8)
 //	-level n         deflate or zstd level, 0 for the codec's default
+//	-quality n       JPEG quality, 1 to 100, 0 for the default (75)
+//	-jpeg-color c    RGB JPEG tiles as ycbcr (4:2:0, the default) or rgb
 //	-tile n          tile width and height, a multiple of 16 (default 256)
 //	-workers n       encoding goroutines, 0 for one per CPU
 //	-levels n        resolutions including the full one, 0 until one tile

@@ -32,6 +32,10 @@ func TestRunWritesSlide(t *testing.T) {
 		{"rgb8 deflate", []string{"-size", "256", "-channels", "1", "-type", "rgb8", "-compression", "deflate", "-tile", "64", "-levels", "2"}, []string{
 			`channel 0 "Brightfield 1", 3 samples`, "IFD 0: 256 x 256, 3 x uint8, tiles 64 x 64 (4 x 4), Deflate",
 			"SubIFD 0.1: 128 x 128"}},
+		{"rgb8 jpeg", []string{"-size", "300", "-channels", "1", "-type", "rgb8", "-compression", "jpeg", "-quality", "85", "-tile", "128"}, []string{
+			"IFD 0: 300 x 300, 3 x uint8, tiles 128 x 128 (3 x 3), JPEG", "SubIFD 0.1: 150 x 150, 3 x uint8, tiles 128 x 128 (2 x 2), JPEG"}},
+		{"uint8 jpeg, RGB coding ignored", []string{"-size", "100", "-channels", "2", "-type", "uint8", "-compression", "jpeg", "-jpeg-color", "rgb"}, []string{
+			"IFD 1: 100 x 100, 1 x uint8, tiles 112 x 112 (1 x 1), JPEG"}},
 		{"BigTIFF, one worker", []string{"-size", "64", "-channels", "6", "-bigtiff", "always", "-workers", "1"}, []string{
 			"BigTIFF, little-endian", `channel 5 "Channel 6"`}},
 	}
@@ -112,7 +116,11 @@ func TestRunRejectsBadInput(t *testing.T) {
 		code int
 	}{
 		{"unknown flag", []string{"-colour"}, 2},
-		{"unknown compression", []string{"-compression", "jpeg"}, 2},
+		{"unknown compression", []string{"-compression", "webp"}, 2},
+		{"jpeg of uint16", []string{"-size", "64", "-compression", "jpeg"}, 2},
+		{"quality past 100", []string{"-size", "64", "-type", "rgb8", "-compression", "jpeg", "-quality", "101"}, 2},
+		{"quality without jpeg", []string{"-size", "64", "-quality", "90"}, 2},
+		{"unknown jpeg coding", []string{"-jpeg-color", "cmyk"}, 2},
 		{"unknown type", []string{"-type", "int4"}, 2},
 		{"type slide does not generate", []string{"-type", "int16"}, 2},
 		{"unknown bigtiff", []string{"-bigtiff", "sometimes"}, 2},

@@ -3,6 +3,7 @@ package readback
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // Image is a decoded directory: the full image, without tile padding,
@@ -215,4 +216,19 @@ func undoFloatingPoint(dst, row []byte, samples, bps int) {
 			dst[k*bps+j] = acc[(bps-1-j)*values+k]
 		}
 	}
+}
+
+// PSNR returns the peak signal-to-noise ratio of 8-bit samples b against
+// a, in dB (+Inf for equal slices): how lossy codecs' output is compared
+// with its source.
+func PSNR(a, b []byte) float64 {
+	var sum float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		sum += d * d
+	}
+	if sum == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(255*255*float64(len(a))/sum)
 }

@@ -5,8 +5,10 @@
 //   node read.mjs FILE RAW
 //
 // It prints, as JSON, what Viv sees in FILE: per image its name, dtype,
-// axis labels, DimensionOrder and, per level, the shape Viv assumes and the
-// size of the raster it decodes. It writes to RAW every raster, as the
+// axis labels, DimensionOrder, the photometric interpretation its layers
+// render the rasters with (6, YCbCr, is converted to RGB by their shader)
+// and, per level, the shape Viv assumes and the size of the raster it
+// decodes. It writes to RAW every raster, as the
 // samples of the host's (little-endian) byte order: image after image,
 // plane after plane in the image's DimensionOrder, each plane's levels
 // largest first. An interleaved RGB image has one plane per channel, Z and T.
@@ -45,7 +47,8 @@ for (const { data, metadata } of images) {
       rasters.push(Buffer.from(raster.data.buffer, raster.data.byteOffset, raster.data.byteLength));
     }
   }
-  summary.push({ name: metadata.Name ?? '', dtype: data[0].dtype, labels, order: pixels.DimensionOrder, planes, levels });
+  const photometric = data[0].meta?.photometricInterpretation ?? null;
+  summary.push({ name: metadata.Name ?? '', dtype: data[0].dtype, labels, order: pixels.DimensionOrder, photometric, planes, levels });
 }
 writeFileSync(rawPath, Buffer.concat(rasters));
 console.log(JSON.stringify(summary));

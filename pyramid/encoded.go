@@ -1,0 +1,252 @@
+package pyramid
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+)
+
+// EncodedLevel is one resolution level of an image whose tiles the caller
+// gives already encoded (AddEncodedImage): the level's size and how its
+// tiles are stored.
+type EncodedLevel struct {
+	// Width and Height are the level's size in pixels. For the full
+	// resolution, 0 x 0 means the image's size.
+	Width, Height int
+	// TileCoding is how the level's tiles are stored.
+	TileCoding
+}
+
+// AddEncodedImage adds an image whose tiles are given already encoded, as
+// a converter or a scanner's pipeline holds them: they are copied into the
+// file byte for byte, with none of the cost or the loss of encoding them
+// again. levels lists the levels given encoded, full resolution first;
+// each plane's tiles are given through EncodedPlane, and the directory of
+// each level carries its TileCoding (JPEGTables and the YCbCr fields of
+// JPEG tiles included), so that every reader decodes them as their source
+// did.
+//
+// With one level, only the full resolution is given encoded, and the
+// writer computes the reduced levels as for AddImage (Options.TileSize,
+// Levels, Downsampling and the writer's compression) from the plane's
+// rows, which EncodedPlaneWriter.Write takes: decode them from the same
+// tiles. With several, every level is given encoded and nothing is
+// computed or encoded; they must form an OME pyramid: each level the one
+// above divided by the same integer factor in X and Y (rounded either way:
+// 2 for libvips's pyramids, 4 for Aperio's), all with the same
+// compression. Their tiles may differ in size, as readers take each
+// level's own (this writer and tifffile shrink the tiles of levels smaller
+// than one). Options.Levels does not apply then.
+//
+// Each level's TileCoding must suit the spec's samples (JPEG takes Uint8
+// of 1 or 3 samples; a predictor, lossless compression; YCbCr, JPEG), and
+// its tiles must be multiples of 16 pixels a side; otherwise it returns
+// ErrOption naming the level. That the tiles decode as their coding says,
+// to the spec's samples, is the caller's to ensure: the writer does not
+// decode them.
+func (w *Writer) AddEncodedImage(spec ImageSpec, levels ...EncodedLevel) (*Image, error) {
+	if len(levels) == 0 {
+		if err := w.usable(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: AddEncodedImage without levels (AddImage adds an image the writer encodes)", ErrOption)
+	}
+	return w.addImage(spec, false, levels)
+}
+
+// imageLevels returns the levels of an image and the factor between
+// their sizes: the writer's, halved until one tile or Options.Levels, with
+// the full resolution tiled as given when it is given encoded; or every
+// level as given.
+func imageLevels(spec ImageSpec, opts Options, encoded []EncodedLevel) ([]levelGeom, int, error) {
+	if len(encoded) == 1 || len(encoded) == 0 {
+		levels, err := pyramidLevels(spec.SizeX, spec.SizeY, opts.TileSize, opts.Levels)
+		if err != nil || len(encoded) == 0 {
+			return levels, 2, err
+		}
+		levels[0], err = encodedGeom(spec, 0, encoded[0])
+		return levels, 2, err
+	}
+	levels := make([]levelGeom, len(encoded))
+	for l, e := range encoded {
+		var err error
+		if levels[l], err = encodedGeom(spec, l, e); err != nil {
+			return nil, 0, err
+		}
+		if l > 0 && e.Compression != encoded[0].Compression {
+			return nil, 0, fmt.Errorf("%w: encoded level %d has %v tiles, level 0 %v tiles (the levels of a pyramid share their codec)",
+				ErrOption, l, e.Compression, encoded[0].Compression)
+		}
+	}
+	factor := int(math.Round(float64(levels[0].width) / float64(levels[1].width)))
+	for l := 1; l < len(levels); l++ {
+		up, g := levels[l-1], levels[l]
+		if factor < 2 || !divided(up.width, g.width, factor) || !divided(up.height, g.height, factor) {
+			return nil, 0, fmt.Errorf("%w: encoded level %d is %d x %d, level %d %d x %d: not one integer factor (at least 2) between all levels, equal in X and Y",
+				ErrOption, l, g.width, g.height, l-1, up.width, up.height)
+		}
+	}
+	return levels, factor, nil
+}
+
+// divided reports whether small is large divided by factor, rounded down
+// or up.
+func divided(large, small, factor int) bool {
+	return small == large/factor || small == ceilDiv(large, factor)
+}
+
+// encodedGeom checks level l, given encoded, against spec, and returns
+// its geometry: tiled as its coding says.
+func encodedGeom(spec ImageSpec, l int, e EncodedLevel) (levelGeom, error) {
+	w, h := e.Width, e.Height
+	if l == 0 && w == 0 && h == 0 {
+		w, h = spec.SizeX, spec.SizeY
+	}
+	switch {
+	case l == 0 && (w != spec.SizeX || h != spec.SizeY):
+		return levelGeom{}, fmt.Errorf("%w: encoded level 0 is %d x %d, the image %d x %d", ErrSize, w, h, spec.SizeX, spec.SizeY)
+	case w <= 0 || h <= 0 || w > math.MaxUint32 || h > math.MaxUint32:
+		return levelGeom{}, fmt.Errorf("%w: encoded level %d is %d x %d", ErrSize, l, w, h)
+	}
+	if err := e.check(spec); err != nil {
+		return levelGeom{}, fmt.Errorf("encoded level %d: %w", l, err)
+	}
+	g := levelGeom{width: w, height: h, tileW: e.TileWidth, tileH: e.TileHeight}
+	g.across, g.down = ceilDiv(w, g.tileW), ceilDiv(h, g.tileH)
+	if g.tiles() > math.MaxUint32 {
+		return levelGeom{}, fmt.Errorf("%w: encoded level %d, %d x %d in tiles of %d x %d, is %d tiles, more than a TIFF directory holds (2^32-1)",
+			ErrSize, l, w, h, g.tileW, g.tileH, g.tiles())
+	}
+	return g, nil
+}
+
+// digestOrder is the order contentDigest hashes a plane's tiles in: the
+// order a write of the whole plane cuts them (cutOrder), or, for an image
+// given encoded, level after level, each in the order of its tiles.
+func (im *Image) digestOrder() []tileRow {
+	if im.encoded == 0 {
+		return cutOrder(im.levels)
+	}
+	var order []tileRow
+	for l, g := range im.levels {
+		for row := range g.down {
+			order = append(order, tileRow{l, row})
+		}
+	}
+	return order
+}
+
+// EncodedPlaneWriter writes one plane of an image added with
+// AddEncodedImage: the tiles of its levels given encoded, copied into the
+// file as they are, and, when the writer computes the reduced levels, the
+// plane's rows to compute them from. The plane is complete when every
+// tile and every row is written.
+//
+// Tiles and rows may come in any interleaving; the file holds them in the
+// order they came, so a converter that gives a row of tiles, then their
+// rows, then the next row of tiles, writes the same file every time. An
+// EncodedPlaneWriter is used by one goroutine at a time, like a
+// PlaneWriter: a call made while another goroutine's is under way takes
+// nothing and returns ErrPlane.
+type EncodedPlaneWriter struct {
+	im    *Image
+	st    *planeState
+	index int
+	rows  *PlaneWriter // nil when every level is given encoded
+	given []int        // tiles given, per level given encoded
+	due   int64        // tiles still due, all levels
+	busy  atomic.Bool  // a call is under way
+}
+
+// EncodedPlane starts plane (z, c, t) of an image added with
+// AddEncodedImage. Each plane is written once; several planes may be open
+// at once and written from different goroutines. Plane, ReadPlanes and
+// WritePlane refuse the planes of such an image, and EncodedPlane those of
+// other images (ErrPlane).
+func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
+	p, err := im.spec.PlaneIndex(z, c, t)
+	rows, err := im.openPlane(p, err, openEncoded)
+	if err != nil {
+		return nil, err
+	}
+	ep := &EncodedPlaneWriter{im: im, st: &im.planes[p], index: p, rows: rows, given: make([]int, im.encoded)}
+	for _, g := range im.levels[:im.encoded] {
+		ep.due += int64(g.tiles())
+	}
+	return ep, nil
+}
+
+// WriteTile writes the next tile of level (0 for the full resolution) as
+// it is stored: tiles of a level come in the order of TileOffsets, left
+// to right, top to bottom, each whole (edge tiles too, as TIFF stores
+// them). tile is not kept after WriteTile returns. A level not given
+// encoded, a tile past the level's last or an empty tile is ErrData, and
+// nothing is written.
+func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
+	if !ep.busy.CompareAndSwap(false, true) {
+		return ep.im.busyError(ep.index)
+	}
+	defer ep.busy.Store(false)
+	im, w := ep.im, ep.im.w
+	if err := w.usable(); err != nil {
+		return err
+	}
+	switch {
+	case level < 0 || level >= im.encoded:
+		return fmt.Errorf("%w: level %d is not given encoded (levels 0 to %d are)", ErrData, level, im.encoded-1)
+	case ep.given[level] == im.levels[level].tiles():
+		return fmt.Errorf("%w: level %d has %d tiles, all written", ErrData, level, im.levels[level].tiles())
+	case len(tile) == 0:
+		return fmt.Errorf("%w: tile %d of level %d is empty", ErrData, ep.given[level], level)
+	}
+	data := tile
+	if w.pipe != nil { // the pipeline keeps the tile until its turn comes
+		data = w.tileBuffer(len(tile), nil)
+		copy(data, tile)
+	}
+	if err := w.submit(&ep.st.dirs[level], nil, data); err != nil {
+		return w.fail(err)
+	}
+	ep.given[level]++
+	if ep.due--; ep.due == 0 {
+		w.mu.Lock()
+		ep.st.tilesDue = false
+		ep.st.settle()
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+// Write takes the next len(p) bytes of the plane's rows, as
+// PlaneWriter.Write does, to compute the reduced levels from. An image
+// whose levels are all given encoded takes no rows (ErrData).
+func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
+	if !ep.busy.CompareAndSwap(false, true) {
+		return 0, ep.im.busyError(ep.index)
+	}
+	defer ep.busy.Store(false)
+	if ep.rows == nil {
+		if err := ep.im.w.usable(); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: every level of image %d is given encoded: its planes take no rows", ErrData, ep.im.index)
+	}
+	return ep.rows.Write(p)
+}
+
+// Close reports whether the plane is complete: every tile of the levels
+// given encoded, and every row when the image takes rows. An incomplete
+// plane stays open; the writer's Close reports it missing.
+func (ep *EncodedPlaneWriter) Close() error {
+	if !ep.busy.CompareAndSwap(false, true) {
+		return ep.im.busyError(ep.index)
+	}
+	defer ep.busy.Store(false)
+	if ep.due > 0 {
+		return fmt.Errorf("%w: plane has %d tiles still to write", ErrData, ep.due)
+	}
+	if ep.rows != nil {
+		return ep.rows.Close()
+	}
+	return nil
+}

@@ -1,0 +1,527 @@
+package pyramid
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// readFile reads the structure of a file in memory.
+func readFile(t testing.TB, data []byte) *tiff.File {
+	t.Helper()
+	f, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	return f
+}
+
+// levelsOf returns a page and its SubIFDs, largest first.
+func levelsOf(p *tiff.Page) []*tiff.Page { return append([]*tiff.Page{p}, p.SubIFDs...) }
+
+// copyPlane writes the plane of page src (and, with all, its reduced
+// levels, the pages sub) through ep: a row of tiles of the full
+// resolution, then the decoded rows of that row when the image computes
+// its levels, as a converter does; then the tiles of the other levels.
+func copyPlane(t testing.TB, ep *EncodedPlaneWriter, src *tiff.Page, sub []*tiff.Page, all bool) error {
+	t.Helper()
+	lay, err := src.Layout()
+	require.NoError(t, err)
+	decoded := decodePage(t, src, nil)
+	rowBytes := len(decoded.pix) / decoded.h
+	for ty := range lay.BlocksDown {
+		for tx := range lay.BlocksAcross {
+			tile, err := src.ReadBlock(nil, ty*lay.BlocksAcross+tx)
+			require.NoError(t, err)
+			if err := ep.WriteTile(0, tile); err != nil {
+				return err
+			}
+		}
+		if !all {
+			y0 := ty * lay.BlockHeight
+			rows := min(lay.BlockHeight, lay.Height-y0)
+			if _, err := ep.Write(decoded.pix[y0*rowBytes : (y0+rows)*rowBytes]); err != nil {
+				return err
+			}
+		}
+	}
+	if all {
+		for l, p := range sub {
+			for i := range p.NumBlocks() {
+				tile, err := p.ReadBlock(nil, i)
+				require.NoError(t, err)
+				if err := ep.WriteTile(l+1, tile); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return ep.Close()
+}
+
+// copyFile copies every plane of a file written by goldenPyramid g into a
+// new file: the full-resolution tiles as they are, and either every level
+// (all) or the levels computed from the decoded full resolution with opts.
+func copyFile(t testing.TB, g goldenPyramid, src []byte, opts Options, all bool) []byte {
+	f := readFile(t, src)
+	return writeMemory(t, opts, func(w *Writer) error {
+		page := 0
+		for _, gi := range g.images {
+			var levels []EncodedLevel
+			for l, p := range levelsOf(f.Pages[page]) {
+				if l > 0 && !all {
+					break
+				}
+				e, err := EncodedLevelOf(p)
+				require.NoError(t, err)
+				levels = append(levels, e)
+			}
+			im, err := w.AddEncodedImage(gi.spec, levels...)
+			if err != nil {
+				return err
+			}
+			for p := range gi.planes {
+				z, c, tt := im.Spec().PlaneCoords(p)
+				ep, err := im.EncodedPlane(z, c, tt)
+				if err != nil {
+					return err
+				}
+				if err := copyPlane(t, ep, f.Pages[page], f.Pages[page].SubIFDs, all); err != nil {
+					return err
+				}
+				page++
+			}
+		}
+		return nil
+	})
+}
+
+// sameTiles checks that two pages hold the same tiles, byte for byte, and
+// the same layout and coding: the fields Layout reads (with their
+// defaults: the writer writes some a source may leave implicit, as
+// SampleFormat and YCbCrSubSampling), JPEGTables, YCbCrPositioning and
+// ReferenceBlackWhite.
+func sameTiles(t *testing.T, want, got *tiff.Page, what string) {
+	t.Helper()
+	require.Equal(t, want.NumBlocks(), got.NumBlocks(), what)
+	for i := range want.NumBlocks() {
+		a, err := want.ReadBlock(nil, i)
+		require.NoError(t, err)
+		b, err := got.ReadBlock(nil, i)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(a, b), "%s: tile %d differs", what, i)
+	}
+	wl, err := want.Layout()
+	require.NoError(t, err)
+	gl, err := got.Layout()
+	require.NoError(t, err)
+	assert.Equal(t, wl, gl, "%s: layout", what)
+	for _, tag := range []uint16{tiff.TagJPEGTables, tiff.TagYCbCrPositioning, tiff.TagReferenceBlackWhite} {
+		a, okA := want.Field(tag)
+		b, okB := got.Field(tag)
+		require.Equal(t, okA, okB, "%s: %s", what, tiff.TagName(tag))
+		assert.Equal(t, a.Value, b.Value, "%s: %s", what, tiff.TagName(tag))
+	}
+	wh, wv, err := want.YCbCrSubsampling()
+	require.NoError(t, err)
+	gh, gv, err := got.YCbCrSubsampling()
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{wh, wv}, [2]int{gh, gv}, "%s: YCbCrSubSampling", what)
+}
+
+// TestEncodedFullResolution: with the full resolution given encoded, its
+// tiles and coding fields are the source's, byte for byte, and the reduced
+// levels are those the writer computes from the decoded rows: the same
+// bytes as writing the decoded pixels as a plain image.
+func TestEncodedFullResolution(t *testing.T) {
+	sources := append(goldenPyramids()[:3], jpegPyramids()...)
+	for _, g := range sources {
+		seen := map[Compression]bool{}
+		for _, comp := range []Compression{g.opts.Compression, JPEG, LZW} {
+			opts := Options{TileSize: g.opts.TileSize, Compression: comp}
+			if comp == JPEG && !jpegImages(g) || seen[comp] {
+				continue
+			}
+			seen[comp] = true
+			t.Run(fmt.Sprintf("%s to %v", g.name, comp), func(t *testing.T) {
+				src := g.write(t)
+				out := copyFile(t, g, src, opts, false)
+				in, got := readFile(t, src), readFile(t, out)
+				require.Len(t, got.Pages, len(in.Pages))
+				// The same planes, decoded, written as plain images: their
+				// reduced levels are what the copy must hold.
+				plain := writeMemory(t, opts, func(w *Writer) error {
+					page := 0
+					for _, gi := range g.images {
+						im, err := w.AddImage(gi.spec)
+						if err != nil {
+							return err
+						}
+						for p := range gi.planes {
+							decoded := decodePage(t, in.Pages[page], nil)
+							z, c, tt := im.Spec().PlaneCoords(p)
+							if err := im.WritePlane(z, c, tt, decoded.pix); err != nil {
+								return err
+							}
+							page++
+						}
+					}
+					return nil
+				})
+				want := readFile(t, plain)
+				for i, p := range got.Pages {
+					sameTiles(t, in.Pages[i], p, fmt.Sprintf("plane %d full resolution", i))
+					require.Len(t, p.SubIFDs, len(want.Pages[i].SubIFDs))
+					for l, s := range p.SubIFDs {
+						sameTiles(t, want.Pages[i].SubIFDs[l], s, fmt.Sprintf("plane %d level %d", i, l+1))
+					}
+				}
+			})
+		}
+	}
+}
+
+// jpegImages reports whether JPEG can encode every image of g.
+func jpegImages(g goldenPyramid) bool {
+	for _, im := range g.images {
+		if im.spec.PixelType != Uint8 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestEncodedEveryLevel: with every level given encoded, the file holds
+// the source's tiles at every level, with the source's level sizes and
+// coding fields.
+func TestEncodedEveryLevel(t *testing.T) {
+	for _, g := range append(goldenPyramids()[:3], jpegPyramids()...) {
+		t.Run(g.name, func(t *testing.T) {
+			src := g.write(t)
+			out := copyFile(t, g, src, Options{Compression: Zstd, Levels: 1}, true)
+			in, got := readFile(t, src), readFile(t, out)
+			require.Len(t, got.Pages, len(in.Pages))
+			for i, p := range got.Pages {
+				require.Len(t, p.SubIFDs, len(in.Pages[i].SubIFDs))
+				for l, s := range levelsOf(p) {
+					sameTiles(t, levelsOf(in.Pages[i])[l], s, fmt.Sprintf("plane %d level %d", i, l))
+				}
+			}
+			if !isJPEG(g) {
+				checkPyramid(t, out, g.expected(t))
+			}
+		})
+	}
+}
+
+func isJPEG(g goldenPyramid) bool { return g.opts.Compression == JPEG }
+
+// factor4Source returns a pyramid of factor 4, as Aperio lays out an SVS
+// file: a 300 x 200 uint8 plane, 75 x 50 and 19 x 13 (rounded up), in
+// LZW tiles of 32 x 32 with the horizontal predictor, and each level's
+// tiles.
+func factor4Source(t testing.TB) ([]EncodedLevel, [][][]byte) {
+	sizes := [][2]int{{300, 200}, {75, 50}, {19, 13}}
+	enc := &compress.TileEncoder{Codec: mustCodec(t, tiff.CompressionLZW), Predictor: tiff.PredictorHorizontal,
+		Format: compress.Format{BitsPerSample: 8, SamplesPerPixel: 1}, Width: 32}
+	var levels []EncodedLevel
+	var tiles [][][]byte
+	for l, s := range sizes {
+		levels = append(levels, EncodedLevel{Width: s[0], Height: s[1],
+			TileCoding: TileCoding{Compression: LZW, Predictor: PredictorHorizontal, TileWidth: 32, TileHeight: 32}})
+		var lt [][]byte
+		for range ceilDiv(s[0], 32) * ceilDiv(s[1], 32) {
+			raw := smooth(32, 32, 1, Uint8, l).pix
+			b, err := enc.Encode(nil, raw)
+			require.NoError(t, err)
+			lt = append(lt, b)
+		}
+		tiles = append(tiles, lt)
+	}
+	return levels, tiles
+}
+
+func mustCodec(t testing.TB, compression uint16) compress.Codec {
+	c, err := compress.NewCodec(compression, 0)
+	require.NoError(t, err)
+	return c
+}
+
+// TestEncodedFactor4: levels of factor 4 are written as SubIFDs of their
+// sizes, their tiles as given, their resolution 4 times coarser each.
+func TestEncodedFactor4(t *testing.T) {
+	levels, tiles := factor4Source(t)
+	data := writeMemory(t, Options{}, func(w *Writer) error {
+		im, err := w.AddEncodedImage(ImageSpec{SizeX: 300, SizeY: 200, PixelType: Uint8, PhysicalSizeX: 0.25, PhysicalSizeY: 0.25}, levels...)
+		if err != nil {
+			return err
+		}
+		ep, err := im.EncodedPlane(0, 0, 0)
+		if err != nil {
+			return err
+		}
+		for l, lt := range tiles {
+			for _, tile := range lt {
+				if err := ep.WriteTile(l, tile); err != nil {
+					return err
+				}
+			}
+		}
+		return ep.Close()
+	})
+	f := readFile(t, data)
+	require.Len(t, f.Pages, 1)
+	pages := levelsOf(f.Pages[0])
+	require.Len(t, pages, 3)
+	for l, p := range pages {
+		lay, err := p.Layout()
+		require.NoError(t, err)
+		assert.Equal(t, [2]int{levels[l].Width, levels[l].Height}, [2]int{lay.Width, lay.Height}, "level %d", l)
+		assert.Equal(t, uint32(min(l, 1)), p.NewSubfileType(), "level %d", l)
+		for i, tile := range tiles[l] {
+			got, err := p.ReadBlock(nil, i)
+			require.NoError(t, err)
+			assert.Equal(t, tile, got, "level %d tile %d", l, i)
+		}
+		x, _ := p.Field(tiff.TagXResolution)
+		res, err := x.Floats()
+		require.NoError(t, err)
+		assert.InDelta(t, 1e4/0.25/math.Pow(4, float64(l)), res[0], 1e-6, "level %d pixels per cm", l)
+	}
+	assert.Contains(t, inspectText(t, data), "SubIFD 0.2: 19 x 13")
+}
+
+// TestEncodedRefused: codings and sizes the writer cannot carry are
+// refused when the image is added, naming what.
+func TestEncodedRefused(t *testing.T) {
+	rgb := ImageSpec{SizeX: 300, SizeY: 200, PixelType: Uint8, SamplesPerPixel: 3}
+	gray16 := ImageSpec{SizeX: 300, SizeY: 200, PixelType: Uint16}
+	lzw := TileCoding{Compression: LZW, TileWidth: 64, TileHeight: 64}
+	jpeg := TileCoding{Compression: JPEG, TileWidth: 64, TileHeight: 64, Photometric: tiff.PhotometricYCbCr, JPEGTables: []byte{0xff, 0xd8, 0xff, 0xd9}}
+	with := func(c TileCoding, change func(c *TileCoding)) TileCoding { change(&c); return c }
+	level := func(w, h int, c TileCoding) EncodedLevel { return EncodedLevel{Width: w, Height: h, TileCoding: c} }
+	cases := []struct {
+		name   string
+		spec   ImageSpec
+		levels []EncodedLevel
+		want   error
+		text   string
+	}{
+		{"no levels", rgb, nil, ErrOption, "without levels"},
+		{"size", rgb, []EncodedLevel{level(300, 201, lzw)}, ErrSize, "level 0 is 300 x 201"},
+		{"tile 24", rgb, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.TileWidth = 24 })}}, ErrOption, "tiles of 24 x 64"},
+		{"compression", rgb, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.Compression = 9 })}}, ErrOption, "compression 9"},
+		{"JPEG of uint16", gray16, []EncodedLevel{{TileCoding: with(jpeg, func(c *TileCoding) { c.Photometric = 0 })}}, ErrOption, "JPEG tiles of uint16"},
+		{"predictor on JPEG", rgb, []EncodedLevel{{TileCoding: with(jpeg, func(c *TileCoding) { c.Predictor = PredictorHorizontal })}}, ErrOption, "predictor"},
+		{"float predictor on integers", gray16, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.Predictor = PredictorFloatingPoint })}}, ErrOption, "predictor"},
+		{"YCbCr LZW", rgb, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.Photometric = tiff.PhotometricYCbCr })}}, ErrOption, "YCbCr tiles with compression LZW"},
+		{"YCbCr gray", gray16, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.Photometric = tiff.PhotometricYCbCr })}}, ErrOption, "photometric interpretation 6 for 1 samples"},
+		{"palette", rgb, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.Photometric = tiff.PhotometricPalette })}}, ErrOption, "photometric interpretation 3"},
+		{"YCbCr fields on RGB", rgb, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.ReferenceBlackWhite = []float64{0, 255, 128, 255, 128, 255} })}}, ErrOption, "YCbCr fields"},
+		{"subsampling", rgb, []EncodedLevel{{TileCoding: with(jpeg, func(c *TileCoding) { c.YCbCrSubSampling = [2]int{1, 2} })}}, ErrOption, "YCbCrSubSampling 1 2"},
+		{"reference black white", rgb, []EncodedLevel{{TileCoding: with(jpeg, func(c *TileCoding) { c.ReferenceBlackWhite = []float64{0, 255} })}}, ErrOption, "ReferenceBlackWhite of 2 values"},
+		{"tables not JPEG", rgb, []EncodedLevel{{TileCoding: with(jpeg, func(c *TileCoding) { c.JPEGTables = []byte("tables") })}}, ErrOption, "not a JPEG stream"},
+		{"tables on LZW", rgb, []EncodedLevel{{TileCoding: with(lzw, func(c *TileCoding) { c.JPEGTables = jpeg.JPEGTables })}}, ErrOption, "JPEGTables with compression LZW"},
+		{"factor 1", rgb, []EncodedLevel{{TileCoding: lzw}, level(300, 200, lzw)}, ErrOption, "not one integer factor"},
+		{"factors differ", rgb, []EncodedLevel{{TileCoding: lzw}, level(150, 100, lzw), level(25, 17, lzw)}, ErrOption, "level 2 is 25 x 17"},
+		{"factor differs in Y", rgb, []EncodedLevel{{TileCoding: lzw}, level(150, 50, lzw)}, ErrOption, "level 1 is 150 x 50"},
+		{"codecs differ", rgb, []EncodedLevel{{TileCoding: lzw}, level(150, 100, with(lzw, func(c *TileCoding) { c.Compression = Deflate }))}, ErrOption, "level 1 has Deflate tiles"},
+		{"empty level", rgb, []EncodedLevel{{TileCoding: lzw}, level(0, 100, lzw)}, ErrSize, "level 1 is 0 x 100"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := New(iohandle.NewMemory(), Options{})
+			require.NoError(t, err)
+			defer w.Abort()
+			_, err = w.AddEncodedImage(c.spec, c.levels...)
+			assert.ErrorIs(t, err, c.want)
+			assert.ErrorContains(t, err, c.text)
+		})
+	}
+	for _, ok := range [][]EncodedLevel{
+		{{TileCoding: lzw}},
+		{{TileCoding: lzw}, level(150, 100, lzw), level(75, 50, lzw), level(38, 25, lzw)},
+		{{TileCoding: lzw}, level(100, 67, lzw), level(33, 22, lzw)},
+		{{TileCoding: lzw}, level(150, 100, with(lzw, func(c *TileCoding) { c.TileHeight = 32 }))},
+		{{TileCoding: jpeg}, level(150, 100, jpeg)},
+	} {
+		w, err := New(iohandle.NewMemory(), Options{})
+		require.NoError(t, err)
+		_, err = w.AddEncodedImage(rgb, ok...)
+		assert.NoError(t, err, "%+v", ok)
+		require.NoError(t, w.Abort())
+	}
+}
+
+// TestEncodedPlaneMisuse: the planes of an encoded image are written
+// through EncodedPlane only, tile counts and levels are checked, and an
+// incomplete plane is reported missing.
+func TestEncodedPlaneMisuse(t *testing.T) {
+	levels, tiles := factor4Source(t)
+	spec := ImageSpec{SizeX: 300, SizeY: 200, PixelType: Uint8}
+	w, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	all, err := w.AddEncodedImage(spec, levels...)
+	require.NoError(t, err)
+	first, err := w.AddEncodedImage(spec, levels[0])
+	require.NoError(t, err)
+	plain, err := w.AddImage(spec)
+	require.NoError(t, err)
+
+	_, err = all.Plane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrPlane)
+	assert.ErrorIs(t, all.WritePlane(0, 0, 0, make([]byte, 300*200)), ErrPlane)
+	assert.ErrorIs(t, all.ReadPlanes(bytes.NewReader(make([]byte, 300*200))), ErrPlane)
+	_, err = plain.EncodedPlane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrPlane)
+	_, err = all.EncodedPlane(0, 1, 0)
+	assert.ErrorIs(t, err, ErrPlane)
+
+	assert.Equal(t, [4]int{3, 3, 1, 0}, [4]int{all.Levels(), all.EncodedLevels(), first.EncodedLevels(), plain.EncodedLevels()})
+	assert.Equal(t, plain.Levels(), first.Levels(), "levels computed as for AddImage")
+	ep, err := all.EncodedPlane(0, 0, 0)
+	require.NoError(t, err)
+	_, err = all.EncodedPlane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrPlane, "twice")
+	assert.ErrorIs(t, ep.WriteTile(3, tiles[0][0]), ErrData, "no level 3")
+	assert.ErrorIs(t, ep.WriteTile(-1, tiles[0][0]), ErrData)
+	assert.ErrorIs(t, ep.WriteTile(0, nil), ErrData, "empty tile")
+	_, err = ep.Write(make([]byte, 300))
+	assert.ErrorIs(t, err, ErrData, "rows of an image that takes none")
+	for _, tile := range tiles[2] {
+		require.NoError(t, ep.WriteTile(2, tile))
+	}
+	assert.ErrorIs(t, ep.WriteTile(2, tiles[2][0]), ErrData, "a tile past the last")
+	assert.ErrorIs(t, ep.Close(), ErrData, "incomplete")
+
+	fp, err := first.EncodedPlane(0, 0, 0)
+	require.NoError(t, err)
+	assert.ErrorIs(t, fp.WriteTile(1, tiles[1][0]), ErrData, "level 1 is computed")
+	require.NoError(t, fp.WriteTile(0, tiles[0][0]))
+	assert.ErrorIs(t, fp.Close(), ErrData)
+
+	err = w.Close()
+	assert.ErrorIs(t, err, ErrMissingPlanes)
+	assert.ErrorContains(t, err, "image 0 z=0 c=0 t=0, image 1 z=0 c=0 t=0, image 2 z=0 c=0 t=0")
+}
+
+// TestEncodedPlaneComplete: a plane is complete once its tiles and its
+// rows are all written, in either order.
+func TestEncodedPlaneComplete(t *testing.T) {
+	g := goldenPyramids()[0]
+	src := readFile(t, g.write(t))
+	for _, rowsFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rows first %v", rowsFirst), func(t *testing.T) {
+			data := writeMemory(t, g.opts, func(w *Writer) error {
+				e, err := EncodedLevelOf(src.Pages[0])
+				require.NoError(t, err)
+				im, err := w.AddEncodedImage(g.images[0].spec, e)
+				require.NoError(t, err)
+				ep, err := im.EncodedPlane(0, 0, 0)
+				require.NoError(t, err)
+				decoded := decodePage(t, src.Pages[0], nil)
+				write := func() error { _, err := ep.Write(decoded.pix); return err }
+				tiles := func() error {
+					for i := range src.Pages[0].NumBlocks() {
+						tile, err := src.Pages[0].ReadBlock(nil, i)
+						require.NoError(t, err)
+						if err := ep.WriteTile(0, tile); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				steps := []func() error{tiles, write}
+				if rowsFirst {
+					steps = []func() error{write, tiles}
+				}
+				require.NoError(t, steps[0]())
+				assert.ErrorIs(t, ep.Close(), ErrData, "half written")
+				require.NoError(t, steps[1]())
+				return ep.Close()
+			})
+			checkPyramid(t, data, g.expected(t))
+		})
+	}
+}
+
+// TestEncodedByteIdenticalAtAnyWorkers: a copy is the same file at every
+// Workers value.
+func TestEncodedByteIdenticalAtAnyWorkers(t *testing.T) {
+	g := jpegPyramids()[0]
+	src := g.write(t)
+	var files [][]byte
+	for _, workers := range []int{1, 2, 8} {
+		files = append(files, copyFile(t, g, src, Options{TileSize: 32, Compression: JPEG, Workers: workers}, false))
+	}
+	assert.True(t, bytes.Equal(files[0], files[1]), "workers 1 and 2")
+	assert.True(t, bytes.Equal(files[0], files[2]), "workers 1 and 8")
+}
+
+// TestEncodedLevelOf: the coding of a page is read as the page has it,
+// and pages the writer cannot copy are refused naming why.
+func TestEncodedLevelOf(t *testing.T) {
+	g := jpegPyramids()[0]
+	f := readFile(t, g.write(t))
+	e, err := EncodedLevelOf(f.Pages[0])
+	require.NoError(t, err)
+	j, err := compress.NewJPEG(compress.Format{BitsPerSample: 8, SamplesPerPixel: 3}, 32, compress.JPEGOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, EncodedLevel{Width: 150, Height: 100, TileCoding: TileCoding{Compression: JPEG, Predictor: PredictorNone, TileWidth: 32, TileHeight: 32,
+		JPEGTables: j.Tables(), Photometric: tiff.PhotometricYCbCr, YCbCrSubSampling: [2]int{2, 2}, ReferenceBlackWhite: []float64{0, 255, 128, 255, 128, 255}}}, e)
+
+	page := func(build func(b *ifd.Builder)) *tiff.Page {
+		b := &ifd.Builder{}
+		b.AddUint(tiff.TagImageWidth, 64)
+		b.AddUint(tiff.TagImageLength, 64)
+		b.AddShort(tiff.TagBitsPerSample, 8)
+		build(b)
+		h := iohandle.NewMemory()
+		tw, err := tiff.NewWriter(h, tiff.Options{})
+		require.NoError(t, err)
+		blk, err := tw.WriteBlock(make([]byte, 64*64))
+		require.NoError(t, err)
+		if _, ok := b.Get(tiff.TagTileWidth); ok {
+			require.NoError(t, tw.AddDirectory(&tiff.Directory{Fields: b, Blocks: []tiff.Block{blk}, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts}))
+		} else {
+			require.NoError(t, tw.AddDirectory(&tiff.Directory{Fields: b, Blocks: []tiff.Block{blk}, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts}))
+		}
+		require.NoError(t, tw.Close())
+		require.NoError(t, h.Commit())
+		return readFile(t, h.Bytes()).Pages[0]
+	}
+	tiles := func(w, h uint64) func(b *ifd.Builder) {
+		return func(b *ifd.Builder) { b.AddUint(tiff.TagTileWidth, w); b.AddUint(tiff.TagTileLength, h) }
+	}
+	cases := []struct {
+		name  string
+		build func(b *ifd.Builder)
+		text  string
+	}{
+		{"strips", func(b *ifd.Builder) {}, "strips"},
+		{"tiles", tiles(64, 64), ""},
+		{"tiles of 72", tiles(72, 72), "tiles of 72 x 72"},
+		{"packbits", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagCompression, tiff.CompressionPackBits) }, "compression 32773 (PackBits)"},
+		{"white is zero", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagPhotometricInterpretation, 0) }, "photometric interpretation 0"},
+		{"predictor 9", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagPredictor, 9) }, "predictor 9"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := EncodedLevelOf(page(c.build))
+			if c.text == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrOption)
+			assert.ErrorContains(t, err, c.text)
+		})
+	}
+}
