@@ -42,7 +42,7 @@ var crashTemp = regexp.MustCompile(`^\.` + regexp.QuoteMeta(crashOutput) + `\.[0
 // (OMETIFF_NO_TMPFILE=1), SIGKILL leaves the writer's temporary file, and
 // the next run removes it; SIGTERM leaves nothing.
 func TestCrashSafety(t *testing.T) {
-	c := crashTest{bin: buildConverter(t), in: randomRaw(t)}
+	c := crashTest{bin: buildProgram(t), in: randomRaw(t)}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	c.rng = rand.New(rand.NewPCG(seed, 0))
@@ -121,7 +121,7 @@ func (c *crashTest) interrupt(t *testing.T, dir string, named bool, sig syscall.
 			assert.Equal(t, syscall.SIGKILL, got.signal, "code %d, %s", got.code, got.stderr)
 		case syscall.SIGTERM:
 			assert.Equal(t, 143, got.code, got.stderr)
-			assert.Equal(t, "convert: stopped by SIGTERM\n", got.stderr)
+			assert.Equal(t, "ometiff convert: stopped by SIGTERM\n", got.stderr)
 		}
 		return got
 	}
@@ -134,7 +134,7 @@ func (c *crashTest) interrupt(t *testing.T, dir string, named bool, sig syscall.
 // target bytes, and checks that the output was the kind of file asked for.
 func (c *crashTest) run(t *testing.T, dir string, named bool, sig syscall.Signal, target int64) outcome {
 	t.Helper()
-	cmd := exec.Command(c.bin, "-raw-width", fmt.Sprint(crashSize), "-raw-height", fmt.Sprint(crashSize),
+	cmd := exec.Command(c.bin, "convert", "-raw-width", fmt.Sprint(crashSize), "-raw-height", fmt.Sprint(crashSize),
 		"-raw-type", "uint16", "-raw-z", fmt.Sprint(crashPlanes), c.in, filepath.Join(dir, crashOutput))
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "OMETIFF_NO_TMPFILE=") })
 	if named {
@@ -228,15 +228,6 @@ func findOutput(fds, dir string) (entry, name string) {
 		return path, base
 	}
 	return "", ""
-}
-
-// buildConverter builds this program into a temporary directory.
-func buildConverter(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "convert")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
 }
 
 // randomRaw writes the crash test's raw input, random samples, into a
