@@ -54,9 +54,13 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, err
 	}
 	defer in.Close()
-	src, err := openSource(in, cfg)
+	src, err := openSource(in, cfg, stderr)
 	if err != nil {
 		return nil, err
+	}
+	options := cfg.options
+	if ts, ok := src.(*tiffSource); ok {
+		options = ts.wopts
 	}
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
@@ -78,7 +82,7 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return specs, err
 	}
 	defer h.Close() // discards the output unless the writer committed it
-	w, err := pyramid.NewContext(ctx, h, cfg.options)
+	w, err := pyramid.NewContext(ctx, h, options)
 	if err != nil {
 		return specs, err
 	}
@@ -106,7 +110,7 @@ type sourceImages interface {
 // openSource returns the raw input the -raw flags describe, the images of
 // a TIFF file, streamed from its blocks, or the image in the input,
 // streamed or decoded.
-func openSource(in *input, cfg config) (sourceImages, error) {
+func openSource(in *input, cfg config, stderr io.Writer) (sourceImages, error) {
 	var im imageInput
 	var err error
 	switch {
@@ -115,7 +119,7 @@ func openSource(in *input, cfg config) (sourceImages, error) {
 	default:
 		var src sourceImages
 		var ok bool
-		if src, ok, err = openTIFF(in, cfg); ok || err != nil {
+		if src, ok, err = openTIFF(in, cfg, stderr); ok || err != nil {
 			return src, err
 		}
 		im, err = openImage(in, cfg.limits)

@@ -28,6 +28,9 @@ type config struct {
 	set           map[string]bool // the flags given
 	// skipUnsupported converts what can be and reports the rest on stderr.
 	skipUnsupported bool
+	// copyLevels copies a TIFF input's reduced levels through with its
+	// tiles.
+	copyLevels bool
 }
 
 // rawFormat describes a raw input: planes of little-endian samples, one
@@ -64,7 +67,15 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"PNG, which streams: vips copy in.jpg in.png\n\n")
 	o := &cfg.options
 	fs.IntVar(&o.TileSize, "tile", 256, "tile width and height, a multiple of 16")
-	fs.TextVar(&o.Compression, "compression", pyramid.LZW, "tile `codec`: lzw, none, deflate or zstd")
+	fs.TextVar(&o.Compression, "compression", pyramid.LZW,
+		"tile `codec`: lzw, none, deflate, zstd or jpeg (uint8 gray or RGB). A TIFF input whose\n"+
+			"tiles the writer can carry has them copied through, in its codec, unless given")
+	fs.IntVar(&o.Quality, "quality", 0, "JPEG quality, 1 to 100; 0 is the writer's default (75), or the\n"+
+		"source's when its JPEG tiles are copied through")
+	fs.TextVar(&o.JPEGColor, "jpeg-color", pyramid.JPEGYCbCr420, "`coding` of RGB JPEG tiles: ycbcr (4:2:0) or rgb")
+	fs.BoolVar(&cfg.copyLevels, "copy-levels", false,
+		"copy the reduced levels of a TIFF input through too, when its tiles are copied and\n"+
+			"its levels form an OME pyramid (one integer factor), instead of computing them")
 	fs.IntVar(&o.Level, "level", 0, "deflate or zstd level; 0 is the codec's default")
 	fs.TextVar(&o.Predictor, "predictor", pyramid.PredictorAuto,
 		"`predictor`: auto, none, horizontal or floating-point; auto is one of the last two when compressed")

@@ -401,3 +401,95 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// tileDigests is a Python script: tifffile reads the stored bytes of
+// every tile of every level of the first series of each file named (or,
+// for FILE:I,J,..., of the pages of those indices in the main chain), and
+// prints, per file, each level's size, tile size, the SHA-256 of its
+// tiles in order and of its JPEGTables.
+const tileDigests = `
+import sys, json, hashlib, tifffile
+out = []
+for arg in sys.argv[1:]:
+    path, _, pages = arg.partition(':')
+    levels = []
+    with tifffile.TiffFile(path) as tif:
+        fh = tif.filehandle
+        if pages:
+            chosen = [tif.pages[int(i)] for i in pages.split(',')]
+        else:
+            chosen = [level.pages[0] for level in tif.series[0].levels]
+        for page in chosen:
+            tiles = []
+            for off, n in zip(page.dataoffsets, page.databytecounts):
+                fh.seek(off)
+                tiles.append(hashlib.sha256(fh.read(n)).hexdigest())
+            tables = page.jpegtables or b''
+            levels.append({'size': [page.imagewidth, page.imagelength], 'tile': [page.tilewidth, page.tilelength],
+                           'tiles': tiles, 'tables': hashlib.sha256(tables).hexdigest() if tables else ''})
+    out.append(levels)
+print(json.dumps(out))
+`
+
+// digestLevel is one level as tileDigests prints it.
+type digestLevel struct {
+	Size   []int    `json:"size"`
+	Tile   []int    `json:"tile"`
+	Tiles  []string `json:"tiles"`
+	Tables string   `json:"tables"`
+}
+
+// TestInteropConvertSVSCopy converts the SVS-like slide with its JPEG
+// tiles copied through, as the converter does by default: tifffile finds
+// every full-resolution tile byte for byte the source's, with the same
+// JPEGTables and tile size, and the reduced levels computed (in JPEG at
+// the source's quality, 70); with -copy-levels every level is the
+// source's, tile for tile. libvips decodes the full resolution of both
+// to the same pixels, and libtiff (tiffcp -c none) decodes every
+// directory.
+func TestInteropConvertSVSCopy(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "tiffcp", "tiffset", "tifffile")
+	dir := t.TempDir()
+	interop.RunPython(t, makeInputs, dir)
+	in := filepath.Join(dir, "slide.svs")
+	makeSVS(t, dir, in)
+	computed, copied := filepath.Join(dir, "computed.ome.tif"), filepath.Join(dir, "copied.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, in, computed)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: JPEG tiles of 240 x 240 copied through, the levels computed at quality 70")
+	code, _, stderr = clitest.Run(runConvert, "-copy-levels", in, copied)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: JPEG tiles of 240 x 240 copied through, 2 levels copied")
+
+	var got [][]digestLevel
+	require.NoError(t, json.Unmarshal([]byte(interop.RunPython(t, tileDigests, in+":0,2,3", computed, copied)), &got))
+	require.Len(t, got, 3)
+	src := got[0]
+	require.Len(t, src, 3, "the slide's levels: pages 0, 2 and 3")
+	for name, out := range map[string][]digestLevel{"computed": got[1], "copied": got[2]} {
+		require.NotEmpty(t, out, name)
+		assert.Equal(t, src[0], out[0], "%s: the full resolution's tiles and JPEGTables", name)
+	}
+	assert.Equal(t, src, got[2], "-copy-levels: every level")
+	require.Len(t, got[1], 4, "the levels computed: 1000 x 600 halved until one tile")
+	for k, l := range got[1][1:len(src)] {
+		assert.Equal(t, src[k+1].Size, l.Size, "level %d", k+1)
+		assert.NotEqual(t, src[k+1].Tiles, l.Tiles, "level %d computed, not copied", k+1)
+	}
+
+	raws := map[string][]byte{}
+	for _, f := range []string{in, computed, copied} {
+		v := f + ".v"
+		interop.MustRun(t, "vips", "tiffload", f, v)
+		interop.MustRun(t, "vips", "rawsave", v, v+".raw")
+		data, err := os.ReadFile(v + ".raw")
+		require.NoError(t, err)
+		raws[f] = data
+		if f != in { // libtiff decodes every directory (tiffinfo -D cannot show YCbCr tiles)
+			interop.MustRun(t, "tiffcp", "-c", "none", f, f+".none.tif")
+		}
+	}
+	assert.Equal(t, raws[in], raws[computed], "libvips decodes the copied tiles as the source's")
+	assert.Equal(t, raws[in], raws[copied])
+}

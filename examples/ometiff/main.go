@@ -27,14 +27,29 @@
 // names, descriptions and map annotations; an SVS its slide (MPP as the
 // pixel size, every field of its description as annotations) and its
 // label and macro images; a plain TIFF its pages of one shape as planes
-// along T, and pages of other shapes as further images. Reduced levels of
-// the input are computed again, never copied. What the input holds and
+// along T, and pages of other shapes as further images. What the input holds and
 // the output cannot carry (a palette or 1-bit page among others, JPEG
 // 2000, a multi-file OME dataset, a plane no TiffData maps) is refused
 // with an error naming it; with -skip-unsupported the rest is converted
 // and what was left out is reported on stderr. ometiff info shows the
 // mapping without converting. A TIFF of one palette or sub-byte page is
 // decoded whole, as an image.
+//
+// # Tiles copied through
+//
+// When the first image of a TIFF file is tiled in a codec the writer
+// writes (JPEG, LZW, Deflate or Zstd), in square tiles of a multiple of
+// 16, and -compression is not given, its tiles are copied into the output
+// byte for byte, with their JPEGTables and YCbCr fields: no generation is
+// lost, and no time goes to encoding them. The output takes the source's
+// codec, tile size and predictor (and for JPEG the quality its tables were
+// made at, for the levels it computes), and the other images coded alike
+// are copied too; the converter says so on stderr. The full resolution is
+// still decoded, to compute the reduced levels; with -copy-levels the
+// source's own levels are copied as well, with no decoding at all, when
+// they form an OME pyramid (one integer factor between levels: 2 for a
+// libvips pyramid, 4 for an Aperio slide). -compression, or a -tile or
+// -predictor other than the source's, encodes the tiles again.
 //
 // Images (PNG, JPEG, GIF, BMP, WebP) are decoded by the standard library
 // and golang.org/x/image (non-interlaced PNGs by a streaming reader of

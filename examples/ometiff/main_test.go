@@ -30,7 +30,8 @@ func TestCommands(t *testing.T) {
 		{"convert -h", []string{"convert", "-h"}, 0, "", "usage: ometiff convert [flags] input output.ome.tif"},
 		{"info", []string{"info", file}, 0, `image 1 "overview": 40 x 30`, ""},
 		{"inspect", []string{"inspect", file}, 0, "OME-XML: ", ""},
-		{"convert", []string{"convert", file, filepath.Join(dir, "out.ome.tif")}, 0, "wrote ", ""},
+		{"convert", []string{"convert", file, filepath.Join(dir, "out.ome.tif")}, 0, "wrote ", "image 0: LZW tiles of 64 x 64 copied through"},
+		{"convert encoding again", []string{"convert", "-compression", "zstd", file, filepath.Join(dir, "zstd.ome.tif")}, 0, "wrote ", ""},
 		{"a bad flag of a command", []string{"info", "-x"}, 2, "", "ometiff info: flag provided but not defined: -x"},
 	}
 	for _, tt := range tests {

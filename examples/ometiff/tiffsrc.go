@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -19,6 +20,12 @@ type tiffSource struct {
 	file *source.File
 	opts source.Options
 	lim  limits
+	// wopts are the writer's options: the flags', or the source's coding
+	// when its tiles are copied through.
+	wopts pyramid.Options
+	// encoded are the levels of each image whose tiles are copied
+	// through (nil: the image is encoded again).
+	encoded [][]pyramid.EncodedLevel
 }
 
 // isTIFF reports whether a file's first bytes are a TIFF or BigTIFF
@@ -36,7 +43,7 @@ func isTIFF(head []byte) bool {
 // it against the limits before anything large is allocated. A one-page
 // file of palette colours or samples of fewer than 8 bits, which the
 // streaming reader does not read, is left to the image decoders (not ok).
-func openTIFF(in *input, cfg config) (src sourceImages, ok bool, err error) {
+func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok bool, err error) {
 	var head [4]byte
 	if _, err := io.ReadFull(in.header(), head[:]); err != nil || !isTIFF(head[:]) {
 		return nil, false, nil
@@ -58,6 +65,8 @@ func openTIFF(in *input, cfg config) (src sourceImages, ok bool, err error) {
 	if s.file, err = source.New(tf, filepath.Base(in.name), s.opts); err != nil {
 		return nil, true, fmt.Errorf("%s: %w", in.name, err)
 	}
+	s.planCopy(cfg, stderr)
+	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize
 	if err := s.checkLimits(); err != nil {
 		return nil, true, err
 	}
@@ -128,7 +137,12 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 	dsts := make([]*pyramid.Image, len(specs))
 	for i, spec := range specs {
 		var err error
-		if dsts[i], err = w.AddImage(spec); err != nil {
+		if s.encoded[i] != nil {
+			dsts[i], err = w.AddEncodedImage(spec, s.encoded[i]...)
+		} else {
+			dsts[i], err = w.AddImage(spec)
+		}
+		if err != nil {
 			return specs, fmt.Errorf("image %d (%q): %w", i, spec.Name, err)
 		}
 		specs[i] = dsts[i].Spec()
@@ -139,4 +153,98 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 		}
 	}
 	return specs, nil
+}
+
+// planCopy decides which images have their tiles copied through, and the
+// writer's options: the flags' when -compression is given, or when the
+// first image's tiles cannot be copied (strips, a codec the writer does
+// not write, tiles of another size than -tile or not square, or a
+// predictor other than -predictor's); otherwise the first image's coding,
+// and every image coded alike is copied. With -copy-levels the source's
+// reduced levels are copied too when they form an OME pyramid. It says
+// what it does on stderr.
+func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
+	s.wopts = cfg.options
+	s.encoded = make([][]pyramid.EncodedLevel, len(s.file.Images))
+	if cfg.set["compression"] {
+		return
+	}
+	say := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
+	}
+	encoded := func(im *source.Image) ([]pyramid.EncodedLevel, error) {
+		if !cfg.copyLevels {
+			return im.Encoded(false)
+		}
+		levels, err := im.Encoded(true)
+		if err == nil {
+			return levels, nil
+		}
+		levels, err2 := im.Encoded(false)
+		if err2 == nil {
+			say("the levels are computed: %v", err)
+		}
+		return levels, err2
+	}
+	first, err := encoded(s.file.Images[0])
+	if err != nil {
+		if cfg.copyLevels {
+			say("tiles encoded again: %v", err)
+		}
+		return
+	}
+	c := first[0].TileCoding
+	o := s.wopts
+	switch {
+	case c.TileWidth != c.TileHeight:
+		say("tiles encoded again: the source's are %d x %d, and the writer's square", c.TileWidth, c.TileHeight)
+		return
+	case cfg.set["tile"] && o.TileSize != c.TileWidth:
+		say("tiles encoded again: -tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
+		return
+	case cfg.set["predictor"] && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
+		say("tiles encoded again: -predictor %v, the source's is %v", o.Predictor, c.Predictor)
+		return
+	}
+	o.Compression, o.TileSize, o.Predictor = c.Compression, c.TileWidth, c.Predictor
+	if c.Compression == pyramid.JPEG {
+		o.Predictor = pyramid.PredictorAuto
+		if !cfg.set["quality"] {
+			if q, _, err := compress.JPEGQuality(c.JPEGTables); err == nil {
+				o.Quality = q
+			}
+		}
+		if !cfg.set["jpeg-color"] && c.Photometric == tiff.PhotometricRGB {
+			o.JPEGColor = pyramid.JPEGRGB
+		}
+	}
+	if o.Compression != pyramid.Deflate && o.Compression != pyramid.Zstd {
+		o.Level = 0
+	}
+	s.wopts = o
+	for i, im := range s.file.Images {
+		levels := first
+		if i > 0 {
+			if levels, err = encoded(im); err != nil {
+				continue
+			}
+			e := levels[0]
+			if e.Compression != c.Compression || e.TileWidth != c.TileWidth || e.TileHeight != c.TileHeight || e.Predictor != c.Predictor {
+				continue
+			}
+		}
+		s.encoded[i] = levels
+		how := "the levels computed"
+		if len(levels) > 1 {
+			how = fmt.Sprintf("%d levels copied", len(levels)-1)
+		} else if o.Compression == pyramid.JPEG {
+			q := o.Quality
+			if q == 0 {
+				q = 75 // the writer's default
+			}
+			how += fmt.Sprintf(" at quality %d", q)
+		}
+		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
+			i, c.Compression, c.TileWidth, c.TileHeight, how)
+	}
 }

@@ -33,6 +33,11 @@
 // Pipeline, with memory bounded by the width of the page times the band
 // height.
 //
+// Image.Encoded says whether an image's tiles can be copied through
+// (pyramid.Writer.AddEncodedImage) instead of encoded again, with or
+// without the file's reduced levels; WritePlanes then copies them as
+// stored, and decodes the pages only for the levels the writer computes.
+//
 // It builds on package tiff, which reads a file's structure and its
 // blocks as stored, and package compress, which decodes a block.
 package source

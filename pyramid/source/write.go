@@ -20,7 +20,10 @@ var ErrMismatch = errors.New("source: destination image does not match")
 // through a BandReader with opts, in the order of its first plane, and
 // its rows stream into the planes it holds band by band: memory stays at
 // a few bands of the page and the writer's bands of each plane open at
-// once (one, or one per sample when its samples are channels). It stops
+// once (one, or one per sample when its samples are channels). Into an
+// image added with AddEncodedImage and the levels Encoded returned, the
+// tiles of those levels are copied as stored, and the pages are decoded
+// only when the writer computes the other levels. It stops
 // at the first error, of the source or of the writer, and returns it
 // naming the plane.
 func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Options) error {
@@ -30,6 +33,9 @@ func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Optio
 		return fmt.Errorf("%w: %d x %d, %d x %d samples of %v, %d planes written into %d x %d, %d x %v, %d planes",
 			ErrMismatch, want.SizeX, want.SizeY, max(want.SamplesPerPixel, 1), len(im.Planes), want.PixelType, want.Planes(),
 			got.SizeX, got.SizeY, max(got.SamplesPerPixel, 1), got.PixelType, got.Planes())
+	}
+	if dst.EncodedLevels() > 0 {
+		return im.writeEncoded(ctx, dst, opts)
 	}
 	for _, r := range im.reads() {
 		if err := im.writePage(ctx, dst, r, opts); err != nil {

@@ -1,0 +1,198 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// Encoded returns the levels of the image whose tiles can be copied
+// through into a pyramid writer (pyramid.Writer.AddEncodedImage) as the
+// file stores them: the full resolution, and with levels its reduced
+// resolutions (Plane.Levels) too. Every plane must be a whole page (not
+// one sample of it) whose tiles the writer can carry (see
+// pyramid.EncodedLevelOf), all pages coded alike; the reduced levels must
+// be there for every plane, coded alike, and form an OME pyramid: the
+// same integer factor, at least 2, from each level to the next in X and
+// Y, and the full resolution's compression. What stands in the way is an
+// error matching ErrUnsupported that names it.
+//
+// WritePlanes copies the tiles of the levels given encoded into an image
+// added with them, and decodes the full resolution only when the writer
+// computes the other levels.
+func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
+	var out []pyramid.EncodedLevel
+	for p, pl := range im.Planes {
+		if pl.Sample >= 0 {
+			return nil, fmt.Errorf("%w: tiles copied through: plane %d is one sample of its page", ErrUnsupported, p)
+		}
+		pages := []*tiff.Page{pl.Page}
+		if levels {
+			if len(pl.Levels) == 0 {
+				return nil, fmt.Errorf("%w: tiles copied through: the file stores no reduced levels of plane %d", ErrUnsupported, p)
+			}
+			pages = append(pages, pl.Levels...)
+		}
+		if p > 0 && len(pages) != len(out) {
+			return nil, fmt.Errorf("%w: tiles copied through: plane %d has %d levels, plane 0 %d", ErrUnsupported, p, len(pages), len(out))
+		}
+		for k, page := range pages {
+			e, err := pyramid.EncodedLevelOf(page)
+			if err != nil {
+				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: %w", ErrUnsupported, k, p, err)
+			}
+			if p == 0 {
+				out = append(out, e)
+				continue
+			}
+			if !reflect.DeepEqual(e, out[k]) {
+				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d is not coded as plane 0's", ErrUnsupported, k, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: tiles copied through: the image has no planes", ErrUnsupported)
+	}
+	if err := checkFactor(out); err != nil {
+		return nil, fmt.Errorf("%w: tiles copied through: %w", ErrUnsupported, err)
+	}
+	return out, nil
+}
+
+// checkFactor checks that levels form an OME pyramid: one integer factor
+// of at least 2 between each level and the next, in X and Y (each size
+// divided by it and rounded either way), and one compression.
+func checkFactor(levels []pyramid.EncodedLevel) error {
+	if len(levels) < 2 {
+		return nil
+	}
+	factor := 0
+	for k := 1; k < len(levels); k++ {
+		up, l := levels[k-1], levels[k]
+		if l.Compression != levels[0].Compression {
+			return fmt.Errorf("level %d is %v, the full resolution %v", k, l.Compression, levels[0].Compression)
+		}
+		if l.Width < 1 || l.Height < 1 {
+			return fmt.Errorf("level %d is %d x %d", k, l.Width, l.Height)
+		}
+		f := (up.Width + l.Width/2) / l.Width
+		if k == 1 {
+			factor = f
+		}
+		fits := func(big, small int) bool { return small == big/factor || small == (big+factor-1)/factor }
+		if factor < 2 || f != factor || !fits(up.Width, l.Width) || !fits(up.Height, l.Height) {
+			return fmt.Errorf("level %d (%d x %d) is not level %d (%d x %d) reduced by the factor of the others", k, l.Width, l.Height, k-1, up.Width, up.Height)
+		}
+	}
+	return nil
+}
+
+// writeEncoded writes the planes of an image added with AddEncodedImage
+// and the levels Encoded gave: the tiles of each level given encoded, as
+// stored, and when the writer computes the other levels, the full
+// resolution's rows, decoded band by band, each band after the row of
+// tiles it covers (so the file is the same at every run).
+func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Options) error {
+	encoded := dst.EncodedLevels()
+	rows := encoded < dst.Levels()
+	var tile []byte
+	for p, pl := range im.Planes {
+		z, c, t := im.Spec.PlaneCoords(p)
+		name := fmt.Sprintf("plane z=%d c=%d t=%d (the page at %d)", z, c, t, pl.Page.Offset)
+		if pl.Sample >= 0 || len(pl.Levels) < encoded-1 {
+			return fmt.Errorf("%w: %s: not the levels the image was added with", ErrMismatch, name)
+		}
+		ep, err := dst.EncodedPlane(z, c, t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if tile, err = copyPlane(ctx, ep, pl, encoded, rows, opts, tile); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := ep.Close(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// copyPlane gives ep the tiles of the plane's first encoded levels and,
+// with rows, the full resolution's rows. It returns the tile buffer for
+// reuse.
+func copyPlane(ctx context.Context, ep *pyramid.EncodedPlaneWriter, pl Plane, encoded int, rows bool, opts Options, tile []byte) ([]byte, error) {
+	page := pl.Page
+	l, err := page.Layout()
+	if err != nil {
+		return tile, err
+	}
+	copyRow := func(level int, p *tiff.Page, across, down int) error {
+		for x := range across {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var err error
+			if tile, err = p.ReadBlock(tile[:0], down*across+x); err != nil {
+				return err
+			}
+			if err := ep.WriteTile(level, tile); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !rows {
+		for down := range l.BlocksDown {
+			if err := copyRow(0, page, l.BlocksAcross, down); err != nil {
+				return tile, err
+			}
+		}
+	} else {
+		// Bands hold whole tile rows (Options.Rows takes whole blocks):
+		// the tiles of the rows a band reaches go before it.
+		r, err := NewBandReader(ctx, page, opts)
+		if err != nil {
+			return tile, err
+		}
+		defer r.Close()
+		next := 0 // the next row of tiles to copy
+		for {
+			y, band, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return tile, err
+			}
+			end := y + len(band)/r.RowBytes()
+			for ; next < l.BlocksDown && next*l.BlockHeight < end; next++ {
+				if err := copyRow(0, page, l.BlocksAcross, next); err != nil {
+					return tile, err
+				}
+			}
+			if _, err := ep.Write(band); err != nil {
+				return tile, err
+			}
+		}
+		if err := r.Close(); err != nil {
+			return tile, err
+		}
+	}
+	for k := 1; k < encoded; k++ {
+		lp := pl.Levels[k-1]
+		ll, err := lp.Layout()
+		if err != nil {
+			return tile, err
+		}
+		for down := range ll.BlocksDown {
+			if err := copyRow(k, lp, ll.BlocksAcross, down); err != nil {
+				return tile, err
+			}
+		}
+	}
+	return tile, nil
+}

@@ -1,0 +1,191 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// pyramidFile writes an OME-TIFF of one image of spec's size with random
+// smooth pixels through the pyramid writer (levels in SubIFDs), and maps
+// it back.
+func pyramidFile(t testing.TB, spec pyramid.ImageSpec, opts pyramid.Options) *File {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, opts)
+	require.NoError(t, err)
+	im, err := w.AddImage(spec)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(1, 2))
+	pixel := max(spec.SamplesPerPixel, 1) * spec.PixelType.Size()
+	for p := range spec.Planes() {
+		plane := make([]byte, spec.SizeX*spec.SizeY*pixel)
+		for i := range plane {
+			plane[i] = byte(i/pixel%spec.SizeX + i/(pixel*spec.SizeX) + rng.IntN(8))
+		}
+		z, c, tt := spec.PlaneCoords(p)
+		require.NoError(t, im.WritePlane(z, c, tt, plane))
+	}
+	require.NoError(t, w.Close())
+	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+	require.NoError(t, err)
+	f, err := New(tf, "in.ome.tif", Options{})
+	require.NoError(t, err)
+	return f
+}
+
+// copyThrough converts the images of f with their tiles copied through
+// (with the file's reduced levels too, when levels), and maps the output.
+func copyThrough(t testing.TB, f *File, opts pyramid.Options, levels bool) *File {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, opts)
+	require.NoError(t, err)
+	for _, im := range f.Images {
+		enc, err := im.Encoded(levels)
+		require.NoError(t, err)
+		dst, err := w.AddEncodedImage(im.Spec, enc...)
+		require.NoError(t, err)
+		require.NoError(t, im.WritePlanes(context.Background(), dst, Options{Rows: opts.TileSize, Workers: 2}))
+	}
+	require.NoError(t, w.Close())
+	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+	require.NoError(t, err)
+	out, err := New(tf, "out.ome.tif", Options{})
+	require.NoError(t, err)
+	return out
+}
+
+// tiles returns a page's stored tiles.
+func tiles(t testing.TB, p *tiff.Page) [][]byte {
+	t.Helper()
+	l, err := p.Layout()
+	require.NoError(t, err)
+	var out [][]byte
+	for i := range l.BlocksAcross * l.BlocksDown * l.Planes {
+		b, err := p.ReadBlock(nil, i)
+		require.NoError(t, err)
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestCopyThrough copies the tiles of pyramids written by the pyramid
+// writer: every level's tiles are the source's bytes when its levels are
+// copied; with the levels computed, the full resolution's tiles are the
+// source's and the levels, computed from the decoded rows, are the
+// source's too for lossless codecs (the same pixels and options give the
+// same bytes) and decode to the level's size for JPEG. JPEGTables and the
+// YCbCr fields come through.
+func TestCopyThrough(t *testing.T) {
+	gray := pyramid.ImageSpec{SizeX: 100, SizeY: 70, SizeZ: 2, PixelType: pyramid.Uint16}
+	rgb := pyramid.ImageSpec{SizeX: 90, SizeY: 75, SizeT: 2, PixelType: pyramid.Uint8, SamplesPerPixel: 3}
+	tests := []struct {
+		name     string
+		spec     pyramid.ImageSpec
+		opts     pyramid.Options
+		lossless bool
+	}{
+		{"LZW with predictor", gray, pyramid.Options{TileSize: 32, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal}, true},
+		{"Zstd", gray, pyramid.Options{TileSize: 16, Compression: pyramid.Zstd}, true},
+		{"Deflate RGB", rgb, pyramid.Options{TileSize: 32, Compression: pyramid.Deflate}, true},
+		{"JPEG YCbCr", rgb, pyramid.Options{TileSize: 32, Compression: pyramid.JPEG, Quality: 80}, false},
+		{"JPEG RGB-coded", rgb, pyramid.Options{TileSize: 48, Compression: pyramid.JPEG, JPEGColor: pyramid.JPEGRGB}, false},
+	}
+	for _, tt := range tests {
+		for _, levels := range []bool{false, true} {
+			name := tt.name + ", levels computed"
+			if levels {
+				name = tt.name + ", levels copied"
+			}
+			t.Run(name, func(t *testing.T) {
+				src := pyramidFile(t, tt.spec, tt.opts)
+				out := copyThrough(t, src, tt.opts, levels)
+				require.Len(t, out.Images, 1)
+				sp, op := src.Images[0].Planes, out.Images[0].Planes
+				require.Len(t, op, len(sp))
+				for p := range sp {
+					require.Len(t, op[p].Levels, len(sp[p].Levels), "plane %d", p)
+					assert.Equal(t, tiles(t, sp[p].Page), tiles(t, op[p].Page), "plane %d: full-resolution tiles", p)
+					assert.Equal(t, sp[p].Page.JPEGTables(), op[p].Page.JPEGTables())
+					sl, err := sp[p].Page.Layout()
+					require.NoError(t, err)
+					ol, err := op[p].Page.Layout()
+					require.NoError(t, err)
+					assert.Equal(t, sl, ol, "plane %d: layout", p)
+					for k := range sp[p].Levels {
+						if levels || tt.lossless {
+							assert.Equal(t, tiles(t, sp[p].Levels[k]), tiles(t, op[p].Levels[k]), "plane %d level %d", p, k+1)
+							continue
+						}
+						want, err := sp[p].Levels[k].Layout()
+						require.NoError(t, err)
+						got := planePixels(t, Plane{Page: op[p].Levels[k], Sample: -1})
+						assert.Len(t, got, want.Width*want.Height*3, "plane %d level %d", p, k+1)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestEncodedRefuses: what cannot be copied through is ErrUnsupported,
+// naming it.
+func TestEncodedRefuses(t *testing.T) {
+	stripped, _, err := mapPages(t, Options{}, gray(40, 30))
+	require.NoError(t, err)
+	_, err = stripped.Images[0].Encoded(false)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "strips")
+
+	flat := pyramidFile(t, pyramid.ImageSpec{SizeX: 40, SizeY: 30, PixelType: pyramid.Uint8}, pyramid.Options{TileSize: 16, Levels: 1})
+	_, err = flat.Images[0].Encoded(false)
+	assert.NoError(t, err)
+	_, err = flat.Images[0].Encoded(true)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "no reduced levels")
+
+	channels, _, err := mapPages(t, Options{}, testPage{width: 32, height: 32, samples: 2, bits: 8, tileW: 16, tileH: 16})
+	require.NoError(t, err)
+	_, err = channels.Images[0].Encoded(false)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "one sample of its page")
+}
+
+// TestCheckFactor: levels copied must form an OME pyramid.
+func TestCheckFactor(t *testing.T) {
+	level := func(w, h int, c pyramid.Compression) pyramid.EncodedLevel {
+		return pyramid.EncodedLevel{Width: w, Height: h, TileCoding: pyramid.TileCoding{Compression: c}}
+	}
+	tests := []struct {
+		name   string
+		levels []pyramid.EncodedLevel
+		err    string
+	}{
+		{"one level", []pyramid.EncodedLevel{level(100, 70, pyramid.LZW)}, ""},
+		{"halves rounded up", []pyramid.EncodedLevel{level(101, 71, pyramid.LZW), level(51, 36, pyramid.LZW), level(26, 18, pyramid.LZW)}, ""},
+		{"quarters rounded down (Aperio)", []pyramid.EncodedLevel{level(24576, 16384, pyramid.JPEG), level(6144, 4096, pyramid.JPEG), level(1536, 1024, pyramid.JPEG)}, ""},
+		{"factors differ", []pyramid.EncodedLevel{level(1024, 1024, pyramid.LZW), level(512, 512, pyramid.LZW), level(128, 128, pyramid.LZW)}, "factor"},
+		{"not the same in Y", []pyramid.EncodedLevel{level(1024, 1024, pyramid.LZW), level(512, 256, pyramid.LZW)}, "factor"},
+		{"no reduction", []pyramid.EncodedLevel{level(64, 64, pyramid.LZW), level(64, 64, pyramid.LZW)}, "factor"},
+		{"another compression", []pyramid.EncodedLevel{level(64, 64, pyramid.JPEG), level(32, 32, pyramid.LZW)}, "level 1 is"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkFactor(tt.levels)
+			if tt.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tt.err)
+		})
+	}
+}
