@@ -79,11 +79,12 @@ huge:
 	$(GO) run ./examples/compare -workloads huge -runs 1
 
 # ometiff convert against libvips on a 24576 x 16384 SVS-like slide and the
-# 8192 x 8192 striped RGB Deflate TIFF, to LZW pyramids: medians of
-# alternating runs and ratios; fails if a peak memory passes its bound.
-# About 15 minutes, most of it making the inputs.
+# 8192 x 8192 striped RGB Deflate TIFF, to LZW pyramids, and the slide with
+# its JPEG tiles copied through (levels computed, or copied too) against
+# libvips re-encoding it at Q70: medians of alternating runs and ratios;
+# fails if a peak memory passes its bound. About 20 minutes.
 convertcompare:
-	$(GO) run ./examples/convertcompare -workloads svs,strips -runs 3
+	$(GO) run ./examples/convertcompare -workloads svs,strips,copy,copy-levels -runs 3
 
 # ometiff convert on a 100,000 x 100,000 RGB JPEG BigTIFF, to LZW: its peak
 # memory must stay under 256 MiB. Slow (the output is about 25 GB).

@@ -19,22 +19,28 @@
 //	strips  the 8192 x 8192 RGB slide as a striped Deflate TIFF (vips
 //	        tiffsave --compression deflate) converted likewise, against
 //	        vips tiffsave in.tif out.tif --tile --tile-width 256 --tile-height 256 --pyramid --subifd --compression lzw --predictor horizontal
+//	copy    the SVS-like slide converted with its JPEG tiles copied
+//	        through (the converter's default) and the levels computed
+//	        from the decoded slide, against libvips re-encoding it:
+//	        vips tiffsave in.svs out.tif --tile --tile-width 240 --tile-height 240 --pyramid --subifd --compression jpeg --Q 70
+//	copy-levels  the same with -copy-levels: the slide's own levels
+//	        copied too, nothing decoded; against the same command
 //	huge    a 100,000 x 100,000 RGB JPEG BigTIFF (vips replicate of a
 //	        10,000 x 10,000 slide, vips tiffsave --compression jpeg --tile
 //	        --bigtiff) converted to LZW: ours only, for its peak memory,
 //	        which must stay under 256 MiB; its output (about 25 GB) is
 //	        removed after each run
 //
-// Our converter's defaults are 256 x 256 tiles, LZW with the horizontal
-// predictor and levels halved until one tile, the same work as the
-// libvips commands. The slides are internal/synth's RGB slide, generated
+// Our converter is given 256 x 256 tiles, LZW and the horizontal
+// predictor where libvips is, and halves the levels until one tile, the
+// same work as the libvips commands. The slides are internal/synth's RGB slide, generated
 // before anything is timed, by this program re-run in a generator mode so
 // that the memory it held is not counted in a measured run's peak (Linux
 // gives a child the peak resident memory of the process it was forked
 // from). Each run is a child process; its times and peak memory come from
 // its own rusage. The flags are:
 //
-//	-workloads list  comma-separated workloads (default svs,strips)
+//	-workloads list  comma-separated workloads (default svs,strips,copy,copy-levels)
 //	-runs n          measured runs of each converter (default 3)
 //	-dir path        where the inputs and outputs go; the inputs are kept
 //	                 and reused when it is given (default: a temporary
@@ -48,6 +54,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,6 +99,10 @@ type workload struct {
 	make func(dir, path string) error
 	// ext is the input's extension.
 	ext string
+	// input names the input, when it is another workload's; "": its own.
+	input string
+	// flags are ometiff convert's flags.
+	flags []string
 	// peer is libvips's command, IN and OUT standing for the files; nil:
 	// ours only.
 	peer []string
@@ -101,18 +112,30 @@ type workload struct {
 	maxRSS int64
 }
 
+// lzw are the flags converting to LZW with the horizontal predictor in
+// 256 x 256 tiles, as the libvips commands do, rather than copying a
+// source's tiles through.
+var lzw = []string{"-compression", "lzw", "-predictor", "horizontal", "-tile", "256"}
+
+// vipsJPEG70 re-encodes the SVS-like slide as libvips would copy it: a
+// JPEG Q70 SubIFD pyramid in the source's 240 x 240 tiles.
+var vipsJPEG70 = []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "240", "--tile-height", "240", "--pyramid", "--subifd",
+	"--compression", "jpeg", "--Q", "70"}
+
 var workloads = []workload{
-	{name: "svs", make: makeSVS, ext: ".svs", target: 0.45, maxRSS: 256 << 20,
+	{name: "svs", make: makeSVS, ext: ".svs", target: 0.45, maxRSS: 256 << 20, flags: lzw,
 		peer: []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--pyramid", "--subifd", "--compression", "lzw", "--predictor", "horizontal"}},
-	{name: "strips", make: makeStrips, ext: ".tif", target: 0.5, maxRSS: 128 << 20,
+	{name: "strips", make: makeStrips, ext: ".tif", target: 0.5, maxRSS: 128 << 20, flags: lzw,
 		peer: []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "256", "--tile-height", "256", "--pyramid", "--subifd",
 			"--compression", "lzw", "--predictor", "horizontal"}},
-	{name: "huge", make: makeHuge, ext: ".tif", maxRSS: 256 << 20},
+	{name: "copy", make: makeSVS, ext: ".svs", input: "svs", target: 0.35, maxRSS: 256 << 20, peer: vipsJPEG70},
+	{name: "copy-levels", make: makeSVS, ext: ".svs", input: "svs", target: 0.05, maxRSS: 256 << 20, flags: []string{"-copy-levels"}, peer: vipsJPEG70},
+	{name: "huge", make: makeHuge, ext: ".tif", maxRSS: 256 << 20, flags: lzw},
 }
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("convertcompare", flag.ContinueOnError)
-	list := fs.String("workloads", "svs,strips", "comma-separated `workloads`: svs, strips, huge")
+	list := fs.String("workloads", "svs,strips,copy,copy-levels", "comma-separated `workloads`: svs, strips, copy, copy-levels, huge")
 	cfg := config{}
 	fs.IntVar(&cfg.runs, "runs", 3, "measured `runs` of each converter")
 	fs.StringVar(&cfg.dir, "dir", "", "`folder` for the inputs (kept) and outputs; default: a temporary one")
@@ -189,14 +212,14 @@ type sample struct {
 // the peer alternately, prints the medians and returns our peak memory,
 // the largest of the runs.
 func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
-	in := filepath.Join(cfg.dir, w.name+w.ext)
-	if _, err := os.Stat(in); err != nil || !cfg.keep {
+	in := filepath.Join(cfg.dir, cmp.Or(w.input, w.name)+w.ext)
+	if _, err := os.Stat(in); err != nil || !cfg.keep && w.input == "" {
 		fmt.Fprintf(os.Stderr, "making %s...\n", in)
 		if err := w.make(cfg.dir, in); err != nil {
 			return 0, err
 		}
 	}
-	ours := []string{cfg.ometiff, "convert", "-force", in, "OUT"}
+	ours := append(append([]string{cfg.ometiff, "convert", "-force"}, w.flags...), in, "OUT")
 	var mine, theirs []sample
 	for range cfg.runs {
 		s, err := measure(ours, filepath.Join(cfg.dir, "ours.ome.tif"))
