@@ -203,7 +203,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		say("tiles encoded again: -tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
 		return
 	case cfg.set["predictor"] && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
-		say("tiles encoded again: -predictor %v, the source's is %v", o.Predictor, c.Predictor)
+		name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
+		say("tiles encoded again: -predictor %s, the source's is %s", name(o.Predictor), name(c.Predictor))
 		return
 	}
 	o.Compression, o.TileSize, o.Predictor = c.Compression, c.TileWidth, c.Predictor
