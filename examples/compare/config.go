@@ -34,8 +34,9 @@ const defaultWorkloads = "slide,slide-deflate,slide-zstd,slide-none,slide-rgb,sl
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	var cfg config
 	fs := cli.NewFlagSet("compare", "usage: compare [flags]\n\n"+
-		"Compare writes REFERENCE.md's workloads with ometiff and with the peers\n"+
-		"installed here (libvips, tifffile, GDAL, dd) and prints their costs.\n\n")
+		"Compare writes the slide, stack and huge workloads with ometiff and with\n"+
+		"the peers installed here (libvips, tifffile, GDAL, dd) and prints their\n"+
+		"costs.\n\n")
 	names := fs.String("workloads", defaultWorkloads, "comma-separated `names` from: "+strings.Join(workloadNames(), ", "))
 	peers := fs.String("peers", strings.Join(peerNames, ","), "comma-separated `peers` to run beside ometiff, those installed of: "+strings.Join(peerNames, ", "))
 	fs.IntVar(&cfg.runs, "runs", 3, "measured runs per writer and workload; the table gives medians")

@@ -1,8 +1,9 @@
 //go:build linux
 
-// Compare writes the workloads of REFERENCE.md §3 with this module's
-// pyramid writer and with the peers installed on the machine, side by
-// side in one run, and prints what each cost: wall time, CPU time (user +
+// Compare writes the workloads this module is measured on (the slides,
+// the stacks and huge, described below) with this module's pyramid
+// writer and with the peers installed on the machine, side by side in
+// one run, and prints what each cost: wall time, CPU time (user +
 // system), peak resident memory, output size and OS write calls, as
 // medians of several runs, with ratios against libvips and against dd,
 // the floor of copying the raw bytes.
@@ -11,15 +12,27 @@
 //
 //	go run ./examples/compare [flags]
 //
-// The workloads are the slide (8192 x 8192 uint16, 256 x 256 tiles, LZW
-// with the horizontal predictor, levels by 2x2 mean until one tile) and
-// its variants slide-deflate, slide-zstd, slide-none, and slide-rgb,
-// slide-rgb-deflate and slide-rgb-jpeg (RGB uint8; JPEG at quality 85,
-// libvips with --Q 85, GDAL with QUALITY=85 and no predictor); the stack (84 series x 90 z x 2 channels of 128 x 128 uint16,
-// 15,120 planes, uncompressed) and stack-lzw; and huge (65536 x 65536
-// uint8 streamed in row bands, BigTIFF, ours only), which is there for our
-// peak memory and must stay under 300 MiB. Every workload but huge runs by
-// default.
+// The workloads are:
+//
+//   - slide: one 8192 x 8192 uint16 plane of internal/synth's fluorescence
+//     slide (nuclei, tissue structures and mild noise), in 256 x 256
+//     tiles, LZW with the horizontal predictor, levels by 2x2 mean until
+//     one fits in a tile; slide-deflate, slide-zstd and slide-none are the
+//     same with Deflate, Zstd or no compression;
+//   - slide-rgb, slide-rgb-deflate and slide-rgb-jpeg: the same slide as
+//     8192 x 8192 interleaved RGB uint8, with LZW, Deflate or JPEG at
+//     quality 85 (libvips with --Q 85, GDAL with QUALITY=85 and no
+//     predictor);
+//   - stack: many series of small planes in one file, 84 series of 90
+//     focal planes x 2 channels of 128 x 128 uint16, 15,120 planes each
+//     its own directory of the main chain, uncompressed; its floor is dd
+//     writing the same raw bytes in one sequential stream; stack-lzw is the
+//     same with LZW;
+//   - huge: one 65536 x 65536 uint8 plane (4 GiB raw, so BigTIFF) streamed
+//     in row bands, ours only, for our peak memory, which must stay under
+//     300 MiB.
+//
+// Every workload but huge runs by default.
 //
 // Inputs are generated with internal/synth before anything is timed, as
 // raw files in a temporary directory; each peer gets them in a form it
@@ -50,6 +63,7 @@
 // The flags are:
 //
 //	-workloads list  comma-separated workloads (default all but huge)
+//	-peers list      comma-separated peers to run beside ours (default vips,tifffile,gdal,dd)
 //	-runs n          measured runs per writer and workload (default 3)
 //	-workers n       encoding threads of ours, tifffile and GDAL (default GOMAXPROCS)
 //	-dir path        where the temporary directory goes (default $TMPDIR)

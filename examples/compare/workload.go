@@ -23,8 +23,9 @@ const tileSize, stackPlane = 256, 128
 // plane rounded up to 16 when smaller, as the writer picks by default.
 func tileFor(size int) int { return min(tileSize, (size+15)&^15) }
 
-// A workload is one of REFERENCE.md §3's writing jobs. It is passed to the
-// worker and to the tifffile script as JSON.
+// A workload is one writing job of the comparison: a slide, a stack or
+// huge, as the package doc describes them. It is passed to the worker and
+// to the tifffile script as JSON.
 type workload struct {
 	Name        string `json:"name"`
 	Kind        string `json:"kind"`

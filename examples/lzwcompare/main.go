@@ -1,5 +1,6 @@
 // Command lzwcompare measures the LZW tile compression of package compress
-// against libtiff's, side by side in one run (REFERENCE.md §3 and §5).
+// against libtiff's, side by side in one run, on the slide workload's
+// plane.
 //
 // It generates the slide workload's full-resolution plane (8192 x 8192
 // uint16 from internal/synth), cuts it into 256 x 256 tiles and times:
