@@ -1,7 +1,7 @@
 //go:build linux
 
 // Convertcompare measures ometiff convert against libvips on the
-// conversions of issue 15, side by side in one run: wall time, CPU time
+// conversions below, side by side in one run: wall time, CPU time
 // (user + system) and peak resident memory, as medians of alternating
 // runs, with the ratio of our wall time to libvips's.
 //
@@ -106,8 +106,8 @@ type workload struct {
 	// peer is libvips's command, IN and OUT standing for the files; nil:
 	// ours only.
 	peer []string
-	// target is the largest ratio of our wall time to the peer's the
-	// issue asks for, and maxRSS our largest peak memory; 0: none.
+	// target is the largest ratio of our wall time to the peer's we aim
+	// for, and maxRSS our largest peak memory; 0: none.
 	target float64
 	maxRSS int64
 }
