@@ -47,36 +47,62 @@ func (f *File) geometry(d *IFD) (geometry, error) {
 	return g, nil
 }
 
-// Image decodes every tile or strip of d and assembles the image.
-func (f *File) Image(d *IFD) (*Image, error) {
+// blocks is what reading d's tiles or strips needs: its geometry, its
+// decoder and where its blocks are.
+type blocks struct {
+	geometry
+	decode          func([]byte) ([]byte, error)
+	offsets, counts []uint64
+}
+
+// blocks returns what reading d's blocks needs, or why they cannot be read.
+func (f *File) blocks(d *IFD) (blocks, error) {
 	g, err := f.geometry(d)
 	if err != nil {
-		return nil, err
+		return blocks{}, err
 	}
 	decode, err := decoderFor(g.compression)
 	if err != nil {
-		return nil, err
+		return blocks{}, err
 	}
 	offTag, countTag := uint16(273), uint16(279)
 	if g.tiled {
 		offTag, countTag = 324, 325
 	}
-	offsets, counts := d.Uints(offTag), d.Uints(countTag)
+	return blocks{geometry: g, decode: decode, offsets: d.Uints(offTag), counts: d.Uints(countTag)}, nil
+}
+
+// read reads block i of b and decompresses it.
+func (f *File) read(b blocks, i int) ([]byte, error) {
+	raw, err := f.Block(b.offsets[i], b.counts[i])
+	if err == nil {
+		raw, err = b.decode(raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("readback: block %d: %w", i, err)
+	}
+	return raw, nil
+}
+
+// Image decodes every tile or strip of d and assembles the image.
+func (f *File) Image(d *IFD) (*Image, error) {
+	b, err := f.blocks(d)
+	if err != nil {
+		return nil, err
+	}
+	g := b.geometry
 	across := (g.width + g.blockW - 1) / g.blockW
 	down := (g.height + g.blockH - 1) / g.blockH
-	if len(offsets) != across*down || len(counts) != len(offsets) {
-		return nil, fmt.Errorf("readback: %d offsets and %d counts for %dx%d blocks", len(offsets), len(counts), across, down)
+	if len(b.offsets) != across*down || len(b.counts) != len(b.offsets) {
+		return nil, fmt.Errorf("readback: %d offsets and %d counts for %dx%d blocks", len(b.offsets), len(b.counts), across, down)
 	}
 	pixel := g.samples * g.bps
 	im := &Image{Width: g.width, Height: g.height, Samples: g.samples, BytesPerSample: g.bps,
 		SampleFormat: d.Uint(339, 1), Pix: make([]byte, g.width*g.height*pixel)}
-	for i, off := range offsets {
-		raw, err := f.Block(off, counts[i])
-		if err == nil {
-			raw, err = decode(raw)
-		}
+	for i := range b.offsets {
+		raw, err := f.read(b, i)
 		if err != nil {
-			return nil, fmt.Errorf("readback: block %d: %w", i, err)
+			return nil, err
 		}
 		bx, by := i%across, i/across
 		rows := g.blockH
@@ -99,31 +125,19 @@ func (f *File) Image(d *IFD) (*Image, error) {
 // little-endian, the predictor undone, a tile's padding kept. It reads a
 // sample of a file too large to decode whole.
 func (f *File) Tile(d *IFD, i int) ([]byte, error) {
-	g, err := f.geometry(d)
+	b, err := f.blocks(d)
 	if err != nil {
 		return nil, err
 	}
-	decode, err := decoderFor(g.compression)
+	if i < 0 || i >= len(b.offsets) || i >= len(b.counts) {
+		return nil, fmt.Errorf("readback: block %d of %d", i, len(b.offsets))
+	}
+	raw, err := f.read(b, i)
 	if err != nil {
 		return nil, err
 	}
-	offTag, countTag := uint16(273), uint16(279)
-	if g.tiled {
-		offTag, countTag = 324, 325
-	}
-	offsets, counts := d.Uints(offTag), d.Uints(countTag)
-	if i < 0 || i >= len(offsets) || i >= len(counts) {
-		return nil, fmt.Errorf("readback: block %d of %d", i, len(offsets))
-	}
-	raw, err := f.Block(offsets[i], counts[i])
-	if err == nil {
-		raw, err = decode(raw)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("readback: block %d: %w", i, err)
-	}
-	rows := len(raw) / (g.blockW * g.samples * g.bps)
-	return f.unpredict(raw, g, rows)
+	rows := len(raw) / (b.blockW * b.samples * b.bps)
+	return f.unpredict(raw, b.geometry, rows)
 }
 
 // Block reads the n bytes of a tile or strip at off.
