@@ -327,13 +327,7 @@ func TestJPEGStreams(t *testing.T) {
 			for i := range tile {
 				tile[i] = byte(r.Uint32())
 			}
-			original := bytes.Clone(tile)
-			prefix := []byte("prefix")
-			enc, err := j.Encode(bytes.Clone(prefix), tile)
-			require.NoError(t, err)
-			require.Equal(t, original, tile, "the caller's tile was modified")
-			require.Equal(t, prefix, enc[:len(prefix)], "Encode must append to dst")
-			enc = enc[len(prefix):]
+			enc := encodeAppending(t, j, tile)
 			assert.Equal(t, c.markers, jpegMarkers(t, enc))
 
 			segs := jpegSegments(t, enc)

@@ -17,9 +17,9 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// roundTrip encodes tile with e, decodes it independently and checks that
-// the result equals tile, and that tile was not modified.
-func roundTrip(t *testing.T, e *TileEncoder, tile []byte) {
+// encodeAppending encodes tile with e after a prefix, checks that Encode
+// appended to it and left tile alone, and returns the encoded tile.
+func encodeAppending(t *testing.T, e Encoder, tile []byte) []byte {
 	t.Helper()
 	original := bytes.Clone(tile)
 	prefix := []byte("prefix")
@@ -27,11 +27,19 @@ func roundTrip(t *testing.T, e *TileEncoder, tile []byte) {
 	require.NoError(t, err)
 	require.Equal(t, original, tile, "the caller's tile was modified")
 	require.Equal(t, prefix, encoded[:len(prefix)], "Encode must append to dst")
+	return encoded[len(prefix):]
+}
+
+// roundTrip encodes tile with e, decodes it independently and checks that
+// the result equals tile, and that tile was not modified.
+func roundTrip(t *testing.T, e *TileEncoder, tile []byte) {
+	t.Helper()
+	encoded := encodeAppending(t, e, tile)
 	codec := e.Codec
 	if codec == nil {
 		codec = noneCodec{}
 	}
-	decoded, err := decode(codec.Compression(), encoded[len(prefix):])
+	decoded, err := decode(codec.Compression(), encoded)
 	require.NoError(t, err)
 	unpredict(decoded, e.Predictor, e.Format, e.Width)
 	require.True(t, bytes.Equal(tile, decoded), "round trip differs (%d bytes in, %d out)", len(tile), len(decoded))
