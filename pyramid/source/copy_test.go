@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
 	"testing"
@@ -35,9 +34,7 @@ func pyramidFile(t testing.TB, spec pyramid.ImageSpec, opts pyramid.Options) *Fi
 		require.NoError(t, im.WritePlane(z, c, tt, plane))
 	}
 	require.NoError(t, w.Close())
-	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
-	require.NoError(t, err)
-	f, err := New(tf, "in.ome.tif", Options{})
+	f, err := mapFile(t, h.Bytes(), "in.ome.tif", Options{})
 	require.NoError(t, err)
 	return f
 }
@@ -57,9 +54,7 @@ func copyThrough(t testing.TB, f *File, opts pyramid.Options, levels bool) *File
 		require.NoError(t, im.WritePlanes(context.Background(), dst, Options{Rows: opts.TileSize, Workers: 2}))
 	}
 	require.NoError(t, w.Close())
-	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
-	require.NoError(t, err)
-	out, err := New(tf, "out.ome.tif", Options{})
+	out, err := mapFile(t, h.Bytes(), "out.ome.tif", Options{})
 	require.NoError(t, err)
 	return out
 }

@@ -123,19 +123,29 @@ func fuzzDescription(f *testing.F, seeds []string, pages ...testPage) {
 		first := pages[0]
 		first.more = description(d)
 		file, _ := fileOf(t, binary.LittleEndian, false, append([]testPage{first}, pages[1:]...)...)
-		tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
-		if err != nil {
-			return // a description with NUL in it, say
-		}
-		m, err := New(tf, "test.tif", Options{SkipUnsupported: skip})
-		if err != nil {
-			if !mappingError(err) {
-				t.Fatalf("untyped error: %v", err)
-			}
-			return
-		}
-		mappedOK(t, m)
+		mapFuzzed(t, file, skip)
 	})
+}
+
+// mapFuzzed maps data as New does, named "test.tif", and checks what it
+// makes of it: an untyped error fails the test, and a file mapped must
+// pass mappedOK. It returns nil for data that tiff.Read refuses (tiff's
+// targets and FuzzBandReader cover the structure) or that New refuses.
+func mapFuzzed(t *testing.T, data []byte, skip bool) *File {
+	t.Helper()
+	tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil
+	}
+	m, err := New(tf, "test.tif", Options{SkipUnsupported: skip})
+	if err != nil {
+		if !mappingError(err) {
+			t.Fatalf("untyped error: %v", err)
+		}
+		return nil
+	}
+	mappedOK(t, m)
+	return m
 }
 
 // FuzzOMEXML maps OME-TIFFs of four 8 x 8 pages (two gray, two RGB)
@@ -200,18 +210,10 @@ func FuzzNew(f *testing.F) {
 		f.Add(file)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return // FuzzBandReader and tiff's targets cover the structure
-		}
-		m, err := New(tf, "test.tif", Options{SkipUnsupported: true})
-		if err != nil {
-			if !mappingError(err) {
-				t.Fatalf("untyped error: %v", err)
-			}
+		m := mapFuzzed(t, data, true)
+		if m == nil {
 			return
 		}
-		mappedOK(t, m)
 		im := m.Images[0]
 		if int64(im.Spec.SizeX)*int64(im.Spec.SizeY)*int64(im.Spec.Planes()) > 1<<20 {
 			return // too large to write here

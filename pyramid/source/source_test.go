@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/ifd"
-	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -23,10 +22,16 @@ import (
 func mapPages(t testing.TB, opts Options, pages ...testPage) (*File, [][]byte, error) {
 	t.Helper()
 	file, images := fileOf(t, binary.LittleEndian, false, pages...)
-	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
-	require.NoError(t, err)
-	f, err := New(tf, "test.tif", opts)
+	f, err := mapFile(t, file, "test.tif", opts)
 	return f, images, err
+}
+
+// mapFile maps data, a TIFF file named name, with opts.
+func mapFile(t testing.TB, data []byte, name string, opts Options) (*File, error) {
+	t.Helper()
+	tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	return New(tf, name, opts)
 }
 
 // fields returns a hook adding fields to a test page's directory; a field
@@ -426,19 +431,7 @@ func TestLevels(t *testing.T) {
 	assert.Equal(t, []int{2}, index(f, f.Images[0].Planes[0].Levels), "the tiled level, not the thumbnail")
 	assert.Empty(t, f.Images[1].Planes[0].Levels, "the label has none")
 
-	h := iohandle.NewMemory()
-	w, err := pyramid.New(h, pyramid.Options{TileSize: 16})
-	require.NoError(t, err)
-	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 40, SizeY: 40, SizeZ: 2})
-	require.NoError(t, err)
-	for z := range 2 {
-		require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, im.PlaneBytes())))
-	}
-	require.NoError(t, w.Close())
-	tf, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
-	require.NoError(t, err)
-	f, err = New(tf, "", Options{})
-	require.NoError(t, err)
+	f = pyramidFile(t, pyramid.ImageSpec{SizeX: 40, SizeY: 40, SizeZ: 2}, pyramid.Options{TileSize: 16})
 	for z, p := range f.Images[0].Planes {
 		assert.Len(t, p.Levels, 2, "plane %d: 20 x 20 and 10 x 10 in SubIFDs", z)
 		assert.Equal(t, p.Page.SubIFDs, p.Levels)
