@@ -77,27 +77,16 @@ func (j planeJob) run() error {
 	switch j.how {
 	case 0:
 		return j.im.WritePlane(z, c, t, j.pix)
+	case 1:
+		return writeBands(j.im, z, c, t, j.pix, j.band, j.yield)
 	case 2:
-		return writeTyped(j.im, z, c, t, j.pix)
+		return typedWritersFor[j.im.Spec().PixelType].write(j.im, z, c, t, j.pix)
 	}
 	pw, err := j.im.Plane(z, c, t)
 	if err != nil {
 		return err
 	}
-	if j.how == 3 {
-		return streamTyped(pw, j.pix, j.band, j.yield)
-	}
-	for pix := j.pix; len(pix) > 0; {
-		n := min(j.band, len(pix))
-		if _, err := pw.Write(pix[:n]); err != nil {
-			return err
-		}
-		pix = pix[n:]
-		if j.yield {
-			runtime.Gosched()
-		}
-	}
-	return pw.Close()
+	return typedWritersFor[j.im.Spec().PixelType].stream(pw, j.pix, j.band, j.yield)
 }
 
 // runJobs runs the jobs on goroutines goroutines, job i on goroutine

@@ -170,7 +170,7 @@ func (j fuzzJob) run(im *Image) error {
 	case 2:
 		return im.ReadPlanes(bytes.NewReader(j.pix))
 	}
-	return writeBands(im, j.z, j.c, j.t, j.pix, j.band)
+	return writeBands(im, j.z, j.c, j.t, j.pix, j.band, false)
 }
 
 // writeShared writes row again and again into plane (z, c, t) from two
@@ -207,8 +207,9 @@ func writeShared(im *Image, z, c, t int, row []byte) error {
 	return pw.Close()
 }
 
-// writeBands writes a plane in bands of the given size.
-func writeBands(im *Image, z, c, t int, pix []byte, band int) error {
+// writeBands writes a plane through its PlaneWriter in bands of the given
+// size, with runtime.Gosched between them when yield is set.
+func writeBands(im *Image, z, c, t int, pix []byte, band int, yield bool) error {
 	pw, err := im.Plane(z, c, t)
 	if err != nil {
 		return err
@@ -219,6 +220,9 @@ func writeBands(im *Image, z, c, t int, pix []byte, band int) error {
 			return err
 		}
 		pix = pix[n:]
+		if yield {
+			runtime.Gosched()
+		}
 	}
 	return pw.Close()
 }

@@ -225,18 +225,7 @@ func TestJPEGByteIdenticalAtAnyWorkers(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						pw, err := im.Plane(0, 0, 0)
-						if err != nil {
-							return err
-						}
-						for rest, band := base.pix, (7+i)*base.w*spp; len(rest) > 0; {
-							n := min(band, len(rest))
-							if _, err := pw.Write(rest[:n]); err != nil {
-								return err
-							}
-							rest = rest[n:]
-						}
-						if err := pw.Close(); err != nil {
+						if err := writeBands(im, 0, 0, 0, base.pix, (7+i)*base.w*spp, false); err != nil {
 							return err
 						}
 					}

@@ -142,46 +142,30 @@ func typed[T Sample](pix []byte) []T {
 	return out
 }
 
-// writeTyped writes a plane through WriteSamples with the image's type.
-func writeTyped(im *Image, z, c, t int, pix []byte) error {
-	switch im.Spec().PixelType {
-	case Uint8:
-		return WriteSamples(im, z, c, t, typed[uint8](pix))
-	case Int8:
-		return WriteSamples(im, z, c, t, typed[int8](pix))
-	case Uint16:
-		return WriteSamples(im, z, c, t, typed[uint16](pix))
-	case Int16:
-		return WriteSamples(im, z, c, t, typed[int16](pix))
-	case Uint32:
-		return WriteSamples(im, z, c, t, typed[uint32](pix))
-	case Int32:
-		return WriteSamples(im, z, c, t, typed[int32](pix))
-	case Float32:
-		return WriteSamples(im, z, c, t, typed[float32](pix))
-	}
-	return WriteSamples(im, z, c, t, typed[float64](pix))
+// typedWriters write a plane given as little-endian sample bytes as the
+// samples of one pixel type: whole through WriteSamples (write), or through
+// a SampleWriter in bands of about band bytes, yielding between them when
+// yield is set (stream).
+type typedWriters struct {
+	write  func(im *Image, z, c, t int, pix []byte) error
+	stream func(pw *PlaneWriter, pix []byte, band int, yield bool) error
 }
 
-// streamTyped streams a plane through a SampleWriter of the image's type.
-func streamTyped(pw *PlaneWriter, pix []byte, band int, yield bool) error {
-	switch pw.im.Spec().PixelType {
-	case Uint8:
-		return streamSamples(pw, typed[uint8](pix), band, yield)
-	case Int8:
-		return streamSamples(pw, typed[int8](pix), band, yield)
-	case Uint16:
-		return streamSamples(pw, typed[uint16](pix), band, yield)
-	case Int16:
-		return streamSamples(pw, typed[int16](pix), band, yield)
-	case Uint32:
-		return streamSamples(pw, typed[uint32](pix), band, yield)
-	case Int32:
-		return streamSamples(pw, typed[int32](pix), band, yield)
-	case Float32:
-		return streamSamples(pw, typed[float32](pix), band, yield)
+func typedWritersOf[T Sample]() typedWriters {
+	return typedWriters{
+		write: func(im *Image, z, c, t int, pix []byte) error {
+			return WriteSamples(im, z, c, t, typed[T](pix))
+		},
+		stream: func(pw *PlaneWriter, pix []byte, band int, yield bool) error {
+			return streamSamples(pw, typed[T](pix), band, yield)
+		},
 	}
-	return streamSamples(pw, typed[float64](pix), band, yield)
+}
+
+// typedWritersFor are the typedWriters of each pixel type.
+var typedWritersFor = map[PixelType]typedWriters{
+	Uint8: typedWritersOf[uint8](), Int8: typedWritersOf[int8](), Uint16: typedWritersOf[uint16](), Int16: typedWritersOf[int16](),
+	Uint32: typedWritersOf[uint32](), Int32: typedWritersOf[int32](), Float32: typedWritersOf[float32](), Float64: typedWritersOf[float64](),
 }
 
 func streamSamples[T Sample](pw *PlaneWriter, samples []T, band int, yield bool) error {
