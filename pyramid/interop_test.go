@@ -304,17 +304,9 @@ func TestInteropLibtiffPixels(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f.path), func(t *testing.T) {
-			plain := filepath.Join(dir, "plain.tif")
-			interop.MustRun(t, "tiffcp", "-c", "none", f.path, plain)
-			data, err := os.ReadFile(plain)
-			require.NoError(t, err)
-			copied, err := readback.Parse(data)
-			require.NoError(t, err)
-			require.Len(t, copied.IFDs, len(f.want))
-			for i, d := range copied.IFDs {
-				assert.Equal(t, uint64(tiff.CompressionNone), d.Uint(tiff.TagCompression, 0))
-				im, err := copied.Image(d)
-				require.NoError(t, err)
+			planes := libtiffPlanes(t, dir, f.path)
+			require.Len(t, planes, len(f.want))
+			for i, im := range planes {
 				assert.True(t, string(f.want[i][0].pix) == string(im.Pix), "plane %d decoded by libtiff", i)
 			}
 			for l, lv := range f.want[0] {
@@ -326,6 +318,27 @@ func TestInteropLibtiffPixels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// libtiffPlanes has libtiff decode the main chain of the file at path
+// (tiffcp -c none, into dir) and returns its directories as readback
+// decodes them, each checked to be uncompressed.
+func libtiffPlanes(t *testing.T, dir, path string) []*readback.Image {
+	t.Helper()
+	plain := filepath.Join(dir, "plain.tif")
+	interop.MustRun(t, "tiffcp", "-c", "none", path, plain)
+	data, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	copied, err := readback.Parse(data)
+	require.NoError(t, err)
+	var planes []*readback.Image
+	for _, d := range copied.IFDs {
+		assert.Equal(t, uint64(tiff.CompressionNone), d.Uint(tiff.TagCompression, 0))
+		im, err := copied.Image(d)
+		require.NoError(t, err)
+		planes = append(planes, im)
+	}
+	return planes
 }
 
 // vivImage is what internal/interop/viv/read.mjs reports of one image.
@@ -341,6 +354,20 @@ type vivImage struct {
 		Shape         []int `json:"shape"`
 		Width, Height int
 	} `json:"levels"`
+}
+
+// runViv has Viv's loader (script, from interop.Viv) read the file at
+// path, and returns what it reports of each image and the rasters it
+// decoded (written into dir): every level of every plane, in order.
+func runViv(t *testing.T, script, dir, path string) ([]vivImage, []byte) {
+	t.Helper()
+	raw := filepath.Join(dir, "viv.raw")
+	var got []vivImage
+	out := interop.MustRun(t, "node", script, path, raw)
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	data, err := os.ReadFile(raw)
+	require.NoError(t, err)
+	return got, data
 }
 
 // TestInteropViv: Viv's loader (the OME-TIFF reader of Avivator and
@@ -370,12 +397,7 @@ func TestInteropViv(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(f.path), func(t *testing.T) {
-			raw := filepath.Join(dir, "viv.raw")
-			var got []vivImage
-			out := interop.MustRun(t, "node", script, f.path, raw)
-			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
-			data, err := os.ReadFile(raw)
-			require.NoError(t, err)
+			got, data := runViv(t, script, dir, f.path)
 			require.Len(t, got, len(f.gold.images))
 			plane := 0
 			for i, gi := range f.gold.images {

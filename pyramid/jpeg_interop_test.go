@@ -2,7 +2,6 @@ package pyramid
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/interop"
-	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -237,17 +235,9 @@ func TestInteropJPEGLibtiff(t *testing.T) {
 			if !f.ycbcr {
 				interop.MustRun(t, "tiffinfo", "-D", f.path)
 			}
-			plain := filepath.Join(dir, "plain.tif")
-			interop.MustRun(t, "tiffcp", "-c", "none", f.path, plain)
-			data, err := os.ReadFile(plain)
-			require.NoError(t, err)
-			copied, err := readback.Parse(data)
-			require.NoError(t, err)
-			require.Len(t, copied.IFDs, len(f.want))
-			for i, d := range copied.IFDs {
-				assert.Equal(t, uint64(tiff.CompressionNone), d.Uint(tiff.TagCompression, 0))
-				im, err := copied.Image(d)
-				require.NoError(t, err)
+			planes := libtiffPlanes(t, dir, f.path)
+			require.Len(t, planes, len(f.want))
+			for i, im := range planes {
 				p := psnr(f.want[i][0].pix, im.Pix)
 				t.Logf("plane %d: PSNR %.1f dB", i, p)
 				assert.GreaterOrEqual(t, p, f.minPSNR(), "plane %d decoded by libtiff", i)
@@ -342,12 +332,7 @@ func TestInteropJPEGViv(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(f.path), func(t *testing.T) {
-			raw := filepath.Join(dir, "viv.raw")
-			var got []vivImage
-			out := interop.MustRun(t, "node", script, f.path, raw)
-			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
-			data, err := os.ReadFile(raw)
-			require.NoError(t, err)
+			got, data := runViv(t, script, dir, f.path)
 			require.Len(t, got, 1)
 			spec, _ := f.gold.images[0].spec.normalized()
 			require.Equal(t, spec.Planes(), got[0].Planes)
