@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/goldenfile"
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 )
 
 const goldenDir = "../testdata/pyramid"
@@ -79,7 +80,7 @@ func goldenPyramids() []goldenPyramid {
 // and typed metadata on top: what the writer adds to a document and how
 // it merges them is in the golden bytes and, readable, in its dump.
 func richGolden() goldenPyramid {
-	doc, err := ParseOME([]byte(richDoc()))
+	doc, err := ParseOME([]byte(omexmltest.RichDoc()))
 	if err != nil {
 		panic(err)
 	}

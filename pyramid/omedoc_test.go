@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 )
 
 // omeRoot starts a minimal document; omeEnd ends it.
@@ -122,9 +124,9 @@ func TestParseOMEKeeps(t *testing.T) {
 			var b2 bytes.Buffer
 			(&xmlWriter{b: &b2}).copy(again, 0, nil)
 			assert.Equal(t, b.String(), b2.String(), "copying is idempotent")
-			want, got := parseTree(t, []byte(tc.doc)), parseTree(t, b.Bytes())
-			assert.Empty(t, missingFrom(want, got), b.String())
-			assert.Empty(t, missingFrom(got, want), "nothing added")
+			want, got := omexmltest.Parse(t, []byte(tc.doc)), omexmltest.Parse(t, b.Bytes())
+			assert.Empty(t, omexmltest.MissingFrom(want, got), b.String())
+			assert.Empty(t, omexmltest.MissingFrom(got, want), "nothing added")
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 )
 
 // specOf derives from a caller's Image the spec of small pixels it
@@ -50,7 +52,7 @@ func specOf(m *OMEImage) (ImageSpec, bool) {
 // accepts, which the writer turns into the same bytes (it is a fixed
 // point), with the UUID where it says.
 func FuzzOMEXML(f *testing.F) {
-	for _, doc := range []string{tifffileDoc(), bioformatsDoc(), richDoc(), omeRoot + omeImage0 + omeEnd,
+	for _, doc := range []string{tifffileDoc(), bioformatsDoc(), omexmltest.RichDoc(), omeRoot + omeImage0 + omeEnd,
 		omeRoot + `<Experimenter ID="Experimenter:0"/>` + omeEnd,
 		`<o:OME xmlns:o="http://www.openmicroscopy.org/Schemas/OME/2016-06"><o:Image ID="Image:0"><o:Pixels ID="Pixels:0" SizeX="2" SizeY="2"><o:Channel ID="Channel:0:0" SamplesPerPixel="3"/><o:Plane TheZ="0" TheC="0" TheT="0"/></o:Pixels></o:Image></o:OME>`} {
 		f.Add([]byte(doc))

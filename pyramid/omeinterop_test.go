@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 )
 
 // metadataFiles are files whose OME-XML merges callers' documents and
@@ -21,7 +22,7 @@ func metadataFiles(t *testing.T) map[string][]byte {
 	for _, tc := range callerCases() {
 		files[tc.name] = writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, tc.doc)}, tc.specs...)
 	}
-	rich := mustParseOME(t, richDoc())
+	rich := mustParseOME(t, omexmltest.RichDoc())
 	overview := richSpecs[1]
 	overview.OME = rich.Image(1)
 	files["one image of a document"] = writeImages(t, Options{TileSize: 16}, overview, typedSpec())
@@ -73,7 +74,7 @@ func TestInteropTifffileOMEMetadata(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".ome.tif")
 			require.NoError(t, os.WriteFile(path, writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, tc.doc)}, tc.specs...), 0o644))
 			out := interop.RunPython(t, tifffileOME, path)
-			assert.Empty(t, missingFrom(parseTree(t, []byte(tc.doc)), parseTree(t, []byte(out))))
+			assert.Empty(t, omexmltest.MissingFrom(omexmltest.Parse(t, []byte(tc.doc)), omexmltest.Parse(t, []byte(out))))
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -64,7 +65,7 @@ func callerCases() []struct {
 	}{
 		{"tifffile", tifffileDoc(), []ImageSpec{tifffileSpec}},
 		{"Bio-Formats", bioformatsDoc(), []ImageSpec{bioformatsSpec}},
-		{"rich", richDoc(), richSpecs},
+		{"rich", omexmltest.RichDoc(), richSpecs},
 	}
 }
 
@@ -82,28 +83,28 @@ func TestCallerOMEKept(t *testing.T) {
 			checkTags(t, []byte(out))
 			_, err := ParseOME([]byte(out))
 			require.NoError(t, err, out)
-			want, got := parseTree(t, []byte(tc.doc)), parseTree(t, []byte(out))
-			assert.Empty(t, missingFrom(want, got), out)
-			assert.Equal(t, software, got.attr("Creator"))
-			assert.NotEqual(t, want.attr("UUID"), got.attr("UUID"))
-			images := got.children("Image")
+			want, got := omexmltest.Parse(t, []byte(tc.doc)), omexmltest.Parse(t, []byte(out))
+			assert.Empty(t, omexmltest.MissingFrom(want, got), out)
+			assert.Equal(t, software, got.Attr("Creator"))
+			assert.NotEqual(t, want.Attr("UUID"), got.Attr("UUID"))
+			images := got.Children("Image")
 			require.Len(t, images, len(tc.specs))
 			for i, im := range images {
 				s, err := tc.specs[i].normalized()
 				require.NoError(t, err)
-				px := im.children("Pixels")[0]
-				assert.Equal(t, "false", px.attr("BigEndian"))
-				assert.Equal(t, string(s.DimensionOrder), px.attr("DimensionOrder"))
-				assert.Len(t, px.children("TiffData"), 1)
-				assert.Empty(t, px.children("BinData"))
-				assert.Empty(t, px.children("MetadataOnly"))
-				planes := px.children("Plane")
+				px := im.Children("Pixels")[0]
+				assert.Equal(t, "false", px.Attr("BigEndian"))
+				assert.Equal(t, string(s.DimensionOrder), px.Attr("DimensionOrder"))
+				assert.Len(t, px.Children("TiffData"), 1)
+				assert.Empty(t, px.Children("BinData"))
+				assert.Empty(t, px.Children("MetadataOnly"))
+				planes := px.Children("Plane")
 				require.Len(t, planes, s.Planes())
 				for p, pl := range planes {
 					z, c, tt := s.PlaneCoords(p)
-					assert.Equal(t, []string{strconv.Itoa(z), strconv.Itoa(c), strconv.Itoa(tt)}, []string{pl.attr("TheZ"), pl.attr("TheC"), pl.attr("TheT")}, "plane %d", p)
+					assert.Equal(t, []string{strconv.Itoa(z), strconv.Itoa(c), strconv.Itoa(tt)}, []string{pl.Attr("TheZ"), pl.Attr("TheC"), pl.Attr("TheT")}, "plane %d", p)
 				}
-				assert.Len(t, px.children("Channel"), s.SizeC)
+				assert.Len(t, px.Children("Channel"), s.SizeC)
 			}
 		})
 	}
@@ -115,22 +116,22 @@ func TestCallerOMEKept(t *testing.T) {
 // that the schema lets go (ImageRef), and a reference it does not is an
 // error.
 func TestCallerOMEImages(t *testing.T) {
-	rich := mustParseOME(t, richDoc())
+	rich := mustParseOME(t, omexmltest.RichDoc())
 	t.Run("one of two", func(t *testing.T) {
 		spec := richSpecs[1]
 		spec.OME = rich.Image(1)
 		out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, spec))
 		_, err := ParseOME([]byte(out))
 		require.NoError(t, err, out)
-		got := parseTree(t, []byte(out))
-		require.Len(t, got.children("Image"), 1)
-		assert.Equal(t, "Image:overview", got.children("Image")[0].attr("ID"))
+		got := omexmltest.Parse(t, []byte(out))
+		require.Len(t, got.Children("Image"), 1)
+		assert.Equal(t, "Image:overview", got.Children("Image")[0].Attr("ID"))
 		assert.NotContains(t, out, `"Image:rich"`)
 		for _, kind := range []string{"Rights", "Project", "Dataset", "Folder", "Experiment", "Experimenter", "ExperimenterGroup", "Instrument", "StructuredAnnotations", "ROI"} {
-			assert.NotEmpty(t, got.children(kind), kind)
+			assert.NotEmpty(t, got.Children(kind), kind)
 		}
-		assert.Len(t, got.children("Dataset")[0].children("ImageRef"), 1, "the ImageRef to Image:overview stays")
-		assert.Empty(t, got.children("Folder")[0].children("ImageRef"))
+		assert.Len(t, got.Children("Dataset")[0].Children("ImageRef"), 1, "the ImageRef to Image:overview stays")
+		assert.Empty(t, got.Children("Folder")[0].Children("ImageRef"))
 	})
 	t.Run("both, and an image without", func(t *testing.T) {
 		a, b := richSpecs[0], richSpecs[1]
@@ -138,17 +139,17 @@ func TestCallerOMEImages(t *testing.T) {
 		out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, b, ImageSpec{SizeX: 8, SizeY: 8}, a))
 		_, err := ParseOME([]byte(out))
 		require.NoError(t, err, out)
-		got := parseTree(t, []byte(out))
-		assert.Empty(t, missingFrom(parseTree(t, []byte(richDoc())), got), "everything of the document, once")
-		assert.Len(t, got.children("Instrument"), 1)
+		got := omexmltest.Parse(t, []byte(out))
+		assert.Empty(t, omexmltest.MissingFrom(omexmltest.Parse(t, []byte(omexmltest.RichDoc())), got), "everything of the document, once")
+		assert.Len(t, got.Children("Instrument"), 1)
 		var ids []string
-		for _, im := range got.children("Image") {
-			ids = append(ids, im.attr("ID"))
+		for _, im := range got.Children("Image") {
+			ids = append(ids, im.Attr("ID"))
 		}
 		assert.Equal(t, []string{"Image:overview", "Image:1", "Image:rich"}, ids)
 	})
 	t.Run("a reference the schema does not let go", func(t *testing.T) {
-		doc := mustParseOME(t, strings.Replace(richDoc(), `<Folder ID="Folder:0" Name="plate A">`,
+		doc := mustParseOME(t, strings.Replace(omexmltest.RichDoc(), `<Folder ID="Folder:0" Name="plate A">`,
 			`<Folder ID="Folder:0" Name="plate A"><ChannelRef ID="Channel:rich:0"/>`, 1))
 		spec := richSpecs[1]
 		spec.OME = doc.Image(1)
@@ -224,7 +225,7 @@ func TestCallerOMERefused(t *testing.T) {
 // for one: one more is refused at AddImage, one fewer at Close, and with
 // Options.OME's images an ImageSpec.OME is refused too.
 func TestCallerOMEImageCount(t *testing.T) {
-	rich := mustParseOME(t, richDoc())
+	rich := mustParseOME(t, omexmltest.RichDoc())
 	w, err := New(iohandle.NewMemory(), Options{OME: rich})
 	require.NoError(t, err)
 	require.NoError(t, addSpecs(w, richSpecs))
@@ -308,7 +309,7 @@ func TestCallerOMENamespaces(t *testing.T) {
 			checkTags(t, []byte(out))
 			_, err := ParseOME([]byte(out))
 			require.NoError(t, err, out)
-			assert.Empty(t, missingFrom(parseTree(t, []byte(doc)), parseTree(t, []byte(out))), out)
+			assert.Empty(t, omexmltest.MissingFrom(omexmltest.Parse(t, []byte(doc)), omexmltest.Parse(t, []byte(out))), out)
 		})
 	}
 }
@@ -321,9 +322,9 @@ func TestCallerOMEWithoutImages(t *testing.T) {
 		ImageSpec{SizeX: 8, SizeY: 8, Annotations: []KeyValue{{"k", "v"}}}, ImageSpec{SizeX: 4, SizeY: 4}))
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err, out)
-	got := parseTree(t, []byte(out))
-	assert.Empty(t, missingFrom(parseTree(t, []byte(doc)), got))
-	assert.Len(t, got.children("Image"), 2)
-	assert.Equal(t, []string{"TagAnnotation", "MapAnnotation"}, got.element("StructuredAnnotations").childNames())
-	assert.Equal(t, "Annotation:0:1", got.element("StructuredAnnotations").children("MapAnnotation")[0].attr("ID"))
+	got := omexmltest.Parse(t, []byte(out))
+	assert.Empty(t, omexmltest.MissingFrom(omexmltest.Parse(t, []byte(doc)), got))
+	assert.Len(t, got.Children("Image"), 2)
+	assert.Equal(t, []string{"TagAnnotation", "MapAnnotation"}, got.Element("StructuredAnnotations").ChildNames())
+	assert.Equal(t, "Annotation:0:1", got.Element("StructuredAnnotations").Children("MapAnnotation")[0].Attr("ID"))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/iohandle"
 )
 
@@ -46,28 +47,6 @@ func typedSpec() ImageSpec {
 	}
 }
 
-// element finds the first descendant of x named local along a path of
-// names.
-func (x *xtree) element(path ...string) *xtree {
-	for _, name := range path {
-		kids := x.children(name)
-		if len(kids) == 0 {
-			return nil
-		}
-		x = kids[0]
-	}
-	return x
-}
-
-// childNames lists the names of x's children.
-func (x *xtree) childNames() []string {
-	var out []string
-	for _, k := range x.kids {
-		out = append(out, k.name.Local)
-	}
-	return out
-}
-
 // TestTypedMetadata: the typed fields are written where the schema wants
 // them, with their units: the instrument's parts in its order, the image's
 // references to it, the channels' settings, the planes' times and
@@ -82,63 +61,51 @@ func TestTypedMetadata(t *testing.T) {
 	out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, first, second, third))
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err, out)
-	got := parseTree(t, []byte(out))
-	require.Len(t, got.children("Instrument"), 2)
-	in := got.element("Instrument")
-	assert.Equal(t, "Instrument:0", in.attr("ID"))
-	assert.Equal(t, []string{"Microscope", "Laser", "LightEmittingDiode", "Detector", "Objective"}, in.childNames())
+	got := omexmltest.Parse(t, []byte(out))
+	require.Len(t, got.Children("Instrument"), 2)
+	in := got.Element("Instrument")
+	assert.Equal(t, "Instrument:0", in.Attr("ID"))
+	assert.Equal(t, []string{"Microscope", "Laser", "LightEmittingDiode", "Detector", "Objective"}, in.ChildNames())
 	for _, tc := range []struct {
-		x     *xtree
+		x     *omexmltest.Tree
 		attrs map[string]string
 	}{
-		{in.element("Microscope"), map[string]string{"Manufacturer": "Olympus", "Model": "IX83", "Type": "Inverted"}},
-		{in.element("Laser"), map[string]string{"ID": "LightSource:0:0", "Model": "561 & co", "Power": "15", "PowerUnit": "mW", "Wavelength": "561", "WavelengthUnit": "nm"}},
-		{in.element("LightEmittingDiode"), map[string]string{"ID": "LightSource:0:1", "Power": "0.5", "PowerUnit": "W"}},
-		{in.element("Detector"), map[string]string{"ID": "Detector:0:0", "Manufacturer": "Andor", "SerialNumber": "X-1", "Type": "EMCCD", "Gain": "300"}},
-		{in.element("Objective"), map[string]string{"ID": "Objective:0:0", "Model": "UPLSAPO 100XO", "NominalMagnification": "100", "CalibratedMagnification": "99.6",
+		{in.Element("Microscope"), map[string]string{"Manufacturer": "Olympus", "Model": "IX83", "Type": "Inverted"}},
+		{in.Element("Laser"), map[string]string{"ID": "LightSource:0:0", "Model": "561 & co", "Power": "15", "PowerUnit": "mW", "Wavelength": "561", "WavelengthUnit": "nm"}},
+		{in.Element("LightEmittingDiode"), map[string]string{"ID": "LightSource:0:1", "Power": "0.5", "PowerUnit": "W"}},
+		{in.Element("Detector"), map[string]string{"ID": "Detector:0:0", "Manufacturer": "Andor", "SerialNumber": "X-1", "Type": "EMCCD", "Gain": "300"}},
+		{in.Element("Objective"), map[string]string{"ID": "Objective:0:0", "Model": "UPLSAPO 100XO", "NominalMagnification": "100", "CalibratedMagnification": "99.6",
 			"LensNA": "1.4", "Immersion": "Oil", "WorkingDistance": "0.13", "WorkingDistanceUnit": "mm"}},
 	} {
 		require.NotNil(t, tc.x)
 		for k, v := range tc.attrs {
-			assert.Equal(t, v, tc.x.attr(k), "%s@%s", tc.x.name.Local, k)
+			assert.Equal(t, v, tc.x.Attr(k), "%s@%s", tc.x.Name.Local, k)
 		}
 	}
-	images := got.children("Image")
+	images := got.Children("Image")
 	require.Len(t, images, 3)
 	for i, want := range []string{"Instrument:0", "Instrument:1", "Instrument:0"} {
-		assert.Equal(t, want, images[i].element("InstrumentRef").attr("ID"), "image %d", i)
-		assert.Equal(t, []string{"InstrumentRef", "ObjectiveSettings", "Pixels"}, images[i].childNames())
+		assert.Equal(t, want, images[i].Element("InstrumentRef").Attr("ID"), "image %d", i)
+		assert.Equal(t, []string{"InstrumentRef", "ObjectiveSettings", "Pixels"}, images[i].ChildNames())
 	}
-	assert.Equal(t, "Objective:1:0", images[1].element("ObjectiveSettings").attr("ID"), "a single objective is the image's")
-	ch := images[0].children("Pixels")[0].children("Channel")
+	assert.Equal(t, "Objective:1:0", images[1].Element("ObjectiveSettings").Attr("ID"), "a single objective is the image's")
+	ch := images[0].Children("Pixels")[0].Children("Channel")
 	require.Len(t, ch, 2)
 	for k, v := range map[string]string{"Name": "mCherry", "Color": "-16776961", "ExcitationWavelength": "561", "ExcitationWavelengthUnit": "nm",
 		"EmissionWavelength": "0.61", "EmissionWavelengthUnit": "µm", "Fluor": "mCherry", "AcquisitionMode": "SpinningDiskConfocal",
 		"IlluminationType": "Epifluorescence", "ContrastMethod": "Fluorescence", "PinholeSize": "50", "PinholeSizeUnit": "µm"} {
-		assert.Equal(t, v, ch[0].attr(k), "Channel@%s", k)
+		assert.Equal(t, v, ch[0].Attr(k), "Channel@%s", k)
 	}
-	assert.Equal(t, []string{"LightSourceSettings", "DetectorSettings"}, ch[0].childNames())
-	assert.Equal(t, map[string]string{"ID": "LightSource:0:0", "Wavelength": "561", "WavelengthUnit": "nm"}, plainAttrs(ch[0].element("LightSourceSettings")))
-	assert.Equal(t, map[string]string{"ID": "Detector:0:0", "Gain": "200"}, plainAttrs(ch[0].element("DetectorSettings")))
-	assert.Equal(t, map[string]string{"ID": "LightSource:0:1"}, plainAttrs(ch[1].element("LightSourceSettings")))
-	planes := images[0].children("Pixels")[0].children("Plane")
+	assert.Equal(t, []string{"LightSourceSettings", "DetectorSettings"}, ch[0].ChildNames())
+	assert.Equal(t, map[string]string{"ID": "LightSource:0:0", "Wavelength": "561", "WavelengthUnit": "nm"}, ch[0].Element("LightSourceSettings").PlainAttrs())
+	assert.Equal(t, map[string]string{"ID": "Detector:0:0", "Gain": "200"}, ch[0].Element("DetectorSettings").PlainAttrs())
+	assert.Equal(t, map[string]string{"ID": "LightSource:0:1"}, ch[1].Element("LightSourceSettings").PlainAttrs())
+	planes := images[0].Children("Pixels")[0].Children("Plane")
 	require.Len(t, planes, 4)
-	assert.Equal(t, map[string]string{"TheZ": "0", "TheC": "0", "TheT": "0", "DeltaT": "2", "DeltaTUnit": "min"}, plainAttrs(planes[0]))
-	assert.Equal(t, map[string]string{"TheZ": "1", "TheC": "0", "TheT": "0"}, plainAttrs(planes[1]))
+	assert.Equal(t, map[string]string{"TheZ": "0", "TheC": "0", "TheT": "0", "DeltaT": "2", "DeltaTUnit": "min"}, planes[0].PlainAttrs())
+	assert.Equal(t, map[string]string{"TheZ": "1", "TheC": "0", "TheT": "0"}, planes[1].PlainAttrs())
 	assert.Equal(t, map[string]string{"TheZ": "1", "TheC": "1", "TheT": "0", "DeltaT": "0", "DeltaTUnit": "s", "ExposureTime": "30", "ExposureTimeUnit": "ms",
-		"PositionX": "-12.5", "PositionXUnit": "µm", "PositionY": "3", "PositionYUnit": "reference frame", "PositionZ": "0", "PositionZUnit": "µm"}, plainAttrs(planes[3]))
-}
-
-// plainAttrs returns the attributes of x as a map.
-func plainAttrs(x *xtree) map[string]string {
-	if x == nil {
-		return nil
-	}
-	m := map[string]string{}
-	for k, v := range x.attrs {
-		m[k.Local] = v
-	}
-	return m
+		"PositionX": "-12.5", "PositionXUnit": "µm", "PositionY": "3", "PositionYUnit": "reference frame", "PositionZ": "0", "PositionZUnit": "µm"}, planes[3].PlainAttrs())
 }
 
 // TestTypedMetadataRefused: typed values the schema cannot hold, or that
@@ -198,31 +165,31 @@ func TestTypedOverCaller(t *testing.T) {
 	out := descriptionOf(t, writeImages(t, Options{TileSize: 16, OME: doc}, s))
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err, out)
-	got := parseTree(t, []byte(out))
-	im := got.element("Image")
-	assert.Equal(t, "typed name", im.attr("Name"))
-	assert.Equal(t, "typed description", im.element("Description").text)
-	assert.Equal(t, acquired.Format(time.RFC3339Nano), im.element("AcquisitionDate").text)
-	assert.Equal(t, "Instrument:0:1", im.element("InstrumentRef").attr("ID"), "the typed instrument, under an ID the caller's does not have")
-	assert.Equal(t, "Objective:0:0:1", im.element("ObjectiveSettings").attr("ID"))
-	assert.Equal(t, "Experimenter:0", im.element("ExperimenterRef").attr("ID"), "the caller's other links stay")
-	require.Len(t, got.children("Instrument"), 2)
-	px := im.element("Pixels")
-	assert.Equal(t, "0.2", px.attr("PhysicalSizeX"))
-	assert.Equal(t, "0.1", px.attr("PhysicalSizeY"), "what the spec leaves out is the caller's")
-	assert.Equal(t, "12", px.attr("SignificantBits"))
-	ch := px.children("Channel")
-	assert.Equal(t, "typed GFP", ch[0].attr("Name"))
-	assert.Equal(t, "490", ch[0].attr("ExcitationWavelength"))
-	assert.Equal(t, "520.0", ch[0].attr("EmissionWavelength"))
-	assert.Equal(t, "GFP", ch[0].attr("Fluor"))
-	assert.Equal(t, []string{"LightSourceSettings", "DetectorSettings", "LightPath"}, ch[0].childNames())
-	assert.Equal(t, "DAPI", ch[1].attr("Name"))
-	for _, p := range px.children("Plane") {
-		if p.attr("TheZ") == "2" && p.attr("TheC") == "1" {
-			assert.Equal(t, "9", p.attr("DeltaT"))
-			assert.Equal(t, "s", p.attr("DeltaTUnit"))
-			assert.Equal(t, "100.0", p.attr("ExposureTime"))
+	got := omexmltest.Parse(t, []byte(out))
+	im := got.Element("Image")
+	assert.Equal(t, "typed name", im.Attr("Name"))
+	assert.Equal(t, "typed description", im.Element("Description").Text)
+	assert.Equal(t, acquired.Format(time.RFC3339Nano), im.Element("AcquisitionDate").Text)
+	assert.Equal(t, "Instrument:0:1", im.Element("InstrumentRef").Attr("ID"), "the typed instrument, under an ID the caller's does not have")
+	assert.Equal(t, "Objective:0:0:1", im.Element("ObjectiveSettings").Attr("ID"))
+	assert.Equal(t, "Experimenter:0", im.Element("ExperimenterRef").Attr("ID"), "the caller's other links stay")
+	require.Len(t, got.Children("Instrument"), 2)
+	px := im.Element("Pixels")
+	assert.Equal(t, "0.2", px.Attr("PhysicalSizeX"))
+	assert.Equal(t, "0.1", px.Attr("PhysicalSizeY"), "what the spec leaves out is the caller's")
+	assert.Equal(t, "12", px.Attr("SignificantBits"))
+	ch := px.Children("Channel")
+	assert.Equal(t, "typed GFP", ch[0].Attr("Name"))
+	assert.Equal(t, "490", ch[0].Attr("ExcitationWavelength"))
+	assert.Equal(t, "520.0", ch[0].Attr("EmissionWavelength"))
+	assert.Equal(t, "GFP", ch[0].Attr("Fluor"))
+	assert.Equal(t, []string{"LightSourceSettings", "DetectorSettings", "LightPath"}, ch[0].ChildNames())
+	assert.Equal(t, "DAPI", ch[1].Attr("Name"))
+	for _, p := range px.Children("Plane") {
+		if p.Attr("TheZ") == "2" && p.Attr("TheC") == "1" {
+			assert.Equal(t, "9", p.Attr("DeltaT"))
+			assert.Equal(t, "s", p.Attr("DeltaTUnit"))
+			assert.Equal(t, "100.0", p.Attr("ExposureTime"))
 		}
 	}
 	assert.Equal(t, 1, strings.Count(out, `<XMLAnnotation ID="Annotation:0"`))
@@ -244,13 +211,13 @@ func TestCallerOMEIDs(t *testing.T) {
 	out := descriptionOf(t, w.h.(*iohandle.Memory).Bytes())
 	_, err = ParseOME([]byte(out))
 	require.NoError(t, err, "no ID twice:\n%s", out)
-	got := parseTree(t, []byte(out))
-	images := got.children("Image")
+	got := omexmltest.Parse(t, []byte(out))
+	images := got.Children("Image")
 	require.Len(t, images, 2)
-	assert.Equal(t, "Image:1", images[0].attr("ID"))
-	assert.Equal(t, "Image:1:1", images[1].attr("ID"))
-	assert.Equal(t, "Pixels:1:1", images[1].element("Pixels").attr("ID"))
-	assert.Equal(t, "Channel:1:0:1", images[1].element("Pixels", "Channel").attr("ID"))
-	assert.Equal(t, "Annotation:0:1", images[1].element("AnnotationRef").attr("ID"))
-	assert.Equal(t, "Instrument:0:1", images[1].element("InstrumentRef").attr("ID"))
+	assert.Equal(t, "Image:1", images[0].Attr("ID"))
+	assert.Equal(t, "Image:1:1", images[1].Attr("ID"))
+	assert.Equal(t, "Pixels:1:1", images[1].Element("Pixels").Attr("ID"))
+	assert.Equal(t, "Channel:1:0:1", images[1].Element("Pixels", "Channel").Attr("ID"))
+	assert.Equal(t, "Annotation:0:1", images[1].Element("AnnotationRef").Attr("ID"))
+	assert.Equal(t, "Instrument:0:1", images[1].Element("InstrumentRef").Attr("ID"))
 }
