@@ -49,6 +49,17 @@ func (m *OMEImage) channels() []int32 {
 	return out
 }
 
+// Check reports whether the image's element describes the pixels of spec
+// as AddImage requires of an ImageSpec.OME: its Pixels' sizes (SizeC
+// counting samples) and Type, its Channel elements and their samples,
+// its Planes. It returns nil, or the *OMEError AddImage would return for
+// spec with this element. A reader that maps a file's pages to specs
+// checks with it that the file's document can be carried as it is.
+func (m *OMEImage) Check(spec ImageSpec) error {
+	_, err := m.check(spec.withDefaults())
+	return err
+}
+
 // check verifies that the image's elements describe the pixels of spec
 // (normalized): its sizes, pixel type and significant bits, its channels
 // and samples, its planes. It returns the Plane elements by plane index

@@ -217,8 +217,22 @@ func TestCallerOMERefused(t *testing.T) {
 			_, err = w.AddImage(spec)
 			require.ErrorIs(t, err, tc.want)
 			require.NoError(t, w.Abort())
+
+			checked := doc.Image(0).Check(tc.spec)
+			require.ErrorIs(t, checked, tc.want)
+			assert.Equal(t, err.Error(), checked.Error(), "Check says what AddImage says")
 		})
 	}
+}
+
+// TestOMEImageCheck: the elements of a document that describe the specs
+// pass Check, zero sizes counting as 1.
+func TestOMEImageCheck(t *testing.T) {
+	rich := mustParseOME(t, omexmltest.RichDoc())
+	for i, s := range richSpecs {
+		assert.NoError(t, rich.Image(i).Check(s), "image %d", i)
+	}
+	assert.ErrorIs(t, rich.Image(1).Check(richSpecs[0]), ErrOMEConflict)
 }
 
 // TestCallerOMEImageCount: a document's Images are the images added, one

@@ -142,14 +142,7 @@ const maxPlanes = 1 << 24
 
 // normalized returns the spec with defaults filled in, or why it is bad.
 func (s ImageSpec) normalized() (ImageSpec, error) {
-	for _, d := range []*int{&s.SizeZ, &s.SizeC, &s.SizeT, &s.SamplesPerPixel} {
-		if *d == 0 {
-			*d = 1
-		}
-	}
-	if s.DimensionOrder == "" {
-		s.DimensionOrder = XYZCT
-	}
+	s = s.withDefaults()
 	if s.SizeX <= 0 || s.SizeY <= 0 || s.SizeZ < 0 || s.SizeC < 0 || s.SizeT < 0 || s.SizeX > math.MaxUint32 || s.SizeY > math.MaxUint32 {
 		return s, fmt.Errorf("%w: %dx%d, Z %d, C %d, T %d", ErrSize, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
 	}
@@ -189,6 +182,20 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 		}
 	}
 	return s, nil
+}
+
+// withDefaults returns the spec with its zero sizes and samples per pixel
+// as 1, and its empty DimensionOrder as XYZCT.
+func (s ImageSpec) withDefaults() ImageSpec {
+	for _, d := range []*int{&s.SizeZ, &s.SizeC, &s.SizeT, &s.SamplesPerPixel} {
+		if *d == 0 {
+			*d = 1
+		}
+	}
+	if s.DimensionOrder == "" {
+		s.DimensionOrder = XYZCT
+	}
+	return s
 }
 
 // checkPhysical validates physical sizes and fills in default units.
