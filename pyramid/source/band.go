@@ -50,7 +50,9 @@ type Options struct {
 	// without copying them first.
 	Rows int
 	// SkipUnsupported makes New (and Open) leave out the images it cannot
-	// map, listing them in File.Skipped, instead of failing.
+	// map, and an OME-TIFF's document it cannot carry (the images then
+	// keep their typed metadata only), listing them in File.Skipped,
+	// instead of failing.
 	SkipUnsupported bool
 }
 

@@ -7,9 +7,15 @@
 // series): each Image has a spec the writer takes and the page (or the
 // sample of a page) holding each of its planes. What goes where:
 //   - OME-TIFF: every Image of the OME-XML, its planes found through its
-//     TiffData elements; the OME-XML is kept whole in File.OMEXML;
-//   - Aperio SVS: page 0 is the image (MPP its pixel size, its fields
-//     annotations), the label and macro pages are images named "label"
+//     TiffData elements. Each image's spec carries its Image element of
+//     the document (ImageSpec.OME), so that the writer keeps the whole
+//     document (instruments and settings, planes' times and positions,
+//     ROIs, structured annotations...) but what it writes itself; the
+//     typed fields restate the names, descriptions, physical sizes and
+//     channels. The OME-XML is kept whole in File.OMEXML too;
+//   - Aperio SVS: page 0 is the image (MPP its pixel size, AppMag its
+//     objective's nominal magnification, its other fields a map
+//     annotation), the label and macro pages are images named "label"
 //     and "macro";
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description says), and
@@ -24,7 +30,10 @@
 // sub-byte or 64-bit integer samples, JPEG 2000, multi-file datasets) is
 // refused with an error naming it, matching ErrUnsupported, ErrMetadata or
 // ErrMultiFile; Options.SkipUnsupported leaves such images out instead and
-// lists them in File.Skipped.
+// lists them in File.Skipped. So is an OME-XML document the writer cannot
+// carry (of another schema version than 2016-06, or otherwise refused by
+// pyramid.ParseOME): with SkipUnsupported, the images keep their typed
+// metadata only.
 //
 // Image.WritePlanes streams every plane into an image of a pyramid
 // writer. Underneath, a BandReader gives the rows of one page, top to

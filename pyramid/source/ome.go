@@ -115,7 +115,8 @@ func parseOME(text string) (*omeDoc, error) {
 //   - every Image with a Pixels element is an image; its DimensionOrder,
 //     sizes, channel names and colours, physical sizes and units,
 //     acquisition date, name and description, and the MapAnnotations it
-//     references, are kept;
+//     references, are mapped to typed fields, and the whole document goes
+//     with the images (see carry);
 //   - each TiffData element maps planes to pages of the main chain: the
 //     plane at FirstZ, FirstC and FirstT (0 by default, or counted from 1
 //     when the writer did so, as Bio-Formats guesses it) is page IFD (0 by
@@ -166,15 +167,65 @@ func (m *mapper) ome(text string) error {
 			return err
 		}
 	}
-	if len(m.file.Skipped) > 0 || len(m.file.Images) == 0 {
-		return nil // the pages left may be the images' left out
+	if len(m.file.Images) == 0 {
+		return nil
 	}
-	for i, p := range pages {
-		if !used[i] && p.NewSubfileType()&tiff.SubfileReducedImage == 0 {
-			if err := m.skip(fmt.Errorf("%w: page %d of the OME-TIFF is in no image's TiffData", ErrMetadata, i)); err != nil {
-				return err
+	if len(m.file.Skipped) == 0 { // else the pages left may be the images' left out
+		for i, p := range pages {
+			if !used[i] && p.NewSubfileType()&tiff.SubfileReducedImage == 0 {
+				if err := m.skip(fmt.Errorf("%w: page %d of the OME-TIFF is in no image's TiffData", ErrMetadata, i)); err != nil {
+					return err
+				}
 			}
 		}
+	}
+	return m.carry(doc, text)
+}
+
+// typedOnly says, in the errors about a document that cannot be carried,
+// what the output keeps of it.
+const typedOnly = "only the typed metadata (names, descriptions, acquisition dates, physical sizes, channel names and colours, map annotations) is kept, the rest of the document is left out"
+
+// carry gives each image its Image element of the document, parsed again
+// by pyramid.ParseOME, as Spec.OME: the writer then keeps the whole
+// document but what it writes itself (the layout of the planes and the
+// file's identity). The typed fields restate what the writer writes back
+// as the document has it: the name, the description, the physical sizes,
+// the channels' names and colours. The acquisition date and the map
+// annotations are left to the document: the writer writes a typed date
+// in its own form, with a zone the document may not give, and typed
+// annotations as a MapAnnotation of their own, which would repeat the
+// document's.
+//
+// A document ParseOME refuses (another schema version, elements the
+// schema does not allow, duplicate IDs, references to nothing), or an
+// Image element that does not describe its image's pixels as the writer
+// requires (pyramid.OMEImage.Check: SizeC not counting an RGB page's
+// samples, a Channel per sample of an RGB page), cannot be carried: New
+// fails (ErrMetadata, wrapping the *pyramid.OMEError), or with
+// SkipUnsupported the images keep their typed metadata only, and the
+// error is listed in File.Skipped.
+func (m *mapper) carry(doc *omeDoc, text string) error {
+	full, err := pyramid.ParseOME([]byte(text))
+	if err != nil {
+		return m.skip(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; %s", ErrMetadata, err, typedOnly))
+	}
+	for _, im := range m.file.Images {
+		oi, i := full.Image(im.OMEImage), im.OMEImage
+		if oi == nil {
+			err = fmt.Errorf("the document has %d Image elements", full.Images())
+		} else {
+			err = oi.Check(im.Spec)
+		}
+		if err != nil {
+			if err := m.skip(fmt.Errorf("%w: OME image %d (%s) cannot be carried to the output: %w; %s", ErrMetadata, i, doc.Images[i].ID, err, typedOnly)); err != nil {
+				return err
+			}
+			continue
+		}
+		im.Spec.OME = oi
+		im.Spec.Description = cleanText(doc.Images[i].Description)
+		im.Spec.AcquisitionDate, im.Spec.Annotations = time.Time{}, nil
 	}
 	return nil
 }

@@ -17,7 +17,11 @@ import (
 var (
 	// ErrMetadata reports metadata that cannot be mapped: OME-XML that does
 	// not parse or contradicts the pages it describes (sizes, pixel type,
-	// a TiffData naming a page the file lacks).
+	// a TiffData naming a page the file lacks), or that the pyramid
+	// writer cannot carry to its output (a document pyramid.ParseOME
+	// refuses, or an Image element that does not describe the image's
+	// pixels as the writer requires); the error then wraps the
+	// *pyramid.OMEError.
 	ErrMetadata = errors.New("source: bad metadata")
 	// ErrMultiFile reports an OME-TIFF whose planes lie in other files too
 	// (a TiffData naming another file, or BinaryOnly metadata). Reading
@@ -73,7 +77,9 @@ type File struct {
 	// Images are the file's images, in the order of the file.
 	Images []*Image
 	// OMEXML is the OME-XML document of an OME-TIFF, whole, as the first
-	// page's ImageDescription holds it; "" for other kinds.
+	// page's ImageDescription holds it; "" for other kinds. Parsed by
+	// pyramid.ParseOME, it goes with the images in their Spec.OME, unless
+	// the writer cannot carry it (see New).
 	OMEXML string
 	// Skipped lists the images, or pages, that could not be mapped and
 	// were left out because Options.SkipUnsupported was set; each error
@@ -90,7 +96,13 @@ type File struct {
 type Image struct {
 	// Spec describes the image as the pyramid writer takes it; add it to
 	// a writer unchanged (or with metadata changed) and write its planes
-	// with WritePlanes.
+	// with WritePlanes. For an OME-TIFF, Spec.OME is the image's element
+	// of the file's document, which the writer keeps whole but for what
+	// it writes itself; the typed fields restate what the writer writes
+	// back as the document has it (name, description, physical sizes,
+	// channels' names and colours), and a typed field a caller sets takes
+	// precedence over the document. The acquisition date and the map
+	// annotations of such an image are the document's alone.
 	Spec pyramid.ImageSpec
 	// Planes says where each plane is, by its index in the spec's
 	// DimensionOrder (pyramid.ImageSpec.PlaneIndex).
@@ -158,6 +170,15 @@ func (f *File) Close() error {
 // field (matching ErrUnsupported, ErrMetadata or ErrMultiFile), unless
 // opts.SkipUnsupported is set: then the images concerned are left out and
 // listed in File.Skipped.
+//
+// An OME-TIFF's document is parsed once more, by pyramid.ParseOME, for
+// the images to carry it (Image.Spec). One the writer cannot carry (of
+// another schema version, with elements the schema does not allow,
+// duplicate IDs or references to nothing), or an Image element that does
+// not describe its image's pixels as the writer requires, fails New with
+// ErrMetadata wrapping the *pyramid.OMEError, unless opts.SkipUnsupported
+// is set: then the images concerned keep only their typed metadata, and
+// the error is listed in File.Skipped.
 func New(f *tiff.File, name string, opts Options) (*File, error) {
 	out := &File{TIFF: f}
 	if len(f.Pages) == 0 {

@@ -216,11 +216,12 @@ func TestCleanText(t *testing.T) {
 
 // omeDocument is an OME-XML document of the images, each given as its
 // Image element's inside (Pixels and all); root holds the root element's
-// attributes.
+// attributes. The Pixels of image i gets the ID Pixels:i.
 func omeDocument(root string, images ...string) string {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" ` + root + `>`)
 	for i, im := range images {
+		im = strings.Replace(im, `<Pixels ID="Pixels:0"`, fmt.Sprintf(`<Pixels ID="Pixels:%d"`, i), 1)
 		fmt.Fprintf(&b, `<Image ID="Image:%d" Name="im%d">%s</Image>`, i, i, im)
 	}
 	b.WriteString(`</OME>`)
@@ -282,22 +283,45 @@ func TestOMEMapping(t *testing.T) {
 	}
 }
 
+// TestOMEMetadata: the typed fields an Image element maps to. When the
+// document goes with the image (Spec.OME), its acquisition date and map
+// annotations are left to it, and the description is as written; when
+// it cannot (here, of another schema version, with SkipUnsupported), the
+// typed fields restate all they can.
 func TestOMEMetadata(t *testing.T) {
-	doc := omeDocument(``, `<AcquisitionDate>2021-03-04T05:06:07.5</AcquisitionDate><Description>two &amp; more</Description>`+
-		`<Pixels DimensionOrder="XYCZT" Type="uint16" SizeX="8" SizeY="8" SizeZ="2" SizeC="2" SizeT="1" PhysicalSizeX="0.25" PhysicalSizeY="0.5" PhysicalSizeYUnit="nm" PhysicalSizeZ="2" PhysicalSizeZUnit="mm">`+
+	doc := omeDocument(``, `<AcquisitionDate>2021-03-04T05:06:07.5</AcquisitionDate><Description> two &amp; more
+</Description>`+
+		`<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint16" SizeX="8" SizeY="8" SizeZ="2" SizeC="2" SizeT="1" PhysicalSizeX="0.25" PhysicalSizeY="0.5" PhysicalSizeYUnit="nm" PhysicalSizeZ="2" PhysicalSizeZUnit="mm">`+
 		`<Channel ID="Channel:0:0" Name="DAPI" Color="-16776961"/><Channel ID="Channel:0:1" Name="GFP"/><TiffData/></Pixels>`+
 		`<AnnotationRef ID="Annotation:1"/>`) // Color: 0xFF0000FF, opaque red
 	doc = strings.Replace(doc, `</OME>`, `<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value><M K="x">no</M></Value></MapAnnotation>`+
 		`<MapAnnotation ID="Annotation:1"><Value><M K="stain">H&amp;E</M><M K="organ">liver</M></Value></MapAnnotation></StructuredAnnotations></OME>`, 1)
-	f, _, err := mapPages(t, Options{}, grays(4, doc)...)
-	require.NoError(t, err)
-	s := f.Images[0].Spec
-	assert.Equal(t, "im0", s.Name)
-	assert.Equal(t, "two & more", s.Description)
-	assert.Equal(t, time.Date(2021, 3, 4, 5, 6, 7, 5e8, time.UTC), s.AcquisitionDate)
-	assert.Equal(t, [6]any{0.25, "", 0.5, "nm", 2.0, "mm"}, [6]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit, s.PhysicalSizeZ, s.PhysicalSizeZUnit})
-	assert.Equal(t, []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{R: 255, A: 255}}, {Name: "GFP"}}, s.Channels)
-	assert.Equal(t, []pyramid.KeyValue{{Key: "stain", Value: "H&E"}, {Key: "organ", Value: "liver"}}, s.Annotations)
+	tests := []struct {
+		name        string
+		doc         string
+		carried     bool
+		description string
+		date        time.Time
+		annotations []pyramid.KeyValue
+	}{
+		{"carried", doc, true, " two & more\n", time.Time{}, nil},
+		{"typed only", strings.Replace(doc, "2016-06", "2015-01", 1), false, "two & more", time.Date(2021, 3, 4, 5, 6, 7, 5e8, time.UTC),
+			[]pyramid.KeyValue{{Key: "stain", Value: "H&E"}, {Key: "organ", Value: "liver"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(4, tt.doc)...)
+			require.NoError(t, err)
+			s := f.Images[0].Spec
+			assert.Equal(t, tt.carried, s.OME != nil)
+			assert.Equal(t, "im0", s.Name)
+			assert.Equal(t, tt.description, s.Description)
+			assert.Equal(t, tt.date, s.AcquisitionDate)
+			assert.Equal(t, [6]any{0.25, "", 0.5, "nm", 2.0, "mm"}, [6]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit, s.PhysicalSizeZ, s.PhysicalSizeZUnit})
+			assert.Equal(t, []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{R: 255, A: 255}}, {Name: "GFP"}}, s.Channels)
+			assert.Equal(t, tt.annotations, s.Annotations)
+		})
+	}
 }
 
 func TestOMESamples(t *testing.T) {
@@ -316,17 +340,37 @@ func TestOMESamples(t *testing.T) {
 		image    string
 		want     string
 		channels []string
+		// carried: the Image element describes the samples as the writer
+		// writes them (SizeC counting samples, a Channel per channel of
+		// the spec), so the document goes with the image; else the
+		// element is what New refuses, or leaves out with
+		// SkipUnsupported (ErrMetadata), naming what differs.
+		carried bool
+		says    string
 	}{
-		{"RGB", rgb, px(3, `<Channel Name="bright" SamplesPerPixel="3"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"bright"}},
-		{"RGB with SizeC 1", rgb, px(1, ``), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, nil},
-		{"RGB described sample by sample", rgb, px(3, `<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"r"}},
-		{"two samples as channels", two, px(2, `<Channel Name="a" SamplesPerPixel="2"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "a"}},
-		{"two samples, a Channel each", two, px(2, `<Channel Name="a"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "b"}},
+		{"RGB", rgb, px(3, `<Channel Name="bright" SamplesPerPixel="3"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"bright"}, true, ""},
+		{"RGB with SizeC 1", rgb, px(1, ``), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, nil, false, "Pixels@SizeC"},
+		{"RGB described sample by sample", rgb, px(3, `<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"r"},
+			false, "3 Channel elements"},
+		{"two samples as channels", two, px(2, `<Channel Name="a" SamplesPerPixel="2"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "a"},
+			false, "1 Channel elements"},
+		{"two samples, a Channel each", two, px(2, `<Channel Name="a"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "b"}, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := omeDocument("", tt.image)
-			f, _, err := mapPages(t, Options{}, tt.page(d), tt.page(""))
+			opts := Options{}
+			if !tt.carried {
+				_, _, err := mapPages(t, opts, tt.page(d), tt.page(""))
+				require.ErrorIs(t, err, ErrMetadata)
+				var oe *pyramid.OMEError
+				require.ErrorAs(t, err, &oe)
+				assert.ErrorIs(t, oe, pyramid.ErrOMEConflict)
+				assert.ErrorContains(t, err, "OME image 0 (Image:0) cannot be carried to the output")
+				assert.ErrorContains(t, err, tt.says)
+				opts.SkipUnsupported = true
+			}
+			f, _, err := mapPages(t, opts, tt.page(d), tt.page(""))
 			require.NoError(t, err)
 			assert.Equal(t, []string{tt.want}, summary(f))
 			var names []string
@@ -334,6 +378,17 @@ func TestOMESamples(t *testing.T) {
 				names = append(names, c.Name)
 			}
 			assert.Equal(t, tt.channels, names)
+			assert.Equal(t, tt.carried, f.Images[0].Spec.OME != nil)
+			if !tt.carried {
+				require.Len(t, f.Skipped, 1)
+				assert.ErrorIs(t, f.Skipped[0], ErrMetadata)
+			}
+			// Either way the spec is one the writer takes.
+			w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+			require.NoError(t, err)
+			_, err = w.AddImage(f.Images[0].Spec)
+			assert.NoError(t, err)
+			require.NoError(t, w.Abort())
 		})
 	}
 }
@@ -350,26 +405,30 @@ func TestOMERefused(t *testing.T) {
 		is    error
 		says  string
 		kept  int // images kept with SkipUnsupported; -1: refused even then
+		// skipped is the number of errors in File.Skipped then: 2 when
+		// the image left out also makes the document one the writer
+		// cannot carry.
+		skipped int
 	}{
-		{"not XML", `<OME>oops</Image></OME>`, 1, ErrMetadata, "OME-XML", -1},
-		{"not OME", `<?xml version="1.0"?><Foo>OME>`, 1, ErrMetadata, "OME-XML", -1},
-		{"a root other than OME", `<Image></Image><!-- OME>`, 1, ErrMetadata, "the root element is Image", -1},
-		{"BinaryOnly", omeDocument(``, good)[:len(omeDocument(``, good))-6] + `<BinaryOnly MetadataFile="a.companion.ome" UUID="urn:uuid:1"/></OME>`, 1, ErrMultiFile, "BinaryOnly", -1},
+		{"not XML", `<OME>oops</Image></OME>`, 1, ErrMetadata, "OME-XML", -1, 1},
+		{"not OME", `<?xml version="1.0"?><Foo>OME>`, 1, ErrMetadata, "OME-XML", -1, 1},
+		{"a root other than OME", `<Image></Image><!-- OME>`, 1, ErrMetadata, "the root element is Image", -1, 1},
+		{"BinaryOnly", omeDocument(``, good)[:len(omeDocument(``, good))-6] + `<BinaryOnly MetadataFile="a.companion.ome" UUID="urn:uuid:1"/></OME>`, 1, ErrMultiFile, "BinaryOnly", -1, 1},
 		{"another file", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="other.ome.tif">urn:uuid:2</UUID></TiffData>`)), 1,
-			ErrMultiFile, `"other.ome.tif"`, 1},
-		{"a plane missing", omeDocument(``, good, pixels(2, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="1"/>`)), 2, ErrMetadata, "no TiffData maps plane z=1 c=0 t=0", 1},
-		{"PlaneCount 0", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="0"/>`)), 2, ErrMetadata, "PlaneCount 0", 1},
-		{"a page past the end", omeDocument(``, good, pixels(1, 1, 2, "XYZCT", `<TiffData IFD="1" PlaneCount="2"/>`)), 2, ErrMetadata, "to pages from 1 of 2", 1},
-		{"a first page past the end", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="7"/>`)), 2, ErrMetadata, "TiffData IFD 7", 1},
-		{"a plane outside the sizes", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" FirstT="3"/>`)), 2, ErrMetadata, "outside Z 1, C 1, T 1", 1},
-		{"more planes than pages", omeDocument(``, good, pixels(100, 100, 100, "XYZCT", `<TiffData/>`)), 2, ErrMetadata, "Z 100 x C 100 x T 100 planes in a file of 2 pages", 1},
-		{"wrong size", omeDocument(``, good, strings.Replace(good, `SizeX="8"`, `SizeX="9"`, 1)), 2, ErrMetadata, "SizeX 9", 1},
-		{"wrong type", omeDocument(``, good, strings.Replace(good, `uint16`, `float`, 1)), 2, ErrMetadata, `Type "float"`, 1},
-		{"bad order", omeDocument(``, good, strings.Replace(good, `XYZCT`, `XYZZZ`, 1)), 2, ErrMetadata, `DimensionOrder "XYZZZ"`, 1},
-		{"no TiffData", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "without TiffData", 1},
-		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1},
-		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1},
-		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1},
+			ErrMultiFile, `"other.ome.tif"`, 1, 1},
+		{"a plane missing", omeDocument(``, good, pixels(2, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="1"/>`)), 2, ErrMetadata, "no TiffData maps plane z=1 c=0 t=0", 1, 1},
+		{"PlaneCount 0", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="0"/>`)), 2, ErrMetadata, "PlaneCount 0", 1, 1},
+		{"a page past the end", omeDocument(``, good, pixels(1, 1, 2, "XYZCT", `<TiffData IFD="1" PlaneCount="2"/>`)), 2, ErrMetadata, "to pages from 1 of 2", 1, 1},
+		{"a first page past the end", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="7"/>`)), 2, ErrMetadata, "TiffData IFD 7", 1, 1},
+		{"a plane outside the sizes", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" FirstT="3"/>`)), 2, ErrMetadata, "outside Z 1, C 1, T 1", 1, 1},
+		{"more planes than pages", omeDocument(``, good, pixels(100, 100, 100, "XYZCT", `<TiffData/>`)), 2, ErrMetadata, "Z 100 x C 100 x T 100 planes in a file of 2 pages", 1, 1},
+		{"wrong size", omeDocument(``, good, strings.Replace(good, `SizeX="8"`, `SizeX="9"`, 1)), 2, ErrMetadata, "SizeX 9", 1, 1},
+		{"wrong type", omeDocument(``, good, strings.Replace(good, `uint16`, `float`, 1)), 2, ErrMetadata, `Type "float"`, 1, 1},
+		{"bad order", omeDocument(``, good, strings.Replace(good, `XYZCT`, `XYZZZ`, 1)), 2, ErrMetadata, `DimensionOrder "XYZZZ"`, 1, 1},
+		{"no TiffData", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "without TiffData", 1, 1},
+		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
+		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
+		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -383,8 +442,11 @@ func TestOMERefused(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Len(t, f.Images, tt.kept)
-			require.Len(t, f.Skipped, 1)
+			require.Len(t, f.Skipped, tt.skipped)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			if tt.skipped > 1 {
+				assert.ErrorContains(t, f.Skipped[1], "the OME-XML cannot be carried to the output")
+			}
 		})
 	}
 }

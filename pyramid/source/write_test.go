@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -108,6 +109,8 @@ func TestWritePlanes(t *testing.T) {
 					got := back.Images[i]
 					s := got.Spec
 					s.Name, s.DimensionOrder = im.Spec.Name, im.Spec.DimensionOrder
+					assert.NotNil(t, s.OME, "image %d: the output's document goes with it", i)
+					s.OME = nil
 					assert.Equal(t, im.Spec, s, "image %d", i)
 					require.Len(t, got.Planes, len(im.Planes))
 					for p := range im.Planes {
@@ -121,7 +124,8 @@ func TestWritePlanes(t *testing.T) {
 }
 
 // TestRoundTripMetadata writes OME-TIFFs with the pyramid writer and maps
-// them back: every field the writer writes comes back.
+// them back: every field the writer writes comes back, the acquisition
+// date and the annotations in the document that goes with the image.
 func TestRoundTripMetadata(t *testing.T) {
 	specs := []pyramid.ImageSpec{
 		{Name: "stack", SizeX: 40, SizeY: 30, SizeZ: 3, SizeC: 2, SizeT: 2, DimensionOrder: pyramid.XYCTZ, PixelType: pyramid.Uint16,
@@ -167,11 +171,25 @@ func TestRoundTripMetadata(t *testing.T) {
 		if want.PhysicalSizeX > 0 && want.PhysicalSizeXUnit == "" {
 			want.PhysicalSizeXUnit, want.PhysicalSizeYUnit = "µm", "µm"
 		}
+		require.NotNil(t, got.OME, "image %d", i)
+		got.OME = nil
+		want.AcquisitionDate, want.Annotations = time.Time{}, nil // the document's
 		assert.Equal(t, want, got, "image %d", i)
 		for p := range planes[i] {
 			assert.True(t, bytes.Equal(planes[i][p], planePixels(t, f.Images[i].Planes[p])), "image %d plane %d", i, p)
 		}
 	}
+	doc := omexmltest.Parse(t, []byte(f.OMEXML))
+	stack := doc.Element("Image")
+	assert.Equal(t, "2020-01-02T03:04:05Z", stack.Element("AcquisitionDate").Text)
+	annotation := doc.Element("StructuredAnnotations", "MapAnnotation")
+	require.NotNil(t, annotation)
+	assert.Equal(t, annotation.Attr("ID"), stack.Element("AnnotationRef").Attr("ID"))
+	var kvs []pyramid.KeyValue
+	for _, m := range annotation.Element("Value").Children("M") {
+		kvs = append(kvs, pyramid.KeyValue{Key: m.Attr("K"), Value: m.Text})
+	}
+	assert.Equal(t, specs[0].Annotations, kvs)
 }
 
 func cmpOr(a, b string) string {

@@ -1,0 +1,123 @@
+package source
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// richSpecs are the images omexmltest.RichDoc describes.
+var richSpecs = []pyramid.ImageSpec{
+	{SizeX: 48, SizeY: 32, SizeZ: 3, SizeC: 2, SizeT: 2, PixelType: pyramid.Uint16, DimensionOrder: pyramid.XYCZT},
+	{SizeX: 40, SizeY: 30, PixelType: pyramid.Uint8, SamplesPerPixel: 3},
+}
+
+// writeOMETIFF writes the images, their planes of zeros, with the pyramid
+// writer and returns the file, mapped.
+func writeOMETIFF(t *testing.T, opts pyramid.Options, specs ...pyramid.ImageSpec) *File {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, opts)
+	require.NoError(t, err)
+	for _, s := range specs {
+		im, err := w.AddImage(s)
+		require.NoError(t, err)
+		for p := range im.Spec().Planes() {
+			z, c, tt := im.Spec().PlaneCoords(p)
+			require.NoError(t, im.WritePlane(z, c, tt, make([]byte, im.PlaneBytes())))
+		}
+	}
+	require.NoError(t, w.Close())
+	return mapFile(t, h.Bytes())
+}
+
+// mapFile maps a file held in memory.
+func mapFile(t *testing.T, data []byte) *File {
+	t.Helper()
+	tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	f, err := New(tf, "in.ome.tif", Options{})
+	require.NoError(t, err)
+	return f
+}
+
+// TestOMECarried: an OME-TIFF whose document has more than the typed
+// fields say (an instrument and its settings, planes' positions and
+// exposures, ROIs, structured annotations of every kind) is mapped with
+// its document, and converted, the output keeps every element and
+// attribute of it but what the writer owns; converted again, nothing is
+// lost or added twice (the map annotations, restated, would be; the
+// acquisition date, restated, would gain a zone).
+func TestOMECarried(t *testing.T) {
+	doc, err := pyramid.ParseOME([]byte(omexmltest.RichDoc()))
+	require.NoError(t, err)
+	in := writeOMETIFF(t, pyramid.Options{TileSize: 16, OME: doc}, richSpecs...)
+	require.Len(t, in.Images, 2)
+	for i, im := range in.Images {
+		require.NotNil(t, im.Spec.OME, "image %d", i)
+		assert.Same(t, in.Images[0].Spec.OME.Document(), im.Spec.OME.Document(), "one document for the file")
+		assert.Empty(t, im.Spec.Annotations, "image %d: the document's, carried", i)
+		assert.Zero(t, im.Spec.AcquisitionDate, "image %d: the document's, carried", i)
+	}
+	assert.Equal(t, `rich & "stack"`, in.Images[0].Spec.Name, "restated")
+	assert.Equal(t, "two channels\nover time", in.Images[0].Spec.Description, "restated")
+	assert.InDelta(t, 0.108, in.Images[0].Spec.PhysicalSizeX, 1e-12, "restated")
+
+	rich := omexmltest.Parse(t, []byte(omexmltest.RichDoc()))
+	first := convert(t, in, pyramid.Options{TileSize: 16}, Options{})
+	once := omexmltest.Parse(t, []byte(mapFile(t, first).OMEXML))
+	assert.Empty(t, omexmltest.MissingFrom(rich, once))
+	second := omexmltest.Parse(t, []byte(mapFile(t, convert(t, mapFile(t, first), pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+	assert.Empty(t, omexmltest.MissingFrom(rich, second), "converted twice")
+	assert.Empty(t, omexmltest.MissingFrom(once, second), "nothing lost")
+	assert.Empty(t, omexmltest.MissingFrom(second, once), "nothing added")
+	assert.Len(t, second.Element("StructuredAnnotations").Kids, 11)
+}
+
+// TestOMENotCarried: a document the writer cannot carry, as ParseOME
+// refuses it, fails New with ErrMetadata wrapping the *pyramid.OMEError;
+// with SkipUnsupported, the images keep their typed metadata and the
+// error is listed in File.Skipped.
+func TestOMENotCarried(t *testing.T) {
+	good := pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`)
+	doc := omeDocument(``, good)
+	tests := []struct {
+		name string
+		doc  string
+		is   error
+		says string
+	}{
+		{"another schema version", strings.Replace(doc, "2016-06", "2015-01", 1), pyramid.ErrOMEVersion, "2015-01"},
+		{"a duplicate ID", strings.Replace(doc, `<Image ID="Image:0"`, `<Instrument ID="Image:0"/><Image ID="Image:0"`, 1), pyramid.ErrOMEInvalid, `"Image:0"`},
+		{"a reference to nothing", omeDocument(``, `<InstrumentRef ID="Instrument:9"/>`+good), pyramid.ErrOMEInvalid, "Instrument:9"},
+		{"an element the schema does not allow", omeDocument(``, good+`<Comment>hand-made</Comment>`), pyramid.ErrOMEInvalid, "Comment"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := mapPages(t, Options{}, grays(1, tt.doc)...)
+			require.ErrorIs(t, err, ErrMetadata)
+			require.ErrorIs(t, err, tt.is)
+			var oe *pyramid.OMEError
+			require.ErrorAs(t, err, &oe)
+			assert.ErrorContains(t, err, "the OME-XML cannot be carried to the output")
+			assert.ErrorContains(t, err, tt.says)
+
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(1, tt.doc)...)
+			require.NoError(t, err)
+			assert.Equal(t, []string{`"im0" 8x8 Z1 C1 T1 XYZCT uint16 x1: 0:*`}, summary(f), "the images are there")
+			assert.Nil(t, f.Images[0].Spec.OME)
+			require.Len(t, f.Skipped, 1)
+			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			assert.ErrorContains(t, f.Skipped[0], "the rest of the document is left out")
+			assert.Equal(t, tt.doc, f.OMEXML, "kept whole all the same")
+		})
+	}
+}
