@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,9 +69,12 @@ func (a aperio) field(key string) (string, bool) {
 
 // svs maps an Aperio SVS file, as Bio-Formats' SVSReader reads it:
 //   - page 0 is the image. MPP gives its pixel size in µm, Date and Time
-//     its acquisition date, and every "key = value" field of its
-//     description (AppMag, the scanner's fields, MPP itself) becomes an
-//     annotation; the rest of the description is its description;
+//     its acquisition date, AppMag (the magnification of the objective
+//     it was scanned with) its instrument's objective's nominal
+//     magnification, and every other "key = value" field of its
+//     description (the scanner's fields, MPP itself) becomes an
+//     annotation (an OME MapAnnotation); the rest of the description is
+//     its description;
 //   - a page whose description has a token naming "label" or "macro"
 //     (without "=") is the label or the macro image, an image of its own
 //     so named; failing that, the first pages without a description are
@@ -173,9 +177,18 @@ func svsLevels(pages []*tiff.Page, kinds []string) []*tiff.Page {
 
 // describe sets what the fields of the image's description say: the
 // pixel size (MPP, in µm), the acquisition date (Date and Time, with Time
-// Zone when given) and the annotations (every field).
+// Zone when given), the objective's nominal magnification (AppMag, when
+// a positive number OME's float holds) and the annotations (every field
+// but AppMag so mapped).
 func (a aperio) describe(s *pyramid.ImageSpec) {
 	s.Annotations = a.fields
+	if v, ok := a.field("AppMag"); ok {
+		if mag, err := strconv.ParseFloat(v, 64); err == nil && mag > 0 && mag <= math.MaxFloat32 { // an xsd:float
+			s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: mag}}}
+			i := slices.IndexFunc(a.fields, func(kv pyramid.KeyValue) bool { return kv.Key == "AppMag" })
+			s.Annotations = slices.Delete(slices.Clone(a.fields), i, i+1)
+		}
+	}
 	if v, ok := a.field("MPP"); ok {
 		if mpp, err := strconv.ParseFloat(v, 64); err == nil && mpp > 0 && mpp < 1e12 {
 			s.PhysicalSizeX, s.PhysicalSizeY = mpp, mpp

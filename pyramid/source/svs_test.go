@@ -1,6 +1,7 @@
 package source
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -78,13 +80,63 @@ func TestSVSMetadata(t *testing.T) {
 	assert.Equal(t, "Aperio Image Library v10.0.51\n64x48 [0,100 64x48] (16x16) JPEG/RGB Q=30", s.Description)
 	assert.Equal(t, [4]any{0.499, "µm", 0.499, "µm"}, [4]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit})
 	assert.True(t, time.Date(2009, 12, 29, 14, 59, 15, 0, time.UTC).Equal(s.AcquisitionDate), "%v", s.AcquisitionDate)
-	assert.Equal(t, []pyramid.KeyValue{{Key: "AppMag", Value: "20"}, {Key: "StripeWidth", Value: "2040"}, {Key: "ScanScope ID", Value: "CPAPERIOCS"},
+	assert.Equal(t, []pyramid.KeyValue{{Key: "StripeWidth", Value: "2040"}, {Key: "ScanScope ID", Value: "CPAPERIOCS"},
 		{Key: "Filename", Value: "CMU-1"}, {Key: "Date", Value: "12/29/09"}, {Key: "Time", Value: "09:59:15"}, {Key: "Time Zone", Value: "GMT-05:00"},
-		{Key: "User", Value: "b414003d"}, {Key: "MPP", Value: "0.4990"}, {Key: "Left", Value: "25.691574"}, {Key: "Top", Value: "23.449873"}}, s.Annotations)
+		{Key: "User", Value: "b414003d"}, {Key: "MPP", Value: "0.4990"}, {Key: "Left", Value: "25.691574"}, {Key: "Top", Value: "23.449873"}}, s.Annotations,
+		"every field but AppMag")
+	assert.Equal(t, &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: 20}}}, s.Instrument)
+	assert.Nil(t, s.OME)
 	label := f.Images[1].Spec
 	assert.Equal(t, "Aperio Image Library v10.0.51\nlabel 20x30", label.Description)
 	assert.Zero(t, label.PhysicalSizeX, "the label's pixels are not the slide's")
 	assert.Empty(t, label.Annotations)
+	assert.Nil(t, label.Instrument, "the label was not scanned with the objective")
+}
+
+// TestSVSMagnification: AppMag, a positive number, is the nominal
+// magnification of the objective, which the output's OME-XML has, linked
+// to the image; another AppMag stays a field of the map annotation.
+func TestSVSMagnification(t *testing.T) {
+	const head = "Aperio Image Library v12.0.5\r\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70|MPP = 0.5"
+	tests := []struct {
+		name   string
+		fields string
+		mag    float64 // 0: no instrument
+		kept   []string
+	}{
+		{"AppMag 20", "|AppMag = 20", 20, []string{"MPP"}},
+		{"AppMag 40, between other fields", "|StripeWidth = 2040|AppMag = 40|User = me", 40, []string{"MPP", "StripeWidth", "User"}},
+		{"AppMag 2.5", "|AppMag = 2.5", 2.5, []string{"MPP"}},
+		{"no AppMag", "", 0, []string{"MPP"}},
+		{"AppMag not a number", "|AppMag = 20x", 0, []string{"MPP", "AppMag"}},
+		{"AppMag 0", "|AppMag = 0", 0, []string{"MPP", "AppMag"}},
+		{"AppMag infinite", "|AppMag = +Inf", 0, []string{"MPP", "AppMag"}},
+		{"AppMag past a float's range", "|AppMag = 1e39", 0, []string{"MPP", "AppMag"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description(head+tt.fields)))
+			require.NoError(t, err)
+			s := f.Images[0].Spec
+			var keys []string
+			for _, kv := range s.Annotations {
+				keys = append(keys, kv.Key)
+			}
+			assert.Equal(t, tt.kept, keys)
+			doc := omexmltest.Parse(t, []byte(mapFile(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+			if tt.mag == 0 {
+				assert.Nil(t, s.Instrument)
+				assert.Nil(t, doc.Element("Instrument"))
+				return
+			}
+			assert.Equal(t, &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: tt.mag}}}, s.Instrument)
+			objective := doc.Element("Instrument", "Objective")
+			require.NotNil(t, objective)
+			assert.Equal(t, strconv.FormatFloat(tt.mag, 'g', -1, 64), objective.Attr("NominalMagnification"))
+			assert.Equal(t, doc.Element("Instrument").Attr("ID"), doc.Element("Image", "InstrumentRef").Attr("ID"))
+			assert.Equal(t, objective.Attr("ID"), doc.Element("Image", "ObjectiveSettings").Attr("ID"))
+		})
+	}
 }
 
 func TestAperioTime(t *testing.T) {
