@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -63,7 +64,9 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	s := &tiffSource{name: in.name, lim: cfg.limits, opts: source.Options{
 		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize()}}
 	if s.file, err = source.New(tf, filepath.Base(in.name), s.opts); err != nil {
-		return nil, true, fmt.Errorf("%s: %w", in.name, err)
+		// What New refuses is the input's, whatever package pyramid's
+		// errors it wraps (the writer's refusal of its OME-XML).
+		return nil, true, cli.InputError{Err: fmt.Errorf("%s: %w", in.name, err)}
 	}
 	s.planCopy(cfg, stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize

@@ -76,6 +76,18 @@ func (e UsageError) Error() string { return e.Err.Error() }
 // Unwrap returns the mistake.
 func (e UsageError) Unwrap() error { return e.Err }
 
+// An InputError is a problem with the input a program reads, not with its
+// command line, even when it wraps an error of package pyramid that
+// would otherwise be taken for a flag value the writer rejects (an input
+// file's OME-XML the writer cannot carry matches pyramid.ErrMetadata).
+type InputError struct{ Err error }
+
+// Error returns the problem's message.
+func (e InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e InputError) Unwrap() error { return e.Err }
+
 // Run calls work with a context that SIGINT or SIGTERM cancels, and
 // returns the exit code of the error work returns, which Exit reports.
 // When a signal came and work failed (it stopped for the signal), Run
@@ -170,9 +182,13 @@ func Exit(name string, stderr io.Writer, err error) int {
 
 // isUsageError reports whether err comes from the command line: a
 // UsageError, or package pyramid's rejection of a value from a flag: an
-// option, metadata or a pixel type.
+// option, metadata or a pixel type; never an InputError.
 func isUsageError(err error) bool {
 	var u UsageError
+	var in InputError
+	if errors.As(err, &in) {
+		return false
+	}
 	return errors.As(err, &u) || errors.Is(err, pyramid.ErrOption) ||
 		errors.Is(err, pyramid.ErrMetadata) || errors.Is(err, pyramid.ErrPixelType)
 }

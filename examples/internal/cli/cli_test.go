@@ -28,6 +28,7 @@ func TestExit(t *testing.T) {
 		{"bad metadata", pyramid.ErrMetadata, 2, "prog: pyramid: bad metadata\n"},
 		{"bad pixel type", pyramid.ErrPixelType, 2, "prog: pyramid: unsupported pixel type\n"},
 		{"failure", errors.New("disk full"), 1, "prog: disk full\n"},
+		{"the input's metadata", fmt.Errorf("in.tif: %w", InputError{fmt.Errorf("source: %w", pyramid.ErrMetadata)}), 1, "prog: in.tif: source: pyramid: bad metadata\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
