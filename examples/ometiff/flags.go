@@ -53,9 +53,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"GIF, BMP or WebP image, or a raw file of little-endian samples described by\n"+
 		"the -raw flags, into a pyramidal OME-TIFF.\n\n"+
 		"A TIFF file keeps every image (series), every plane and the metadata that\n"+
-		"maps to OME: ometiff info shows how. Its tiles or strips are streamed, in\n"+
-		"memory that grows with the width only. What it holds and OME-TIFF cannot\n"+
-		"carry is refused, or with -skip-unsupported left out and reported.\n"+
+		"maps to OME (an OME-TIFF its whole OME-XML): ometiff info shows how. Its\n"+
+		"tiles or strips are streamed, in memory that grows with the width only.\n"+
+		"What it holds and OME-TIFF cannot carry is refused, or with\n"+
+		"-skip-unsupported left out and reported.\n"+
 		"Non-interlaced PNG and raw files are streamed too: about 2 x 3 x tile x\n"+
 		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
 		"Other images are decoded whole.\n"+

@@ -40,13 +40,18 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// describeFile prints what a mapped file holds.
+// describeFile prints what a mapped file holds: its images with the
+// metadata convert writes as typed fields, and whether its OME-XML goes
+// to the output.
 func describeFile(w io.Writer, f *source.File) {
 	planes := 0
 	for _, im := range f.Images {
 		planes += len(im.Planes)
 	}
 	fmt.Fprintf(w, "%s, %s, %s\n", f.Kind, plural(len(f.Images), "image"), plural(planes, "plane"))
+	if slices.ContainsFunc(f.Images, func(im *source.Image) bool { return im.Spec.OME != nil }) {
+		fmt.Fprintln(w, "OME-XML kept whole, but for what the writer writes itself")
+	}
 	for i, im := range f.Images {
 		s := im.Spec
 		layout := s.PixelType.String()
@@ -66,6 +71,13 @@ func describeFile(w io.Writer, f *source.File) {
 		}
 		if s.Description != "" {
 			fmt.Fprintf(w, "  description %q\n", s.Description)
+		}
+		if s.Instrument != nil {
+			for _, o := range s.Instrument.Objectives {
+				if o.NominalMagnification > 0 {
+					fmt.Fprintf(w, "  objective %gx\n", o.NominalMagnification)
+				}
+			}
 		}
 		for c, ch := range s.Channels {
 			fmt.Fprintf(w, "  channel %d %q", c, ch.Name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -330,9 +331,10 @@ func checkPixels(t *testing.T, c convertCase, got comparison) {
 }
 
 // TestInteropConvertSVS converts the SVS-like slide: OpenSlide reports it
-// as an Aperio slide, and the output has its image with its pixel size and
-// fields, then the label (LZW, equal) and the macro (JPEG, within the
-// difference between IDCTs) as libvips decodes them.
+// as an Aperio slide, and the output has its image with its pixel size,
+// its objective's magnification (AppMag) and its other fields, then the
+// label (LZW, equal) and the macro (JPEG, within the difference between
+// IDCTs) as libvips decodes them.
 func TestInteropConvertSVS(t *testing.T) {
 	interop.Selected(t)
 	interop.Need(t, "vips", "tiffcp", "tiffset", "tifffile", "openslide-show-properties")
@@ -356,9 +358,18 @@ func TestInteropConvertSVS(t *testing.T) {
 	assert.Equal(t, []float64{0.499, 0.499, 0}, images[0].Physical)
 	assert.Equal(t, []float64{0, 0, 0}, images[1].Physical)
 	d := clitest.Describe(t, out, pyramid.InspectOptions{})
-	for _, want := range []string{`"AppMag" = "20"`, `"MPP" = "0.4990"`, `"ScanScope ID" = "SS1234"`, "acquired 2009-12-29T09:59:15-05:00",
+	for _, want := range []string{`"MPP" = "0.4990"`, `"ScanScope ID" = "SS1234"`, "acquired 2009-12-29T09:59:15-05:00",
 		`"slide": 1000 x 600`, `"label": 200 x 150`, `"macro": 500 x 300`} {
 		assert.Contains(t, d, want)
+	}
+	assert.NotContains(t, d, `"AppMag"`, "the objective's, not an annotation")
+	doc := omexmltest.Parse(t, []byte(interop.RunPython(t, omeMetadata, out)))
+	objective := doc.Element("Instrument", "Objective")
+	require.NotNil(t, objective, "AppMag is the objective's nominal magnification")
+	assert.Equal(t, "20", objective.Attr("NominalMagnification"))
+	assert.Equal(t, objective.Attr("ID"), doc.Element("Image", "ObjectiveSettings").Attr("ID"), "the slide's objective")
+	for _, im := range doc.Children("Image")[1:] {
+		assert.Nil(t, im.Element("ObjectiveSettings"), "not the label's or the macro's")
 	}
 	for i, page := range map[int]int{1: 4, 2: 5} { // the label and the macro: pages 4 and 5 of the slide
 		ref := filepath.Join(dir, fmt.Sprintf("ref%d.v", i))

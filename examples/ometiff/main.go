@@ -23,17 +23,23 @@
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps
 // them following Bio-Formats: an OME-TIFF its images, planes, dimension
-// order, channel names and colours, physical sizes, acquisition dates,
-// names, descriptions and map annotations; an SVS its slide (MPP as the
-// pixel size, every field of its description as annotations) and its
-// label and macro images; a plain TIFF its pages of one shape as planes
-// along T, and pages of other shapes as further images. What the input holds and
-// the output cannot carry (a palette or 1-bit page among others, JPEG
-// 2000, a multi-file OME dataset, a plane no TiffData maps) is refused
-// with an error naming it; with -skip-unsupported the rest is converted
-// and what was left out is reported on stderr. ometiff info shows the
-// mapping without converting. A TIFF of one palette or sub-byte page is
-// decoded whole, as an image.
+// order and its whole OME-XML (instruments and channel settings, planes'
+// times, exposures and positions, ROIs, structured annotations, links to
+// experimenters and projects...), but for what the writer writes itself
+// (the layout of the planes, the file's UUID and creator); an SVS its
+// slide (MPP as the pixel size, AppMag as the objective's nominal
+// magnification, the other fields of its description as a map
+// annotation) and its label and macro images; a plain TIFF its pages of
+// one shape as planes along T, and pages of other shapes as further
+// images. What the input holds and the output cannot carry (a palette or 1-bit
+// page among others, JPEG 2000, a multi-file OME dataset, a plane no
+// TiffData maps, OME-XML of another schema version than 2016-06) is
+// refused with an error naming it; with -skip-unsupported the rest is
+// converted (an OME-TIFF's images with the metadata their typed fields
+// hold: names, descriptions, dates, physical sizes, channels, map
+// annotations) and what was left out is reported on stderr. ometiff info
+// shows the mapping without converting. A TIFF of one palette or
+// sub-byte page is decoded whole, as an image.
 //
 // # Tiles copied through
 //

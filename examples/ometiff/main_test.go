@@ -67,6 +67,7 @@ func TestInfo(t *testing.T) {
 		want string
 	}{
 		{ome, `OME-TIFF, 2 images, 3 planes
+OME-XML kept whole, but for what the writer writes itself
 image 0 "cells": 100 x 80, Z 1 x C 2 x T 1, XYZCT, uint16, pages 0-1
   channel 0 "DAPI"
   channel 1 "FITC"
@@ -82,7 +83,7 @@ image 0 "": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0
   pixel 0.5 µm x 0.5 µm
   acquired 2021-01-02T10:11:12Z
   description "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70"
-  "AppMag" = "20"
+  objective 20x
   "MPP" = "0.5"
   "Date" = "01/02/21"
   "Time" = "10:11:12"
