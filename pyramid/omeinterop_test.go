@@ -54,13 +54,6 @@ func TestInteropOMEXMLMetadataSchema(t *testing.T) {
 	}
 }
 
-// tifffileOME prints what tifffile gives as the file's OME-XML.
-const tifffileOME = `
-import sys, tifffile
-with tifffile.TiffFile(sys.argv[1]) as tif:
-    sys.stdout.write(tif.ome_metadata)
-`
-
 // TestInteropTifffileOMEMetadata: tifffile reads back the OME-XML of files
 // carrying callers' documents (ome_metadata), and in it, parsed as XML,
 // every element and attribute the callers gave is there, but what the
@@ -73,7 +66,7 @@ func TestInteropTifffileOMEMetadata(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".ome.tif")
 			require.NoError(t, os.WriteFile(path, writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, tc.doc)}, tc.specs...), 0o644))
-			out := interop.RunPython(t, tifffileOME, path)
+			out := interop.RunPython(t, interop.TifffileOMEXML, path)
 			assert.Empty(t, omexmltest.MissingFrom(omexmltest.Parse(t, []byte(tc.doc)), omexmltest.Parse(t, []byte(out))))
 		})
 	}

@@ -363,7 +363,7 @@ func TestInteropConvertSVS(t *testing.T) {
 		assert.Contains(t, d, want)
 	}
 	assert.NotContains(t, d, `"AppMag"`, "the objective's, not an annotation")
-	doc := omexmltest.Parse(t, []byte(interop.RunPython(t, omeMetadata, out)))
+	doc := omexmltest.Parse(t, []byte(interop.RunPython(t, interop.TifffileOMEXML, out)))
 	objective := doc.Element("Instrument", "Objective")
 	require.NotNil(t, objective, "AppMag is the objective's nominal magnification")
 	assert.Equal(t, "20", objective.Attr("NominalMagnification"))

@@ -32,14 +32,6 @@ with tifffile.TiffWriter(path, ome=False) as tw:
     tw.write(rgb, photometric='rgb', metadata=None)
 `
 
-// omeMetadata is a Python script: it prints what tifffile gives as the
-// OME-XML of the file its argument names.
-const omeMetadata = `
-import sys, tifffile
-with tifffile.TiffFile(sys.argv[1]) as tif:
-    sys.stdout.write(tif.ome_metadata)
-`
-
 // TestInteropConvertOMEDocument: a tifffile-written OME-TIFF whose
 // document has most of the OME model (omexmltest.RichDoc: an instrument
 // with objective, detector and light sources, channel settings, planes'
@@ -67,7 +59,7 @@ func TestInteropConvertOMEDocument(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 
-	got := interop.RunPython(t, omeMetadata, out)
+	got := interop.RunPython(t, interop.TifffileOMEXML, out)
 	assert.Empty(t, omexmltest.MissingFrom(omexmltest.Parse(t, []byte(doc)), omexmltest.Parse(t, []byte(got))))
 	outXML := filepath.Join(dir, "out.xml")
 	require.NoError(t, os.WriteFile(outXML, []byte(got), 0o644))

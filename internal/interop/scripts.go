@@ -16,6 +16,14 @@ with tifffile.TiffFile(sys.argv[1]) as tif:
             out.write(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder('<')).tobytes())
 `
 
+// TifffileOMEXML is a Python script: it prints what tifffile gives as the
+// OME-XML of the file its argument names (TiffFile.ome_metadata).
+const TifffileOMEXML = `
+import sys, tifffile
+with tifffile.TiffFile(sys.argv[1]) as tif:
+    sys.stdout.write(tif.ome_metadata)
+`
+
 // TifffileDataset is a Python script: tifffile opens the OME-TIFF named by
 // its first argument, the reference, and then each further argument, a
 // file of a multi-file dataset, and checks that each gives the reference's
