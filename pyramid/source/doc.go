@@ -31,9 +31,9 @@
 // refused with an error naming it, matching ErrUnsupported, ErrMetadata or
 // ErrMultiFile; Options.SkipUnsupported leaves such images out instead and
 // lists them in File.Skipped. So is an OME-XML document the writer cannot
-// carry (of another schema version than 2016-06, or otherwise refused by
-// pyramid.ParseOME): with SkipUnsupported, the images keep their typed
-// metadata only.
+// carry (of another schema version than 2016-06, otherwise refused by
+// pyramid.ParseOME, or with an Image element unlike its pixels): with
+// SkipUnsupported, the images keep their typed metadata only.
 //
 // Image.WritePlanes streams every plane into an image of a pyramid
 // writer. Underneath, a BandReader gives the rows of one page, top to
