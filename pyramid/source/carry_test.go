@@ -121,3 +121,33 @@ func TestOMENotCarried(t *testing.T) {
 		})
 	}
 }
+
+// TestOMEImageNotCarried: with SkipUnsupported, an Image element unlike
+// its pixels (an RGB page described with SizeC 1) is left out, its image
+// written from the typed fields, and the other image carries the
+// document, which the output keeps but for the element left out.
+func TestOMEImageNotCarried(t *testing.T) {
+	doc := `<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">` +
+		`<Instrument ID="Instrument:0"><Objective ID="Objective:0:0" NominalMagnification="40"/></Instrument>` +
+		`<Image ID="Image:0" Name="im0"><InstrumentRef ID="Instrument:0"/>` + pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`) + `</Image>` +
+		`<Image ID="Image:1" Name="im1"><Pixels ID="Pixels:1" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1">` +
+		`<TiffData IFD="1"/></Pixels></Image></OME>`
+	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8}
+	_, _, err := mapPages(t, Options{}, gray(8, 8, description(doc)), rgb)
+	require.ErrorIs(t, err, pyramid.ErrOMEConflict)
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, gray(8, 8, description(doc)), rgb)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 2)
+	assert.NotNil(t, f.Images[0].Spec.OME)
+	assert.Nil(t, f.Images[1].Spec.OME)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorContains(t, f.Skipped[0], "OME image 1 (Image:1) cannot be carried")
+
+	got := omexmltest.Parse(t, []byte(mapFile(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+	assert.Equal(t, "40", got.Element("Instrument", "Objective").Attr("NominalMagnification"))
+	images := got.Children("Image")
+	require.Len(t, images, 2)
+	assert.Equal(t, "Instrument:0", images[0].Element("InstrumentRef").Attr("ID"))
+	assert.Equal(t, "im1", images[1].Attr("Name"), "typed")
+	assert.Equal(t, "3", images[1].Element("Pixels").Attr("SizeC"), "the writer's, not the element's")
+}

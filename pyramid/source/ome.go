@@ -182,9 +182,9 @@ func (m *mapper) ome(text string) error {
 	return m.carry(doc, text)
 }
 
-// typedOnly says, in the errors about a document that cannot be carried,
-// what the output keeps of it.
-const typedOnly = "only the typed metadata (names, descriptions, acquisition dates, physical sizes, channel names and colours, map annotations) is kept, the rest of the document is left out"
+// typedMetadata is what the typed fields hold of an OME-TIFF's images,
+// for the errors about metadata that cannot be carried.
+const typedMetadata = "names, descriptions, acquisition dates, physical sizes, channel names and colours, map annotations"
 
 // carry gives each image its Image element of the document, parsed again
 // by pyramid.ParseOME, as Spec.OME: the writer then keeps the whole
@@ -208,7 +208,8 @@ const typedOnly = "only the typed metadata (names, descriptions, acquisition dat
 func (m *mapper) carry(doc *omeDoc, text string) error {
 	full, err := pyramid.ParseOME([]byte(text))
 	if err != nil {
-		return m.skip(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; %s", ErrMetadata, err, typedOnly))
+		return m.skip(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; only the typed metadata (%s) is kept, the rest of the document is left out",
+			ErrMetadata, err, typedMetadata))
 	}
 	for _, im := range m.file.Images {
 		oi, i := full.Image(im.OMEImage), im.OMEImage
@@ -218,7 +219,9 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 			err = oi.Check(im.Spec)
 		}
 		if err != nil {
-			if err := m.skip(fmt.Errorf("%w: OME image %d (%s) cannot be carried to the output: %w; %s", ErrMetadata, i, doc.Images[i].ID, err, typedOnly)); err != nil {
+			err = fmt.Errorf("%w: OME image %d (%s) cannot be carried to the output: %w; the image keeps only its typed metadata (%s), the rest of its Image element is left out",
+				ErrMetadata, i, doc.Images[i].ID, err, typedMetadata)
+			if err := m.skip(err); err != nil {
 				return err
 			}
 			continue

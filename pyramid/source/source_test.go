@@ -382,6 +382,7 @@ func TestOMESamples(t *testing.T) {
 			if !tt.carried {
 				require.Len(t, f.Skipped, 1)
 				assert.ErrorIs(t, f.Skipped[0], ErrMetadata)
+				assert.ErrorContains(t, f.Skipped[0], "the rest of its Image element is left out")
 			}
 			// Either way the spec is one the writer takes.
 			w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
