@@ -122,7 +122,11 @@ func NewPipeline(ctx context.Context, opts Options, consume func(seq int64, enco
 		p.stopCtx = func() bool { return false }
 		return p
 	}
+	// Under p.mu: a context cancelled already runs the func at once, in
+	// its own goroutine, and failLocked calls p.stopCtx.
+	p.mu.Lock()
 	p.stopCtx = context.AfterFunc(ctx, func() { p.fail(context.Cause(ctx)) })
+	p.mu.Unlock()
 	p.wg.Add(workers + 1)
 	for range workers {
 		go p.runWorker()

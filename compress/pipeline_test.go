@@ -237,6 +237,21 @@ func TestPipelineStops(t *testing.T) {
 	}
 }
 
+// TestPipelineCancelledBeforeStart: a pipeline made with a context
+// cancelled already, whose callback runs at once in its own goroutine,
+// races nothing in the constructor (go test -race); closed with nothing
+// submitted, it returns nil or the cause, as the callback came first.
+func TestPipelineCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 200 {
+		p := NewPipeline(ctx, Options{Workers: 2}, nil)
+		if err := p.Close(); err != nil {
+			assert.ErrorIs(t, err, context.Canceled)
+		}
+	}
+}
+
 // TestPipelineNoGoroutineOutlivesClose runs pipelines in a synctest
 // bubble, which fails the test if a goroutine is left blocked after Close.
 func TestPipelineNoGoroutineOutlivesClose(t *testing.T) {
