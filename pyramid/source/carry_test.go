@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
-	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // richSpecs are the images omexmltest.RichDoc describes.
@@ -36,15 +34,13 @@ func writeOMETIFF(t *testing.T, opts pyramid.Options, specs ...pyramid.ImageSpec
 		}
 	}
 	require.NoError(t, w.Close())
-	return mapFile(t, h.Bytes())
+	return mapOME(t, h.Bytes())
 }
 
-// mapFile maps a file held in memory.
-func mapFile(t *testing.T, data []byte) *File {
+// mapOME maps an OME-TIFF held in memory, named in.ome.tif.
+func mapOME(t *testing.T, data []byte) *File {
 	t.Helper()
-	tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
-	require.NoError(t, err)
-	f, err := New(tf, "in.ome.tif", Options{})
+	f, err := mapFile(t, data, "in.ome.tif", Options{})
 	require.NoError(t, err)
 	return f
 }
@@ -73,9 +69,9 @@ func TestOMECarried(t *testing.T) {
 
 	rich := omexmltest.Parse(t, []byte(omexmltest.RichDoc()))
 	first := convert(t, in, pyramid.Options{TileSize: 16}, Options{})
-	once := omexmltest.Parse(t, []byte(mapFile(t, first).OMEXML))
+	once := omexmltest.Parse(t, []byte(mapOME(t, first).OMEXML))
 	assert.Empty(t, omexmltest.MissingFrom(rich, once))
-	second := omexmltest.Parse(t, []byte(mapFile(t, convert(t, mapFile(t, first), pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+	second := omexmltest.Parse(t, []byte(mapOME(t, convert(t, mapOME(t, first), pyramid.Options{TileSize: 16}, Options{})).OMEXML))
 	assert.Empty(t, omexmltest.MissingFrom(rich, second), "converted twice")
 	assert.Empty(t, omexmltest.MissingFrom(once, second), "nothing lost")
 	assert.Empty(t, omexmltest.MissingFrom(second, once), "nothing added")
@@ -143,7 +139,7 @@ func TestOMEImageNotCarried(t *testing.T) {
 	require.Len(t, f.Skipped, 1)
 	assert.ErrorContains(t, f.Skipped[0], "OME image 1 (Image:1) cannot be carried")
 
-	got := omexmltest.Parse(t, []byte(mapFile(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+	got := omexmltest.Parse(t, []byte(mapOME(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
 	assert.Equal(t, "40", got.Element("Instrument", "Objective").Attr("NominalMagnification"))
 	images := got.Children("Image")
 	require.Len(t, images, 2)

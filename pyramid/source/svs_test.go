@@ -123,7 +123,7 @@ func TestSVSMagnification(t *testing.T) {
 				keys = append(keys, kv.Key)
 			}
 			assert.Equal(t, tt.kept, keys)
-			doc := omexmltest.Parse(t, []byte(mapFile(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+			doc := omexmltest.Parse(t, []byte(mapOME(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
 			if tt.mag == 0 {
 				assert.Nil(t, s.Instrument)
 				assert.Nil(t, doc.Element("Instrument"))
