@@ -304,8 +304,9 @@ func (w *Writer) plan(start int64) (ifd.Format, error) {
 // writeTree writes them.
 func (w *Writer) measure(start int64, f ifd.Format) (int64, error) {
 	end := start
+	sizes := map[shape]int64{}
 	for _, d := range w.dirs {
-		n, err := w.treeSize(d, f)
+		n, err := w.treeSize(d, f, sizes)
 		if err != nil {
 			return 0, err
 		}
@@ -314,15 +315,42 @@ func (w *Writer) measure(start int64, f ifd.Format) (int64, error) {
 	return end, nil
 }
 
-// treeSize is the room d and its SubIFDs take in format f.
-func (w *Writer) treeSize(d *Directory, f ifd.Format) (int64, error) {
-	b, err := w.finalFields(d, f, nil)
-	if err != nil {
-		return 0, err
+// shape is what the size of a directory depends on: its fields and how
+// many blocks and SubIFDs it lists. The planes of a stack share one:
+// measuring it once saves about a fifth of Close (BenchmarkManyDirectories),
+// which is otherwise more than 2 % of writing a stack of 15,120 planes.
+type shape struct {
+	fields          *ifd.Builder
+	blocks, subs    int
+	offsets, counts uint16
+}
+
+// treeSize is the room d and its SubIFDs take in format f; sizes holds
+// the sizes of the shapes measured (nil: none kept).
+func (w *Writer) treeSize(d *Directory, f ifd.Format, sizes map[shape]int64) (int64, error) {
+	key := shape{d.Fields, len(d.Blocks), len(d.SubIFDs), d.OffsetsTag, d.CountsTag}
+	n, known := sizes[key]
+	if known && !f.BigTIFF {
+		// What finalFields checks besides the shape: classic TIFF's
+		// 32-bit offsets and counts.
+		for _, blk := range d.Blocks {
+			if blk.Offset > math.MaxUint32 || blk.Size > math.MaxUint32 {
+				return 0, fmt.Errorf("%w: block at %d of %d bytes", ErrTooLarge, blk.Offset, blk.Size)
+			}
+		}
 	}
-	n := b.Size(f.BigTIFF)
+	if !known {
+		b, err := w.finalFields(d, f, nil)
+		if err != nil {
+			return 0, err
+		}
+		n = b.Size(f.BigTIFF)
+		if sizes != nil {
+			sizes[key] = n
+		}
+	}
 	for _, sub := range d.SubIFDs {
-		m, err := w.treeSize(sub, f)
+		m, err := w.treeSize(sub, f, sizes)
 		if err != nil {
 			return 0, err
 		}
@@ -346,7 +374,7 @@ func (w *Writer) writeTree(d *Directory, pos int64, chained bool, f ifd.Format) 
 		subs = make([]uint64, len(d.SubIFDs))
 		for i, sub := range d.SubIFDs {
 			subs[i] = uint64(end)
-			n, err := w.treeSize(sub, f)
+			n, err := w.treeSize(sub, f, nil)
 			if err != nil {
 				return 0, err
 			}
