@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/readback"
 )
 
 // stackPlan is a stack like the stack workload's, small: images series of
@@ -67,13 +67,7 @@ func allParts(d *Dataset) []int {
 // readFiles reads every file of dir by name.
 func readFiles(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	files, err := readback.Dir(dir)
 	require.NoError(t, err)
-	files := map[string][]byte{}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		require.NoError(t, err)
-		files[e.Name()] = data
-	}
 	return files
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
+	"github.com/ometiff-go/ometiff/internal/readback"
 )
 
 // pauseEnv, in the environment of the program run by the tests, makes a
@@ -157,14 +158,8 @@ func TestProcessesInAnyOrder(t *testing.T) {
 // readDir reads every file of dir.
 func readDir(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	files, err := readback.Dir(dir)
 	require.NoError(t, err)
-	files := map[string][]byte{}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		require.NoError(t, err)
-		files[e.Name()] = data
-	}
 	return files
 }
 

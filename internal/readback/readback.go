@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	gtiff "github.com/google/tiff"
@@ -237,4 +239,22 @@ func decoderFor(compression uint64) (func([]byte) ([]byte, error), error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("readback: compression %d not supported", compression)
+}
+
+// Dir returns the files of a directory by name, for tests that compare
+// sets of files written separately byte for byte.
+func Dir(dir string) (map[string][]byte, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		files[e.Name()] = data
+	}
+	return files, nil
 }
