@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -66,7 +67,11 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	if s.file, err = source.New(tf, filepath.Base(in.name), s.opts); err != nil {
 		// What New refuses is the input's, whatever package pyramid's
 		// errors it wraps (the writer's refusal of its OME-XML).
-		return nil, true, cli.InputError{Err: fmt.Errorf("%s: %w", in.name, err)}
+		err = fmt.Errorf("%s: %w", in.name, err)
+		if errors.Is(err, source.ErrUnsupported) || errors.Is(err, source.ErrMetadata) {
+			err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
+		}
+		return nil, true, cli.InputError{Err: err}
 	}
 	s.planCopy(cfg, stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize

@@ -170,6 +170,7 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 	palette := page{width: 8, height: 8, samples: 1, bits: 8, photometric: tiff.PhotometricPalette}
 	writeTIFF(t, input, gray, palette, gray)
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "page 1: source: unsupported layout: PhotometricInterpretation palette", input, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "of the page at 322 (-skip-unsupported converts the rest)\n", input, "out.ome.tif")
 
 	output := filepath.Join(dir, "out.ome.tif")
 	code, stdout, stderr := clitest.Run(runConvert, "-skip-unsupported", input, output)
