@@ -219,7 +219,11 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	if c.Compression == pyramid.JPEG {
 		o.Predictor = pyramid.PredictorAuto
 		if !cfg.set["quality"] {
-			if q, _, err := compress.JPEGQuality(c.JPEGTables); err == nil {
+			tables := c.JPEGTables
+			if len(tables) == 0 { // each tile holds its tables
+				tables, _ = s.file.Images[0].Planes[0].Page.ReadBlock(nil, 0)
+			}
+			if q, _, err := compress.JPEGQuality(tables); err == nil {
 				o.Quality = q
 			}
 		}
