@@ -250,3 +250,20 @@ func (ep *EncodedPlaneWriter) Close() error {
 	}
 	return nil
 }
+
+// CheckEncodedLevels returns the error AddEncodedImage would return for an
+// image of spec with these levels given encoded, or nil: that each level's
+// coding suits the spec's samples, and that several levels form an OME
+// pyramid (one integer factor, one codec). A converter asks before adding
+// anything, to choose between copying a source's tiles and encoding them.
+func CheckEncodedLevels(spec ImageSpec, levels ...EncodedLevel) error {
+	if len(levels) == 0 {
+		return fmt.Errorf("%w: no levels given encoded", ErrOption)
+	}
+	spec, err := spec.normalized()
+	if err != nil {
+		return err
+	}
+	_, _, err = imageLevels(spec, Options{TileSize: levels[0].TileWidth}, levels)
+	return err
+}

@@ -237,8 +237,8 @@ func factor4Source(t testing.TB) ([]EncodedLevel, [][][]byte) {
 		levels = append(levels, EncodedLevel{Width: s[0], Height: s[1],
 			TileCoding: TileCoding{Compression: LZW, Predictor: PredictorHorizontal, TileWidth: 32, TileHeight: 32}})
 		var lt [][]byte
-		for range ceilDiv(s[0], 32) * ceilDiv(s[1], 32) {
-			raw := smooth(32, 32, 1, Uint8, l).pix
+		for i := range ceilDiv(s[0], 32) * ceilDiv(s[1], 32) {
+			raw := smooth(32, 32, 1, Uint8, 100*l+i).pix // every tile its own bytes
 			b, err := enc.Encode(nil, raw)
 			require.NoError(t, err)
 			lt = append(lt, b)
@@ -522,6 +522,40 @@ func TestEncodedLevelOf(t *testing.T) {
 			}
 			assert.ErrorIs(t, err, ErrOption)
 			assert.ErrorContains(t, err, c.text)
+		})
+	}
+}
+
+// TestCheckEncodedLevels: levels given encoded must form an OME pyramid,
+// checked before anything is added, as AddEncodedImage checks them.
+func TestCheckEncodedLevels(t *testing.T) {
+	level := func(w, h int, c Compression) EncodedLevel {
+		return EncodedLevel{Width: w, Height: h, TileCoding: TileCoding{Compression: c, TileWidth: 16, TileHeight: 16}}
+	}
+	tests := []struct {
+		name   string
+		levels []EncodedLevel
+		err    string
+	}{
+		{"one level", []EncodedLevel{level(100, 70, LZW)}, ""},
+		{"halves rounded up", []EncodedLevel{level(101, 71, LZW), level(51, 36, LZW), level(26, 18, LZW)}, ""},
+		{"quarters rounded down (Aperio)", []EncodedLevel{level(24576, 16384, JPEG), level(6144, 4096, JPEG), level(1536, 1024, JPEG)}, ""},
+		{"factors differ", []EncodedLevel{level(1024, 1024, LZW), level(512, 512, LZW), level(128, 128, LZW)}, "factor"},
+		{"not the same in Y", []EncodedLevel{level(1024, 1024, LZW), level(512, 256, LZW)}, "factor"},
+		{"no reduction", []EncodedLevel{level(64, 64, LZW), level(64, 64, LZW)}, "factor"},
+		{"another compression", []EncodedLevel{level(64, 64, JPEG), level(32, 32, LZW)}, "level 1 has"},
+		{"a predictor on JPEG", []EncodedLevel{{Width: 64, Height: 64, TileCoding: TileCoding{Compression: JPEG, Predictor: PredictorHorizontal, TileWidth: 16, TileHeight: 16}}}, "level 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := ImageSpec{SizeX: tt.levels[0].Width, SizeY: tt.levels[0].Height, SamplesPerPixel: 3}
+			err := CheckEncodedLevels(spec, tt.levels...)
+			if tt.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrOption)
+			assert.ErrorContains(t, err, tt.err)
 		})
 	}
 }

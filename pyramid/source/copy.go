@@ -17,10 +17,10 @@ import (
 // resolutions (Plane.Levels) too. Every plane must be a whole page (not
 // one sample of it) whose tiles the writer can carry (see
 // pyramid.EncodedLevelOf), all pages coded alike; the reduced levels must
-// be there for every plane, coded alike, and form an OME pyramid: the
-// same integer factor, at least 2, from each level to the next in X and
-// Y, and the full resolution's compression. What stands in the way is an
-// error matching ErrUnsupported that names it.
+// be there for every plane, coded alike; and AddEncodedImage must take
+// them for the image's spec (pyramid.CheckEncodedLevels: an OME pyramid,
+// codings that suit the samples). What stands in the way is an error
+// matching ErrUnsupported that names it.
 //
 // WritePlanes copies the tiles of the levels given encoded into an image
 // added with them, and decodes the full resolution only when the writer
@@ -58,38 +58,10 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: tiles copied through: the image has no planes", ErrUnsupported)
 	}
-	if err := checkFactor(out); err != nil {
+	if err := pyramid.CheckEncodedLevels(im.Spec, out...); err != nil {
 		return nil, fmt.Errorf("%w: tiles copied through: %w", ErrUnsupported, err)
 	}
 	return out, nil
-}
-
-// checkFactor checks that levels form an OME pyramid: one integer factor
-// of at least 2 between each level and the next, in X and Y (each size
-// divided by it and rounded either way), and one compression.
-func checkFactor(levels []pyramid.EncodedLevel) error {
-	if len(levels) < 2 {
-		return nil
-	}
-	factor := 0
-	for k := 1; k < len(levels); k++ {
-		up, l := levels[k-1], levels[k]
-		if l.Compression != levels[0].Compression {
-			return fmt.Errorf("level %d is %v, the full resolution %v", k, l.Compression, levels[0].Compression)
-		}
-		if l.Width < 1 || l.Height < 1 {
-			return fmt.Errorf("level %d is %d x %d", k, l.Width, l.Height)
-		}
-		f := (up.Width + l.Width/2) / l.Width
-		if k == 1 {
-			factor = f
-		}
-		fits := func(big, small int) bool { return small == big/factor || small == (big+factor-1)/factor }
-		if factor < 2 || f != factor || !fits(up.Width, l.Width) || !fits(up.Height, l.Height) {
-			return fmt.Errorf("level %d (%d x %d) is not level %d (%d x %d) reduced by the factor of the others", k, l.Width, l.Height, k-1, up.Width, up.Height)
-		}
-	}
-	return nil
 }
 
 // writeEncoded writes the planes of an image added with AddEncodedImage

@@ -49,6 +49,11 @@ func copyThrough(t testing.TB, f *File, opts pyramid.Options, levels bool) *File
 	for _, im := range f.Images {
 		enc, err := im.Encoded(levels)
 		require.NoError(t, err)
+		if levels {
+			require.Len(t, enc, 1+len(im.Planes[0].Levels), "every level given encoded")
+		} else {
+			require.Len(t, enc, 1, "the full resolution alone given encoded")
+		}
 		dst, err := w.AddEncodedImage(im.Spec, enc...)
 		require.NoError(t, err)
 		require.NoError(t, im.WritePlanes(context.Background(), dst, Options{Rows: opts.TileSize, Workers: 2}))
@@ -153,34 +158,4 @@ func TestEncodedRefuses(t *testing.T) {
 	_, err = channels.Images[0].Encoded(false)
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "one sample of its page")
-}
-
-// TestCheckFactor: levels copied must form an OME pyramid.
-func TestCheckFactor(t *testing.T) {
-	level := func(w, h int, c pyramid.Compression) pyramid.EncodedLevel {
-		return pyramid.EncodedLevel{Width: w, Height: h, TileCoding: pyramid.TileCoding{Compression: c}}
-	}
-	tests := []struct {
-		name   string
-		levels []pyramid.EncodedLevel
-		err    string
-	}{
-		{"one level", []pyramid.EncodedLevel{level(100, 70, pyramid.LZW)}, ""},
-		{"halves rounded up", []pyramid.EncodedLevel{level(101, 71, pyramid.LZW), level(51, 36, pyramid.LZW), level(26, 18, pyramid.LZW)}, ""},
-		{"quarters rounded down (Aperio)", []pyramid.EncodedLevel{level(24576, 16384, pyramid.JPEG), level(6144, 4096, pyramid.JPEG), level(1536, 1024, pyramid.JPEG)}, ""},
-		{"factors differ", []pyramid.EncodedLevel{level(1024, 1024, pyramid.LZW), level(512, 512, pyramid.LZW), level(128, 128, pyramid.LZW)}, "factor"},
-		{"not the same in Y", []pyramid.EncodedLevel{level(1024, 1024, pyramid.LZW), level(512, 256, pyramid.LZW)}, "factor"},
-		{"no reduction", []pyramid.EncodedLevel{level(64, 64, pyramid.LZW), level(64, 64, pyramid.LZW)}, "factor"},
-		{"another compression", []pyramid.EncodedLevel{level(64, 64, pyramid.JPEG), level(32, 32, pyramid.LZW)}, "level 1 is"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := checkFactor(tt.levels)
-			if tt.err == "" {
-				assert.NoError(t, err)
-				return
-			}
-			assert.ErrorContains(t, err, tt.err)
-		})
-	}
 }
