@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,7 +42,9 @@ func TestConvertCopyThrough(t *testing.T) {
 	lzw := filepath.Join(dir, "lzw.ome.tif")
 	writeTiled(t, lzw, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal})
 	flat := filepath.Join(dir, "flat.ome.tif")
-	writeTiled(t, flat, pyramid.Options{TileSize: 32, Compression: pyramid.Zstd, Levels: 1})
+	// Zstd at level 1, which the writer does not use by default: tiles
+	// encoded again would differ from the source's.
+	writeTiled(t, flat, pyramid.Options{TileSize: 32, Compression: pyramid.Zstd, Level: 1, Levels: 1})
 	stripped := filepath.Join(dir, "strips.tif")
 	writeTIFF(t, stripped, page{width: 40, height: 30, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
 	tests := []struct {
@@ -47,16 +52,19 @@ func TestConvertCopyThrough(t *testing.T) {
 		args   []string
 		stderr string // "": nothing
 		coding string // of the output's first directory, as Describe shows it
+		copied bool   // the output's first page has the source's tiles, byte for byte
 	}{
-		{"copied", []string{lzw}, "image 0: LZW tiles of 64 x 64 copied through, the levels computed (-compression encodes them again)\n", "LZW"},
-		{"levels copied", []string{"-copy-levels", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied", "LZW"},
-		{"another codec", []string{"-compression", "deflate", lzw}, "", "Deflate"},
-		{"another tile", []string{"-tile", "128", lzw}, "tiles encoded again: -tile 128, the source's are 64 x 64\n", "LZW"},
-		{"the same tile", []string{"-tile", "64", lzw}, "copied through", "LZW"},
-		{"another predictor", []string{"-predictor", "none", lzw}, "tiles encoded again: -predictor none, the source's is horizontal\n", "LZW"},
-		{"no levels to copy", []string{"-copy-levels", flat}, "the levels are computed: source: unsupported", "Zstd"},
-		{"strips", []string{stripped}, "", "LZW"},
-		{"strips, levels asked for", []string{"-copy-levels", stripped}, "tiles encoded again: source: unsupported", "LZW"},
+		{"copied", []string{lzw}, "image 0: LZW tiles of 64 x 64 copied through, the levels computed (-compression encodes them again)\n", "LZW", false},
+		{"levels copied", []string{"-copy-levels", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied", "LZW", false},
+		{"another codec", []string{"-compression", "deflate", lzw}, "", "Deflate", false},
+		{"another tile", []string{"-tile", "128", lzw}, "tiles encoded again: -tile 128, the source's are 64 x 64\n", "LZW", false},
+		{"the same tile", []string{"-tile", "64", lzw}, "copied through", "LZW", false},
+		{"another predictor", []string{"-predictor", "none", lzw}, "tiles encoded again: -predictor none, the source's is horizontal\n", "LZW", false},
+		{"no levels to copy", []string{"-copy-levels", flat}, "the levels are computed: source: unsupported", "Zstd", true},
+		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
+		{"Zstd encoded again", []string{"-compression", "zstd", flat}, "", "Zstd", false},
+		{"strips", []string{stripped}, "", "LZW", false},
+		{"strips, levels asked for", []string{"-copy-levels", stripped}, "tiles encoded again: source: unsupported", "LZW", false},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +77,27 @@ func TestConvertCopyThrough(t *testing.T) {
 				assert.Contains(t, stderr, tt.stderr)
 			}
 			assert.Contains(t, clitest.Describe(t, out, pyramid.InspectOptions{}), tt.coding)
+			if strings.Contains(tt.args[len(tt.args)-1], "flat") {
+				assert.Equal(t, tt.copied, slices.EqualFunc(firstTiles(t, flat), firstTiles(t, out), bytes.Equal), "tiles copied")
+			}
 		})
 	}
+}
+
+// firstTiles returns the stored tiles of a file's first page.
+func firstTiles(t *testing.T, path string) [][]byte {
+	t.Helper()
+	f, err := tiff.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	p := f.Pages[0]
+	l, err := p.Layout()
+	require.NoError(t, err)
+	var out [][]byte
+	for i := range l.BlocksAcross * l.BlocksDown {
+		b, err := p.ReadBlock(nil, i)
+		require.NoError(t, err)
+		out = append(out, b)
+	}
+	return out
 }

@@ -180,21 +180,20 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
 	}
-	encoded := func(im *source.Image) ([]pyramid.EncodedLevel, error) {
+	// encoded returns an image's levels to copy, and with -copy-levels
+	// why its own levels are not among them.
+	encoded := func(im *source.Image) (levels []pyramid.EncodedLevel, why, err error) {
 		if !cfg.copyLevels {
-			return im.Encoded(false)
+			levels, err = im.Encoded(false)
+			return levels, nil, err
 		}
-		levels, err := im.Encoded(true)
-		if err == nil {
-			return levels, nil
+		if levels, why = im.Encoded(true); why == nil {
+			return levels, nil, nil
 		}
-		levels, err2 := im.Encoded(false)
-		if err2 == nil {
-			say("the levels are computed: %v", err)
-		}
-		return levels, err2
+		levels, err = im.Encoded(false)
+		return levels, why, err
 	}
-	first, err := encoded(s.file.Images[0])
+	first, why, err := encoded(s.file.Images[0])
 	if err != nil {
 		if cfg.copyLevels {
 			say("tiles encoded again: %v", err)
@@ -210,7 +209,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	case cfg.set["tile"] && o.TileSize != c.TileWidth:
 		say("tiles encoded again: -tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
 		return
-	case cfg.set["predictor"] && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
+	case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
 		name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
 		say("tiles encoded again: -predictor %s, the source's is %s", name(o.Predictor), name(c.Predictor))
 		return
@@ -219,11 +218,12 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	if c.Compression == pyramid.JPEG {
 		o.Predictor = pyramid.PredictorAuto
 		if !cfg.set["quality"] {
-			tables := c.JPEGTables
-			if len(tables) == 0 { // each tile holds its tables
-				tables, _ = s.file.Images[0].Planes[0].Page.ReadBlock(nil, 0)
+			q, _, err := compress.JPEGQuality(c.JPEGTables)
+			if err != nil { // the tiles hold their quantization tables
+				tile, _ := s.file.Images[0].Planes[0].Page.ReadBlock(nil, 0)
+				q, _, err = compress.JPEGQuality(tile)
 			}
-			if q, _, err := compress.JPEGQuality(tables); err == nil {
+			if err == nil {
 				o.Quality = q
 			}
 		}
@@ -238,13 +238,21 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	for i, im := range s.file.Images {
 		levels := first
 		if i > 0 {
-			if levels, err = encoded(im); err != nil {
+			if levels, why, err = encoded(im); err != nil {
+				say("image %d: tiles encoded again: %v", i, err)
 				continue
 			}
-			e := levels[0]
-			if e.Compression != c.Compression || e.TileWidth != c.TileWidth || e.TileHeight != c.TileHeight || e.Predictor != c.Predictor {
+			// Its levels are computed with the writer's options, image 0's
+			// (for JPEG, image 0's quality and coding of colour).
+			e := levels[0].TileCoding
+			jpegDiffers := c.Compression == pyramid.JPEG && (e.Photometric != c.Photometric || !bytes.Equal(e.JPEGTables, c.JPEGTables))
+			if e.Compression != c.Compression || e.TileWidth != c.TileWidth || e.TileHeight != c.TileHeight || e.Predictor != c.Predictor || jpegDiffers {
+				say("image %d: tiles encoded again: not coded as image 0's", i)
 				continue
 			}
+		}
+		if why != nil {
+			say("image %d: the levels are computed: %v", i, why)
 		}
 		s.encoded[i] = levels
 		how := "the levels computed"
