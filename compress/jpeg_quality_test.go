@@ -48,10 +48,13 @@ func TestJPEGQuality(t *testing.T) {
 		"abbreviated tile":     tile,
 		"cut short":            tables[:30],
 		"tables without a DQT": append([]byte{0xff, 0xd8}, tables[bytes.Index(tables, []byte{0xff, 0xc4}):]...),
-		"16-bit table 0":       {0xff, 0xd8, 0xff, 0xdb, 0, 131, 0x10},
+		"16-bit table 0":       append([]byte{0xff, 0xd8, 0xff, 0xdb, 0, 131, 0x10}, make([]byte, 128)...),
 	} {
 		_, _, err := JPEGQuality(bad)
 		assert.ErrorIs(t, err, ErrCorrupt, name)
+		if name == "16-bit table 0" {
+			assert.ErrorContains(t, err, "16-bit", "refused for its precision, not cut short")
+		}
 	}
 	// A table of its own making: the nearest quality, not exact.
 	custom := bytes.Clone(tables)
