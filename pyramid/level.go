@@ -146,15 +146,19 @@ func (l *levelStream) addRows(src []byte, n int) error {
 }
 
 // tileRows emits whole tile rows straight from src when the band is empty,
-// and collects the rest in the band.
+// and so the level's last, partial tile row when src ends the level, and
+// collects the rest in the band. A level written in bands of a tile row
+// then never needs a band of its own, not even for its last rows: at
+// 100,000 pixels of RGB a band is 73 MiB.
 func (l *levelStream) tileRows(src []byte, n int) error {
 	th := l.geom.tileH
 	for done := 0; done < n; {
-		if l.bandRows == 0 && n-done >= th {
-			if err := l.emit(src[done*l.rowBytes:], th); err != nil {
+		if l.bandRows == 0 && (n-done >= th || l.rows+n == l.geom.height) {
+			rows := min(th, n-done)
+			if err := l.emit(src[done*l.rowBytes:], rows); err != nil {
 				return err
 			}
-			done += th
+			done += rows
 			continue
 		}
 		if l.band == nil { // whole tile rows of aligned input never need it
@@ -182,28 +186,47 @@ func (l *levelStream) emit(src []byte, rows int) error {
 }
 
 // reduceRows pairs the rows (with a pending one from before) into rows of
-// the next level and passes them on. The last row of an odd height is
-// reduced alone.
+// the next level and passes them on, as many at once as l.reduced holds:
+// a few rows, so that the reduced rows are still in cache when the next
+// level takes them, and the buffer stays small however wide the level.
+// The last row of an odd height is reduced alone.
 func (l *levelStream) reduceRows(src []byte, n int) error {
-	out, outRow := 0, l.next.rowBytes
+	outRow := l.next.rowBytes
+	most := len(l.reduced) / outRow
+	out := 0
+	put := func(a, b []byte) error {
+		if out == most {
+			if err := l.next.addRows(l.reduced[:out*outRow], out); err != nil {
+				return err
+			}
+			out = 0
+		}
+		l.reduce(l.reduced[out*outRow:(out+1)*outRow], a, b, l.geom.width)
+		out++
+		return nil
+	}
 	row := func(i int) []byte { return src[i*l.rowBytes : (i+1)*l.rowBytes] }
 	i := 0
 	if l.paired && n > 0 {
-		l.reduce(l.reduced[:outRow], l.pending, row(0), l.geom.width)
-		out, i, l.paired = 1, 1, false
+		if err := put(l.pending, row(0)); err != nil {
+			return err
+		}
+		i, l.paired = 1, false
 	}
 	for ; i+1 < n; i += 2 {
-		l.reduce(l.reduced[out*outRow:(out+1)*outRow], row(i), row(i+1), l.geom.width)
-		out++
+		if err := put(row(i), row(i+1)); err != nil {
+			return err
+		}
 	}
 	if i < n {
 		copy(l.pending, row(i))
 		l.paired = true
 	}
 	if l.rows == l.geom.height && l.paired {
-		l.reduce(l.reduced[out*outRow:(out+1)*outRow], l.pending, nil, l.geom.width)
-		out++
 		l.paired = false
+		if err := put(l.pending, nil); err != nil {
+			return err
+		}
 	}
 	if out == 0 {
 		return nil

@@ -18,6 +18,7 @@ func TestCutOrder(t *testing.T) {
 	for _, tc := range []struct{ w, h, tile, levels int }{
 		{69, 40, 16, 0}, {70, 61, 16, 0}, {300, 200, 64, 0}, {16, 16, 16, 0}, {1, 1, 16, 0},
 		{5, 300, 16, 0}, {300, 5, 16, 0}, {33, 97, 16, 3}, {100, 129, 32, 0}, {77, 53, 16, 7},
+		{150, 333, 64, 0}, {40, 1001, 96, 0}, {700, 500, 128, 0},
 	} {
 		t.Run(fmt.Sprintf("%dx%d tile %d levels %d", tc.w, tc.h, tc.tile, tc.levels), func(t *testing.T) {
 			w, err := New(iohandle.NewMemory(), Options{TileSize: tc.tile, Levels: tc.levels, Compression: None})
@@ -46,4 +47,32 @@ func TestCutOrder(t *testing.T) {
 			require.NoError(t, w.Close())
 		})
 	}
+}
+
+// TestNoBandForWholeTileRows: a plane written in bands of one tile row, its
+// last band short, is cut straight from the bands written: the first level
+// never makes a band of its own (at 100,000 pixels of RGB it would be
+// 73 MiB), and only the reduced levels, whose rows arrive in halves, do.
+func TestNoBandForWholeTileRows(t *testing.T) {
+	const w, h, tile = 100, 150, 32
+	wr, err := New(iohandle.NewMemory(), Options{TileSize: tile, Compression: None})
+	require.NoError(t, err)
+	im, err := wr.AddImage(ImageSpec{SizeX: w, SizeY: h})
+	require.NoError(t, err)
+	pw, err := im.Plane(0, 0, 0)
+	require.NoError(t, err)
+	pix := make([]byte, w*h)
+	for y := 0; y < h; y += tile {
+		_, err := pw.Write(pix[y*w : min(y+tile, h)*w])
+		require.NoError(t, err)
+	}
+	require.NoError(t, pw.Close())
+	require.Len(t, im.free, 1)
+	s := im.free[0]
+	assert.Nil(t, s.levels[0].band, "level 0")
+	assert.NotNil(t, s.levels[1].band, "level 1")
+	for _, l := range s.levels[:len(s.levels)-1] {
+		assert.LessOrEqual(t, len(l.reduced), reducedRows*l.next.rowBytes, "level %d", l.index)
+	}
+	require.NoError(t, wr.Close())
 }

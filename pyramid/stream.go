@@ -133,19 +133,18 @@ func (im *Image) newStream() *planeStream {
 		l := &levelStream{geom: g, index: i, encoded: i < im.encoded, rowBytes: g.width * pb, reduce: im.reduce, emitTiles: s.emitTiles}
 		s.levels = append(s.levels, l)
 	}
-	// Level 0 gets at most chunkRows rows at once; each reduction at most
-	// half as many, plus the pending row and an odd last row.
-	rowsIn := s.chunkRows
 	for i := 0; i+1 < len(s.levels); i++ {
 		l := s.levels[i]
 		l.next = s.levels[i+1]
 		l.pending = make([]byte, l.rowBytes)
-		rowsOut := rowsIn/2 + 2
-		l.reduced = make([]byte, rowsOut*l.next.rowBytes)
-		rowsIn = rowsOut
+		l.reduced = make([]byte, min(reducedRows, l.next.geom.height)*l.next.rowBytes)
 	}
 	return s
 }
+
+// reducedRows is how many rows a level reduces before it hands them to the
+// next: a few, since they are copied into the next level's band anyway.
+const reducedRows = 16
 
 // write takes the next bytes of the plane. Whole, aligned rows go down
 // without a copy; the rest is assembled in the stage.

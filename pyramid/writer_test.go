@@ -236,43 +236,47 @@ func TestPlanesInDimensionOrder(t *testing.T) {
 
 // TestStreamingEqualsWholePlane streams a plane in bands of many sizes,
 // from misaligned slices and across row boundaries, and requires the same
-// file as writing it whole.
+// file as writing it whole. In 64-pixel tiles a level hands the next its
+// reduced rows in several pieces (reducedRows).
 func TestStreamingEqualsWholePlane(t *testing.T) {
-	base := randomPlane(70, 61, 1, Uint16, 3, false)
-	spec := ImageSpec{SizeX: 70, SizeY: 61, PixelType: Uint16}
-	opts := Options{TileSize: 16, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
-	whole := writeMemory(t, opts, func(w *Writer) error {
-		im, err := w.AddImage(spec)
-		if err != nil {
-			return err
-		}
-		return im.WritePlane(0, 0, 0, base.pix)
-	})
-	for _, band := range []int{1, 2, 3, 139, 140, 141, 7 * 140, 16 * 140, 33 * 140, len(base.pix)} {
-		t.Run(fmt.Sprint(band), func(t *testing.T) {
-			streamed := writeMemory(t, opts, func(w *Writer) error {
-				im, err := w.AddImage(spec)
-				if err != nil {
-					return err
-				}
-				pw, err := im.Plane(0, 0, 0)
-				if err != nil {
-					return err
-				}
-				buf := make([]byte, band+1)
-				for p := base.pix; len(p) > 0; {
-					n := min(band, len(p))
-					chunk := buf[1 : 1+n] // odd address: never aligned for uint16
-					copy(chunk, p[:n])
-					if _, err := pw.Write(chunk); err != nil {
+	for _, tc := range []struct{ w, h, tile int }{{70, 61, 16}, {150, 333, 64}} {
+		base := randomPlane(tc.w, tc.h, 1, Uint16, 3, false)
+		spec := ImageSpec{SizeX: tc.w, SizeY: tc.h, PixelType: Uint16}
+		opts := Options{TileSize: tc.tile, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
+		whole := writeMemory(t, opts, func(w *Writer) error {
+			im, err := w.AddImage(spec)
+			if err != nil {
+				return err
+			}
+			return im.WritePlane(0, 0, 0, base.pix)
+		})
+		row := 2 * tc.w
+		for _, band := range []int{1, 2, 3, row - 1, row, row + 1, 7 * row, 16 * row, 33 * row, 100 * row, len(base.pix)} {
+			t.Run(fmt.Sprintf("%dx%d tile %d band %d", tc.w, tc.h, tc.tile, band), func(t *testing.T) {
+				streamed := writeMemory(t, opts, func(w *Writer) error {
+					im, err := w.AddImage(spec)
+					if err != nil {
 						return err
 					}
-					p = p[n:]
-				}
-				return pw.Close()
+					pw, err := im.Plane(0, 0, 0)
+					if err != nil {
+						return err
+					}
+					buf := make([]byte, band+1)
+					for p := base.pix; len(p) > 0; {
+						n := min(band, len(p))
+						chunk := buf[1 : 1+n] // odd address: never aligned for uint16
+						copy(chunk, p[:n])
+						if _, err := pw.Write(chunk); err != nil {
+							return err
+						}
+						p = p[n:]
+					}
+					return pw.Close()
+				})
+				assert.True(t, bytes.Equal(whole, streamed))
 			})
-			assert.True(t, bytes.Equal(whole, streamed))
-		})
+		}
 	}
 }
 
