@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -74,7 +75,7 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		// every tile while the bands are still held.
 		defer holdMemory()()
 	}
-	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: cfg.force})
+	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: cfg.force, DirectIO: directIO(cfg, options, src)})
 	if errors.Is(err, fs.ErrExist) { // the library's message names its option, not the flag
 		err = fmt.Errorf("%s exists (use -force to replace it)", cfg.output)
 	}
@@ -91,6 +92,23 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return specs, err
 	}
 	return specs, w.Close()
+}
+
+// directIO says whether the output goes around the page cache: with
+// -direct (the default), when the writer compresses the full-resolution
+// tiles of some image itself. Compression then keeps every core busy, and
+// copying each buffer into the page cache, and having the kernel find
+// pages for it, takes CPU time from the encoders. Tiles copied through,
+// and uncompressed ones, go through the cache, which takes them without
+// waiting for the device.
+func directIO(cfg config, options pyramid.Options, src sourceImages) bool {
+	if !cfg.direct || options.Compression == pyramid.None {
+		return false
+	}
+	if ts, ok := src.(*tiffSource); ok {
+		return slices.ContainsFunc(ts.encoded, func(levels []pyramid.EncodedLevel) bool { return levels == nil })
+	}
+	return true
 }
 
 // sourceImages is an input: the description of its images and their

@@ -101,3 +101,30 @@ func firstTiles(t *testing.T, path string) [][]byte {
 	}
 	return out
 }
+
+// TestDirectIO: the output goes around the page cache when the converter
+// compresses some image's full-resolution tiles itself, and -direct is
+// not turned off; copied and uncompressed tiles go through the cache.
+func TestDirectIO(t *testing.T) {
+	copied := []pyramid.EncodedLevel{{}}
+	for _, tc := range []struct {
+		name        string
+		direct      bool
+		compression pyramid.Compression
+		src         sourceImages
+		want        bool
+	}{
+		{"an image encoded", true, pyramid.LZW, oneImage{}, true},
+		{"JPEG", true, pyramid.JPEG, oneImage{}, true},
+		{"-direct=false", false, pyramid.LZW, oneImage{}, false},
+		{"uncompressed", true, pyramid.None, oneImage{}, false},
+		{"TIFF encoded again", true, pyramid.Zstd, &tiffSource{encoded: [][]pyramid.EncodedLevel{nil}}, true},
+		{"TIFF copied through", true, pyramid.JPEG, &tiffSource{encoded: [][]pyramid.EncodedLevel{copied}}, false},
+		{"TIFF, one image of two copied", true, pyramid.LZW, &tiffSource{encoded: [][]pyramid.EncodedLevel{copied, nil}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config{direct: tc.direct}
+			assert.Equal(t, tc.want, directIO(cfg, pyramid.Options{Compression: tc.compression}, tc.src))
+		})
+	}
+}
