@@ -102,7 +102,7 @@ type planeStream struct {
 	state     *planeState
 	levels    []*levelStream
 	rowBytes  int
-	chunkRows int    // rows handed down at once; bounds every level's scratch
+	chunkRows int    // level 0's tile height: the most rows handed down at once, the stage's
 	stage     []byte // rows assembled from partial or misaligned writes
 	staged    int    // bytes in stage
 	scratch   []byte // one tile when tiles are stored unchanged
@@ -147,13 +147,18 @@ func (im *Image) newStream() *planeStream {
 const reducedRows = 16
 
 // write takes the next bytes of the plane. Whole, aligned rows go down
-// without a copy; the rest is assembled in the stage.
+// without a copy; the rest is assembled in the stage. Level 0 gets no
+// piece that crosses the end of one of its tile rows: every level then
+// cuts its tile rows in the order writing the plane whole does, whatever
+// the bands written, and the file is the same.
 func (s *planeStream) write(p []byte) error {
 	sample := s.im.spec.PixelType.Size()
+	l0 := s.levels[0]
 	for len(p) > 0 {
+		room := l0.geom.tileH - l0.rows%l0.geom.tileH // rows to the end of the tile row
 		if s.staged == 0 && len(p) >= s.rowBytes && aligned(p, sample) {
-			n := min(len(p)/s.rowBytes, s.chunkRows)
-			if err := s.levels[0].addRows(p[:n*s.rowBytes], n); err != nil {
+			n := min(len(p)/s.rowBytes, room)
+			if err := l0.addRows(p[:n*s.rowBytes], n); err != nil {
 				return err
 			}
 			p = p[n*s.rowBytes:]
@@ -162,11 +167,11 @@ func (s *planeStream) write(p []byte) error {
 		if s.stage == nil {
 			s.stage = make([]byte, s.chunkRows*s.rowBytes)
 		}
-		k := copy(s.stage[s.staged:], p)
+		k := copy(s.stage[s.staged:room*s.rowBytes], p)
 		s.staged += k
 		p = p[k:]
-		if rows := s.staged / s.rowBytes; rows == s.chunkRows || len(p) == 0 && rows > 0 {
-			if err := s.levels[0].addRows(s.stage[:rows*s.rowBytes], rows); err != nil {
+		if rows := s.staged / s.rowBytes; rows == room || len(p) == 0 && rows > 0 {
+			if err := l0.addRows(s.stage[:rows*s.rowBytes], rows); err != nil {
 				return err
 			}
 			s.staged = copy(s.stage, s.stage[rows*s.rowBytes:s.staged])

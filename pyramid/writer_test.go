@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -237,9 +238,10 @@ func TestPlanesInDimensionOrder(t *testing.T) {
 // TestStreamingEqualsWholePlane streams a plane in bands of many sizes,
 // from misaligned slices and across row boundaries, and requires the same
 // file as writing it whole. In 64-pixel tiles a level hands the next its
-// reduced rows in several pieces (reducedRows).
+// reduced rows in several pieces (reducedRows), and a band of 80 rows
+// holds the end of a tile row of three levels and the plane's last row.
 func TestStreamingEqualsWholePlane(t *testing.T) {
-	for _, tc := range []struct{ w, h, tile int }{{70, 61, 16}, {150, 333, 64}} {
+	for _, tc := range []struct{ w, h, tile int }{{70, 61, 16}, {150, 333, 64}, {40, 300, 64}} {
 		base := randomPlane(tc.w, tc.h, 1, Uint16, 3, false)
 		spec := ImageSpec{SizeX: tc.w, SizeY: tc.h, PixelType: Uint16}
 		opts := Options{TileSize: tc.tile, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
@@ -251,7 +253,7 @@ func TestStreamingEqualsWholePlane(t *testing.T) {
 			return im.WritePlane(0, 0, 0, base.pix)
 		})
 		row := 2 * tc.w
-		for _, band := range []int{1, 2, 3, row - 1, row, row + 1, 7 * row, 16 * row, 33 * row, 100 * row, len(base.pix)} {
+		for _, band := range []int{1, 2, 3, row - 1, row, row + 1, 7 * row, 16 * row, 33 * row, 80 * row, 100 * row, len(base.pix)} {
 			t.Run(fmt.Sprintf("%dx%d tile %d band %d", tc.w, tc.h, tc.tile, band), func(t *testing.T) {
 				streamed := writeMemory(t, opts, func(w *Writer) error {
 					im, err := w.AddImage(spec)
@@ -276,6 +278,50 @@ func TestStreamingEqualsWholePlane(t *testing.T) {
 				})
 				assert.True(t, bytes.Equal(whole, streamed))
 			})
+		}
+	}
+}
+
+// TestStreamingEqualsWholePlaneAnyBands: planes of random sizes and tile
+// sizes, streamed in bands of random heights (whole rows or not), give the
+// same file as writing them whole.
+func TestStreamingEqualsWholePlaneAnyBands(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 150 {
+		w, h, tile := 1+rng.IntN(90), 1+rng.IntN(400), 16*(1+rng.IntN(5))
+		base := randomPlane(w, h, 1, Uint8, uint64(i), false)
+		spec := ImageSpec{SizeX: w, SizeY: h}
+		opts := Options{TileSize: tile, Compression: None, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
+		whole := writeMemory(t, opts, func(wr *Writer) error {
+			im, err := wr.AddImage(spec)
+			if err != nil {
+				return err
+			}
+			return im.WritePlane(0, 0, 0, base.pix)
+		})
+		bands := []int{w * (1 + rng.IntN(150)), 1 + rng.IntN(w*150)}
+		for _, band := range bands {
+			streamed := writeMemory(t, opts, func(wr *Writer) error {
+				im, err := wr.AddImage(spec)
+				if err != nil {
+					return err
+				}
+				pw, err := im.Plane(0, 0, 0)
+				if err != nil {
+					return err
+				}
+				for p := base.pix; len(p) > 0; {
+					n := min(band, len(p))
+					if _, err := pw.Write(p[:n]); err != nil {
+						return err
+					}
+					p = p[n:]
+				}
+				return pw.Close()
+			})
+			if !bytes.Equal(whole, streamed) {
+				t.Errorf("%d x %d in %d-pixel tiles, bands of %d bytes: not the file written whole", w, h, tile, band)
+			}
 		}
 	}
 }
