@@ -95,12 +95,13 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 }
 
 // directIO says whether the output goes around the page cache: with
-// -direct (the default), when the writer compresses the full-resolution
-// tiles of some image itself. Compression then keeps every core busy, and
-// copying each buffer into the page cache, and having the kernel find
-// pages for it, takes CPU time from the encoders. Tiles copied through,
-// and uncompressed ones, go through the cache, which takes them without
-// waiting for the device.
+// -direct, when the writer compresses the full-resolution tiles of some
+// image itself. Compression then keeps every core busy, and copying each
+// buffer into the page cache, and having the kernel find pages for it,
+// takes CPU time from the encoders. Tiles copied through, and uncompressed
+// ones, go through the cache, which takes them without waiting for the
+// device. It is not the default: on a network file system every direct
+// write waits for the server.
 func directIO(cfg config, options pyramid.Options, src sourceImages) bool {
 	if !cfg.direct || options.Compression == pyramid.None {
 		return false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,9 +103,10 @@ func firstTiles(t *testing.T, path string) [][]byte {
 	return out
 }
 
-// TestDirectIO: the output goes around the page cache when the converter
-// compresses some image's full-resolution tiles itself, and -direct is
-// not turned off; copied and uncompressed tiles go through the cache.
+// TestDirectIO: with -direct, the output goes around the page cache when
+// the converter compresses some image's full-resolution tiles itself;
+// copied and uncompressed tiles go through the cache, and so does
+// everything without -direct, the default.
 func TestDirectIO(t *testing.T) {
 	copied := []pyramid.EncodedLevel{{}}
 	for _, tc := range []struct {
@@ -116,7 +118,7 @@ func TestDirectIO(t *testing.T) {
 	}{
 		{"an image encoded", true, pyramid.LZW, oneImage{}, true},
 		{"JPEG", true, pyramid.JPEG, oneImage{}, true},
-		{"-direct=false", false, pyramid.LZW, oneImage{}, false},
+		{"without -direct", false, pyramid.LZW, oneImage{}, false},
 		{"uncompressed", true, pyramid.None, oneImage{}, false},
 		{"TIFF encoded again", true, pyramid.Zstd, &tiffSource{encoded: [][]pyramid.EncodedLevel{nil}}, true},
 		{"TIFF copied through", true, pyramid.JPEG, &tiffSource{encoded: [][]pyramid.EncodedLevel{copied}}, false},
@@ -126,5 +128,10 @@ func TestDirectIO(t *testing.T) {
 			cfg := config{direct: tc.direct}
 			assert.Equal(t, tc.want, directIO(cfg, pyramid.Options{Compression: tc.compression}, tc.src))
 		})
+	}
+	for args, want := range map[string]bool{"in.png out.ome.tif": false, "-direct in.png out.ome.tif": true} {
+		cfg, err := parseArgs(strings.Fields(args), io.Discard)
+		require.NoError(t, err)
+		assert.Equal(t, want, cfg.direct, args)
 	}
 }

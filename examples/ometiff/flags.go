@@ -32,7 +32,7 @@ type config struct {
 	// tiles.
 	copyLevels bool
 	// direct writes the output around the page cache when the converter
-	// compresses tiles itself (directIO).
+	// compresses tiles itself (directIO); off by default.
 	direct bool
 }
 
@@ -89,9 +89,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
 	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
 	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists")
-	fs.BoolVar(&cfg.direct, "direct", true,
-		"write the output around the page cache (O_DIRECT, Linux) when its tiles are compressed\n"+
-			"here, leaving the CPU to the codec; -direct=false writes through the cache")
+	fs.BoolVar(&cfg.direct, "direct", false,
+		"write the tiles compressed here around the page cache (O_DIRECT, Linux): less CPU per\n"+
+			"byte, but each write waits for the device; for local disks, not network file systems")
 	fs.StringVar(&cfg.name, "name", "", "`name` of the (first) image; the input's, or its base name, by default")
 	channels := fs.String("channels", "", "channel `names` of the (first) image, separated by commas")
 	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height of the (first) image; 0 is unknown (the input's by default)")

@@ -126,6 +126,10 @@
 // The output appears only when the conversion succeeds, and replaces an
 // existing file only with -force. A progress bar of the tiles written, of
 // every plane of every image, is drawn on stderr when it is a terminal.
+// With -direct (Linux), tiles the converter compresses are written around
+// the page cache (O_DIRECT): the kernel copies nothing and finds no pages
+// for them, but each write waits for the device, so it suits local disks,
+// not network file systems.
 //
 // # Info
 //
