@@ -235,6 +235,49 @@ func TestPlanesInDimensionOrder(t *testing.T) {
 	checkPyramid(t, data, want)
 }
 
+// writeWhole writes pix as the one plane of an image of spec.
+func writeWhole(t *testing.T, opts Options, spec ImageSpec, pix []byte) []byte {
+	t.Helper()
+	return writeMemory(t, opts, func(w *Writer) error {
+		im, err := w.AddImage(spec)
+		if err != nil {
+			return err
+		}
+		return im.WritePlane(0, 0, 0, pix)
+	})
+}
+
+// writeStreamed writes pix as the one plane of an image of spec, through a
+// PlaneWriter, band bytes at a time, each from an odd address when odd is
+// set (never aligned for samples wider than a byte).
+func writeStreamed(t *testing.T, opts Options, spec ImageSpec, pix []byte, band int, odd bool) []byte {
+	t.Helper()
+	return writeMemory(t, opts, func(w *Writer) error {
+		im, err := w.AddImage(spec)
+		if err != nil {
+			return err
+		}
+		pw, err := im.Plane(0, 0, 0)
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, band+1)
+		for p := pix; len(p) > 0; {
+			n := min(band, len(p))
+			chunk := p[:n]
+			if odd {
+				chunk = buf[1 : 1+n]
+				copy(chunk, p[:n])
+			}
+			if _, err := pw.Write(chunk); err != nil {
+				return err
+			}
+			p = p[n:]
+		}
+		return pw.Close()
+	})
+}
+
 // TestStreamingEqualsWholePlane streams a plane in bands of many sizes,
 // from misaligned slices and across row boundaries, and requires the same
 // file as writing it whole. In 64-pixel tiles a level hands the next its
@@ -245,38 +288,11 @@ func TestStreamingEqualsWholePlane(t *testing.T) {
 		base := randomPlane(tc.w, tc.h, 1, Uint16, 3, false)
 		spec := ImageSpec{SizeX: tc.w, SizeY: tc.h, PixelType: Uint16}
 		opts := Options{TileSize: tc.tile, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
-		whole := writeMemory(t, opts, func(w *Writer) error {
-			im, err := w.AddImage(spec)
-			if err != nil {
-				return err
-			}
-			return im.WritePlane(0, 0, 0, base.pix)
-		})
+		whole := writeWhole(t, opts, spec, base.pix)
 		row := 2 * tc.w
 		for _, band := range []int{1, 2, 3, row - 1, row, row + 1, 7 * row, 16 * row, 33 * row, 80 * row, 100 * row, len(base.pix)} {
 			t.Run(fmt.Sprintf("%dx%d tile %d band %d", tc.w, tc.h, tc.tile, band), func(t *testing.T) {
-				streamed := writeMemory(t, opts, func(w *Writer) error {
-					im, err := w.AddImage(spec)
-					if err != nil {
-						return err
-					}
-					pw, err := im.Plane(0, 0, 0)
-					if err != nil {
-						return err
-					}
-					buf := make([]byte, band+1)
-					for p := base.pix; len(p) > 0; {
-						n := min(band, len(p))
-						chunk := buf[1 : 1+n] // odd address: never aligned for uint16
-						copy(chunk, p[:n])
-						if _, err := pw.Write(chunk); err != nil {
-							return err
-						}
-						p = p[n:]
-					}
-					return pw.Close()
-				})
-				assert.True(t, bytes.Equal(whole, streamed))
+				assert.True(t, bytes.Equal(whole, writeStreamed(t, opts, spec, base.pix, band, true)))
 			})
 		}
 	}
@@ -292,34 +308,9 @@ func TestStreamingEqualsWholePlaneAnyBands(t *testing.T) {
 		base := randomPlane(w, h, 1, Uint8, uint64(i), false)
 		spec := ImageSpec{SizeX: w, SizeY: h}
 		opts := Options{TileSize: tile, Compression: None, UUID: "urn:uuid:01234567-89ab-cdef-0123-456789abcdef"}
-		whole := writeMemory(t, opts, func(wr *Writer) error {
-			im, err := wr.AddImage(spec)
-			if err != nil {
-				return err
-			}
-			return im.WritePlane(0, 0, 0, base.pix)
-		})
-		bands := []int{w * (1 + rng.IntN(150)), 1 + rng.IntN(w*150)}
-		for _, band := range bands {
-			streamed := writeMemory(t, opts, func(wr *Writer) error {
-				im, err := wr.AddImage(spec)
-				if err != nil {
-					return err
-				}
-				pw, err := im.Plane(0, 0, 0)
-				if err != nil {
-					return err
-				}
-				for p := base.pix; len(p) > 0; {
-					n := min(band, len(p))
-					if _, err := pw.Write(p[:n]); err != nil {
-						return err
-					}
-					p = p[n:]
-				}
-				return pw.Close()
-			})
-			if !bytes.Equal(whole, streamed) {
+		whole := writeWhole(t, opts, spec, base.pix)
+		for _, band := range []int{w * (1 + rng.IntN(150)), 1 + rng.IntN(w*150)} {
+			if !bytes.Equal(whole, writeStreamed(t, opts, spec, base.pix, band, false)) {
 				t.Errorf("%d x %d in %d-pixel tiles, bands of %d bytes: not the file written whole", w, h, tile, band)
 			}
 		}
