@@ -102,7 +102,7 @@ type planeStream struct {
 	state     *planeState
 	levels    []*levelStream
 	rowBytes  int
-	chunkRows int    // level 0's tile height: the most rows handed down at once, the stage's
+	chunkRows int    // level 0's tile height: the stage's rows, the most handed down at once
 	stage     []byte // rows assembled from partial or misaligned writes
 	staged    int    // bytes in stage
 	scratch   []byte // one tile when tiles are stored unchanged
