@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: run test bench fuzz interop compare huge convertcompare hugeconvert dataset dataset-compare
+.PHONY: run test bench fuzz interop turbo compare huge convertcompare hugeconvert dataset dataset-compare
 
 # The main job: write pyramid.ome.tif from the embedded synthetic slide.
 run:
@@ -49,6 +49,14 @@ fuzz:
 interop:
 	cd internal/interop/viv && npm ci --no-audit --no-fund --loglevel=error
 	OMETIFF_INTEROP=1 $(GO) test -count=1 -timeout 30m -run 'Interop' ./...
+
+# The libjpeg-turbo build (-tags ometiff_turbo; it needs cgo, pkg-config
+# and Debian's libjpeg62-turbo-dev), which encodes and decodes JPEG with
+# libjpeg-turbo: every test and interop check, then its JPEG decoder fuzzed.
+turbo:
+	cd internal/interop/viv && npm ci --no-audit --no-fund --loglevel=error
+	OMETIFF_INTEROP=1 CGO_ENABLED=1 $(GO) test -count=1 -timeout 30m -tags ometiff_turbo ./...
+	CGO_ENABLED=1 GOTOOLCHAIN=$(FUZZ_TOOLCHAIN) $(GO) test -tags ometiff_turbo -run '^$$' -fuzz '^FuzzDecodeJPEG$$' -fuzztime $(FUZZTIME) ./compress/
 
 # The workloads (slide, stack, huge; see examples/compare) written by this
 # library and by the peers installed here (libvips, tifffile, GDAL, dd),
