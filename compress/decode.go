@@ -64,6 +64,12 @@ type BlockFormat struct {
 // pixels of SamplesPerPixel interleaved samples; every block is checked to
 // decode to exactly its size, and nothing larger is ever allocated.
 //
+// JPEG is decoded by the standard library's image/jpeg, with libjpeg's
+// chroma upsampling and colour conversion; in programs built with the
+// ometiff_turbo tag (as for [JPEG]), by libjpeg-turbo, about three times as
+// fast and to the samples libtiff and libvips give, with at most 500 scans
+// a block.
+//
 // A Decoder is safe for concurrent use. Its Decode has the shape of an
 // Encoder's Encode (append to dst, return the extended slice), so that an
 // adapter can run it in a Pipeline.
@@ -77,6 +83,8 @@ type Decoder struct {
 	zstd     *zstd.Decoder
 	zstdErr  error
 	inflate  sync.Pool // of *inflater
+	// libjpeg decompressors, in builds with the ometiff_turbo tag
+	jpegStates sync.Pool
 }
 
 // NewDecoder returns a decoder for blocks stored as f describes. An

@@ -26,6 +26,11 @@ import (
 // what libvips decodes: package pyramid/source's interop test holds every
 // sample within 4 levels of libvips's and their mean difference under 0.1.
 
+// jpegTurboDecode is libjpeg-turbo's decodeJPEG in builds with the
+// ometiff_turbo tag and cgo (decode_jpeg_turbo.go); it is nil in others.
+// It gives libvips's samples exactly, in about a third of the time.
+var jpegTurboDecode func(d *Decoder, out, src []byte) error
+
 // jpegCodec prepares the JPEG decompressor.
 func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) error, error) {
 	switch {
@@ -38,12 +43,20 @@ func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) error, error) {
 	}
 	t := d.f.JPEGTables
 	if len(t) == 0 {
-		return (*Decoder).decodeJPEG, nil
+		return d.jpegDecode(), nil
 	}
 	if len(t) < 4 || t[0] != 0xff || t[1] != 0xd8 {
 		return nil, fmt.Errorf("%w: JPEGTables do not start with SOI", ErrCorrupt)
 	}
-	return (*Decoder).decodeJPEG, nil
+	return d.jpegDecode(), nil
+}
+
+// jpegDecode returns the JPEG block decoder of this build.
+func (d *Decoder) jpegDecode() func(d *Decoder, out, src []byte) error {
+	if jpegTurboDecode != nil {
+		return jpegTurboDecode
+	}
+	return (*Decoder).decodeJPEG
 }
 
 // tablesBody returns the JPEGTables without their SOI and EOI markers.

@@ -3,7 +3,12 @@
 package compress
 
 import (
+	"bytes"
+	"image"
+	"image/jpeg"
 	"testing"
+
+	"github.com/ometiff-go/ometiff/tiff"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,4 +43,136 @@ func TestJPEGTurboMatchesGo(t *testing.T) {
 			assert.InEpsilon(t, sizeTurbo, sizeGo, 0.05)
 		})
 	}
+}
+
+// TestJPEGTurboDecodeMatchesGo decodes the same tiles with libjpeg-turbo
+// and with image/jpeg and this package's colour conversion: only their
+// inverse DCTs round differently, by as much as pyramid/source's interop
+// test allows between image/jpeg and libvips.
+func TestJPEGTurboDecodeMatchesGo(t *testing.T) {
+	photometric := map[JPEGColor]uint16{JPEGYCbCr420: tiff.PhotometricYCbCr, JPEGRGB: tiff.PhotometricRGB}
+	for _, c := range jpegCodings(4, 256) {
+		t.Run(c.name, func(t *testing.T) {
+			j := newTestJPEG(t, "go", Format{SamplesPerPixel: c.samples}, 256, JPEGOptions{Quality: 85, Color: c.color})
+			f := BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: c.samples},
+				JPEGTables: j.Tables(), Width: 256, Height: 256, Photometric: tiff.PhotometricBlackIsZero}
+			if c.samples == 3 {
+				f.Photometric = photometric[c.color]
+			}
+			d, err := NewDecoder(f)
+			require.NoError(t, err)
+			var maxDiff int
+			var sum float64
+			var n int
+			for _, tile := range c.tiles {
+				stored, err := j.Encode(nil, tile)
+				require.NoError(t, err)
+				turbo, err := d.Decode(nil, stored)
+				require.NoError(t, err)
+				pure := make([]byte, len(turbo))
+				require.NoError(t, d.decodeJPEG(pure, stored))
+				for i := range turbo {
+					diff := int(turbo[i]) - int(pure[i])
+					maxDiff, sum = max(maxDiff, diff, -diff), sum+float64(max(diff, -diff))
+				}
+				n += len(turbo)
+			}
+			t.Logf("libjpeg-turbo against image/jpeg: max |difference| %d, mean %.4f", maxDiff, sum/float64(n))
+			assert.LessOrEqual(t, maxDiff, 4)
+			assert.Less(t, sum/float64(n), 0.1)
+		})
+	}
+}
+
+// TestJPEGTurboDecodeBlocksAlone decodes each block as it decodes alone,
+// whatever blocks the pooled decompressors decoded before: a block that
+// carries tables of its own changes none of the page's, and a block with
+// no tables where the page has none fails.
+func TestJPEGTurboDecodeBlocksAlone(t *testing.T) {
+	var full, other bytes.Buffer
+	require.NoError(t, jpeg.Encode(&full, testImage(32, 16), &jpeg.Options{Quality: 90}))
+	require.NoError(t, jpeg.Encode(&other, testImage(32, 16), &jpeg.Options{Quality: 20}))
+	tables, abbreviated := splitJPEG(full.Bytes())
+	f := BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3},
+		Photometric: tiff.PhotometricYCbCr, JPEGTables: tables, Width: 32, Height: 16}
+	d, err := NewDecoder(f)
+	require.NoError(t, err)
+	first, err := d.Decode(nil, abbreviated)
+	require.NoError(t, err)
+	withOwn, err := d.Decode(nil, other.Bytes())
+	require.NoError(t, err)
+	again, err := d.Decode(nil, abbreviated)
+	require.NoError(t, err)
+	assert.Equal(t, first, again, "the page's tables after a block with its own")
+	assert.NotEqual(t, first, withOwn, "a block decoded with its own tables")
+
+	f.JPEGTables = nil
+	none, err := NewDecoder(f)
+	require.NoError(t, err)
+	alone, err := none.Decode(nil, other.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, alone, withOwn)
+	_, err = none.Decode(nil, abbreviated)
+	assert.ErrorIs(t, err, ErrCorrupt, "an abbreviated block after a whole one, with no tables")
+
+	_, err = d.Decode(nil, abbreviated[:len(abbreviated)/2])
+	assert.ErrorIs(t, err, ErrCorrupt, "truncated: libjpeg's warning is an error")
+	assert.Contains(t, err.Error(), "libjpeg")
+}
+
+// TestJPEGTurboDecodeScanLimit decodes progressive streams of one 8 x 8
+// gray block: 448 scans decode as image/jpeg decodes them, and 576, past
+// libjpeg-turbo's bound, give ErrCompression instead of a pass over the
+// block for each.
+func TestJPEGTurboDecodeScanLimit(t *testing.T) {
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 8, Height: 8})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		al, scans int
+		ok        bool
+	}{{6, 448, true}, {8, 576, false}} {
+		stream, scans := progressiveJPEG(c.al)
+		require.Equal(t, c.scans, scans)
+		m, err := jpeg.Decode(bytes.NewReader(stream))
+		require.NoError(t, err, "image/jpeg, %d scans", scans)
+		got, err := d.Decode(nil, stream)
+		if c.ok {
+			require.NoError(t, err, "%d scans", scans)
+			assert.Equal(t, m.(*image.Gray).Pix, got)
+			continue
+		}
+		assert.ErrorIs(t, err, ErrCompression, "%d scans", scans)
+		assert.Contains(t, err.Error(), "more than 500 scans")
+	}
+}
+
+// progressiveJPEG returns a progressive JPEG stream of one 8 x 8 gray block
+// whose coefficients are all zero, sent by successive approximation from
+// bit al down: a first and al refinement scans for the DC and for each of
+// the 63 AC coefficients, and the number of scans.
+func progressiveJPEG(al int) (stream []byte, scans int) {
+	seg := func(marker byte, body ...byte) {
+		n := len(body) + 2
+		stream = append(append(stream, 0xff, marker, byte(n>>8), byte(n)), body...)
+	}
+	stream = []byte{0xff, 0xd8}
+	seg(0xdb, append([]byte{0}, bytes.Repeat([]byte{1}, 64)...)...)
+	seg(0xc2, 8, 0, 8, 0, 8, 1, 1, 0x11, 0)
+	oneCode := append([]byte{1}, make([]byte, 15)...) // one code of 1 bit: symbol 0
+	seg(0xc4, append(append([]byte{0x00}, oneCode...), 0)...)
+	seg(0xc4, append(append([]byte{0x10}, oneCode...), 0)...)
+	scan := func(ss, se, ah, al int) {
+		// Each scan codes its one block in a single 0 bit (a DC difference
+		// of 0, an EOB, or a refinement bit of 0), padded with ones.
+		seg(0xda, 1, 1, 0x00, byte(ss), byte(se), byte(ah<<4|al))
+		stream = append(stream, 0x7f)
+		scans++
+	}
+	for k := range 64 {
+		scan(k, k, 0, al)
+		for a := al; a > 0; a-- {
+			scan(k, k, a, a-1)
+		}
+	}
+	return append(stream, 0xff, 0xd9), scans
 }
