@@ -52,10 +52,13 @@ interop:
 
 # The libjpeg-turbo build (-tags ometiff_turbo; it needs cgo, pkg-config
 # and Debian's libjpeg62-turbo-dev), which encodes and decodes JPEG with
-# libjpeg-turbo: every test and interop check, then its JPEG decoder fuzzed.
+# libjpeg-turbo: every test and interop check, vet, package compress's tests
+# under the race detector, then its JPEG decoder fuzzed.
 turbo:
 	cd internal/interop/viv && npm ci --no-audit --no-fund --loglevel=error
 	OMETIFF_INTEROP=1 CGO_ENABLED=1 $(GO) test -count=1 -timeout 30m -tags ometiff_turbo ./...
+	CGO_ENABLED=1 $(GO) vet -tags ometiff_turbo ./...
+	CGO_ENABLED=1 $(GO) test -count=1 -race -tags ometiff_turbo ./compress/
 	CGO_ENABLED=1 GOTOOLCHAIN=$(FUZZ_TOOLCHAIN) $(GO) test -tags ometiff_turbo -run '^$$' -fuzz '^FuzzDecodeJPEG$$' -fuzztime $(FUZZTIME) ./compress/
 
 # The workloads (slide, stack, huge; see examples/compare) written by this

@@ -37,6 +37,9 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 			if layout&2 != 0 {
 				bf.Photometric = tiff.PhotometricRGB
 			}
+			if layout&4 != 0 {
+				bf.JPEGTables = fuzzJPEGTables
+			}
 		}
 		d, err := NewDecoder(bf)
 		if err != nil {
@@ -102,8 +105,17 @@ func FuzzDecodePackBits(f *testing.F) {
 	fuzzDecode(f, tiff.CompressionPackBits, []byte{0xFE, 0xAA, 0x02, 0x80, 0x00, 0x2A, 0x81, 0xAA, 0x7f, 3})
 }
 
+// fuzzJPEGTables are the tables of a 16 x 16 YCbCr stream at quality 50,
+// the JPEGTables of the blocks FuzzDecodeJPEG decodes with tables apart.
+var fuzzJPEGTables, fuzzJPEGAbbreviated = func() (tables, block []byte) {
+	var rgb bytes.Buffer
+	jpeg.Encode(&rgb, testImage(16, 16), &jpeg.Options{Quality: 50})
+	return splitJPEG(rgb.Bytes())
+}()
+
 // FuzzDecodeJPEG decodes arbitrary JPEG blocks, seeded with a gray and a
-// YCbCr 16 x 16 stream.
+// YCbCr 16 x 16 stream, and with the YCbCr stream's abbreviated block and
+// the whole stream in a page with JPEGTables.
 func FuzzDecodeJPEG(f *testing.F) {
 	var rgb, gray bytes.Buffer
 	m := testImage(16, 16)
@@ -111,6 +123,8 @@ func FuzzDecodeJPEG(f *testing.F) {
 	g := image.NewGray(image.Rect(0, 0, 16, 16))
 	copy(g.Pix, block())
 	jpeg.Encode(&gray, g, nil)
+	f.Add(byte(16), byte(16), byte(5), fuzzJPEGAbbreviated)
+	f.Add(byte(16), byte(16), byte(5), rgb.Bytes())
 	fuzzDecode(f, tiff.CompressionJPEG, rgb.Bytes(), gray.Bytes())
 }
 

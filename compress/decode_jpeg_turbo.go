@@ -36,12 +36,24 @@ static void otDecErrorExit(j_common_ptr c) {
 	longjmp(e->jump, 1);
 }
 
-// otDecEmit turns libjpeg's first warning into the block's error: a
-// warning is how libjpeg reports a truncated or damaged stream, whose
-// missing rows it would fill with grey.
+// otDecEmit turns libjpeg's first warning that samples were made up into
+// the block's error: that is how libjpeg reports a truncated or damaged
+// stream, whose missing data it fills in. Other warnings (bytes between
+// markers, an unknown JFIF revision or Adobe transform) are ignored, as
+// libtiff and libvips ignore them and image/jpeg decodes such streams.
 static void otDecEmit(j_common_ptr c, int level) {
 	otDecoder *e = (otDecoder *)c;
-	if (level < 0 && !e->failed) {
+	if (level >= 0 || e->failed) {
+		return;
+	}
+	switch (c->err->msg_code) {
+	case JWRN_JPEG_EOF:
+	case JWRN_HIT_MARKER:
+	case JWRN_MUST_RESYNC:
+	case JWRN_HUFF_BAD_CODE:
+	case JWRN_ARITH_BAD_CODE:
+	case JWRN_NOT_SEQUENTIAL:
+	case JWRN_BOGUS_PROGRESSION:
 		e->failed = 1;
 		e->code = c->err->msg_code;
 		(*c->err->format_message)(c, e->msg);
@@ -53,8 +65,13 @@ static void otDecEmit(j_common_ptr c, int level) {
 // hostile stream can hold thousands of scans, each a pass over the frame.
 enum { otMaxScans = 500, otTooManyScans = -2 };
 
+// otDecProgress also stops a stream that has failed at its next scan,
+// rather than after the rest of its scans.
 static void otDecProgress(j_common_ptr c) {
 	otDecoder *e = (otDecoder *)c;
+	if (e->failed) {
+		longjmp(e->jump, 1);
+	}
 	if (e->d.input_scan_number > otMaxScans) {
 		e->code = otTooManyScans;
 		snprintf(e->msg, JMSG_LENGTH_MAX, "more than %d scans", otMaxScans);
@@ -85,9 +102,9 @@ static otDecoder *otDecNew(void) {
 	return e;
 }
 
-// otDecLoad loads the tables stream (n bytes: SOI, tables, EOI) into e,
+// otDecLoadStream loads the tables stream (n bytes: SOI, tables, EOI) into e,
 // for the abbreviated streams it decodes next; -1 on an error, left in e.
-static int otDecLoad(otDecoder *e, const unsigned char *tables, unsigned long n) {
+static int otDecLoadStream(otDecoder *e, const unsigned char *tables, unsigned long n) {
 	if (setjmp(e->jump)) {
 		jpeg_abort_decompress(&e->d);
 		return -1;
@@ -100,17 +117,26 @@ static int otDecLoad(otDecoder *e, const unsigned char *tables, unsigned long n)
 	return e->failed ? -1 : 0;
 }
 
+// otDecForget drops libjpeg's pointer into the stream just decoded, which
+// Go owns and may move or free once the call returns.
+static void otDecForget(otDecoder *e) {
+	if (e->d.src != NULL) {
+		e->d.src->next_input_byte = NULL;
+		e->d.src->bytes_in_buffer = 0;
+	}
+}
+
 // Results of otDecode besides 0 (decoded).
 enum { otDecFailed = -1, otDecShape = 1 };
 
-// otDecode decodes the stream src (n bytes) into out, rows of width x comps
+// otDecodeStream decodes the stream src (n bytes) into out, rows of width x comps
 // bytes, with the tables loaded before it. The frame must be width x height
 // pixels of comps components, else it returns otDecShape before libjpeg
 // allocates for the frame, with the frame's size in shape. Three components
-// are converted to RGB, taken as RGB-coded when rgb is set or when the
-// stream says so (Adobe marker, or component IDs 'R', 'G', 'B'), as
-// image/jpeg takes them. otDecFailed leaves libjpeg's message and code in e.
-static int otDecode(otDecoder *e, const unsigned char *src, unsigned long n,
+// are converted to RGB, taken as RGB-coded when rgb is set (Photometric
+// RGB, as libtiff sets it) or when the stream says so by libjpeg's rules
+// (an Adobe marker, else component IDs 'R', 'G', 'B'). otDecFailed leaves libjpeg's message and code in e.
+static int otDecodeStream(otDecoder *e, const unsigned char *src, unsigned long n,
 		int width, int height, int comps, int rgb, unsigned char *out, int shape[3]) {
 	if (setjmp(e->jump)) {
 		jpeg_abort_decompress(&e->d);
@@ -149,6 +175,19 @@ static int otDecode(otDecoder *e, const unsigned char *src, unsigned long n,
 	return e->failed ? otDecFailed : 0;
 }
 
+static int otDecLoad(otDecoder *e, const unsigned char *tables, unsigned long n) {
+	int r = otDecLoadStream(e, tables, n);
+	otDecForget(e);
+	return r;
+}
+
+static int otDecode(otDecoder *e, const unsigned char *src, unsigned long n,
+		int width, int height, int comps, int rgb, unsigned char *out, int shape[3]) {
+	int r = otDecodeStream(e, src, n, width, height, comps, rgb, out, shape);
+	otDecForget(e);
+	return r;
+}
+
 // otUnsupported reports whether a libjpeg message code says the stream is
 // valid but of a kind this build of libjpeg does not decode.
 static int otUnsupported(int code) {
@@ -158,6 +197,7 @@ static int otUnsupported(int code) {
 	case JERR_CONVERSION_NOTIMPL:
 	case JERR_NOTIMPL:
 	case JERR_ARITH_NOTIMPL:
+	case JERR_SOF_UNSUPPORTED:
 	case otTooManyScans:
 		return 1;
 	}
@@ -184,18 +224,28 @@ type turboDecState struct {
 }
 
 // newTurboDecState returns a decompressor with the tables t loaded, if any.
-func newTurboDecState(t []byte) (*turboDecState, error) {
+// A pooled one is freed when it is collected; any other by free, as soon
+// as its block is decoded, since its C memory is out of the collector's
+// sight.
+func newTurboDecState(t []byte, pooled bool) (*turboDecState, error) {
 	e := C.otDecNew()
 	if e == nil {
 		return nil, errors.New("compress: libjpeg: out of memory")
 	}
 	st := &turboDecState{e: e}
-	runtime.AddCleanup(st, func(e *C.otDecoder) { C.otDecFree(e) }, e)
 	if len(t) > 0 && C.otDecLoad(e, (*C.uchar)(unsafe.Pointer(&t[0])), C.ulong(len(t))) != 0 {
-		return nil, st.err("JPEGTables")
+		err := st.err("JPEGTables")
+		st.free()
+		return nil, err
+	}
+	if pooled {
+		runtime.AddCleanup(st, func(e *C.otDecoder) { C.otDecFree(e) }, e)
 	}
 	return st, nil
 }
+
+// free frees a decompressor that is not pooled.
+func (st *turboDecState) free() { C.otDecFree(st.e) }
 
 // err returns the decompressor's error, typed by its libjpeg code.
 func (st *turboDecState) err(what string) error {
@@ -222,11 +272,13 @@ func (d *Decoder) decodeJPEGTurbo(out, src []byte) error {
 	}
 	if st == nil {
 		var err error
-		if st, err = newTurboDecState(d.f.JPEGTables); err != nil {
+		if st, err = newTurboDecState(d.f.JPEGTables, !own); err != nil {
 			return err
 		}
 	}
-	if !own {
+	if own {
+		defer st.free()
+	} else {
 		defer d.jpegStates.Put(st)
 	}
 	rows := len(out) / d.rowBytes
@@ -253,7 +305,7 @@ func (d *Decoder) decodeJPEGTurbo(out, src []byte) error {
 }
 
 // definesTables reports whether a JPEG stream may define quantization or
-// Huffman tables (DQT or DHT), before any of its scans: entropy-coded
+// Huffman tables (DQT or DHT), anywhere in it: entropy-coded
 // data never holds 0xff followed by either marker's code (it stuffs 0x00
 // after each 0xff), so bytes of segments that are not markers can only
 // make the answer yes where it is no, never the other way round.

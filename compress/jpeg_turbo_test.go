@@ -176,3 +176,58 @@ func progressiveJPEG(al int) (stream []byte, scans int) {
 	}
 	return append(stream, 0xff, 0xd9), scans
 }
+
+// TestJPEGTurboDecodeOddStreams decodes streams that libtiff and libvips
+// read, as image/jpeg does: a plain YCbCr-coded stream in a page that says
+// Photometric RGB (its components taken as R, G and B), and streams that
+// make libjpeg warn without losing data. A lossless frame (SOF3) is
+// refused as unsupported by both.
+func TestJPEGTurboDecodeOddStreams(t *testing.T) {
+	var full bytes.Buffer
+	require.NoError(t, jpeg.Encode(&full, testImage(32, 16), &jpeg.Options{Quality: 90}))
+	plain := full.Bytes()
+	at := func(marker byte) int { // the offset of a segment's marker
+		i := bytes.Index(plain, []byte{0xff, marker})
+		require.Positive(t, i, "marker 0x%02x", marker)
+		return i
+	}
+	insert := func(i int, b ...byte) []byte {
+		return append(append(append([]byte(nil), plain[:i]...), b...), plain[i:]...)
+	}
+	jfif := []byte{0xff, 0xe0, 0, 16, 'J', 'F', 'I', 'F', 0, 3, 1, 0, 0, 1, 0, 1, 0, 0}
+	adobe := []byte{0xff, 0xee, 0, 14, 'A', 'd', 'o', 'b', 'e', 0, 100, 0, 0, 0, 0, 2}
+	rgb := BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3},
+		Photometric: tiff.PhotometricRGB, Width: 32, Height: 16}
+	ycc := rgb
+	ycc.Photometric = tiff.PhotometricYCbCr
+	for _, c := range []struct {
+		name   string
+		f      BlockFormat
+		stream []byte
+	}{
+		{"YCbCr-coded in Photometric RGB", rgb, plain},
+		{"bytes before EOI", ycc, insert(len(plain)-2, make([]byte, 64)...)},
+		{"JFIF 3.01", ycc, insert(2, jfif...)},
+		{"Adobe transform 2", ycc, insert(2, adobe...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := NewDecoder(c.f)
+			require.NoError(t, err)
+			want := make([]byte, d.BlockBytes(16))
+			require.NoError(t, d.decodeJPEG(want, c.stream), "image/jpeg")
+			got, err := d.Decode(nil, c.stream)
+			require.NoError(t, err, "libjpeg-turbo")
+			for i := range got {
+				require.InDelta(t, int(want[i]), int(got[i]), 4, "sample %d", i)
+			}
+		})
+	}
+
+	lossless := append([]byte(nil), plain...)
+	lossless[at(0xc0)+1] = 0xc3
+	d, err := NewDecoder(ycc)
+	require.NoError(t, err)
+	_, err = d.Decode(nil, lossless)
+	assert.ErrorIs(t, err, ErrCompression, "libjpeg-turbo")
+	assert.ErrorIs(t, d.decodeJPEG(make([]byte, d.BlockBytes(16)), lossless), ErrCompression, "image/jpeg")
+}
