@@ -66,7 +66,7 @@ type BlockFormat struct {
 //
 // JPEG is decoded by the standard library's image/jpeg, with libjpeg's
 // chroma upsampling and colour conversion; in programs built with the
-// ometiff_turbo tag (as for [JPEG]), by libjpeg-turbo, about three times as
+// ometiff_turbo tag (as for [JPEG]), by libjpeg-turbo, three to four times as
 // fast and to the samples libtiff and libvips give, with at most 500 scans
 // a block.
 //
