@@ -4,6 +4,7 @@
 //	ometiff convert [flags] input output.ome.tif
 //	ometiff info file...
 //	ometiff inspect [-fields] file...
+//	ometiff version
 //	ometiff help [command]
 //
 // Install it with
@@ -172,6 +173,7 @@ var commands = []command{
 	{"convert", "convert an image, a TIFF, OME-TIFF or SVS file into a pyramidal OME-TIFF", runConvert},
 	{"info", "say which images and planes convert would read from TIFF files", runInfo},
 	{"inspect", "print the structure of TIFF files: header, OME-XML, directories", runInspect},
+	{"version", "print the version, the Go release and the JPEG codec of this build", runVersion},
 }
 
 // run is the program: it runs the subcommand args[0] with the rest of

@@ -33,6 +33,8 @@ func TestCommands(t *testing.T) {
 		{"convert", []string{"convert", file, filepath.Join(dir, "out.ome.tif")}, 0, "wrote ", "image 0: LZW tiles of 64 x 64 copied through"},
 		{"convert encoding again", []string{"convert", "-compression", "zstd", file, filepath.Join(dir, "zstd.ome.tif")}, 0, "wrote ", ""},
 		{"a bad flag of a command", []string{"info", "-x"}, 2, "", "ometiff info: flag provided but not defined: -x"},
+		{"version", []string{"version"}, 0, thisBuildJPEG, ""},
+		{"version with an argument", []string{"version", "x"}, 2, "", `ometiff version: unexpected argument "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
