@@ -40,7 +40,8 @@ type Options struct {
 	// for a worker: small tiles travel in batches so that the
 	// synchronization per job is amortized. 0 (or less) means 256 KiB. A
 	// caller whose jobs grow a lot in the encoding (a decoder, whose input
-	// is compressed) sets 1, so that every tile is its own job.
+	// is compressed) sets 1, so that every tile is its own job, even an
+	// empty one.
 	BatchBytes int
 }
 
@@ -167,7 +168,10 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 	}
 	p.batch.add(enc, tile)
 	p.seq++
-	if p.batch.bytes < p.batchBytes {
+	// With BatchBytes 1 an empty tile (a decoder's sparse block) is a job
+	// too: a producer waiting for it before its next Submit would
+	// otherwise wait for ever.
+	if p.batch.bytes < p.batchBytes && p.batchBytes > 1 {
 		return nil
 	}
 	return p.dispatch()

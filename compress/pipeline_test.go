@@ -281,6 +281,30 @@ func TestPipelineSynchronous(t *testing.T) {
 	})
 }
 
+// TestPipelineEmptyTileIsAJob submits tiles of 0 bytes with BatchBytes 1,
+// as the band reader does for sparse blocks, and waits for each before the
+// next, without Close: each must reach the consumer on its own (an empty
+// tile once waited in its batch for ever).
+func TestPipelineEmptyTileIsAJob(t *testing.T) {
+	for _, workers := range []int{2, 3} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var consumed atomic.Int64
+				p := NewPipeline(context.Background(), Options{Workers: workers, BatchBytes: 1}, func(int64, []byte) error {
+					consumed.Add(1)
+					return nil
+				})
+				for i, n := range []int{0, 5, 0, 0} {
+					require.NoError(t, p.Submit(noneCodec{}, p.Buffer(n)))
+					synctest.Wait()
+					require.EqualValues(t, i+1, consumed.Load(), "tile %d (%d bytes) consumed before Close", i, n)
+				}
+				require.NoError(t, p.Close())
+			})
+		})
+	}
+}
+
 func TestPipelineNilEncoderStores(t *testing.T) {
 	got := runPipeline(t, Options{Workers: 2}, [][]byte{[]byte("raw")}, []Encoder{nil})
 	assert.Equal(t, [][]byte{[]byte("raw")}, got)

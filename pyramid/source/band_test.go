@@ -59,6 +59,11 @@ func bandCases() []testPage {
 		{width: 21, height: 9, samples: 1, bits: 64, float: true, codec: lzw, predictor: 3},
 		{width: 50, height: 40, samples: 4, bits: 8, tileW: 16, tileH: 32, planar: true, codec: zstd},
 		{width: 48, height: 48, samples: 1, bits: 32, tileW: 16, tileH: 16, sparse: []int{1, 5}},
+		// Sparse blocks that end a band, and a page of nothing else: the
+		// pipeline hands a 0-byte block on at once.
+		{width: 48, height: 48, samples: 3, bits: 8, tileW: 16, tileH: 16, sparse: []int{2, 3, 4, 5, 8}},
+		{width: 16, height: 16, samples: 1, bits: 8, rowsPerStrip: 16, sparse: []int{0}},
+		{width: 10, height: 9, samples: 1, bits: 16, rowsPerStrip: 2, codec: lzw, sparse: []int{1, 4}},
 		{width: 20, height: 10, samples: 1, bits: 8, rowsPerStrip: 1, codec: mustCodec(tiff.CompressionNone)},
 	}
 }
