@@ -96,6 +96,9 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	if width != d.f.Width || height != rows {
 		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
 	}
+	if scanCount(src, maxJPEGScans) > maxJPEGScans {
+		return fmt.Errorf("%w: JPEG: more than %d scans", ErrCompression, maxJPEGScans)
+	}
 	m, err := jpeg.Decode(bytes.NewReader(stream))
 	if err != nil {
 		return jpegError(err)
@@ -165,6 +168,45 @@ func frameSize(stream []byte) (width, height int, err error) {
 		}
 		p = p[2+n:]
 	}
+}
+
+// maxJPEGScans bounds the scans of a JPEG block, in both builds (the
+// libjpeg-turbo one checks its own bound, otMaxScans, as djpeg's -maxscans
+// does): each scan of a progressive frame is a pass over the whole frame,
+// and a few KB of hostile stream can hold thousands of scans, each decoded
+// in full by image/jpeg, which has no bound of its own. Encoders write
+// about ten.
+const maxJPEGScans = 500
+
+// scanCount returns the scans (SOS segments) of a JPEG stream, counting no
+// further than one past limit. It steps over each segment by its length
+// and over entropy-coded data byte by byte, where 0xff is followed by a
+// stuffed 0x00 or a restart marker, so that only real markers count.
+func scanCount(s []byte, limit int) int {
+	n := 0
+	for n <= limit {
+		i := bytes.IndexByte(s, 0xff)
+		if i < 0 || i+1 >= len(s) {
+			break
+		}
+		m := s[i+1]
+		switch {
+		case m == 0xff: // a fill byte: the next one may start the marker
+			s = s[i+1:]
+			continue
+		case m == 0x00, m == 0x01, m >= 0xd0 && m <= 0xd9: // stuffing, TEM, RSTn, SOI, EOI stand alone
+			s = s[i+2:]
+			continue
+		}
+		if i+4 > len(s) {
+			break
+		}
+		if m == 0xda {
+			n++
+		}
+		s = s[min(i+2+(int(s[i+2])<<8|int(s[i+3])), len(s)):]
+	}
+	return n
 }
 
 // jpegError classifies an error of image/jpeg.

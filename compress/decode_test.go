@@ -396,3 +396,89 @@ func TestFrameSize(t *testing.T) {
 		})
 	}
 }
+
+// TestJPEGDecodeScanLimit decodes progressive streams of one 8 x 8 gray
+// block, in this build's decoder (image/jpeg, or libjpeg-turbo with the
+// ometiff_turbo tag): 448 scans decode as image/jpeg decodes them, and 576,
+// past the bound both builds keep, give ErrCompression instead of a pass
+// over the frame for each.
+func TestJPEGDecodeScanLimit(t *testing.T) {
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 8, Height: 8})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		al, scans int
+		ok        bool
+	}{{6, 448, true}, {8, 576, false}} {
+		stream, scans := progressiveJPEG(c.al)
+		require.Equal(t, c.scans, scans)
+		m, err := jpeg.Decode(bytes.NewReader(stream))
+		require.NoError(t, err, "image/jpeg, %d scans", scans)
+		got, err := d.Decode(nil, stream)
+		if c.ok {
+			require.NoError(t, err, "%d scans", scans)
+			assert.Equal(t, m.(*image.Gray).Pix, got)
+			continue
+		}
+		assert.ErrorIs(t, err, ErrCompression, "%d scans", scans)
+		assert.Contains(t, err.Error(), "more than 500 scans")
+	}
+}
+
+// progressiveJPEG returns a progressive JPEG stream of one 8 x 8 gray block
+// whose coefficients are all zero, sent by successive approximation from
+// bit al down: a first and al refinement scans for the DC and for each of
+// the 63 AC coefficients, and the number of scans.
+func progressiveJPEG(al int) (stream []byte, scans int) {
+	seg := func(marker byte, body ...byte) {
+		n := len(body) + 2
+		stream = append(append(stream, 0xff, marker, byte(n>>8), byte(n)), body...)
+	}
+	stream = []byte{0xff, 0xd8}
+	seg(0xdb, append([]byte{0}, bytes.Repeat([]byte{1}, 64)...)...)
+	seg(0xc2, 8, 0, 8, 0, 8, 1, 1, 0x11, 0)
+	oneCode := append([]byte{1}, make([]byte, 15)...) // one code of 1 bit: symbol 0
+	seg(0xc4, append(append([]byte{0x00}, oneCode...), 0)...)
+	seg(0xc4, append(append([]byte{0x10}, oneCode...), 0)...)
+	scan := func(ss, se, ah, al int) {
+		// Each scan codes its one block in a single 0 bit (a DC difference
+		// of 0, an EOB, or a refinement bit of 0), padded with ones.
+		seg(0xda, 1, 1, 0x00, byte(ss), byte(se), byte(ah<<4|al))
+		stream = append(stream, 0x7f)
+		scans++
+	}
+	for k := range 64 {
+		scan(k, k, 0, al)
+		for a := al; a > 0; a-- {
+			scan(k, k, a, a-1)
+		}
+	}
+	return append(stream, 0xff, 0xd9), scans
+}
+
+// TestJPEGScanCount counts the scans of streams whose other bytes look
+// like SOS markers: in a segment's payload, after fill bytes, and in
+// entropy-coded data with stuffed bytes and restart markers.
+func TestJPEGScanCount(t *testing.T) {
+	sos := []byte{0xff, 0xda, 0x00, 0x08, 1, 1, 0x00, 0, 63, 0}
+	app := []byte{0xff, 0xe1, 0x00, 0x06, 0xff, 0xda, 0xff, 0xda} // a payload of two SOS markers
+	data := []byte{0x12, 0xff, 0x00, 0xda, 0xff, 0xd0, 0xff, 0x00, 0xff, 0xd7, 0x34}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, c := range []struct {
+		name   string
+		stream []byte
+		limit  int
+		want   int
+	}{
+		{"none", []byte{0xff, 0xd8, 0xff, 0xd9}, 10, 0},
+		{"one", cat([]byte{0xff, 0xd8}, sos, data, []byte{0xff, 0xd9}), 10, 1},
+		{"SOS bytes in an APP1 payload", cat([]byte{0xff, 0xd8}, app, sos, data, []byte{0xff, 0xd9}), 10, 1},
+		{"fill bytes before markers", cat([]byte{0xff, 0xd8, 0xff, 0xff}, sos, data, []byte{0xff, 0xff, 0xff}, sos, data), 10, 2},
+		{"three, stopped one past a limit of 1", cat(sos, data, sos, data, sos, data), 1, 2},
+		{"a segment cut short", cat(sos, data, []byte{0xff, 0xda, 0x00}), 10, 1},
+		{"a length past the end", cat(sos, []byte{0xff, 0xe0, 0xff, 0xff}, sos), 10, 1},
+	} {
+		assert.Equal(t, c.want, scanCount(c.stream, c.limit), c.name)
+	}
+	stream, scans := progressiveJPEG(8)
+	assert.Equal(t, scans, scanCount(stream, 1000))
+}

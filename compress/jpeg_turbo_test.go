@@ -4,7 +4,6 @@ package compress
 
 import (
 	"bytes"
-	"image"
 	"image/jpeg"
 	"testing"
 
@@ -118,63 +117,6 @@ func TestJPEGTurboDecodeBlocksAlone(t *testing.T) {
 	_, err = d.Decode(nil, abbreviated[:len(abbreviated)/2])
 	assert.ErrorIs(t, err, ErrCorrupt, "truncated: libjpeg's warning is an error")
 	assert.Contains(t, err.Error(), "libjpeg")
-}
-
-// TestJPEGTurboDecodeScanLimit decodes progressive streams of one 8 x 8
-// gray block: 448 scans decode as image/jpeg decodes them, and 576, past
-// libjpeg-turbo's bound, give ErrCompression instead of a pass over the
-// block for each.
-func TestJPEGTurboDecodeScanLimit(t *testing.T) {
-	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 8, Height: 8})
-	require.NoError(t, err)
-	for _, c := range []struct {
-		al, scans int
-		ok        bool
-	}{{6, 448, true}, {8, 576, false}} {
-		stream, scans := progressiveJPEG(c.al)
-		require.Equal(t, c.scans, scans)
-		m, err := jpeg.Decode(bytes.NewReader(stream))
-		require.NoError(t, err, "image/jpeg, %d scans", scans)
-		got, err := d.Decode(nil, stream)
-		if c.ok {
-			require.NoError(t, err, "%d scans", scans)
-			assert.Equal(t, m.(*image.Gray).Pix, got)
-			continue
-		}
-		assert.ErrorIs(t, err, ErrCompression, "%d scans", scans)
-		assert.Contains(t, err.Error(), "more than 500 scans")
-	}
-}
-
-// progressiveJPEG returns a progressive JPEG stream of one 8 x 8 gray block
-// whose coefficients are all zero, sent by successive approximation from
-// bit al down: a first and al refinement scans for the DC and for each of
-// the 63 AC coefficients, and the number of scans.
-func progressiveJPEG(al int) (stream []byte, scans int) {
-	seg := func(marker byte, body ...byte) {
-		n := len(body) + 2
-		stream = append(append(stream, 0xff, marker, byte(n>>8), byte(n)), body...)
-	}
-	stream = []byte{0xff, 0xd8}
-	seg(0xdb, append([]byte{0}, bytes.Repeat([]byte{1}, 64)...)...)
-	seg(0xc2, 8, 0, 8, 0, 8, 1, 1, 0x11, 0)
-	oneCode := append([]byte{1}, make([]byte, 15)...) // one code of 1 bit: symbol 0
-	seg(0xc4, append(append([]byte{0x00}, oneCode...), 0)...)
-	seg(0xc4, append(append([]byte{0x10}, oneCode...), 0)...)
-	scan := func(ss, se, ah, al int) {
-		// Each scan codes its one block in a single 0 bit (a DC difference
-		// of 0, an EOB, or a refinement bit of 0), padded with ones.
-		seg(0xda, 1, 1, 0x00, byte(ss), byte(se), byte(ah<<4|al))
-		stream = append(stream, 0x7f)
-		scans++
-	}
-	for k := range 64 {
-		scan(k, k, 0, al)
-		for a := al; a > 0; a-- {
-			scan(k, k, a, a-1)
-		}
-	}
-	return append(stream, 0xff, 0xd9), scans
 }
 
 // TestJPEGTurboDecodeOddStreams decodes streams that libtiff and libvips
