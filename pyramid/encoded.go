@@ -180,8 +180,9 @@ func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
 // it is stored: tiles of a level come in the order of TileOffsets, left
 // to right, top to bottom, each whole (edge tiles too, as TIFF stores
 // them). tile is not kept after WriteTile returns. A level not given
-// encoded, a tile past the level's last or an empty tile is ErrData, and
-// nothing is written.
+// encoded, a tile past the level's last, an empty tile, or an
+// uncompressed one of other than TileWidth × TileHeight × the pixel's
+// bytes is ErrData, and nothing is written.
 func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 	if !ep.busy.CompareAndSwap(false, true) {
 		return ep.im.busyError(ep.index)
@@ -198,6 +199,8 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 		return fmt.Errorf("%w: level %d has %d tiles, all written", ErrData, level, im.levels[level].tiles())
 	case len(tile) == 0:
 		return fmt.Errorf("%w: tile %d of level %d is empty", ErrData, ep.given[level], level)
+	case im.rawTile[level] > 0 && len(tile) != im.rawTile[level]:
+		return fmt.Errorf("%w: uncompressed tile %d of level %d holds %d bytes, not %d", ErrData, ep.given[level], level, len(tile), im.rawTile[level])
 	}
 	data := tile
 	if w.pipe != nil { // the pipeline keeps the tile until its turn comes

@@ -413,6 +413,31 @@ func TestEncodedPlaneMisuse(t *testing.T) {
 	assert.ErrorContains(t, err, "image 0 z=0 c=0 t=0, image 1 z=0 c=0 t=0, image 2 z=0 c=0 t=0")
 }
 
+// TestEncodedUncompressedTileSize: an uncompressed tile given encoded
+// holds exactly its tile's samples; a short one (a source's block cut
+// short, which copy-through once carried into the file) or a long one is
+// ErrData, and the right one goes in.
+func TestEncodedUncompressedTileSize(t *testing.T) {
+	spec := ImageSpec{SizeX: 20, SizeY: 10, SamplesPerPixel: 3, PixelType: Uint16}
+	level := EncodedLevel{TileCoding: TileCoding{Compression: None, TileWidth: 32, TileHeight: 16}}
+	w, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	im, err := w.AddEncodedImage(spec, level)
+	require.NoError(t, err)
+	ep, err := im.EncodedPlane(0, 0, 0)
+	require.NoError(t, err)
+	const want = 32 * 16 * 3 * 2
+	for _, n := range []int{16, want - 1, want + 1} {
+		err := ep.WriteTile(0, make([]byte, n))
+		assert.ErrorIs(t, err, ErrData, "%d bytes", n)
+		assert.ErrorContains(t, err, fmt.Sprintf("holds %d bytes, not %d", n, want))
+	}
+	require.NoError(t, ep.WriteTile(0, make([]byte, want)))
+	require.NoError(t, ep.Close())
+	require.NoError(t, w.Close())
+}
+
 // TestEncodedPlaneComplete: a plane is complete once its tiles and its
 // rows are all written, in either order.
 func TestEncodedPlaneComplete(t *testing.T) {

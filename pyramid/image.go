@@ -20,6 +20,7 @@ type Image struct {
 	fields   []*ifd.Builder     // per level, without data locations; shared by the planes
 	encoders []compress.Encoder // per level (tile widths differ); nil for a level given encoded
 	encoded  int                // levels given encoded, the first ones (AddEncodedImage)
+	rawTile  []int              // per level given encoded: the bytes of each uncompressed tile, else 0
 	factor   int                // between the sizes of consecutive levels
 	padEdges bool               // edge tiles repeat the last row and column, not zeros
 	reduce   reduceFunc
@@ -101,6 +102,11 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 		var coding TileCoding
 		if l < len(encoded) {
 			coding = encoded[l].TileCoding
+			raw := 0
+			if coding.Compression == None {
+				raw = coding.TileWidth * coding.TileHeight * spec.SamplesPerPixel * spec.PixelType.Size()
+			}
+			im.rawTile = append(im.rawTile, raw)
 		} else if enc, coding, err = im.writerEncoder(g, predictor); err != nil {
 			return nil, err
 		}

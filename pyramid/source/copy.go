@@ -102,14 +102,24 @@ func copyPlane(ctx context.Context, ep *pyramid.EncodedPlaneWriter, pl Plane, en
 	if err != nil {
 		return tile, err
 	}
-	copyRow := func(level int, p *tiff.Page, across, down int) error {
-		for x := range across {
+	copyRow := func(level int, p *tiff.Page, l tiff.Layout, down int) error {
+		// An uncompressed block may be stored longer than its samples
+		// (libtiff reads such files): the writer takes the samples. A
+		// shorter one is the writer's ErrData.
+		raw := 0
+		if l.Compression == tiff.CompressionNone {
+			raw = l.BlockWidth * l.BlockHeight * l.SamplesPerPixel * l.BitsPerSample / 8
+		}
+		for x := range l.BlocksAcross {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			var err error
-			if tile, err = p.ReadBlock(tile[:0], down*across+x); err != nil {
+			if tile, err = p.ReadBlock(tile[:0], down*l.BlocksAcross+x); err != nil {
 				return err
+			}
+			if raw > 0 && len(tile) > raw {
+				tile = tile[:raw]
 			}
 			if err := ep.WriteTile(level, tile); err != nil {
 				return err
@@ -119,7 +129,7 @@ func copyPlane(ctx context.Context, ep *pyramid.EncodedPlaneWriter, pl Plane, en
 	}
 	if !rows {
 		for down := range l.BlocksDown {
-			if err := copyRow(0, page, l.BlocksAcross, down); err != nil {
+			if err := copyRow(0, page, l, down); err != nil {
 				return tile, err
 			}
 		}
@@ -142,7 +152,7 @@ func copyPlane(ctx context.Context, ep *pyramid.EncodedPlaneWriter, pl Plane, en
 			}
 			end := y + len(band)/r.RowBytes()
 			for ; next < l.BlocksDown && next*l.BlockHeight < end; next++ {
-				if err := copyRow(0, page, l.BlocksAcross, next); err != nil {
+				if err := copyRow(0, page, l, next); err != nil {
 					return tile, err
 				}
 			}
@@ -161,7 +171,7 @@ func copyPlane(ctx context.Context, ep *pyramid.EncodedPlaneWriter, pl Plane, en
 			return tile, err
 		}
 		for down := range ll.BlocksDown {
-			if err := copyRow(k, lp, ll.BlocksAcross, down); err != nil {
+			if err := copyRow(k, lp, ll, down); err != nil {
 				return tile, err
 			}
 		}

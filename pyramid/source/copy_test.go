@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -158,4 +159,44 @@ func TestEncodedRefuses(t *testing.T) {
 	_, err = channels.Images[0].Encoded(false)
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "one sample of its page")
+}
+
+// TestCopyUncompressedBlockSize copies an uncompressed tile stored shorter
+// than its samples, which gives pyramid.ErrData and no file (it was once
+// copied into one that no reader could decode), and one stored longer,
+// whose samples alone are copied.
+func TestCopyUncompressedBlockSize(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		count uint64
+		err   error
+	}{{"short", 16, pyramid.ErrData}, {"long", 300, nil}, {"exact", 256, nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			p := testPage{width: 16, height: 16, samples: 1, bits: 8, tileW: 16, tileH: 16,
+				more: long(tiff.TagTileByteCounts, uint32(c.count))}
+			file, images := fileOf(t, binary.LittleEndian, false, p)
+			f, err := mapFile(t, file, "in.tif", Options{})
+			require.NoError(t, err)
+			im := f.Images[0]
+			enc, err := im.Encoded(false)
+			require.NoError(t, err)
+			h := iohandle.NewMemory()
+			w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.None})
+			require.NoError(t, err)
+			defer w.Abort()
+			dst, err := w.AddEncodedImage(im.Spec, enc...)
+			require.NoError(t, err)
+			err = im.WritePlanes(context.Background(), dst, Options{})
+			if c.err != nil {
+				assert.ErrorIs(t, err, c.err)
+				assert.ErrorContains(t, err, "holds 16 bytes, not 256")
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			out, err := mapFile(t, h.Bytes(), "out.ome.tif", Options{})
+			require.NoError(t, err)
+			assert.Equal(t, [][]byte{images[0]}, tiles(t, out.Images[0].Planes[0].Page))
+		})
+	}
 }
