@@ -45,6 +45,17 @@ const (
 	// file's size.
 	readBudget      = 8
 	readBudgetSlack = 1 << 20
+	// pageBudget bounds, in multiples of the file size (plus the same
+	// slack), what Read keeps for the directories themselves: pageCost
+	// bytes a directory and entryCost an entry, a little above what a Page
+	// retains (TestReadPageCost measures it). A sound directory of n
+	// entries takes 6 + 12n bytes of the file or more, and its page's
+	// blocks take more again, so this refuses only directories that
+	// overlap or hold next to nothing: a 6 MB file of a million such
+	// directories once made Read keep over 500 MB.
+	pageBudget = 16
+	pageCost   = 384
+	entryCost  = 64
 )
 
 // Read parses the file of size bytes behind r: the header, every directory
@@ -124,6 +135,7 @@ type walker struct {
 	br        gtiff.BReader
 	seen      map[uint64]bool
 	allocated int64 // bytes of out-of-line values parsed so far
+	kept      int64 // pageCost and entryCost of the directories parsed so far
 }
 
 func newWalker(f *File) *walker {
@@ -215,8 +227,14 @@ func (w *walker) check(off uint64) error {
 	if err != nil {
 		return fmt.Errorf("%w: entry count of the directory at %d: %w", ErrMalformed, off, err)
 	}
-	if n > maxEntries || n*uint64(entrySize)+uint64(slot) > size-off-uint64(countSize) {
+	switch {
+	case n == 0: // refused by libtiff too: TIFF 6.0 asks for one entry at least
+		return fmt.Errorf("%w: directory at %d has no entries", ErrMalformed, off)
+	case n > maxEntries || n*uint64(entrySize)+uint64(slot) > size-off-uint64(countSize):
 		return fmt.Errorf("%w: directory at %d claims %d entries, past the end of the %d-byte file", ErrMalformed, off, n, size)
+	}
+	if w.kept += pageCost + entryCost*int64(n); w.kept > pageBudget*w.file.Size+readBudgetSlack {
+		return fmt.Errorf("%w: %d directories in a %d-byte file: they overlap or hold next to nothing", ErrMalformed, len(w.seen), size)
 	}
 	for i := range n {
 		e, err := w.rawEntry()

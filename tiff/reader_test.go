@@ -128,6 +128,7 @@ func TestReadHostile(t *testing.T) {
 		{"BigTIFF value offset negative", rawFile(true, binary.LittleEndian, 1024, 100, rawDir{at: 100, entries: []rawEntry{{TagTileOffsets, uint16(ifd.Long8), 3, 1 << 63}}}), ErrMalformed, "tag 324"},
 		{"BigTIFF directory offset negative", rawFile(true, binary.LittleEndian, 1024, 1<<63), ErrMalformed, "outside"},
 		{"values repeat past the budget", rawFile(false, binary.LittleEndian, 70000, 8, sameValue), ErrMalformed, "overlap or repeat"},
+		{"a directory of no entries", littleTIFF(100, rawDir{at: 100}), ErrMalformed, "no entries"},
 		{"offsets of a bad type", littleTIFF(100, rawDir{at: 100, entries: []rawEntry{{TagSubIFDs, uint16(ifd.ASCII), 4, 0}}}), ErrMalformed, "SubIFDs"},
 	}
 	for _, tt := range tests {
@@ -138,6 +139,64 @@ func TestReadHostile(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.says)
 			assert.LessOrEqual(t, n, uint64(readBudget*len(tt.file)+readBudgetSlack+1<<20), "bytes allocated for a %d-byte file", len(tt.file))
 		})
+	}
+}
+
+// smallPages is a classic file of n directories of entries SHORT entries
+// each (ImageWidth, ImageLength...) in a chain, and nothing else.
+func smallPages(n, entries int) []byte {
+	const at = 8
+	size := 2 + 12*entries + 4
+	dirs := make([]rawDir, n)
+	for i := range dirs {
+		d := rawDir{at: uint64(at + i*size)}
+		for e := range entries {
+			d.entries = append(d.entries, rawEntry{uint16(256 + e), uint16(ifd.Short), 1, 7})
+		}
+		if i+1 < n {
+			d.next = d.at + uint64(size)
+		}
+		dirs[i] = d
+	}
+	return rawFile(false, binary.LittleEndian, at+n*size, at, dirs...)
+}
+
+// TestReadManySmallPages: the directories' budget leaves room for pages of
+// six entries with no data at all, more than any sound page needs, and
+// refuses pages of one entry, which would make Read keep over 20 times the
+// file's size (TestReadPageCost checks that the budget charges what Read
+// keeps). Read allocates several times more than it keeps, all garbage
+// of google/tiff's parsing, which TestReadHostile's bound leaves out.
+func TestReadManySmallPages(t *testing.T) {
+	file := smallPages(20000, 6)
+	f, err := Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	assert.Len(t, f.Pages, 20000)
+
+	file = smallPages(20000, 1)
+	_, err = Read(bytes.NewReader(file), int64(len(file)))
+	require.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorContains(t, err, "directories in a 360008-byte file: they overlap or hold next to nothing")
+}
+
+// TestReadPageCost measures what Read keeps for each directory, of one to
+// twelve entries: at most pageCost and entryCost a directory and an entry,
+// which the directories' budget charges.
+func TestReadPageCost(t *testing.T) {
+	const n = 5000
+	for _, entries := range []int{1, 6, 12} {
+		file := smallPages(n, entries)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f, err := Read(bytes.NewReader(file), int64(len(file)))
+		require.NoError(t, err)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		kept := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+		assert.LessOrEqual(t, kept, int64(pageCost+entryCost*entries), "bytes kept a directory of %d entries", entries)
+		t.Logf("%d entries: %d bytes kept a directory", entries, kept)
+		runtime.KeepAlive(f)
 	}
 }
 
@@ -241,13 +300,13 @@ func FuzzBuilderRoundTrip(f *testing.F) {
 		}
 		file := oneDirectory(t, &b, fm)
 		got, err := Read(bytes.NewReader(file), int64(len(file)))
+		if b.Len() == 0 {
+			require.ErrorIs(t, err, ErrMalformed, "a directory of no entries")
+			return
+		}
 		require.NoError(t, err)
 		require.Len(t, got.Pages, 1)
-		want := b.Entries()
-		if len(want) == 0 {
-			want = []ifd.Entry{}
-		}
-		require.Equal(t, want, got.Pages[0].Fields)
+		require.Equal(t, b.Entries(), got.Pages[0].Fields)
 	})
 }
 

@@ -251,14 +251,18 @@ func (w *Writer) finish() error {
 // maxDepth bounds SubIFD nesting.
 const maxDepth = 8
 
-// checkTree reports a directory that appears twice in the file, or
-// SubIFDs nested deeper than maxDepth.
+// checkTree reports a directory that appears twice in the file, SubIFDs
+// nested deeper than maxDepth, or a directory that would have no entries.
 func (w *Writer) checkTree() error {
 	seen := make(map[*Directory]bool, len(w.dirs))
 	var visit func(d *Directory, depth int) error
 	visit = func(d *Directory, depth int) error {
 		if seen[d] || depth > maxDepth {
 			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
+		}
+		if (d.Fields == nil || d.Fields.Len() == 0) && d.OffsetsTag == 0 && len(d.SubIFDs) == 0 {
+			// TIFF 6.0 asks for one entry at least; libtiff reads no such file.
+			return fmt.Errorf("%w: a directory with no fields", ErrDirectory)
 		}
 		seen[d] = true
 		for _, sub := range d.SubIFDs {

@@ -449,26 +449,56 @@ func TestLargeDirectoryInHandleBuffer(t *testing.T) {
 	}
 }
 
-// TestEmptyDirectoriesInTheChain lays out directories without fields
-// (whose shape is the zero one) between others: every link must point at
+// TestEmptyDirectoriesRefused: a directory with no fields, in the chain
+// or as a SubIFD, is ErrDirectory at Close, since libtiff refuses to read
+// a file holding one ("zero tag directories not supported").
+func TestEmptyDirectoriesRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dirs func(tiny *Directory) []*Directory
+	}{
+		{"first", func(tiny *Directory) []*Directory { return []*Directory{{}, tiny} }},
+		{"last", func(tiny *Directory) []*Directory { return []*Directory{tiny, {Fields: new(ifd.Builder)}} }},
+		{"a SubIFD", func(tiny *Directory) []*Directory {
+			tiny.SubIFDs = []*Directory{{}}
+			return []*Directory{tiny}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := NewWriter(iohandle.NewMemory(), Options{})
+			require.NoError(t, err)
+			for _, d := range c.dirs(tinyDirectory(t, w)) {
+				require.NoError(t, w.AddDirectory(d))
+			}
+			err = w.Close()
+			assert.ErrorIs(t, err, ErrDirectory)
+			assert.ErrorContains(t, err, "no fields")
+		})
+	}
+}
+
+// TestSubIFDOnlyDirectoriesInTheChain lays out directories whose one field
+// is SubIFDs (their own shape) between others: every link must point at
 // the next directory.
-func TestEmptyDirectoriesInTheChain(t *testing.T) {
+func TestSubIFDOnlyDirectoriesInTheChain(t *testing.T) {
 	h := iohandle.NewMemory()
 	w, err := NewWriter(h, Options{})
 	require.NoError(t, err)
-	for _, d := range []*Directory{{}, tinyDirectory(t, w), {}, {}} {
+	parent := func() *Directory { return &Directory{SubIFDs: []*Directory{tinyDirectory(t, w)}} }
+	for _, d := range []*Directory{parent(), tinyDirectory(t, w), parent(), parent()} {
 		require.NoError(t, w.AddDirectory(d))
 	}
 	require.NoError(t, w.Close())
 	data := h.Bytes()
 	f, err := Read(bytes.NewReader(data), int64(len(data)))
 	require.NoError(t, err)
-	var entries []int
+	var entries, subs []int
 	for _, d := range f.Pages {
-		entries = append(entries, len(d.Fields))
+		entries, subs = append(entries, len(d.Fields)), append(subs, len(d.SubIFDs))
 	}
 	require.Len(t, entries, 4, "the chain ends after the last directory")
-	assert.Equal(t, 0, entries[0])
-	assert.NotZero(t, entries[1])
-	assert.Equal(t, []int{0, 0}, entries[2:])
+	assert.Equal(t, 1, entries[0])
+	assert.Greater(t, entries[1], 1)
+	assert.Equal(t, []int{1, 1}, entries[2:])
+	assert.Equal(t, []int{1, 0, 1, 1}, subs)
 }
