@@ -52,6 +52,10 @@ func describeFile(w io.Writer, f *source.File) {
 	if slices.ContainsFunc(f.Images, func(im *source.Image) bool { return im.Spec.OME != nil }) {
 		fmt.Fprintln(w, "OME-XML kept whole, but for what the writer writes itself")
 	}
+	index := make(map[*tiff.Page]int, len(f.TIFF.Pages)) // of the main chain's pages
+	for i, p := range f.TIFF.Pages {
+		index[p] = i
+	}
 	for i, im := range f.Images {
 		s := im.Spec
 		layout := s.PixelType.String()
@@ -59,7 +63,7 @@ func describeFile(w io.Writer, f *source.File) {
 			layout = "RGB " + layout
 		}
 		fmt.Fprintf(w, "image %d %q: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
-			i, s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(f, im))
+			i, s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
 		if s.PhysicalSizeX > 0 || s.PhysicalSizeY > 0 {
 			fmt.Fprintf(w, "  pixel %s x %s\n", length(s.PhysicalSizeX, s.PhysicalSizeXUnit), length(s.PhysicalSizeY, s.PhysicalSizeYUnit))
 		}
@@ -96,13 +100,10 @@ func describeFile(w io.Writer, f *source.File) {
 	}
 }
 
-// pagesOf says which pages of the main chain hold an image's planes, as
-// ranges, and whether their samples are channels.
-func pagesOf(f *source.File, im *source.Image) string {
-	index := map[*tiff.Page]int{}
-	for i, p := range f.TIFF.Pages {
-		index[p] = i
-	}
+// pagesOf says which pages of the main chain (index gives their places)
+// hold an image's planes, as ranges, and whether their samples are
+// channels.
+func pagesOf(index map[*tiff.Page]int, im *source.Image) string {
 	var pages []int
 	split := false
 	for _, p := range im.Planes {

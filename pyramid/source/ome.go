@@ -153,12 +153,16 @@ func (m *mapper) ome(text string) error {
 	}
 	pages := m.file.TIFF.Pages
 	used := make([]bool, len(pages))
+	index := make(map[*tiff.Page]int, len(pages)) // of the main chain's pages
+	for i, p := range pages {
+		index[p] = i
+	}
 	for i, oi := range doc.Images {
 		im, err := m.omeImage(doc, oi, maps)
 		if err == nil {
 			im.OMEImage = i
 			for _, p := range im.Planes {
-				used[m.pageIndex(p.Page)] = true
+				used[index[p.Page]] = true
 			}
 			m.add(im)
 			continue
@@ -231,16 +235,6 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		im.Spec.AcquisitionDate, im.Spec.Annotations = time.Time{}, nil
 	}
 	return nil
-}
-
-// pageIndex returns the index of a page of the main chain.
-func (m *mapper) pageIndex(p *tiff.Page) int {
-	for i, q := range m.file.TIFF.Pages {
-		if q == p {
-			return i
-		}
-	}
-	return -1
 }
 
 // omeLengthUnits are the symbols of OME's UnitsLength (2016-06), and ""
