@@ -70,7 +70,9 @@ func (im *Image) busyError(p int) error {
 	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by another goroutine", ErrPlane, z, c, t, image)
 }
 
-// finish marks the plane written and keeps its buffers for the next plane.
+// finish marks the plane written and keeps its buffers for the image's
+// next plane, if one is still to start: a file of thousands of one-plane
+// images would otherwise keep every image's buffers until Close.
 func (pw *PlaneWriter) finish() {
 	w, s := pw.im.w, pw.stream
 	pw.stream, s.state = nil, nil
@@ -78,7 +80,7 @@ func (pw *PlaneWriter) finish() {
 	defer w.mu.Unlock()
 	pw.st.rowsDue = false
 	pw.st.settle()
-	if !w.closed {
+	if !w.closed && pw.im.started < len(pw.im.planes) {
 		pw.im.free = append(pw.im.free, s)
 	}
 }
