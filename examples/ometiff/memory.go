@@ -18,19 +18,50 @@ import (
 // to the system, before it is passed. The limit follows the live heap, so
 // it never starves the program; below the floor, collecting more often
 // than GOGC=100 does is not worth its CPU.
+//
+// A file of tens of thousands of small images keeps a large heap of what
+// each image will write at Close, and its many tiles make garbage fast (an
+// LZW encoder's table a tile): within a sixteenth of that heap the
+// collector would take most of the CPU. So while the collector takes more
+// than gcBusy of the CPU time, the room past the live heap doubles, up to
+// the live heap itself (GOGC=100's), and while it takes less than gcIdle
+// it halves again.
 const (
 	heapSlack   = 8 << 20
 	memoryFloor = 192 << 20
 	holdPeriod  = 100 * time.Millisecond
+	gcBusy      = 0.15
+	gcIdle      = 0.05
+	maxRoom     = 4 // the room past the live heap is live >> (maxRoom - room)
 )
 
 // liveHeap is the runtime metric of the heap's live bytes, as of the last
 // collection.
 const liveHeap = "/gc/heap/live:bytes"
 
-// memoryLimit is the soft memory limit holdMemory sets for a live heap.
-func memoryLimit(live uint64) int64 {
-	return int64(min(max(live+live/16+heapSlack, memoryFloor), math.MaxInt64))
+// gcCPU and allCPU are the runtime's estimates of the CPU time the
+// collector took and of all the CPU time the process had, in seconds.
+const (
+	gcCPU  = "/cpu/classes/gc/total:cpu-seconds"
+	allCPU = "/cpu/classes/total:cpu-seconds"
+)
+
+// memoryLimit is the soft memory limit holdMemory sets for a live heap,
+// with room (0 to maxRoom) past it.
+func memoryLimit(live uint64, room int) int64 {
+	return int64(min(max(live+live>>(maxRoom-room)+heapSlack, memoryFloor), math.MaxInt64))
+}
+
+// nextRoom is the room after a period in which the collector took gcShare
+// of the CPU time.
+func nextRoom(room int, gcShare float64) int {
+	switch {
+	case gcShare > gcBusy && room < maxRoom:
+		return room + 1
+	case gcShare < gcIdle && room > 0:
+		return room - 1
+	}
+	return room
 }
 
 // holdMemory starts keeping the memory near the live heap, unless
@@ -45,13 +76,22 @@ func holdMemory() (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		sample := []metrics.Sample{{Name: liveHeap}}
+		sample := []metrics.Sample{{Name: liveHeap}, {Name: gcCPU}, {Name: allCPU}}
 		tick := time.NewTicker(holdPeriod)
 		defer tick.Stop()
+		room := 0
+		var gc, all float64 // CPU seconds as of the last period
 		for {
 			metrics.Read(sample)
+			if sample[1].Value.Kind() == metrics.KindFloat64 && sample[2].Value.Kind() == metrics.KindFloat64 {
+				g, a := sample[1].Value.Float64(), sample[2].Value.Float64()
+				if a > all {
+					room = nextRoom(room, (g-gc)/(a-all))
+				}
+				gc, all = g, a
+			}
 			if sample[0].Value.Kind() == metrics.KindUint64 {
-				debug.SetMemoryLimit(memoryLimit(sample[0].Value.Uint64()))
+				debug.SetMemoryLimit(memoryLimit(sample[0].Value.Uint64(), room))
 			}
 			select {
 			case <-done:

@@ -415,16 +415,28 @@ func tiffBudget(width, blockRows, pixelBytes int) int64 {
 
 // TestHoldMemory checks that holdMemory sets the soft memory limit to
 // memoryLimit of the live heap, a sixteenth past it plus heapSlack and at
-// least memoryFloor, and restores it when stopped.
+// least memoryFloor (more room while the collector is busy, as nextRoom
+// says), and restores it when stopped.
 func TestHoldMemory(t *testing.T) {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		t.Skip("GOMEMLIMIT or GOGC is set: holdMemory leaves the limit alone")
 	}
 	for _, tt := range []struct {
 		live uint64
+		room int
 		want int64
-	}{{0, memoryFloor}, {100 << 20, memoryFloor}, {256 << 20, 256<<20 + 16<<20 + heapSlack}} {
-		assert.Equal(t, tt.want, memoryLimit(tt.live), "live %d", tt.live)
+	}{
+		{0, 0, memoryFloor}, {100 << 20, 0, memoryFloor}, {256 << 20, 0, 256<<20 + 16<<20 + heapSlack},
+		{256 << 20, 1, 256<<20 + 32<<20 + heapSlack}, {256 << 20, maxRoom, 512<<20 + heapSlack}, {100 << 20, maxRoom, 208 << 20},
+	} {
+		assert.Equal(t, tt.want, memoryLimit(tt.live, tt.room), "live %d, room %d", tt.live, tt.room)
+	}
+	for _, tt := range []struct {
+		room    int
+		gcShare float64
+		want    int
+	}{{0, 0.5, 1}, {1, 0.2, 2}, {maxRoom, 0.9, maxRoom}, {2, 0.10, 2}, {2, 0.01, 1}, {0, 0, 0}} {
+		assert.Equal(t, tt.want, nextRoom(tt.room, tt.gcShare), "room %d, GC share %.2f", tt.room, tt.gcShare)
 	}
 	before := debug.SetMemoryLimit(-1)
 	stop := holdMemory()
