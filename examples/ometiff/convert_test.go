@@ -379,6 +379,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 			"this 300 x 200 JPEG is decoded whole, which takes about 762.9 KiB, more than -max-memory 100.0 KiB; " +
 				"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy IN input.png), or raise -max-memory"},
 		{"GIF beyond -max-pixels", []string{"-max-pixels", "100", "IN", "OUT"}, encoded(t, palettedImage(31, 29), encodeGIF), 1, "more than -max-pixels 100"},
+		{"GIF cut short", []string{"IN", "OUT"}, func() []byte { g := encoded(t, palettedImage(31, 29), encodeGIF); return g[:len(g)-40] }(), 1,
+			"decoding the image with image/gif: gif:"},
 		{"PNG rows cut short", []string{"IN", "OUT"}, truncatedRows(t), 1, "not enough image data: 20 of 64 rows"},
 		{"PNG too short for its size", []string{"-max-pixels", "0", "IN", "OUT"}, pngBomb(t), 1, "a 1243-byte file cannot hold this 100000 x 100000 PNG"},
 		{"TIFF cut short", []string{"IN", "OUT"}, tiffFile(t)[:150], 1, "tiff: malformed"},

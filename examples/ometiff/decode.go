@@ -72,9 +72,15 @@ type imageSource struct{ img image.Image }
 
 // decodeWhole decodes the image in the input.
 func decodeWhole(in *input) (imageSource, error) {
-	img, _, err := image.Decode(in.body())
+	img, format, err := image.Decode(in.body())
 	if err != nil {
-		return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
+		// The decoder is named, since golang.org/x/image/tiff's errors
+		// start "tiff:" as those of this module's package tiff do.
+		decoder := "image/" + format
+		if format == "tiff" || format == "bmp" || format == "webp" {
+			decoder = "golang.org/x/image/" + format
+		}
+		return imageSource{}, fmt.Errorf("%s: decoding the image with %s: %w", in.name, decoder, err)
 	}
 	if img.Bounds().Empty() {
 		return imageSource{}, fmt.Errorf("%s: the image is empty", in.name)
