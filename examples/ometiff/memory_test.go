@@ -114,20 +114,19 @@ func jpegBomb(t testing.TB) []byte {
 	return data
 }
 
-// tiffBomb is a 170-byte TIFF whose directory claims 100000 x 100000 RGB
-// in one strip of 3 bytes.
-func tiffBomb() []byte {
-	type entry struct {
-		tag, typ uint16
-		count    uint32
-		value    uint32
-	}
-	const short, long = 3, 4
-	entries := []entry{
-		{256, long, 1, 100000}, {257, long, 1, 100000}, {258, short, 3, 8 + 2 + 11*12 + 4}, {259, short, 1, 1},
-		{262, short, 1, 2}, {273, long, 1, 8}, {277, short, 1, 3}, {278, long, 1, 100000}, {279, long, 1, 3},
-		{284, short, 1, 1}, {339, short, 1, 1},
-	}
+// bombEntry is an entry of a bomb's directory: a lone SHORT value sits in
+// the first two bytes of value, little-endian.
+type bombEntry struct {
+	tag, typ uint16
+	count    uint32
+	value    uint32
+}
+
+const bombShort, bombLong = 3, 4
+
+// bombTIFF is a little-endian TIFF of one directory, at 8, of entries,
+// followed by tail.
+func bombTIFF(entries []bombEntry, tail ...byte) []byte {
 	le := binary.LittleEndian
 	data := []byte("II*\x00")
 	data = le.AppendUint32(data, 8)
@@ -136,11 +135,32 @@ func tiffBomb() []byte {
 		data = le.AppendUint16(data, e.tag)
 		data = le.AppendUint16(data, e.typ)
 		data = le.AppendUint32(data, e.count)
-		data = le.AppendUint32(data, e.value) // a lone short in the first two bytes, little-endian
-
+		data = le.AppendUint32(data, e.value)
 	}
-	data = le.AppendUint32(data, 0)                // no next directory
-	return append(data, 8, 0, 8, 0, 8, 0, 1, 2, 3) // BitsPerSample, then spare bytes
+	data = le.AppendUint32(data, 0) // no next directory
+	return append(data, tail...)
+}
+
+// tiffBomb is a 170-byte TIFF whose directory claims 100000 x 100000 RGB
+// in one strip of 3 bytes.
+func tiffBomb() []byte {
+	return bombTIFF([]bombEntry{
+		{256, bombLong, 1, 100000}, {257, bombLong, 1, 100000}, {258, bombShort, 3, 8 + 2 + 11*12 + 4}, {259, bombShort, 1, 1},
+		{262, bombShort, 1, 2}, {273, bombLong, 1, 8}, {277, bombShort, 1, 3}, {278, bombLong, 1, 100000}, {279, bombLong, 1, 3},
+		{284, bombShort, 1, 1}, {339, bombShort, 1, 1},
+	}, 8, 0, 8, 0, 8, 0, 1, 2, 3) // BitsPerSample, then spare bytes
+}
+
+// jpegTileBomb is a TIFF of one gray JPEG tile of 16384 x 16384 in 3
+// bytes: its bands fit -max-memory's 1 GiB, but decoding the tile, were
+// it a progressive frame, takes 1.6 GB more.
+func jpegTileBomb() []byte {
+	const tail = 8 + 2 + 10*12 + 4
+	return bombTIFF([]bombEntry{
+		{256, bombLong, 1, 16384}, {257, bombLong, 1, 16384}, {258, bombShort, 1, 8}, {259, bombShort, 1, 7},
+		{262, bombShort, 1, 1}, {277, bombShort, 1, 1}, {322, bombLong, 1, 16384}, {323, bombLong, 1, 16384},
+		{324, bombLong, 1, tail}, {325, bombLong, 1, 3},
+	}, 0xff, 0xd8, 0xff)
 }
 
 // TestBombsAreRefusedInLittleMemory runs the converter on files whose
@@ -157,7 +177,9 @@ func TestBombsAreRefusedInLittleMemory(t *testing.T) {
 		{"PNG, 100000 x 100000 RGBA", pngBomb(t), nil, "its header claims 100000 x 100000 pixels, more than -max-pixels 4294967296"},
 		{"PNG, no pixel limit", pngBomb(t), []string{"-max-pixels", "0"}, "a 1243-byte file cannot hold this 100000 x 100000 PNG"},
 		{"JPEG, 65535 x 65535", jpegBomb(t), nil, "this 65535 x 65535 JPEG is decoded whole, which takes about"},
-		{"TIFF, 100000 x 100000 RGB", tiffBomb(), nil, "image 0 (100000 x 100000) needs about 84.0 GiB for the bands read and written at tile 256, more than -max-memory 1.0 GiB"},
+		{"TIFF, 100000 x 100000 RGB", tiffBomb(), nil, "image 0 (100000 x 100000) needs about 84.0 GiB for the bands read and written at tile 256 and the blocks decoded, more than -max-memory 1.0 GiB"},
+		{"TIFF, one JPEG tile of 16384 x 16384", jpegTileBomb(), []string{"-compression", "zstd"},
+			"image 0 (16384 x 16384) needs about 2.0 GiB for the bands read and written at tile 256 and the blocks decoded, more than -max-memory 1.0 GiB"},
 		{"TIFF, -max-pixels given", tiffBomb(), []string{"-max-pixels", "4294967296"}, "its header claims 100000 x 100000 pixels, more than -max-pixels 4294967296"},
 		{"TIFF, no memory limit", tiffBomb(), []string{"-max-memory", "0"}, "source: image too large: the page at 8 has bands of 100000 x 100000 pixels"},
 	}

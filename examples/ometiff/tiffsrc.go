@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -103,7 +104,7 @@ func (s *tiffSource) checkLimits() error {
 		}
 		need := s.planned(im)
 		if lim.overBudget(need) {
-			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d, more than -max-memory %v (raise it, or use a smaller -tile)",
+			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d and the blocks decoded, more than -max-memory %v (raise it, or use a smaller -tile)",
 				s.name, i, spec.SizeX, spec.SizeY, byteSize(need), lim.tileSize(), lim.maxMemory)
 		}
 	}
@@ -112,7 +113,12 @@ func (s *tiffSource) checkLimits() error {
 
 // planned is the memory an image's conversion holds: two bands of its
 // pages (one handed out, one decoding), the samples split apart when they
-// are channels, and the writer's bands of every plane a page holds.
+// are channels, the writer's bands of every plane a page holds, and what
+// each decoding worker holds for a block: a tile or a plane of separate
+// samples decoded aside (a strip is decoded into its band) and, for JPEG,
+// image/jpeg's decoded components and the coefficients of a progressive
+// frame (4 bytes a sample), which for one large tile (a 16384² progressive
+// JPEG tile takes 1.6 GB) outweigh the bands.
 func (s *tiffSource) planned(im *source.Image) int64 {
 	spec := im.Spec
 	l, err := im.Planes[0].Page.Layout()
@@ -126,7 +132,20 @@ func (s *tiffSource) planned(im *source.Image) int64 {
 		planes = int64(l.SamplesPerPixel)
 	}
 	outPixel := max(spec.SamplesPerPixel, 1) * spec.PixelType.Size()
-	return mul(3, rows, pageRow) + mul(planes, s.lim.bandBytes(spec.SizeX, outPixel))
+	blockSamples := mul(int64(l.BlockWidth), int64(l.BlockHeight), int64(l.SamplesPerPixel/l.Planes))
+	perSample := int64(0)
+	if l.Planes > 1 || l.BlockWidth != l.Width {
+		perSample = int64(spec.PixelType.Size())
+	}
+	if l.Compression == tiff.CompressionJPEG {
+		perSample += 1 + 4 // image/jpeg's components, and a progressive frame's coefficients
+	}
+	workers := int64(s.opts.Workers)
+	if workers <= 0 {
+		workers = int64(runtime.GOMAXPROCS(0))
+	}
+	workers = min(workers, mul(int64(l.BlocksAcross), int64(l.BlocksDown), int64(l.Planes)))
+	return mul(3, rows, pageRow) + mul(planes, s.lim.bandBytes(spec.SizeX, outPixel)) + mul(workers, blockSamples, perSample)
 }
 
 func (s *tiffSource) specs() []pyramid.ImageSpec {
