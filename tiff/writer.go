@@ -70,7 +70,9 @@ type Block struct {
 type Directory struct {
 	// Fields are the directory's own fields; nil means none. The writer
 	// only reads them, so directories with equal fields (the planes of a
-	// stack) may share one Builder.
+	// stack) may share one Builder. A directory must have one field at
+	// least, of its own or for its blocks or SubIFDs: Close refuses an
+	// empty one (ErrDirectory), which libtiff cannot read.
 	Fields *ifd.Builder
 	// OffsetsTag and CountsTag record Blocks: TagTileOffsets and
 	// TagTileByteCounts for a tiled image, TagStripOffsets and
