@@ -374,6 +374,7 @@ func FuzzEncodedImage(f *testing.F) {
 	f.Add([]byte{50, 50, 0, 1, 2, 2, 1, 1, 0, 1, 0, 1, 0, 0, 0, 7})
 	f.Add([]byte{120, 40, 0, 2, 3, 3, 2, 2, 0, 0, 0, 1, 2, 1, 1, 0, 0, 1, 3})
 	f.Add([]byte{120, 40, 0, 1, 4, 0, 2, 2, 0, 0, 0, 1, 0, 0, 1})
+	f.Add([]byte("000012000201")) // uncompressed tiles
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fuzzInput(data)
 		spec := ImageSpec{SizeX: in.next(200) + 1, SizeY: in.next(200) + 1,
@@ -426,6 +427,9 @@ func FuzzEncodedImage(f *testing.F) {
 		for l := range levels {
 			for i := range im.levels[l].tiles() {
 				tile := bytes.Repeat([]byte{byte(l), byte(i)}, 1+in.next(40))
+				if raw := im.rawTile[l]; raw > 0 { // uncompressed: exactly the tile's samples
+					tile = bytes.Repeat([]byte{byte(l), byte(i)}, raw/2+1)[:raw]
+				}
 				if err := ep.WriteTile(l, tile); err != nil {
 					t.Fatal(err)
 				}
