@@ -56,7 +56,8 @@ type TileCoding struct {
 // fields, as the page has them (Deflate's old code 32946 is written as 8,
 // the same zlib streams). What a level cannot carry is ErrOption naming
 // it: strips, separate sample planes, tiles whose sides are not multiples
-// of 16, a compression the writer does not write (PackBits, old-style
+// of 16, samples wider than a byte in a big-endian file (the writer's are
+// little-endian), a compression the writer does not write (PackBits, old-style
 // JPEG, JPEG 2000, ...), a photometric interpretation other than
 // BlackIsZero, RGB and JPEG's YCbCr. The image's spec must give the
 // page's samples (their type and number); AddEncodedImage checks the
@@ -77,6 +78,9 @@ func EncodedLevelOf(p *tiff.Page) (EncodedLevel, error) {
 		return bad("samples in separate planes")
 	case !validTile(l.BlockWidth) || !validTile(l.BlockHeight):
 		return bad("tiles of %d x %d pixels (TIFF wants multiples of 16)", l.BlockWidth, l.BlockHeight)
+	case l.BitsPerSample > 8 && p.Order() != byteOrder:
+		// Copied, its tiles would keep their byte order in a little-endian file.
+		return bad("big-endian samples of %d bits (the writer writes little-endian files)", l.BitsPerSample)
 	}
 	e.TileWidth, e.TileHeight = l.BlockWidth, l.BlockHeight
 	compression := slices.Index(tiffCompression[:], l.Compression)

@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
@@ -503,14 +504,14 @@ func TestEncodedLevelOf(t *testing.T) {
 	assert.Equal(t, EncodedLevel{Width: 150, Height: 100, TileCoding: TileCoding{Compression: JPEG, Predictor: PredictorNone, TileWidth: 32, TileHeight: 32,
 		JPEGTables: j.Tables(), Photometric: tiff.PhotometricYCbCr, YCbCrSubSampling: [2]int{2, 2}, ReferenceBlackWhite: []float64{0, 255, 128, 255, 128, 255}}}, e)
 
-	page := func(build func(b *ifd.Builder)) *tiff.Page {
+	page := func(build func(b *ifd.Builder), order binary.ByteOrder) *tiff.Page {
 		b := &ifd.Builder{}
 		b.AddUint(tiff.TagImageWidth, 64)
 		b.AddUint(tiff.TagImageLength, 64)
 		b.AddShort(tiff.TagBitsPerSample, 8)
 		build(b)
 		h := iohandle.NewMemory()
-		tw, err := tiff.NewWriter(h, tiff.Options{})
+		tw, err := tiff.NewWriter(h, tiff.Options{ByteOrder: order})
 		require.NoError(t, err)
 		blk, err := tw.WriteBlock(make([]byte, 64*64))
 		require.NoError(t, err)
@@ -526,21 +527,34 @@ func TestEncodedLevelOf(t *testing.T) {
 	tiles := func(w, h uint64) func(b *ifd.Builder) {
 		return func(b *ifd.Builder) { b.AddUint(tiff.TagTileWidth, w); b.AddUint(tiff.TagTileLength, h) }
 	}
+	bits16 := func(b *ifd.Builder) {
+		tiles(64, 64)(b)
+		b.Remove(tiff.TagBitsPerSample)
+		b.AddShort(tiff.TagBitsPerSample, 16)
+	}
 	cases := []struct {
 		name  string
 		build func(b *ifd.Builder)
 		text  string
+		order binary.ByteOrder
 	}{
-		{"strips", func(b *ifd.Builder) {}, "strips"},
-		{"tiles", tiles(64, 64), ""},
-		{"tiles of 72", tiles(72, 72), "tiles of 72 x 72"},
-		{"packbits", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagCompression, tiff.CompressionPackBits) }, "compression 32773 (PackBits)"},
-		{"white is zero", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagPhotometricInterpretation, 0) }, "photometric interpretation 0"},
-		{"predictor 9", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagPredictor, 9) }, "predictor 9"},
+		{"strips", func(b *ifd.Builder) {}, "strips", nil},
+		{"tiles", tiles(64, 64), "", nil},
+		{"tiles of 72", tiles(72, 72), "tiles of 72 x 72", nil},
+		{"packbits", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagCompression, tiff.CompressionPackBits) }, "compression 32773 (PackBits)", nil},
+		{"white is zero", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagPhotometricInterpretation, 0) }, "photometric interpretation 0", nil},
+		{"predictor 9", func(b *ifd.Builder) { tiles(64, 64)(b); b.AddShort(tiff.TagPredictor, 9) }, "predictor 9", nil},
+		{"big-endian bytes", tiles(64, 64), "", binary.BigEndian},
+		{"big-endian 16-bit samples", bits16, "big-endian samples of 16 bits", binary.BigEndian},
+		{"little-endian 16-bit samples", bits16, "", binary.LittleEndian},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := EncodedLevelOf(page(c.build))
+			order := c.order
+			if order == nil {
+				order = binary.LittleEndian
+			}
+			_, err := EncodedLevelOf(page(c.build, order))
 			if c.text == "" {
 				assert.NoError(t, err)
 				return

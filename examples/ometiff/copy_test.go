@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/readback"
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -134,4 +139,57 @@ func TestDirectIO(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, cfg.direct, args)
 	}
+}
+
+// TestConvertBigEndianTiles converts a big-endian TIFF of 16-bit tiles,
+// which are not copied through (they would keep their byte order in the
+// little-endian output) but decoded and encoded again: the output's pixels
+// are the source's as an independent reader decodes both.
+func TestConvertBigEndianTiles(t *testing.T) {
+	const width, height, tile = 48, 40, 16
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: binary.BigEndian})
+	require.NoError(t, err)
+	var blocks []tiff.Block
+	for ty := 0; ty < height; ty += tile {
+		for tx := 0; tx < width; tx += tile {
+			raw := make([]byte, tile*tile*2)
+			for y := range tile {
+				for x := range tile {
+					binary.BigEndian.PutUint16(raw[2*(y*tile+x):], uint16((tx+x)*300+ty+y))
+				}
+			}
+			b, err := w.WriteBlock(raw)
+			require.NoError(t, err)
+			blocks = append(blocks, b)
+		}
+	}
+	f := &ifd.Builder{}
+	f.AddUint(tiff.TagImageWidth, width)
+	f.AddUint(tiff.TagImageLength, height)
+	f.AddShort(tiff.TagBitsPerSample, 16)
+	f.AddShort(tiff.TagCompression, tiff.CompressionNone)
+	f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	f.AddUint(tiff.TagTileWidth, tile)
+	f.AddUint(tiff.TagTileLength, tile)
+	require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts, Blocks: blocks}))
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "be.tif"), filepath.Join(dir, "out.ome.tif")
+	require.NoError(t, os.WriteFile(in, h.Bytes(), 0o644))
+
+	code, _, stderr := clitest.Run(runConvert, in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, "copied through")
+	image := func(path string) []byte {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		file, err := readback.Parse(data)
+		require.NoError(t, err)
+		im, err := file.Image(file.IFDs[0])
+		require.NoError(t, err)
+		return im.Pix
+	}
+	assert.Equal(t, image(in), image(out))
 }

@@ -240,6 +240,8 @@ func convertCases() []convertCase {
 		{name: "vips JPEG pyramid in SubIFDs", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "jpeg", "--tile", "--pyramid", "--subifd"), jpeg: true, viaVips: true},
 		{name: "libtiff LZW separate planes big-endian", make: tool("tiffcp", "-c", "lzw", "-p", "separate", "-B", "rgb8", "IN"), viaVips: true},
 		{name: "libtiff Deflate separate tiles big-endian", make: tool("tiffcp", "-c", "zip", "-p", "separate", "-B", "-t", "-w", "128", "-l", "96", "rgb8", "IN")},
+		{name: "libtiff LZW p2 tiles u16 big-endian", make: tool("tiffcp", "-c", "lzw:2", "-B", "-t", "u16", "IN"), viaVips: true},
+		{name: "libtiff Deflate tiles u16 big-endian", make: tool("tiffcp", "-c", "zip", "-B", "-t", "-w", "128", "-l", "128", "u16", "IN")},
 		{name: "libtiff JPEG RGB-coded", make: tool("tiffcp", "-c", "jpeg:r:90", "-t", "rgb8", "IN"), jpeg: true, viaVips: true},
 		{name: "GDAL COG LZW", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "BLOCKSIZE=256", "rgb8", "IN"), viaVips: true},
 		{name: "GDAL COG JPEG", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=JPEG", "-co", "BLOCKSIZE=256", "rgb8", "IN"), jpeg: true, viaVips: true},
