@@ -377,7 +377,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 			"its header claims 32 x 32 pixels, more than -max-pixels 1000"},
 		{"JPEG beyond -max-memory", []string{"-max-memory", "100KiB", "IN", "OUT"}, encoded(t, nrgbaImage(300, 200, false), encodeJPEG), 1,
 			"this 300 x 200 JPEG is decoded whole, which takes about 762.9 KiB, more than -max-memory 100.0 KiB; " +
-				"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy IN input.png), or raise -max-memory"},
+				"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy IN input-noninterlaced.png), or raise -max-memory"},
 		{"GIF beyond -max-pixels", []string{"-max-pixels", "100", "IN", "OUT"}, encoded(t, palettedImage(31, 29), encodeGIF), 1, "more than -max-pixels 100"},
 		{"GIF cut short", []string{"IN", "OUT"}, func() []byte { g := encoded(t, palettedImage(31, 29), encodeGIF); return g[:len(g)-40] }(), 1,
 			"decoding the image with image/gif: gif:"},

@@ -63,7 +63,7 @@ func checkWhole(in *input, lim limits, format string, width, height int, whole i
 	}
 	base := strings.TrimSuffix(filepath.Base(in.name), filepath.Ext(in.name))
 	return fmt.Errorf("%s: this %d x %d %s %s, which takes about %v, more than -max-memory %v; "+
-		"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy %s %s.png), or raise -max-memory",
+		"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy %s %s-noninterlaced.png), or raise -max-memory",
 		in.name, width, height, format, how, byteSize(need), lim.maxMemory, in.name, base)
 }
 
