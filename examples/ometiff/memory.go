@@ -23,14 +23,16 @@ import (
 // each image will write at Close, and its many tiles make garbage fast (an
 // LZW encoder's table a tile): within a sixteenth of that heap the
 // collector would take most of the CPU. So while the collector takes more
-// than gcBusy of the CPU time, the room past the live heap doubles, up to
-// the live heap itself (GOGC=100's), and while it takes less than gcIdle
-// it halves again.
+// than gcBusy of the CPU time over the last gcWindow periods, the room past
+// the live heap doubles each period, up to the live heap itself (GOGC=100's),
+// and while it takes less than gcIdle it halves again. A streamed slide's
+// collections, a few short bursts, do not reach gcBusy over the window.
 const (
 	heapSlack   = 8 << 20
 	memoryFloor = 192 << 20
 	holdPeriod  = 100 * time.Millisecond
-	gcBusy      = 0.15
+	gcWindow    = 10
+	gcBusy      = 0.25
 	gcIdle      = 0.05
 	maxRoom     = 4 // the room past the live heap is live >> (maxRoom - room)
 )
@@ -80,15 +82,16 @@ func holdMemory() (stop func()) {
 		tick := time.NewTicker(holdPeriod)
 		defer tick.Stop()
 		room := 0
-		var gc, all float64 // CPU seconds as of the last period
-		for {
+		var gc, all [gcWindow]float64 // CPU seconds as of the last periods, a ring
+		for n := 0; ; n++ {
 			metrics.Read(sample)
 			if sample[1].Value.Kind() == metrics.KindFloat64 && sample[2].Value.Kind() == metrics.KindFloat64 {
 				g, a := sample[1].Value.Float64(), sample[2].Value.Float64()
-				if a > all {
-					room = nextRoom(room, (g-gc)/(a-all))
+				k := n % gcWindow // the oldest sample, a window ago (zero at first)
+				if a > all[k] {
+					room = nextRoom(room, (g-gc[k])/(a-all[k]))
 				}
-				gc, all = g, a
+				gc[k], all[k] = g, a
 			}
 			if sample[0].Value.Kind() == metrics.KindUint64 {
 				debug.SetMemoryLimit(memoryLimit(sample[0].Value.Uint64(), room))

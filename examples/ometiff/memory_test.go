@@ -457,7 +457,7 @@ func TestHoldMemory(t *testing.T) {
 		room    int
 		gcShare float64
 		want    int
-	}{{0, 0.5, 1}, {1, 0.2, 2}, {maxRoom, 0.9, maxRoom}, {2, 0.10, 2}, {2, 0.01, 1}, {0, 0, 0}} {
+	}{{0, 0.5, 1}, {1, 0.3, 2}, {1, 0.2, 1}, {maxRoom, 0.9, maxRoom}, {2, 0.10, 2}, {2, 0.01, 1}, {0, 0, 0}} {
 		assert.Equal(t, tt.want, nextRoom(tt.room, tt.gcShare), "room %d, GC share %.2f", tt.room, tt.gcShare)
 	}
 	before := debug.SetMemoryLimit(-1)
