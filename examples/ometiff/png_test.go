@@ -131,6 +131,6 @@ func TestInterlacedPNG(t *testing.T) {
 	code, _, stderr = clitest.Run(runConvert, "-max-memory", "20KiB", input, output)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "this 45 x 30 PNG is interlaced, so it is decoded whole, which takes about")
-	assert.Contains(t, stderr, "more than -max-memory 20.0 KiB; rewrite it as a non-interlaced PNG, which streams (e.g. vips copy "+input+" adam7.png)")
+	assert.Contains(t, stderr, "more than -max-memory 20.0 KiB; rewrite it as a non-interlaced PNG, which streams (e.g. vips copy "+input+" adam7-noninterlaced.png)")
 	assert.NoFileExists(t, output)
 }
