@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -45,13 +46,50 @@ func NewFlagSet(name, header string) *flag.FlagSet {
 
 // Parse parses args with fs, which NewFlagSet made. Given -h, it prints
 // the usage to stderr and returns flag.ErrHelp.
+//
+// Flags may follow the arguments, as vips and gdal take them
+// ("in.tif out.ome.tif -compression jpeg"); "--" ends the flags, for an
+// argument that starts with "-". fs.Args() returns the arguments.
 func Parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stderr)
 		fs.Usage()
 	}
 	return err
+}
+
+// parseInterspersed parses the flags among args, which package flag
+// stops at the first argument.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		// A negative number is an argument (a file index), not a flag.
+		for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && isNumber(args[0][1:]) {
+			positional, args = append(positional, args[0]), args[1:]
+		}
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	// Parsing "--" alone sets fs.Args() to what follows it.
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// isNumber reports whether s is a decimal number.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && s[0] >= '0' && s[0] <= '9'
 }
 
 // ParseFlagsOnly is Parse for a program that takes only flags: an

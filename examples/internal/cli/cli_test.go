@@ -77,3 +77,43 @@ func TestParse(t *testing.T) {
 	}
 	assert.NoError(t, Parse(newFlags(), []string{"file"}, io.Discard), "Parse takes arguments")
 }
+
+// TestParseInterspersed checks that Parse takes flags after and between
+// the arguments, and none after "--".
+func TestParseInterspersed(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		n    int
+		v    bool
+		rest []string
+		err  string
+	}{
+		{"flags first", []string{"-n", "2", "a", "b"}, 2, false, []string{"a", "b"}, ""},
+		{"flags last", []string{"a", "b", "-n", "3", "-v"}, 3, true, []string{"a", "b"}, ""},
+		{"flags between", []string{"a", "-n=4", "b", "-v"}, 4, true, []string{"a", "b"}, ""},
+		{"stdin", []string{"-", "b", "-n", "5"}, 5, false, []string{"-", "b"}, ""},
+		{"double dash", []string{"a", "--", "-n", "b"}, 1, false, []string{"a", "-n", "b"}, ""},
+		{"double dash first", []string{"--", "-v"}, 1, false, []string{"-v"}, ""},
+		{"none", nil, 1, false, []string{}, ""},
+		{"negative numbers", []string{"-1", "a", "-2.5", "-n", "6"}, 6, false, []string{"-1", "a", "-2.5"}, ""},
+		{"bad flag last", []string{"a", "b", "-m"}, 1, false, nil, "flag provided but not defined: -m"},
+		{"missing value", []string{"a", "-n"}, 1, false, nil, "flag needs an argument: -n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := NewFlagSet("prog", "usage: prog [flags] file...\n\n")
+			n := fs.Int("n", 1, "a `number`")
+			v := fs.Bool("v", false, "verbose")
+			err := Parse(fs, tt.args, io.Discard)
+			if tt.err != "" {
+				assert.EqualError(t, err, tt.err)
+				return
+			}
+			assert.NoError(t, err)
+			assert.Equal(t, tt.n, *n)
+			assert.Equal(t, tt.v, *v)
+			assert.Equal(t, tt.rest, fs.Args())
+		})
+	}
+}
