@@ -47,6 +47,8 @@ func TestConvertCopyThrough(t *testing.T) {
 	dir := t.TempDir()
 	lzw := filepath.Join(dir, "lzw.ome.tif")
 	writeTiled(t, lzw, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal})
+	two := filepath.Join(dir, "two.ome.tif")
+	writeTiled(t, two, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal, Levels: 2})
 	flat := filepath.Join(dir, "flat.ome.tif")
 	// Zstd at level 1, which the writer does not use by default: tiles
 	// encoded again would differ from the source's.
@@ -62,15 +64,16 @@ func TestConvertCopyThrough(t *testing.T) {
 	}{
 		{"copied", []string{lzw}, "image 0: LZW tiles of 64 x 64 copied through, the levels computed (-compression encodes them again)\n", "LZW", false},
 		{"levels copied", []string{"-copy-levels", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied", "LZW", false},
+		{"one level copied", []string{"-copy-levels", two}, "image 0: LZW tiles of 64 x 64 copied through, 1 level copied (-compression", "LZW", false},
 		{"another codec", []string{"-compression", "deflate", lzw}, "", "Deflate", false},
-		{"another tile", []string{"-tile", "128", lzw}, "tiles encoded again: -tile 128, the source's are 64 x 64\n", "LZW", false},
+		{"another tile", []string{"-tile", "128", lzw}, "tiles encoded again as LZW: -tile 128, the source's are 64 x 64\n", "LZW", false},
 		{"the same tile", []string{"-tile", "64", lzw}, "copied through", "LZW", false},
-		{"another predictor", []string{"-predictor", "none", lzw}, "tiles encoded again: -predictor none, the source's is horizontal\n", "LZW", false},
+		{"another predictor", []string{"-predictor", "none", lzw}, "tiles encoded again as LZW: -predictor none, the source's is horizontal\n", "LZW", false},
 		{"no levels to copy", []string{"-copy-levels", flat}, "the levels are computed: source: unsupported", "Zstd", true},
 		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd encoded again", []string{"-compression", "zstd", flat}, "", "Zstd", false},
 		{"strips", []string{stripped}, "", "LZW", false},
-		{"strips, levels asked for", []string{"-copy-levels", stripped}, "tiles encoded again: source: unsupported", "LZW", false},
+		{"strips, levels asked for", []string{"-copy-levels", stripped}, "tiles encoded again as LZW: source: unsupported", "LZW", false},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 type config struct {
 	input, output string
 	name          string   // of the image; the input's base name by default
-	channelNames  []string // of the first channels
+	channelNames  []string // of the first image's channels, one each; "" keeps the input's
 	physicalSize  float64  // of a pixel in X and Y; 0 is unknown
 	physicalSizeZ float64  // between focal planes; 0 is unknown
 	unit          string   // of the physical sizes
@@ -93,7 +93,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"write the tiles compressed here around the page cache (O_DIRECT, Linux): less CPU per\n"+
 			"byte, but each write waits for the device; for local disks, not network file systems")
 	fs.StringVar(&cfg.name, "name", "", "`name` of the (first) image; the input's, or its base name, by default")
-	channels := fs.String("channels", "", "channel `names` of the (first) image, separated by commas")
+	channels := fs.String("channels", "", "channel `names` of the (first) image, one per channel, separated by commas;\n"+
+		"an empty one keeps the input's (DAPI,,Cy5)")
 	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height of the (first) image; 0 is unknown (the input's by default)")
 	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes of the (first) image; 0 is unknown")
 	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes given (um for µm)")
@@ -196,8 +197,10 @@ func baseName(path string) string {
 // and so on).
 func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
 	first := &specs[0]
-	if len(cfg.channelNames) > max(first.SizeC, 1) {
-		return specs, cli.UsageError{Err: fmt.Errorf("-channels: %d names for SizeC %d", len(cfg.channelNames), max(first.SizeC, 1))}
+	// A name short is more often a mistake than a wish to name the first
+	// channels only, which an empty name ("DAPI,,Cy5") still allows.
+	if n, c := len(cfg.channelNames), max(first.SizeC, 1); n > 0 && n != c {
+		return specs, cli.UsageError{Err: fmt.Errorf("-channels: %d names for SizeC %d (one a channel; an empty one keeps the input's, as in \"DAPI,,Cy5\")", n, c)}
 	}
 	if cfg.set["name"] {
 		first.Name = cfg.name
@@ -213,7 +216,9 @@ func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, erro
 	first.Channels = slices.Clone(first.Channels)
 	for i, name := range cfg.channelNames {
 		if i < len(first.Channels) {
-			first.Channels[i].Name = name
+			if name != "" {
+				first.Channels[i].Name = name
+			}
 		} else {
 			first.Channels = append(first.Channels, pyramid.Channel{Name: name})
 		}

@@ -24,12 +24,15 @@ func newRawSource(in *input, format rawFormat, lim limits) (rawSource, error) {
 	s := rawSource{in: in.f, format: format}
 	planes := mul(int64(format.z), int64(format.channels), int64(format.t))
 	if want := mul(planes, s.planeBytes()); in.size >= 0 && in.size != want {
-		take := fmt.Sprint(want)
+		take, verb := fmt.Sprint(want), "take"
+		if planes == 1 {
+			verb = "takes"
+		}
 		if want == math.MaxInt64 {
 			take = "more than a file can hold"
 		}
-		return s, cli.UsageError{Err: fmt.Errorf("%s has %d bytes, but %d planes of %d x %d x %d %v samples take %s",
-			in.name, in.size, planes, format.width, format.height, format.samples, format.pixelType, take)}
+		return s, cli.UsageError{Err: fmt.Errorf("%s has %d bytes, but %s of %d x %d x %d %v samples %s %s",
+			in.name, in.size, plural64(planes, "plane"), format.width, format.height, format.samples, format.pixelType, verb, take)}
 	}
 	return s, lim.checkBands(in.name, format.width, format.samples*format.pixelType.Size())
 }

@@ -69,7 +69,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		// What New refuses is the input's, whatever package pyramid's
 		// errors it wraps (the writer's refusal of its OME-XML).
 		err = fmt.Errorf("%s: %w", in.name, err)
-		if errors.Is(err, source.ErrUnsupported) || errors.Is(err, source.ErrMetadata) {
+		if !cfg.skipUnsupported && (errors.Is(err, source.ErrUnsupported) || errors.Is(err, source.ErrMetadata)) {
 			err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
 		}
 		return nil, true, cli.InputError{Err: err}
@@ -199,6 +199,14 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
 	}
+	// again says how the tiles of an image not copied are written: with
+	// the writer's codec, the default until image 0's tiles are copied.
+	again := func() string {
+		if s.wopts.Compression == pyramid.None {
+			return "tiles written again uncompressed"
+		}
+		return "tiles encoded again as " + s.wopts.Compression.String()
+	}
 	// encoded returns an image's levels to copy, and with -copy-levels
 	// why its own levels are not among them.
 	encoded := func(im *source.Image) (levels []pyramid.EncodedLevel, why, err error) {
@@ -215,7 +223,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	first, why, err := encoded(s.file.Images[0])
 	if err != nil {
 		if cfg.copyLevels {
-			say("tiles encoded again: %v", err)
+			say(again()+": %v", err)
 		}
 		return
 	}
@@ -223,14 +231,14 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	o := s.wopts
 	switch {
 	case c.TileWidth != c.TileHeight:
-		say("tiles encoded again: the source's are %d x %d, and the writer's square", c.TileWidth, c.TileHeight)
+		say(again()+": the source's are %d x %d, and the writer's square", c.TileWidth, c.TileHeight)
 		return
 	case cfg.set["tile"] && o.TileSize != c.TileWidth:
-		say("tiles encoded again: -tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
+		say(again()+": -tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
 		return
 	case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
 		name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
-		say("tiles encoded again: -predictor %s, the source's is %s", name(o.Predictor), name(c.Predictor))
+		say(again()+": -predictor %s, the source's is %s", name(o.Predictor), name(c.Predictor))
 		return
 	}
 	o.Compression, o.TileSize, o.Predictor = c.Compression, c.TileWidth, c.Predictor
@@ -258,7 +266,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		levels := first
 		if i > 0 {
 			if levels, why, err = encoded(im); err != nil {
-				say("image %d: tiles encoded again: %v", i, err)
+				say("image %d: %s: %v", i, again(), err)
 				continue
 			}
 			// Its levels are computed with the writer's options, image 0's
@@ -266,7 +274,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			e := levels[0].TileCoding
 			jpegDiffers := c.Compression == pyramid.JPEG && (e.Photometric != c.Photometric || !bytes.Equal(e.JPEGTables, c.JPEGTables))
 			if e.Compression != c.Compression || e.TileWidth != c.TileWidth || e.TileHeight != c.TileHeight || e.Predictor != c.Predictor || jpegDiffers {
-				say("image %d: tiles encoded again: not coded as image 0's", i)
+				say("image %d: %s: not coded as image 0's", i, again())
 				continue
 			}
 		}
@@ -276,7 +284,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		s.encoded[i] = levels
 		how := "the levels computed"
 		if len(levels) > 1 {
-			how = fmt.Sprintf("%d levels copied", len(levels)-1)
+			how = plural(len(levels)-1, "level") + " copied"
 		} else if o.Compression == pyramid.JPEG {
 			q := o.Quality
 			if q == 0 {

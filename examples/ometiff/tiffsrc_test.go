@@ -151,7 +151,7 @@ func TestConvertTIFFMetadata(t *testing.T) {
 		assert.Contains(t, d, want)
 	}
 
-	code, _, stderr = clitest.Run(runConvert, "-force", "-name", "nuclei", "-channels", "Hoechst", "-physical-size", "0.3", input, output)
+	code, _, stderr = clitest.Run(runConvert, "-force", "-name", "nuclei", "-channels", "Hoechst,", "-physical-size", "0.3", input, output)
 	require.Equal(t, 0, code, stderr)
 	d = clitest.Describe(t, output, pyramid.InspectOptions{})
 	for _, want := range []string{`"nuclei": 100 x 80, Z 1, C 2, T 1, uint16, XYZCT, 2 planes in TiffData, pixel 0.3 µm x 0.3 µm`,
@@ -177,6 +177,15 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, convertName+": "+input+": left out (-skip-unsupported): page 1: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 322\n", stderr)
 	assert.Contains(t, stdout, ": 8 x 8 uint8, Z 1 x C 1 x T 2,")
+
+	// With nothing left, the refusal says why, and does not suggest the
+	// flag that was given.
+	only := filepath.Join(dir, "palettes.tif")
+	writeTIFF(t, only, palette, palette)
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1,
+		"no image of the file can be read: page 0: source: unsupported layout: PhotometricInterpretation palette", "-skip-unsupported", only, "out.ome.tif")
+	_, _, stderr = clitest.Run(runConvert, "-skip-unsupported", only, filepath.Join(dir, "none.ome.tif"))
+	assert.NotContains(t, stderr, "(-skip-unsupported converts the rest)")
 }
 
 // TestConvertTIFFDecodedWhole converts one-page TIFFs the streaming

@@ -201,9 +201,35 @@ func New(f *tiff.File, name string, opts Options) (*File, error) {
 		return nil, err
 	}
 	if len(out.Images) == 0 {
-		return nil, fmt.Errorf("%w: no image of the file can be read (%d left out)", ErrUnsupported, len(out.Skipped))
+		// The reason goes with the refusal: a caller that set
+		// SkipUnsupported has no File to list the skipped images from.
+		return nil, noImageError{skipped: out.Skipped}
 	}
 	return out, nil
+}
+
+// noImageError is New's refusal of a file none of whose images can be
+// read. It matches ErrUnsupported, and the first image's reason.
+type noImageError struct{ skipped []error }
+
+// Error names the first image's reason, which is usually every image's.
+func (e noImageError) Error() string {
+	switch n := len(e.skipped); n {
+	case 0:
+		return ErrUnsupported.Error() + ": no image of the file can be read"
+	case 1:
+		return "source: no image of the file can be read: " + e.skipped[0].Error()
+	default:
+		return fmt.Sprintf("source: no image of the file can be read: %v (and %d more)", e.skipped[0], n-1)
+	}
+}
+
+// Unwrap returns ErrUnsupported and the first image's reason.
+func (e noImageError) Unwrap() []error {
+	if len(e.skipped) == 0 {
+		return []error{ErrUnsupported}
+	}
+	return []error{ErrUnsupported, e.skipped[0]}
 }
 
 // mapper builds a File's images.

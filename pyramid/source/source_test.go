@@ -203,6 +203,15 @@ func TestUnsupportedPages(t *testing.T) {
 
 			_, _, err = mapPages(t, Options{SkipUnsupported: true}, tt.page)
 			assert.ErrorIs(t, err, ErrUnsupported, "no image left")
+			assert.ErrorContains(t, err, "no image of the file can be read: page 0: ")
+			assert.ErrorContains(t, err, tt.says, "the reason")
+			assert.NotContains(t, err.Error(), "more)")
+
+			_, _, err = mapPages(t, Options{SkipUnsupported: true}, tt.page, testPage{width: 9, height: 9, samples: 3, bits: 8,
+				more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)})
+			assert.ErrorIs(t, err, ErrUnsupported, "no image left")
+			assert.ErrorContains(t, err, tt.says, "the first reason")
+			assert.ErrorContains(t, err, "(and 1 more)")
 		})
 	}
 }
