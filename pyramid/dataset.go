@@ -242,7 +242,7 @@ func (d *Dataset) resolve(spec DatasetSpec) error {
 			return planError("OME", &OMEError{Err: ErrOMEConflict, Element: "OME", Detail: fmt.Sprintf("%d Images; the plan has %d", n, len(spec.Images))})
 		}
 	}
-	codec, err := newCodec(opts)
+	codec, err := newCodec(opts.coding())
 	if err != nil {
 		return planError("Options", err)
 	}
@@ -253,6 +253,9 @@ func (d *Dataset) resolve(spec DatasetSpec) error {
 		field := fmt.Sprintf("Images[%d]", i)
 		if s.OME != nil {
 			return planErrorf("%s.OME is set: a plan takes its images' elements from DatasetSpec.OME", field)
+		}
+		if s.Coding != nil {
+			return planErrorf("%s.Coding is set: a dataset's images take the coding of DatasetSpec.Options", field)
 		}
 		im, err := probe.layoutImage(s, nil)
 		if err != nil {

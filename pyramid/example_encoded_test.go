@@ -74,6 +74,57 @@ func Example_jpeg() {
 	// SubIFD 0.2: 250 x 150, 3 x uint8, tiles 256 x 160 (1 x 1), JPEG
 }
 
+// Write a whole-slide file as scanners do: the slide as JPEG tiles, and
+// its label, whose text and barcode must stay sharp, losslessly with the
+// writer's LZW. ImageSpec.Coding sets one image's coding.
+func ExampleImageSpec_coding() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "slide.ome.tif")
+	w, err := pyramid.Create(path, pyramid.Options{}) // LZW
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	images := []pyramid.ImageSpec{
+		{Name: "slide", SizeX: 600, SizeY: 400, SamplesPerPixel: 3, Coding: &pyramid.Coding{Compression: pyramid.JPEG, Quality: 85}},
+		{Name: "label", SizeX: 200, SizeY: 100, SamplesPerPixel: 3},
+	}
+	for _, spec := range images {
+		im, err := w.AddImage(spec)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	f, err := tiff.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	for i, p := range f.Pages {
+		for l, level := range append([]*tiff.Page{p}, p.SubIFDs...) {
+			layout, err := level.Layout()
+			if err != nil {
+				log.Fatal(err)
+			}
+			name, _ := tiff.ValueName(tiff.TagCompression, uint64(layout.Compression))
+			fmt.Printf("image %d level %d: %d x %d, %s\n", i, l, layout.Width, layout.Height, name)
+		}
+	}
+	// Output:
+	// image 0 level 0: 600 x 400, JPEG
+	// image 0 level 1: 300 x 200, JPEG
+	// image 0 level 2: 150 x 100, JPEG
+	// image 1 level 0: 200 x 100, LZW
+}
+
 // Copy the full-resolution tiles of a tiled TIFF page into a new pyramid
 // as they are, without decoding and encoding them again, while the
 // writer computes the reduced levels from the page's rows, decoded here by

@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"reflect"
@@ -38,6 +39,10 @@ func FuzzWriter(f *testing.F) {
 	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 200})
 	f.Add([]byte{70, 3, 0, 1, 1, 2, 1, 2, 0, 1, 1, 0, 1, 0, 1, 0, 2, 0, 1, 3, 9, 9})
 	f.Add([]byte{17, 33, 3, 2, 0, 0, 2, 1, 2, 1, 1, 2, 0, 0, 0, 1})
+	// Images of their own Coding: JPEG, Zstd with the predictor, Deflate.
+	f.Add([]byte{40, 30, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 10, 0xA4})
+	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 0xAB})
+	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 2, 1, 0, 0, 0, 5, 0, 0, 0, 1, 0xA1})
 	// JPEG, RGB and gray.
 	f.Add([]byte{40, 30, 0, 1, 0, 0, 2, 0, 0, 4, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 10, 0})
 	f.Add([]byte{53, 19, 1, 1, 0, 0, 0, 0, 1, 4, 0, 2, 1, 0, 1, 1, 1, 0, 0, 1, 7, 1, 0, 1, 0, 1, 20, 0})
@@ -60,6 +65,12 @@ func FuzzWriter(f *testing.F) {
 		opts := Options{
 			TileSize: []int{16, 32, 24}[in.next(3)], Compression: Compression(in.next(5)),
 			Downsampling: Downsampling(in.next(3)), Levels: in.next(4), Workers: in.next(3),
+		}
+		// A last byte of 0xA0 to 0xAF (which leaves the seeds above as
+		// they were) gives the image its own Coding: a compression, and
+		// the horizontal predictor or none.
+		if n := len(data); n > 0 && data[n-1]&0xF0 == 0xA0 {
+			spec.Coding = &Coding{Compression: Compression(data[n-1] & 7 % 6), Predictor: Predictor(data[n-1] >> 3 & 1 * 2)}
 		}
 		h := iohandle.NewMemory()
 		w, err := New(h, opts)
@@ -240,7 +251,7 @@ func checkFuzzedFile(t *testing.T, data []byte, spec ImageSpec, opts Options, wr
 	if len(f.IFDs) != spec.Planes() {
 		t.Fatalf("%d planes in the file, want %d", len(f.IFDs), spec.Planes())
 	}
-	if opts.Compression == JPEG { // lossy: every level decodes at its size
+	if coding := cmp.Or(spec.Coding, &Coding{Compression: opts.Compression}); coding.Compression == JPEG { // lossy: every level decodes at its size
 		for p, page := range readFile(t, data).Pages {
 			for l, lv := range levelsOf(page) {
 				if got := decodePage(t, lv, nil); got.w != levels[l].width || got.h != levels[l].height {

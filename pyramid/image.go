@@ -22,6 +22,8 @@ type Image struct {
 	encoded  int                // levels given encoded, the first ones (AddEncodedImage)
 	rawTile  []int              // per level given encoded: the bytes of each uncompressed tile, else 0
 	factor   int                // between the sizes of consecutive levels
+	coding   Coding             // of the levels the writer encodes: the spec's, else the writer's
+	codec    compress.Codec     // of coding, unless JPEG: the writer's when they agree
 	padEdges bool               // edge tiles repeat the last row and column, not zeros
 	reduce   reduceFunc
 	origin   *planeOrigin // set for the images of a dataset's part
@@ -82,18 +84,22 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 	if err != nil {
 		return nil, err
 	}
+	coding, codec, err := w.imageCoding(spec)
+	if err != nil {
+		return nil, err
+	}
 	im := &Image{w: w, spec: spec, levels: levels, encoded: len(encoded), factor: factor,
-		padEdges: w.opts.Compression == JPEG,
-		reduce:   reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling)}
+		coding: coding, codec: codec, padEdges: coding.Compression == JPEG,
+		reduce: reducer(spec.PixelType, spec.SamplesPerPixel, w.opts.Downsampling)}
 	var predictor Predictor
 	if im.computes() {
 		if band, ok := mul(spec.SizeX, spec.SamplesPerPixel, spec.PixelType.Size(), levels[0].tileH); !ok || band > maxBand {
 			return nil, fmt.Errorf("%w: a row of tiles %d pixels wide and %d high is %d bytes, more than %d", ErrSize, spec.SizeX, levels[0].tileH, band, maxBand)
 		}
-		if predictor, err = w.predictorFor(spec.PixelType); err != nil {
+		if predictor, err = coding.predictorFor(spec.PixelType); err != nil {
 			return nil, err
 		}
-		if w.opts.Compression == JPEG && (spec.PixelType != Uint8 || spec.SamplesPerPixel != 1 && spec.SamplesPerPixel != 3) {
+		if coding.Compression == JPEG && (spec.PixelType != Uint8 || spec.SamplesPerPixel != 1 && spec.SamplesPerPixel != 3) {
 			return nil, fmt.Errorf("%w: JPEG takes uint8 samples, 1 or 3 per pixel, not %d x %v", ErrOption, spec.SamplesPerPixel, spec.PixelType)
 		}
 	}
@@ -116,6 +122,29 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 	return im, nil
 }
 
+// imageCoding returns how the writer encodes an image's tiles, and the
+// codec of that coding (nil for JPEG, whose encoders are per image): the
+// spec's Coding, or the writer's options.
+func (w *Writer) imageCoding(spec ImageSpec) (Coding, compress.Codec, error) {
+	own := w.opts.coding()
+	if spec.Coding == nil || *spec.Coding == own {
+		return own, w.codec, nil
+	}
+	c := *spec.Coding
+	if err := c.check(); err != nil {
+		return c, nil, fmt.Errorf("%w (ImageSpec.Coding)", err)
+	}
+	if w.pipe == nil && c.Compression != None {
+		return c, nil, fmt.Errorf("%w: ImageSpec.Coding %v in a writer of uncompressed tiles (Options.Compression None), which has no encoding goroutines",
+			ErrOption, c.Compression)
+	}
+	if c.Compression == own.Compression && c.Level == own.Level {
+		return c, w.codec, nil
+	}
+	codec, err := newCodec(c)
+	return c, codec, err
+}
+
 // computes reports whether the writer computes reduced levels from rows:
 // unless every level is given encoded.
 func (im *Image) computes() bool { return len(im.levels) > im.encoded }
@@ -126,9 +155,9 @@ func (im *Image) computes() bool { return len(im.levels) > im.encoded }
 func (im *Image) writerEncoder(g levelGeom, predictor Predictor) (compress.Encoder, TileCoding, error) {
 	s := im.spec
 	format := compress.Format{BitsPerSample: 8 * s.PixelType.Size(), SamplesPerPixel: s.SamplesPerPixel, Float: s.PixelType.Float(), ByteOrder: byteOrder}
-	coding := TileCoding{Compression: im.w.opts.Compression, Predictor: predictor, TileWidth: g.tileW, TileHeight: g.tileH}
+	coding := TileCoding{Compression: im.coding.Compression, Predictor: predictor, TileWidth: g.tileW, TileHeight: g.tileH}
 	if coding.Compression != JPEG {
-		enc := &compress.TileEncoder{Codec: im.w.codec, Predictor: tiffPredictor(predictor), Format: format, Width: g.tileW}
+		enc := &compress.TileEncoder{Codec: im.codec, Predictor: tiffPredictor(predictor), Format: format, Width: g.tileW}
 		if err := enc.Validate(); err != nil {
 			return nil, coding, fmt.Errorf("%w: %w", ErrOption, err)
 		}
@@ -139,16 +168,16 @@ func (im *Image) writerEncoder(g levelGeom, predictor Predictor) (compress.Encod
 			return j, jpegCoding(j, g.tileW, g.tileH), nil
 		}
 	}
-	j, err := compress.NewJPEG(format, g.tileW, compress.JPEGOptions{Quality: im.w.opts.Quality, Color: im.w.opts.JPEGColor})
+	j, err := compress.NewJPEG(format, g.tileW, compress.JPEGOptions{Quality: im.coding.Quality, Color: im.coding.JPEGColor})
 	if err != nil {
 		return nil, coding, fmt.Errorf("%w: %w", ErrOption, err)
 	}
 	return j, jpegCoding(j, g.tileW, g.tileH), nil
 }
 
-// predictorFor resolves the predictor option for a pixel type.
-func (w *Writer) predictorFor(p PixelType) (Predictor, error) {
-	switch w.opts.Predictor {
+// predictorFor resolves the coding's predictor for a pixel type.
+func (c Coding) predictorFor(p PixelType) (Predictor, error) {
+	switch c.Predictor {
 	case PredictorNone:
 		return PredictorNone, nil
 	case PredictorHorizontal:
@@ -163,7 +192,7 @@ func (w *Writer) predictorFor(p PixelType) (Predictor, error) {
 		return PredictorFloatingPoint, nil
 	}
 	switch {
-	case w.opts.Compression == None || w.opts.Compression == JPEG:
+	case c.Compression == None || c.Compression == JPEG:
 		return PredictorNone, nil
 	case p.Float():
 		return PredictorFloatingPoint, nil

@@ -216,6 +216,48 @@ type Options struct {
 	OME *OMEDocument
 }
 
+// Coding is how the tiles of an image are encoded: the fields of Options
+// of the same names, which ImageSpec.Coding sets for one image. The zero
+// value is LZW with the matching predictor.
+type Coding struct {
+	// Compression of the image's tiles; the zero value is LZW.
+	Compression Compression
+	// Level is the Deflate or Zstd compression level; 0 is the codec's
+	// default.
+	Level int
+	// Quality is the JPEG quality, 1 to 100; 0 means 75 (see
+	// Options.Quality). Other compressions take 0 only.
+	Quality int
+	// JPEGColor is the coding of RGB JPEG tiles; the zero value is
+	// JPEGYCbCr420. Other compressions take the zero value only.
+	JPEGColor JPEGColor
+	// Predictor; the zero value picks one when tiles are compressed.
+	Predictor Predictor
+}
+
+// coding returns the options' coding of tiles, every image's but those
+// whose spec sets its own.
+func (o Options) coding() Coding {
+	return Coding{Compression: o.Compression, Level: o.Level, Quality: o.Quality, JPEGColor: o.JPEGColor, Predictor: o.Predictor}
+}
+
+// check checks the coding's fields against each other.
+func (c Coding) check() error {
+	if c.Compression < LZW || c.Compression > JPEG {
+		return fmt.Errorf("%w: compression %d", ErrOption, int(c.Compression))
+	}
+	if err := c.checkJPEG(); err != nil {
+		return err
+	}
+	if c.Predictor < PredictorAuto || c.Predictor > PredictorFloatingPoint {
+		return fmt.Errorf("%w: predictor %d", ErrOption, int(c.Predictor))
+	}
+	if (c.Compression == None || c.Compression == JPEG) && (c.Predictor == PredictorHorizontal || c.Predictor == PredictorFloatingPoint) {
+		return fmt.Errorf("%w: a predictor needs lossless compression, not %v", ErrOption, c.Compression)
+	}
+	return nil
+}
+
 // withDefaults fills zero fields and checks the rest.
 func (o Options) withDefaults() (Options, error) {
 	if o.TileSize == 0 {
@@ -224,17 +266,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TileSize < 16 || o.TileSize%16 != 0 || o.TileSize > 1<<15 {
 		return o, fmt.Errorf("%w: tile size %d is not a multiple of 16 between 16 and 32768", ErrOption, o.TileSize)
 	}
-	if o.Compression < LZW || o.Compression > JPEG {
-		return o, fmt.Errorf("%w: compression %d", ErrOption, int(o.Compression))
-	}
-	if err := o.checkJPEG(); err != nil {
+	if err := o.coding().check(); err != nil {
 		return o, err
-	}
-	if o.Predictor < PredictorAuto || o.Predictor > PredictorFloatingPoint {
-		return o, fmt.Errorf("%w: predictor %d", ErrOption, int(o.Predictor))
-	}
-	if (o.Compression == None || o.Compression == JPEG) && (o.Predictor == PredictorHorizontal || o.Predictor == PredictorFloatingPoint) {
-		return o, fmt.Errorf("%w: a predictor needs lossless compression, not %v", ErrOption, o.Compression)
 	}
 	if o.Levels < 0 {
 		return o, fmt.Errorf("%w: Levels %d is negative", ErrOption, o.Levels)
@@ -260,7 +293,7 @@ func (o Options) withDefaults() (Options, error) {
 
 // checkJPEG checks the options that belong to JPEG: Quality and JPEGColor
 // are JPEG's only, and Level is not.
-func (o Options) checkJPEG() error {
+func (o Coding) checkJPEG() error {
 	switch {
 	case o.Compression != JPEG && o.Quality != 0:
 		return fmt.Errorf("%w: Quality %d is for JPEG, not %v (Level sets Deflate's and Zstd's)", ErrOption, o.Quality, o.Compression)

@@ -135,6 +135,14 @@ type ImageSpec struct {
 	// of a parsed OME-XML document (see ParseOME and Options.OME). The
 	// fields above, where set, take precedence over what it says.
 	OME *OMEImage
+	// Coding, if set, is how the writer encodes this image's tiles, in
+	// place of the Options' Compression, Level, Quality, JPEGColor and
+	// Predictor: a lossless label and macro beside a JPEG slide, or tiles
+	// copied through (AddEncodedImage) in a file whose other images are
+	// encoded otherwise. A writer of uncompressed tiles (Options.Compression
+	// None) stores them without its encoding goroutines, and takes only
+	// None here.
+	Coding *Coding
 }
 
 // maxPlanes bounds SizeZ*SizeC*SizeT of one image.
@@ -143,6 +151,10 @@ const maxPlanes = 1 << 24
 // normalized returns the spec with defaults filled in, or why it is bad.
 func (s ImageSpec) normalized() (ImageSpec, error) {
 	s = s.withDefaults()
+	if s.Coding != nil { // the caller's may change after
+		c := *s.Coding
+		s.Coding = &c
+	}
 	if s.SizeX <= 0 || s.SizeY <= 0 || s.SizeZ < 0 || s.SizeC < 0 || s.SizeT < 0 || s.SizeX > math.MaxUint32 || s.SizeY > math.MaxUint32 {
 		return s, fmt.Errorf("%w: %dx%d, Z %d, C %d, T %d", ErrSize, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
 	}

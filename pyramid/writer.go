@@ -170,7 +170,7 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	if err != nil {
 		return nil, err
 	}
-	codec, err := newCodec(opts)
+	codec, err := newCodec(opts.coding())
 	if err != nil {
 		return nil, err
 	}
@@ -189,14 +189,14 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	return w, nil
 }
 
-// newCodec returns the codec the options ask for; nil for JPEG, whose
+// newCodec returns the codec a coding asks for; nil for JPEG, whose
 // encoders depend on the samples and the tile width, and are made per
 // image.
-func newCodec(opts Options) (compress.Codec, error) {
-	if opts.Compression == JPEG {
+func newCodec(coding Coding) (compress.Codec, error) {
+	if coding.Compression == JPEG {
 		return nil, nil
 	}
-	c, err := compress.NewCodec(tiffCompression[opts.Compression], opts.Level)
+	c, err := compress.NewCodec(tiffCompression[coding.Compression], coding.Level)
 	if err != nil {
 		// "compress: invalid compression level 99: ..." names the option
 		// once, under this package's prefix: "Level 99: ...".

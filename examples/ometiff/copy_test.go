@@ -71,6 +71,7 @@ func TestConvertCopyThrough(t *testing.T) {
 		{"another predictor", []string{"-predictor", "none", lzw}, "tiles encoded again as LZW: -predictor none, the source's is horizontal\n", "LZW", false},
 		{"no levels to copy", []string{"-copy-levels", flat}, "the levels are computed: source: unsupported", "Zstd", true},
 		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
+		{"Zstd copied, -level for its levels", []string{"-level", "5", flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd encoded again", []string{"-compression", "zstd", flat}, "", "Zstd", false},
 		{"strips", []string{stripped}, "", "LZW", false},
 		{"strips, levels asked for", []string{"-copy-levels", stripped}, "tiles encoded again as LZW: source: unsupported", "LZW", false},
@@ -93,13 +94,60 @@ func TestConvertCopyThrough(t *testing.T) {
 	}
 }
 
+// TestConvertCopyEachCoding converts a file of two images, of Zstd tiles
+// and of LZW tiles: each is copied in its own codec, which its computed
+// levels take too. (TestInteropConvertSVSCopy has images not copied.)
+func TestConvertCopyEachCoding(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.ome.tif"), filepath.Join(dir, "out.ome.tif")
+	w, err := pyramid.Create(in, pyramid.Options{TileSize: 32})
+	require.NoError(t, err)
+	for _, spec := range []pyramid.ImageSpec{
+		{Name: "zstd", SizeX: 90, SizeY: 70, PixelType: pyramid.Uint16, Coding: &pyramid.Coding{Compression: pyramid.Zstd, Level: 1}},
+		{Name: "lzw", SizeX: 50, SizeY: 40, PixelType: pyramid.Uint16},
+	} {
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		plane := make([]byte, im.PlaneBytes())
+		for i := range plane {
+			plane[i] = byte(i * 7 / 5)
+		}
+		require.NoError(t, im.WritePlane(0, 0, 0, plane))
+	}
+	require.NoError(t, w.Close())
+	code, _, stderr := clitest.Run(runConvert, in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: Zstd tiles of 32 x 32 copied through, the levels computed")
+	assert.Contains(t, stderr, "image 1: LZW tiles of 32 x 32 copied through, the levels computed")
+	src, err := tiff.Open(in)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := tiff.Open(out)
+	require.NoError(t, err)
+	defer dst.Close()
+	for i, want := range []uint16{tiff.CompressionZstd, tiff.CompressionLZW} {
+		require.NotEmpty(t, dst.Pages[i].SubIFDs, "image %d has levels", i)
+		for l, p := range append([]*tiff.Page{dst.Pages[i]}, dst.Pages[i].SubIFDs...) {
+			layout, err := p.Layout()
+			require.NoError(t, err)
+			assert.Equal(t, [2]uint16{want, 2}, [2]uint16{layout.Compression, layout.Predictor}, "image %d level %d", i, l)
+		}
+		assert.True(t, slices.EqualFunc(pageTiles(t, src.Pages[i]), pageTiles(t, dst.Pages[i]), bytes.Equal), "image %d copied", i)
+	}
+}
+
 // firstTiles returns the stored tiles of a file's first page.
 func firstTiles(t *testing.T, path string) [][]byte {
 	t.Helper()
 	f, err := tiff.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	p := f.Pages[0]
+	return pageTiles(t, f.Pages[0])
+}
+
+// pageTiles returns the stored tiles of a page.
+func pageTiles(t *testing.T, p *tiff.Page) [][]byte {
+	t.Helper()
 	l, err := p.Layout()
 	require.NoError(t, err)
 	var out [][]byte

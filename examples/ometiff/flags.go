@@ -60,7 +60,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"tiles or strips are streamed, in memory that grows with the width only.\n"+
 		"What it holds and OME-TIFF cannot carry is refused, or with\n"+
 		"-skip-unsupported left out and reported. Tiles the writer can carry (JPEG,\n"+
-		"LZW, Deflate, Zstd) are copied as they are unless -compression is given.\n"+
+		"LZW, Deflate, Zstd) are copied as they are unless -compression is given;\n"+
+		"images not copied take LZW.\n"+
 		"Non-interlaced PNG and raw files are streamed too: about 2 x 3 x tile x\n"+
 		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
 		"Other images are decoded whole.\n"+

@@ -15,6 +15,7 @@ import (
 	"github.com/ometiff-go/ometiff/internal/interop"
 	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // makeInputs is a Python script: tifffile writes into the folder named by
@@ -374,30 +375,38 @@ func TestInteropConvertSVS(t *testing.T) {
 		assert.Nil(t, im.Element("ObjectiveSettings"), "not the label's or the macro's")
 	}
 	for i, page := range map[int]int{1: 4, 2: 5} { // the label and the macro: pages 4 and 5 of the slide
-		ref := filepath.Join(dir, fmt.Sprintf("ref%d.v", i))
-		interop.MustRun(t, "vips", "tiffload", in, ref, "--page", fmt.Sprint(page))
-		interop.MustRun(t, "vips", "rawsave", ref, ref+".raw")
-		mine := filepath.Join(dir, fmt.Sprintf("mine%d.v", i))
-		interop.MustRun(t, "vips", "tiffload", out, mine, "--page", fmt.Sprint(i))
-		interop.MustRun(t, "vips", "rawsave", mine, mine+".raw")
-		a, err := os.ReadFile(ref + ".raw")
-		require.NoError(t, err)
-		b, err := os.ReadFile(mine + ".raw")
-		require.NoError(t, err)
-		require.Len(t, b, len(a))
-		maxDiff, sum := 0, 0
-		for k := range a {
-			d := int(a[k]) - int(b[k])
-			maxDiff, sum = max(maxDiff, d, -d), sum+max(d, -d)
-		}
-		t.Logf("image %d: max |difference| %d, mean %.4f", i, maxDiff, float64(sum)/float64(len(a)))
+		maxDiff, mean := vipsPageDiff(t, in, page, out, i)
+		t.Logf("image %d: max |difference| %d, mean %.4f", i, maxDiff, mean)
 		if i == 1 {
 			assert.Zero(t, maxDiff, "the label is LZW: equal")
 		} else {
 			assert.LessOrEqual(t, maxDiff, 4)
-			assert.LessOrEqual(t, float64(sum)/float64(len(a)), 0.1)
+			assert.LessOrEqual(t, mean, 0.1)
 		}
 	}
+}
+
+// vipsPageDiff decodes page a of file fa and page b of file fb with
+// libvips, and returns the largest and the mean absolute difference of
+// their samples.
+func vipsPageDiff(t *testing.T, fa string, a int, fb string, b int) (int, float64) {
+	t.Helper()
+	raw := func(file string, page int) []byte {
+		v := filepath.Join(t.TempDir(), "page.v")
+		interop.MustRun(t, "vips", "tiffload", file, v, "--page", fmt.Sprint(page))
+		interop.MustRun(t, "vips", "rawsave", v, v+".raw")
+		data, err := os.ReadFile(v + ".raw")
+		require.NoError(t, err)
+		return data
+	}
+	pa, pb := raw(fa, a), raw(fb, b)
+	require.Len(t, pb, len(pa))
+	maxDiff, sum := 0, 0
+	for k := range pa {
+		d := int(pa[k]) - int(pb[k])
+		maxDiff, sum = max(maxDiff, d, -d), sum+max(d, -d)
+	}
+	return maxDiff, float64(sum) / float64(len(pa))
 }
 
 func product(v []int) int {
@@ -505,4 +514,29 @@ func TestInteropConvertSVSCopy(t *testing.T) {
 	}
 	assert.Equal(t, raws[in], raws[computed], "libvips decodes the copied tiles as the source's")
 	assert.Equal(t, raws[in], raws[copied])
+
+	// The label (LZW strips) and the macro (JPEG strips) cannot be copied:
+	// they take the default LZW, not the slide's JPEG, and lose nothing
+	// more.
+	assert.Contains(t, stderr, "image 1: tiles encoded again as LZW: ")
+	assert.Contains(t, stderr, "image 2: tiles encoded again as LZW: ")
+	f, err := tiff.Open(computed)
+	require.NoError(t, err)
+	defer f.Close()
+	require.Len(t, f.Pages, 3)
+	for i, p := range f.Pages {
+		layout, err := p.Layout()
+		require.NoError(t, err)
+		assert.Equal(t, map[bool]uint16{true: tiff.CompressionJPEG, false: tiff.CompressionLZW}[i == 0], layout.Compression, "image %d", i)
+	}
+	for i, page := range map[int]int{1: 4, 2: 5} { // the label and the macro: pages 4 and 5 of the slide
+		maxDiff, mean := vipsPageDiff(t, in, page, computed, i)
+		t.Logf("image %d: max |difference| %d, mean %.4f", i, maxDiff, mean)
+		if i == 1 {
+			assert.Zero(t, maxDiff, "the label: equal")
+		} else { // the source's JPEG as package compress and libvips decode it
+			assert.LessOrEqual(t, maxDiff, 4)
+			assert.LessOrEqual(t, mean, 0.1)
+		}
+	}
 }

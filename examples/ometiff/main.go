@@ -44,19 +44,21 @@
 //
 // # Tiles copied through
 //
-// When the first image of a TIFF file is tiled in a codec the writer
-// writes (JPEG, LZW, Deflate or Zstd), in square tiles of a multiple of
-// 16, and -compression is not given, its tiles are copied into the output
+// When an image of a TIFF file is tiled in a codec the writer writes
+// (JPEG, LZW, Deflate, Zstd or none), in square tiles of a multiple of 16,
+// and -compression is not given, its tiles are copied into the output
 // byte for byte, with their JPEGTables and YCbCr fields: no generation is
-// lost, and no time goes to encoding them. The output takes the source's
-// codec, tile size and predictor (and for JPEG the quality its tables were
-// made at, for the levels it computes), and the other images coded alike
-// are copied too; the converter says so on stderr. The full resolution is
-// still decoded, to compute the reduced levels; with -copy-levels the
-// source's own levels are copied as well, with no decoding at all, when
-// they form an OME pyramid (one integer factor between levels: 2 for a
-// libvips pyramid, 4 for an Aperio slide). -compression, or a -tile or
-// -predictor other than the source's, encodes the tiles again.
+// lost, and no time goes to encoding them. The image keeps the source's
+// codec and predictor for the levels it computes (and for JPEG the
+// quality its tables were made at), and the output the first such
+// image's tile size; images not copied take LZW, losslessly, as an SVS's
+// label and macro do. The converter says what it copies on stderr. The
+// full resolution is still decoded, to compute the reduced levels; with
+// -copy-levels the source's own levels are copied as well, with no
+// decoding at all, when they form an OME pyramid (one integer factor
+// between levels: 2 for a libvips pyramid, 4 for an Aperio slide).
+// -compression, or a -tile or -predictor other than the source's, encodes
+// the tiles again.
 //
 // Images (PNG, JPEG, GIF, BMP, WebP) are decoded by the standard library
 // and golang.org/x/image (non-interlaced PNGs by a streaming reader of

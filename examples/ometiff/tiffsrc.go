@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -23,12 +25,14 @@ type tiffSource struct {
 	file *source.File
 	opts source.Options
 	lim  limits
-	// wopts are the writer's options: the flags', or the source's coding
-	// when its tiles are copied through.
+	// wopts are the writer's options: the flags', with the first copied
+	// image's tile size unless -tile is given.
 	wopts pyramid.Options
 	// encoded are the levels of each image whose tiles are copied
-	// through (nil: the image is encoded again).
+	// through (nil: the image is encoded again), and coding each such
+	// image's coding.
 	encoded [][]pyramid.EncodedLevel
+	coding  []*pyramid.Coding
 }
 
 // isTIFF reports whether a file's first bytes are a TIFF or BigTIFF
@@ -165,6 +169,7 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 	for i, spec := range specs {
 		var err error
 		if s.encoded[i] != nil {
+			spec.Coding = s.coding[i]
 			dsts[i], err = w.AddEncodedImage(spec, s.encoded[i]...)
 		} else {
 			dsts[i], err = w.AddImage(spec)
@@ -182,30 +187,28 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 	return specs, nil
 }
 
-// planCopy decides which images have their tiles copied through, and the
-// writer's options: the flags' when -compression is given, or when the
-// first image's tiles cannot be copied (strips, a codec the writer does
-// not write, tiles of another size than -tile or not square, or a
-// predictor other than -predictor's); otherwise the first image's coding,
-// and every image coded alike is copied. With -copy-levels the source's
-// reduced levels are copied too when they form an OME pyramid. It says
-// what it does on stderr.
+// planCopy decides which images have their tiles copied through, each
+// in its own coding, which its computed levels take too; the other images
+// take the flags' (LZW by default). Nothing is copied when -compression is
+// given. An image's tiles are not copied when they are strips, of a codec
+// the writer does not write, not square, of another size than -tile, or
+// of another predictor than -predictor's. The writer's tile size is the
+// first copied image's, unless -tile is given. With -copy-levels the
+// source's reduced levels are copied too when they form an OME pyramid.
+// It says what it does on stderr.
 func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	s.wopts = cfg.options
 	s.encoded = make([][]pyramid.EncodedLevel, len(s.file.Images))
+	s.coding = make([]*pyramid.Coding, len(s.file.Images))
 	if cfg.set["compression"] {
 		return
 	}
 	say := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
 	}
-	// again says how the tiles of an image not copied are written: with
-	// the writer's codec, the default until image 0's tiles are copied.
-	again := func() string {
-		if s.wopts.Compression == pyramid.None {
-			return "tiles written again uncompressed"
-		}
-		return "tiles encoded again as " + s.wopts.Compression.String()
+	again := "tiles encoded again as " + cfg.options.Compression.String()
+	if cfg.options.Compression == pyramid.None {
+		again = "tiles written again uncompressed"
 	}
 	// encoded returns an image's levels to copy, and with -copy-levels
 	// why its own levels are not among them.
@@ -220,79 +223,85 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		levels, err = im.Encoded(false)
 		return levels, why, err
 	}
-	first, why, err := encoded(s.file.Images[0])
-	if err != nil {
-		if cfg.copyLevels {
-			say(again()+": %v", err)
-		}
-		return
-	}
-	c := first[0].TileCoding
-	o := s.wopts
-	switch {
-	case c.TileWidth != c.TileHeight:
-		say(again()+": the source's are %d x %d, and the writer's square", c.TileWidth, c.TileHeight)
-		return
-	case cfg.set["tile"] && o.TileSize != c.TileWidth:
-		say(again()+": -tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
-		return
-	case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
-		name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
-		say(again()+": -predictor %s, the source's is %s", name(o.Predictor), name(c.Predictor))
-		return
-	}
-	o.Compression, o.TileSize, o.Predictor = c.Compression, c.TileWidth, c.Predictor
-	if c.Compression == pyramid.JPEG {
-		o.Predictor = pyramid.PredictorAuto
-		if !cfg.set["quality"] {
-			q, _, err := compress.JPEGQuality(c.JPEGTables)
-			if err != nil { // the tiles hold their quantization tables
-				tile, _ := s.file.Images[0].Planes[0].Page.ReadBlock(nil, 0)
-				q, _, err = compress.JPEGQuality(tile)
-			}
-			if err == nil {
-				o.Quality = q
-			}
-		}
-		if !cfg.set["jpeg-color"] && c.Photometric == tiff.PhotometricRGB {
-			o.JPEGColor = pyramid.JPEGRGB
-		}
-	}
-	if o.Compression != pyramid.Deflate && o.Compression != pyramid.Zstd {
-		o.Level = 0
-	}
-	s.wopts = o
+	o := cfg.options
+	copiedJPEG, copiedLevel := false, false
 	for i, im := range s.file.Images {
-		levels := first
-		if i > 0 {
-			if levels, why, err = encoded(im); err != nil {
-				say("image %d: %s: %v", i, again(), err)
-				continue
+		levels, why, err := encoded(im)
+		if err != nil {
+			// Strips, the common case, need no word unless levels were
+			// asked for.
+			if i > 0 || cfg.copyLevels {
+				say("image %d: %s: %v", i, again, err)
 			}
-			// Its levels are computed with the writer's options, image 0's
-			// (for JPEG, image 0's quality and coding of colour).
-			e := levels[0].TileCoding
-			jpegDiffers := c.Compression == pyramid.JPEG && (e.Photometric != c.Photometric || !bytes.Equal(e.JPEGTables, c.JPEGTables))
-			if e.Compression != c.Compression || e.TileWidth != c.TileWidth || e.TileHeight != c.TileHeight || e.Predictor != c.Predictor || jpegDiffers {
-				say("image %d: %s: not coded as image 0's", i, again())
-				continue
-			}
+			continue
 		}
+		c := levels[0].TileCoding
+		switch {
+		case c.TileWidth != c.TileHeight:
+			say("image %d: %s: the source's are %d x %d, and the writer's square", i, again, c.TileWidth, c.TileHeight)
+			continue
+		case cfg.set["tile"] && o.TileSize != c.TileWidth:
+			say("image %d: %s: -tile %d, the source's are %d x %d", i, again, o.TileSize, c.TileWidth, c.TileHeight)
+			continue
+		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
+			name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
+			say("image %d: %s: -predictor %s, the source's is %s", i, again, name(o.Predictor), name(c.Predictor))
+			continue
+		}
+		if !cfg.set["tile"] && !slices.ContainsFunc(s.coding, func(c *pyramid.Coding) bool { return c != nil }) {
+			s.wopts.TileSize = c.TileWidth // the computed levels' tiles
+		}
+		coding := s.copyCoding(cfg, im, c)
+		s.coding[i], s.encoded[i] = &coding, levels
+		copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
+		copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
 		if why != nil {
 			say("image %d: the levels are computed: %v", i, why)
 		}
-		s.encoded[i] = levels
 		how := "the levels computed"
 		if len(levels) > 1 {
 			how = plural(len(levels)-1, "level") + " copied"
-		} else if o.Compression == pyramid.JPEG {
-			q := o.Quality
-			if q == 0 {
-				q = 75 // the writer's default
-			}
-			how += fmt.Sprintf(" at quality %d", q)
+		} else if coding.Compression == pyramid.JPEG {
+			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, 75)) // 0: the writer's default
 		}
 		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
 			i, c.Compression, c.TileWidth, c.TileHeight, how)
 	}
+	// The flags of the copied images' codecs were theirs, not the writer's
+	// LZW's (which refuses them when nothing takes them).
+	if copiedJPEG {
+		s.wopts.Quality, s.wopts.JPEGColor = 0, pyramid.JPEGYCbCr420
+	}
+	if copiedLevel {
+		s.wopts.Level = 0
+	}
+}
+
+// copyCoding returns the coding of an image whose tiles, coded as c, are
+// copied through: c's, which its computed levels take too. For JPEG, the
+// quality is -quality's, else the source's as its quantization tables
+// give it, and the colour coding -jpeg-color's, else the source's.
+func (s *tiffSource) copyCoding(cfg config, im *source.Image, c pyramid.TileCoding) pyramid.Coding {
+	coding := pyramid.Coding{Compression: c.Compression, Predictor: c.Predictor}
+	switch c.Compression {
+	case pyramid.Deflate, pyramid.Zstd:
+		coding.Level = cfg.options.Level
+	case pyramid.JPEG:
+		coding.Predictor = pyramid.PredictorAuto
+		coding.Quality, coding.JPEGColor = cfg.options.Quality, cfg.options.JPEGColor
+		if !cfg.set["quality"] {
+			q, _, err := compress.JPEGQuality(c.JPEGTables)
+			if err != nil { // the tiles hold their quantization tables
+				tile, _ := im.Planes[0].Page.ReadBlock(nil, 0)
+				q, _, err = compress.JPEGQuality(tile)
+			}
+			if err == nil {
+				coding.Quality = q
+			}
+		}
+		if !cfg.set["jpeg-color"] && c.Photometric == tiff.PhotometricRGB {
+			coding.JPEGColor = pyramid.JPEGRGB
+		}
+	}
+	return coding
 }
