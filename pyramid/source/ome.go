@@ -410,14 +410,15 @@ func (m *mapper) tiffData(doc *omeDoc, tds []omeTiffData, spec pyramid.ImageSpec
 		if err := m.inThisFile(doc, td, i); err != nil {
 			return nil, err
 		}
-		first := [3]uint32{value(td.FirstZ), value(td.FirstC), value(td.FirstT)}
+		given := [3]uint32{value(td.FirstZ), value(td.FirstC), value(td.FirstT)}
+		first := given
 		for d := range first {
 			if oneBased[d] && first[d] > 0 {
 				first[d]--
 			}
-			if first[d] >= size[d] {
-				return nil, fmt.Errorf("%w: TiffData %d starts at Z %d, C %d, T %d, outside Z %d, C %d, T %d",
-					ErrMetadata, i, first[0], first[1], first[2], size[0], size[1], size[2])
+			if first[d] >= size[d] { // named as the document gives it
+				return nil, fmt.Errorf("%w: TiffData %d starts at FirstZ %d, FirstC %d, FirstT %d, outside Z %d, C %d, T %d",
+					ErrMetadata, i, given[0], given[1], given[2], size[0], size[1], size[2])
 			}
 		}
 		index, _ := spec.PlaneIndex(int(first[0]), int(first[1]), int(first[2]))
