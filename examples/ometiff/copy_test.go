@@ -232,7 +232,9 @@ func TestConvertBigEndianTiles(t *testing.T) {
 
 	code, _, stderr := clitest.Run(runConvert, in, out)
 	require.Equal(t, 0, code, stderr)
-	assert.NotContains(t, stderr, "copied through")
+	assert.NotContains(t, stderr, "copied through,")
+	assert.Contains(t, stderr, "image 0: tiles encoded again as LZW: ")
+	assert.Contains(t, stderr, "big-endian samples of 16 bits", "the reason")
 	image := func(path string) []byte {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -243,4 +245,61 @@ func TestConvertBigEndianTiles(t *testing.T) {
 		return im.Pix
 	}
 	assert.Equal(t, image(in), image(out))
+}
+
+// TestConvertSparseTile converts a tiled TIFF with a sparse tile (0 bytes
+// at offset 0, as GDAL writes empty tiles): its tiles are not copied
+// through, since the writer writes no empty tile and libtiff reads none,
+// but decoded, the sparse one as zeros, and encoded again, with the reason
+// on stderr.
+func TestConvertSparseTile(t *testing.T) {
+	const width, height, tile, sparse = 48, 32, 16, 4
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{})
+	require.NoError(t, err)
+	var blocks []tiff.Block
+	want := make([]byte, width*height)
+	for i := range width / tile * height / tile {
+		if i == sparse {
+			blocks = append(blocks, tiff.Block{})
+			continue
+		}
+		raw := make([]byte, tile*tile)
+		tx, ty := i%(width/tile)*tile, i/(width/tile)*tile
+		for y := range tile {
+			for x := range tile {
+				raw[y*tile+x] = byte(i*40 + x + y)
+				want[(ty+y)*width+tx+x] = raw[y*tile+x]
+			}
+		}
+		b, err := w.WriteBlock(raw)
+		require.NoError(t, err)
+		blocks = append(blocks, b)
+	}
+	f := &ifd.Builder{}
+	f.AddUint(tiff.TagImageWidth, width)
+	f.AddUint(tiff.TagImageLength, height)
+	f.AddShort(tiff.TagBitsPerSample, 8)
+	f.AddShort(tiff.TagCompression, tiff.CompressionNone)
+	f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	f.AddUint(tiff.TagTileWidth, tile)
+	f.AddUint(tiff.TagTileLength, tile)
+	require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts, Blocks: blocks}))
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "sparse.tif"), filepath.Join(dir, "out.ome.tif")
+	require.NoError(t, os.WriteFile(in, h.Bytes(), 0o644))
+
+	code, _, stderr := clitest.Run(runConvert, in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, convertName+": "+in+": image 0: tiles encoded again as LZW: source: unsupported layout: tiles copied through: "+
+		"tile 4 of level 0 of plane 0 is sparse (0 bytes), which the writer does not write and libtiff cannot read (decoded, it is zeros)\n", stderr)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	file, err := readback.Parse(data)
+	require.NoError(t, err)
+	im, err := file.Image(file.IFDs[0])
+	require.NoError(t, err)
+	assert.Equal(t, want, im.Pix)
 }

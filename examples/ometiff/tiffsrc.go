@@ -230,7 +230,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		if err != nil {
 			// Strips, the common case, need no word unless levels were
 			// asked for.
-			if i > 0 || cfg.copyLevels {
+			if l, lerr := im.Planes[0].Page.Layout(); i > 0 || cfg.copyLevels || lerr == nil && l.Tiled {
 				say("image %d: %s: %v", i, again, err)
 			}
 			continue

@@ -46,6 +46,10 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: %w", ErrUnsupported, k, p, err)
 			}
+			if i := sparseBlock(page); i >= 0 {
+				return nil, fmt.Errorf("%w: tiles copied through: tile %d of level %d of plane %d is sparse (0 bytes), which the writer "+
+					"does not write and libtiff cannot read (decoded, it is zeros)", ErrUnsupported, i, k, p)
+			}
 			if p == 0 {
 				out = append(out, e)
 				continue
@@ -62,6 +66,18 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 		return nil, fmt.Errorf("%w: tiles copied through: %w", ErrUnsupported, err)
 	}
 	return out, nil
+}
+
+// sparseBlock returns the index of the page's first block of 0 bytes
+// (GDAL writes empty tiles so), or -1. Blocks that lie past the end of the
+// file are for ReadBlock to report.
+func sparseBlock(page *tiff.Page) int {
+	for i := range page.NumBlocks() {
+		if b, err := page.Block(i); err == nil && b.Size == 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // writeEncoded writes the planes of an image added with AddEncodedImage

@@ -159,6 +159,12 @@ func TestEncodedRefuses(t *testing.T) {
 	_, err = channels.Images[0].Encoded(false)
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "one sample of its page")
+
+	sparse, _, err := mapPages(t, Options{}, testPage{width: 48, height: 32, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW), sparse: []int{4}})
+	require.NoError(t, err)
+	_, err = sparse.Images[0].Encoded(false)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "tile 4 of level 0 of plane 0 is sparse (0 bytes)")
 }
 
 // TestCopyUncompressedBlockSize copies an uncompressed tile stored shorter
