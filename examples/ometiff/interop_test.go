@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -539,4 +540,41 @@ func TestInteropConvertSVSCopy(t *testing.T) {
 			assert.LessOrEqual(t, mean, 0.1)
 		}
 	}
+}
+
+// TestInteropConvertSparseCOG converts a GDAL COG whose empty tiles are
+// sparse (SPARSE_OK: 0 bytes at offset 0): its tiles are not copied
+// through, the converter says why, and the output's pixels are the
+// source's as tifffile decodes it (the sparse tiles as zeros), read back
+// by libvips.
+func TestInteropConvertSparseCOG(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "gdal_translate", "tifffile")
+	dir := t.TempDir()
+	interop.RunPython(t, makeInputs, dir)
+	// rgb8 in the top left of a black canvas twice its size: three of its
+	// quarters are empty tiles.
+	canvas, in, out := filepath.Join(dir, "canvas.tif"), filepath.Join(dir, "sparse.tif"), filepath.Join(dir, "sparse.ome.tif")
+	interop.MustRun(t, "vips", "embed", filepath.Join(dir, "rgb8.tif"), canvas, "0", "0", "2000", "1200")
+	interop.MustRun(t, "gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "BLOCKSIZE=256", "-co", "SPARSE_OK=TRUE", canvas, in)
+	counts := interop.RunPython(t, `import sys, tifffile
+with tifffile.TiffFile(sys.argv[1]) as f:
+    print(sum(1 for c in f.pages[0].databytecounts if c == 0))`, in)
+	require.NotEqual(t, "0", strings.TrimSpace(counts), "GDAL wrote no sparse tile")
+
+	code, _, stderr := clitest.Run(runConvert, in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: tiles encoded again as LZW: ")
+	assert.Contains(t, stderr, "is sparse (0 bytes)")
+	want := filepath.Join(dir, "want.raw")
+	interop.RunPython(t, `import sys, tifffile
+tifffile.imread(sys.argv[1]).tofile(sys.argv[2])`, in, want)
+	v := filepath.Join(dir, "got.v")
+	interop.MustRun(t, "vips", "tiffload", out, v)
+	interop.MustRun(t, "vips", "rawsave", v, v+".raw")
+	a, err := os.ReadFile(want)
+	require.NoError(t, err)
+	b, err := os.ReadFile(v + ".raw")
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(a, b), "the output's pixels (%d bytes) are not the source's (%d)", len(b), len(a))
 }
