@@ -28,9 +28,9 @@ type EncodedLevel struct {
 //
 // With one level, only the full resolution is given encoded, and the
 // writer computes the reduced levels as for AddImage (Options.TileSize,
-// Levels, Downsampling and the writer's compression) from the plane's
-// rows, which EncodedPlaneWriter.Write takes: decode them from the same
-// tiles. With several, every level is given encoded and nothing is
+// Levels and Downsampling, and the image's coding: ImageSpec.Coding, else
+// the Options') from the plane's rows, which EncodedPlaneWriter.Write
+// takes: decode them from the same tiles. With several, every level is given encoded and nothing is
 // computed or encoded; they must form an OME pyramid: each level the one
 // above divided by the same integer factor in X and Y (rounded either way:
 // 2 for libvips's pyramids, 4 for Aperio's), all with the same
