@@ -41,8 +41,8 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 }
 
 // describeFile prints what a mapped file holds: its images with the
-// metadata convert writes as typed fields, and whether its OME-XML goes
-// to the output.
+// metadata convert writes as typed fields, the images whose tiles convert
+// copies through by default, and whether its OME-XML goes to the output.
 func describeFile(w io.Writer, f *source.File) {
 	planes := 0
 	for _, im := range f.Images {
@@ -64,6 +64,14 @@ func describeFile(w io.Writer, f *source.File) {
 		}
 		fmt.Fprintf(w, "image %d %q: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
 			i, s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
+		if levels, err := im.Encoded(false); err == nil && levels[0].TileWidth == levels[0].TileHeight {
+			c := levels[0].TileCoding
+			also := ""
+			if all, err := im.Encoded(true); err == nil {
+				also = fmt.Sprintf(", with its %s by -copy-levels", plural(len(all)-1, "reduced level"))
+			}
+			fmt.Fprintf(w, "  %v tiles of %d x %d, copied through by convert%s\n", c.Compression, c.TileWidth, c.TileHeight, also)
+		}
 		if s.PhysicalSizeX > 0 || s.PhysicalSizeY > 0 {
 			fmt.Fprintf(w, "  pixel %s x %s\n", length(s.PhysicalSizeX, s.PhysicalSizeXUnit), length(s.PhysicalSizeY, s.PhysicalSizeYUnit))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -71,6 +73,7 @@ func TestInfo(t *testing.T) {
 		{ome, `OME-TIFF, 2 images, 3 planes
 OME-XML kept whole, but for what the writer writes itself
 image 0 "cells": 100 x 80, Z 1 x C 2 x T 1, XYZCT, uint16, pages 0-1
+  LZW tiles of 64 x 64, copied through by convert, with its 1 reduced level by -copy-levels
   channel 0 "DAPI"
   channel 1 "FITC"
 image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
@@ -105,4 +108,16 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 	assert.Equal(t, 3, strings.Count(stdout, "==> "), "a header for every file")
 	clitest.AssertErrorLine(t, infoName, stderr)
 	clitest.AssertUsage(t, runInfo, "usage: ometiff info file...")
+
+	// Tiles convert copies through, and the levels -copy-levels copies.
+	for levels, want := range map[int]string{
+		1: "\n  Zstd tiles of 32 x 32, copied through by convert\n",
+		3: "\n  Zstd tiles of 32 x 32, copied through by convert, with its 2 reduced levels by -copy-levels\n",
+	} {
+		tiled := filepath.Join(dir, fmt.Sprintf("tiled%d.ome.tif", levels))
+		writeTiled(t, tiled, pyramid.Options{TileSize: 32, Compression: pyramid.Zstd, Levels: levels})
+		code, stdout, stderr := clitest.Run(runInfo, tiled)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, want)
+	}
 }
