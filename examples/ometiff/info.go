@@ -18,14 +18,14 @@ const infoName = "ometiff info"
 // runInfo is the info command: for every TIFF file named in args it
 // prints what convert reads from it: the kind of file, each image with
 // its dimensions, pixel type, metadata and the pages holding its planes,
-// and what convert leaves out with -skip-unsupported (and refuses
-// without). It returns the exit code: 0, 1 if a file could not be read,
+// whether convert copies its tiles through, and what convert leaves out
+// with -skip-unsupported (and refuses without). It returns the exit code: 0, 1 if a file could not be read,
 // 2 for a usage error.
 func runInfo(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet(infoName, "usage: ometiff info file...\n\n"+
 		"Info says how the pages of TIFF, BigTIFF, OME-TIFF and SVS files map to\n"+
 		"the images (series) and planes that ometiff convert writes, with the\n"+
-		"metadata it keeps, and what it cannot convert.\n\n")
+		"metadata it keeps, the tiles it copies through, and what it cannot convert.\n\n")
 	if err := cli.Parse(fs, args, stderr); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
