@@ -55,6 +55,9 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, err
 	}
 	defer in.Close()
+	if err := checkOutput(in, cfg.output); err != nil {
+		return nil, err
+	}
 	src, err := openSource(in, cfg, stderr)
 	if err != nil {
 		return nil, err
@@ -92,6 +95,22 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return specs, err
 	}
 	return specs, w.Close()
+}
+
+// checkOutput refuses an output path that names a directory, or the
+// input itself, which -force would replace with its conversion.
+func checkOutput(in *input, path string) error {
+	out, err := os.Stat(path)
+	if err != nil {
+		return nil // a missing output is the common case; Create reports the rest
+	}
+	if out.IsDir() {
+		return cli.UsageError{Err: fmt.Errorf("%s is a directory: name the output file", path)}
+	}
+	if info, err := in.f.Stat(); err == nil && os.SameFile(info, out) {
+		return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
+	}
+	return nil
 }
 
 // directIO says whether the output goes around the page cache: with

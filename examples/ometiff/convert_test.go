@@ -417,6 +417,33 @@ func truncatedRows(t *testing.T) []byte {
 	return m.Encode()
 }
 
+// TestRunRejectsItsInputOrADirectoryAsOutput: an output that is the input
+// (which -force would replace with its conversion) or a directory is a
+// usage error, and nothing changes.
+func TestRunRejectsItsInputOrADirectoryAsOutput(t *testing.T) {
+	dir := t.TempDir()
+	png := encoded(t, grayImage(32, 32), encodePNG)
+	input := writeFile(t, dir, "in.png", png)
+	outDir := filepath.Join(dir, "out.ome.tif")
+	require.NoError(t, os.Mkdir(outDir, 0o755))
+	for _, args := range [][]string{{input, input}, {"-force", input, input}, {input, filepath.Join(dir, ".", "in.png")}} {
+		code, _, stderr := clitest.Run(runConvert, args...)
+		assert.Equal(t, 2, code, args)
+		assert.Contains(t, stderr, "is the input: name another output (the conversion would replace its source)")
+	}
+	for _, args := range [][]string{{input, outDir}, {"-force", input, outDir}} {
+		code, _, stderr := clitest.Run(runConvert, args...)
+		assert.Equal(t, 2, code, args)
+		assert.Equal(t, convertName+": "+outDir+" is a directory: name the output file\n", stderr)
+	}
+	data, err := os.ReadFile(input)
+	require.NoError(t, err)
+	assert.Equal(t, png, data, "the input is unchanged")
+	entries, err := os.ReadDir(outDir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
 func TestRunRejectsADirectory(t *testing.T) {
 	input := t.TempDir()
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, input+" is a directory, not an image or raw file", input, "out.ome.tif")
