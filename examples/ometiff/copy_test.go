@@ -64,6 +64,7 @@ func TestConvertCopyThrough(t *testing.T) {
 	}{
 		{"copied", []string{lzw}, "image 0: LZW tiles of 64 x 64 copied through, the levels computed (-compression encodes them again)\n", "LZW", false},
 		{"levels copied", []string{"-copy-levels", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied", "LZW", false},
+		{"levels copied, -levels", []string{"-copy-levels", "-levels", "2", lzw}, "image 0: -levels and -downsampling do not apply: the source's 2 reduced levels are copied\n", "LZW", false},
 		{"one level copied", []string{"-copy-levels", two}, "image 0: LZW tiles of 64 x 64 copied through, 1 level copied (-compression", "LZW", false},
 		{"another codec", []string{"-compression", "deflate", lzw}, "", "Deflate", false},
 		{"another tile", []string{"-tile", "128", lzw}, "tiles encoded again as LZW: -tile 128, the source's are 64 x 64\n", "LZW", false},
@@ -302,4 +303,44 @@ func TestConvertSparseTile(t *testing.T) {
 	im, err := file.Image(file.IFDs[0])
 	require.NoError(t, err)
 	assert.Equal(t, want, im.Pix)
+}
+
+// TestConvertJPEGColor: -jpeg-color other than the coding of a source's
+// JPEG tiles encodes every level again, in JPEG as it asks (a pyramid of
+// copied YCbCr tiles and RGB-coded levels was once written); the same
+// coding copies them.
+func TestConvertJPEGColor(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ycbcr.ome.tif")
+	w, err := pyramid.Create(in, pyramid.Options{TileSize: 32, Compression: pyramid.JPEG, Quality: 80, Levels: 1})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 80, SizeY: 60, SamplesPerPixel: 3})
+	require.NoError(t, err)
+	rgb := make([]byte, im.PlaneBytes())
+	for i := range rgb {
+		rgb[i] = byte(i / 3 % 80 * 3)
+	}
+	require.NoError(t, im.WritePlane(0, 0, 0, rgb))
+	require.NoError(t, w.Close())
+
+	for _, tt := range []struct {
+		color, stderr string
+		photometric   uint16
+	}{
+		{"rgb", "image 0: tiles encoded again as JPEG (RGB) at quality 80: -jpeg-color RGB, the source's are YCbCr\n", tiff.PhotometricRGB},
+		{"ycbcr", "image 0: JPEG tiles of 32 x 32 copied through, the levels computed at quality 80", tiff.PhotometricYCbCr},
+	} {
+		out := filepath.Join(dir, "out-"+tt.color+".ome.tif")
+		code, _, stderr := clitest.Run(runConvert, "-jpeg-color", tt.color, in, out)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, tt.stderr)
+		f, err := tiff.Open(out)
+		require.NoError(t, err)
+		for l, p := range append([]*tiff.Page{f.Pages[0]}, f.Pages[0].SubIFDs...) {
+			layout, err := p.Layout()
+			require.NoError(t, err)
+			assert.Equal(t, [2]uint16{tiff.CompressionJPEG, tt.photometric}, [2]uint16{layout.Compression, layout.Photometric}, "-jpeg-color %s, level %d", tt.color, l)
+		}
+		require.NoError(t, f.Close())
+	}
 }

@@ -29,8 +29,9 @@ type tiffSource struct {
 	// image's tile size unless -tile is given.
 	wopts pyramid.Options
 	// encoded are the levels of each image whose tiles are copied
-	// through (nil: the image is encoded again), and coding each such
-	// image's coding.
+	// through (nil: the image is encoded again), and coding the coding of
+	// each such image, and of an image encoded again in JPEG at
+	// -jpeg-color (nil: the writer's).
 	encoded [][]pyramid.EncodedLevel
 	coding  []*pyramid.Coding
 }
@@ -168,8 +169,8 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 	dsts := make([]*pyramid.Image, len(specs))
 	for i, spec := range specs {
 		var err error
+		spec.Coding = s.coding[i]
 		if s.encoded[i] != nil {
-			spec.Coding = s.coding[i]
 			dsts[i], err = w.AddEncodedImage(spec, s.encoded[i]...)
 		} else {
 			dsts[i], err = w.AddImage(spec)
@@ -247,6 +248,16 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
 			say("image %d: %s: -predictor %s, the source's is %s", i, again, name(o.Predictor), name(c.Predictor))
 			continue
+		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && (o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
+			// Levels coded otherwise than the full resolution would make
+			// a pyramid of two colour codings: every level is encoded
+			// again, in JPEG as -jpeg-color asks.
+			coding := s.copyCoding(cfg, im, c)
+			s.coding[i] = &coding
+			copiedJPEG = true
+			say("image %d: tiles encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", i, o.JPEGColor,
+				cmp.Or(coding.Quality, 75), o.JPEGColor, map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
+			continue
 		}
 		if !cfg.set["tile"] && !slices.ContainsFunc(s.coding, func(c *pyramid.Coding) bool { return c != nil }) {
 			s.wopts.TileSize = c.TileWidth // the computed levels' tiles
@@ -257,6 +268,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
 		if why != nil {
 			say("image %d: the levels are computed: %v", i, why)
+		}
+		if len(levels) > 1 && (cfg.set["levels"] || cfg.set["downsampling"]) {
+			say("image %d: -levels and -downsampling do not apply: the source's %s are copied", i, plural(len(levels)-1, "reduced level"))
 		}
 		how := "the levels computed"
 		if len(levels) > 1 {
