@@ -66,6 +66,11 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	if ts, ok := src.(*tiffSource); ok {
 		options = ts.wopts
 	}
+	// The writer's refusal would name a codec the user did not ask for.
+	if options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd && !cfg.set["compression"] {
+		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %v)",
+			options.Level, options.Compression)}
+	}
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
 	}

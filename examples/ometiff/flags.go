@@ -60,8 +60,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"tiles or strips are streamed, in memory that grows with the width only.\n"+
 		"What it holds and OME-TIFF cannot carry is refused, or with\n"+
 		"-skip-unsupported left out and reported. Tiles the writer can carry (JPEG,\n"+
-		"LZW, Deflate, Zstd) are copied as they are unless -compression is given;\n"+
-		"images not copied take LZW.\n"+
+		"LZW, Deflate, Zstd, none) are copied as they are unless -compression is\n"+
+		"given; images not copied take LZW.\n"+
 		"Non-interlaced PNG and raw files are streamed too: about 2 x 3 x tile x\n"+
 		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
 		"Other images are decoded whole.\n"+
@@ -123,7 +123,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, err
 	}
 	if fs.NArg() != 2 {
-		return cfg, errors.New("want an input and an output file (usage: ometiff convert [flags] input output.ome.tif)")
+		got := "none"
+		if fs.NArg() > 0 {
+			got = fmt.Sprintf("%d: %q", fs.NArg(), fs.Args())
+		}
+		return cfg, fmt.Errorf("want an input and an output file, got %s (usage: ometiff convert [flags] input output.ome.tif)", got)
 	}
 	cfg.input, cfg.output = fs.Arg(0), fs.Arg(1)
 	cfg.set = map[string]bool{}
@@ -201,7 +205,12 @@ func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, erro
 	// A name short is more often a mistake than a wish to name the first
 	// channels only, which an empty name ("DAPI,,Cy5") still allows.
 	if n, c := len(cfg.channelNames), max(first.SizeC, 1); n > 0 && n != c {
-		return specs, cli.UsageError{Err: fmt.Errorf("-channels: %d names for SizeC %d (one a channel; an empty one keeps the input's, as in \"DAPI,,Cy5\")", n, c)}
+		what := plural(c, "channel")
+		if first.SamplesPerPixel == 3 {
+			what += " (RGB)"
+		}
+		return specs, cli.UsageError{Err: fmt.Errorf("-channels: %s for %s: give one name per channel; an empty name keeps the input's, as in \"DAPI,,Cy5\"",
+			plural(n, "name"), what)}
 	}
 	if cfg.set["name"] {
 		first.Name = cfg.name

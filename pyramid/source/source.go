@@ -365,9 +365,12 @@ func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
 	case l.BitsPerSample == 64 && float:
 		return pyramid.Float64, nil
 	}
-	kind := map[bool]string{false: "integer", true: "floating-point"}[float]
-	return 0, fmt.Errorf("%w: BitsPerSample %d of %s samples of the page at %d (8, 16, 32 or 64 for floats)",
-		ErrUnsupported, l.BitsPerSample, kind, offset)
+	kind, read := "integer", "8, 16 or 32"
+	if float {
+		kind, read = "floating-point", "32 or 64"
+	}
+	return 0, fmt.Errorf("%w: BitsPerSample %d of %s samples of the page at %d (%s are read)",
+		ErrUnsupported, l.BitsPerSample, kind, offset, read)
 }
 
 // sameShape reports whether two pages can be planes of one image.

@@ -216,6 +216,15 @@ func TestUnsupportedPages(t *testing.T) {
 	}
 }
 
+// TestUnsupportedBitsSayWhatIsRead: the refusal of a sample size names
+// the sizes read, of its kind.
+func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
+	_, _, err := mapPages(t, Options{}, gray(8, 8, short(tiff.TagSampleFormat, tiff.SampleFormatFloat)))
+	assert.ErrorContains(t, err, "(32 or 64 are read)")
+	_, _, err = mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 64})
+	assert.ErrorContains(t, err, "(8, 16 or 32 are read)")
+}
+
 func TestKindString(t *testing.T) {
 	assert.Equal(t, []string{"TIFF", "OME-TIFF", "SVS", "Kind(7)"}, []string{TIFF.String(), OMETIFF.String(), SVS.String(), Kind(7).String()})
 }
