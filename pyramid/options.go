@@ -218,16 +218,19 @@ type Options struct {
 }
 
 // Coding is how the tiles of an image are encoded: the fields of Options
-// of the same names, which ImageSpec.Coding sets for one image. The zero
-// value is LZW with the matching predictor.
+// of the same names, which ImageSpec.Coding sets for one image. It takes
+// the place of all five: a zero field means that field's default, not the
+// Options' value (Coding{Compression: JPEG} is quality 75 whatever
+// Options.Quality says). The zero value is LZW with the matching
+// predictor.
 type Coding struct {
 	// Compression of the image's tiles; the zero value is LZW.
 	Compression Compression
 	// Level is the Deflate or Zstd compression level; 0 is the codec's
 	// default.
 	Level int
-	// Quality is the JPEG quality, 1 to 100; 0 means 75 (see
-	// Options.Quality). Other compressions take 0 only.
+	// Quality is the JPEG quality, 1 to 100; 0 means 75, the default (see
+	// Options.Quality for the choice). Other compressions take 0 only.
 	Quality int
 	// JPEGColor is the coding of RGB JPEG tiles; the zero value is
 	// JPEGYCbCr420. Other compressions take the zero value only.

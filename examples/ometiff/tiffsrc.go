@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -209,9 +210,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
 	}
-	again := "tiles encoded again as " + cfg.options.Compression.String()
+	again := "encoded again as " + cfg.options.Compression.String()
 	if cfg.options.Compression == pyramid.None {
-		again = "tiles written again uncompressed"
+		again = "written again uncompressed"
 	}
 	// encoded returns an image's levels to copy, and with -copy-levels
 	// why its own levels are not among them.
@@ -231,10 +232,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	for i, im := range s.file.Images {
 		levels, why, err := encoded(im)
 		if err != nil {
-			// Strips, the common case, need no word unless levels were
-			// asked for.
-			if l, lerr := im.Planes[0].Page.Layout(); i > 0 || cfg.copyLevels || lerr == nil && l.Tiled {
-				say("image %d: %s: %v", i, again, err)
+			if why, ok := notCopied(im, err); ok || cfg.copyLevels {
+				say("image %d: %s: %s", i, again, why)
 			}
 			continue
 		}
@@ -257,7 +256,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			coding := s.copyCoding(cfg, im, c)
 			s.coding[i] = &coding
 			copiedJPEG = true
-			say("image %d: tiles encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", i, o.JPEGColor,
+			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", i, o.JPEGColor,
 				cmp.Or(coding.Quality, 75), o.JPEGColor, map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
 			continue
 		}
@@ -291,6 +290,25 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	if copiedLevel {
 		s.wopts.Level = 0
 	}
+}
+
+// notCopied says in a few words why an image's tiles are not copied
+// (Image.Encoded's error), and whether that is worth saying unasked:
+// strips are, but for JPEG strips, whose output grows several times,
+// lossless strips lose nothing encoded again.
+func notCopied(im *source.Image, err error) (string, bool) {
+	if l, lerr := im.Planes[0].Page.Layout(); lerr == nil && !l.Tiled {
+		name, ok := tiff.ValueName(tiff.TagCompression, uint64(l.Compression))
+		if !ok {
+			name = fmt.Sprintf("Compression %d", l.Compression)
+		}
+		return fmt.Sprintf("its %s strips are not copied (tiles only)", name), l.Compression == tiff.CompressionJPEG
+	}
+	why := err.Error()
+	for _, prefix := range []string{"source: unsupported layout: ", "tiles copied through: ", "pyramid: bad option: "} {
+		why = strings.Replace(why, prefix, "", 1)
+	}
+	return why, true
 }
 
 // copyCoding returns the coding of an image whose tiles, coded as c, are
