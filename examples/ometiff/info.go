@@ -30,6 +30,10 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
 	return eachFile(infoName, "ometiff info file...", fs.Args(), stdout, stderr, func(path string) error {
+		if whole, ok := decodedWholeFile(path); ok { // as convert reads it
+			fmt.Fprintf(stdout, "TIFF, 1 image, 1 plane\nimage 0: %s\n", whole)
+			return nil
+		}
 		f, err := source.Open(path, source.Options{SkipUnsupported: true})
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -38,6 +42,21 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 		describeFile(stdout, f)
 		return nil
 	})
+}
+
+// decodedWholeFile describes the page of a one-page TIFF file that
+// convert leaves to the image decoders (decodedWhole), if the file is one.
+func decodedWholeFile(path string) (string, bool) {
+	f, err := tiff.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if len(f.Pages) != 1 || !decodedWhole(f.Pages[0]) {
+		return "", false
+	}
+	l, _ := f.Pages[0].Layout()
+	return fmt.Sprintf("%d x %d, %s", l.Width, l.Height, wholeNote(f.Pages[0])), true
 }
 
 // describeFile prints what a mapped file holds: its images with the

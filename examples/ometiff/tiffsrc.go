@@ -65,6 +65,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		return nil, true, fmt.Errorf("%s: %w", in.name, err)
 	}
 	if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
 		return nil, false, nil
 	}
 	// Bands as high as the writer's tiles (or the most whole blocks in
@@ -96,6 +97,16 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 func decodedWhole(p *tiff.Page) bool {
 	l, err := p.Layout()
 	return err == nil && (l.Photometric == tiff.PhotometricPalette || l.BitsPerSample < 8)
+}
+
+// wholeNote says what the image decoders change of a page decodedWhole
+// takes: its samples are not written as stored.
+func wholeNote(p *tiff.Page) string {
+	l, _ := p.Layout()
+	if l.Photometric == tiff.PhotometricPalette {
+		return "a palette image, decoded whole: its colours are written as RGB, not its indices"
+	}
+	return fmt.Sprintf("%d-bit samples, decoded whole: written as uint8, scaled to 0-255", l.BitsPerSample)
 }
 
 // checkLimits refuses images that -max-pixels (when given) or -max-memory

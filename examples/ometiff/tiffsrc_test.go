@@ -198,6 +198,11 @@ func TestConvertTIFFDecodedWhole(t *testing.T) {
 	output := filepath.Join(dir, "out.ome.tif")
 	code, _, stderr := clitest.Run(runConvert, "-compression", "none", input, output)
 	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, convertName+": "+input+": a palette image, decoded whole: its colours are written as RGB, not its indices\n", stderr)
+	code, stdout, stderr := clitest.Run(runInfo, input)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "TIFF, 1 image, 1 plane\nimage 0: 31 x 29, a palette image, decoded whole: its colours are written as RGB, not its indices\n", stdout,
+		"info says what convert does")
 	decoded, _, err := image.Decode(bytes.NewReader(data))
 	require.NoError(t, err)
 	_, _, want := wantPixels(decoded)
