@@ -205,7 +205,13 @@ func printSummary(w io.Writer, path string, specs []pyramid.ImageSpec, elapsed t
 		if spec.SamplesPerPixel == 3 {
 			rgb = " RGB"
 		}
-		return fmt.Sprintf("%d x %d%s %s, Z %d x C %d x T %d", spec.SizeX, spec.SizeY, rgb, spec.PixelType, spec.SizeZ, spec.SizeC, spec.SizeT)
+		text := fmt.Sprintf("%d x %d%s %s, Z %d x C %d x T %d", spec.SizeX, spec.SizeY, rgb, spec.PixelType, spec.SizeZ, spec.SizeC, spec.SizeT)
+		// The pixel size said, since a tool's default resolution (libvips's
+		// 10 pixels/cm, 72 dpi) becomes one (-physical-size replaces it).
+		if spec.PhysicalSizeX > 0 {
+			text += ", pixel " + length(spec.PhysicalSizeX, spec.PhysicalSizeXUnit)
+		}
+		return text
 	}
 	size := fmt.Sprintf("%.1f MB in %.2f s", float64(info.Size())/1e6, elapsed.Seconds())
 	if len(specs) == 1 {

@@ -151,8 +151,9 @@ func TestConvertTIFFMetadata(t *testing.T) {
 		assert.Contains(t, d, want)
 	}
 
-	code, _, stderr = clitest.Run(runConvert, "-force", "-name", "nuclei", "-channels", "Hoechst,", "-physical-size", "0.3", input, output)
+	code, stdout, stderr := clitest.Run(runConvert, "-force", "-name", "nuclei", "-channels", "Hoechst,", "-physical-size", "0.3", input, output)
 	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `  image 0 "nuclei": 100 x 80 uint16, Z 1 x C 2 x T 1, pixel 0.3 µm`+"\n", "the summary says the pixel size")
 	d = clitest.Describe(t, output, pyramid.InspectOptions{})
 	for _, want := range []string{`"nuclei": 100 x 80, Z 1, C 2, T 1, uint16, XYZCT, 2 planes in TiffData, pixel 0.3 µm x 0.3 µm`,
 		`channel 0 "Hoechst"`, `channel 1 "FITC"`, `"overview": 40 x 30`} {
