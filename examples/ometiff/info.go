@@ -39,7 +39,7 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer f.Close()
-		describeFile(stdout, f)
+		describeFile(stdout, f, baseName(path))
 		return nil
 	})
 }
@@ -59,10 +59,11 @@ func decodedWholeFile(path string) (string, bool) {
 	return fmt.Sprintf("%d x %d, %s", l.Width, l.Height, wholeNote(f.Pages[0])), true
 }
 
-// describeFile prints what a mapped file holds: its images with the
+// describeFile prints what a mapped file holds: its images, named as
+// convert names them (those without a name after base), with the
 // metadata convert writes as typed fields, the images whose tiles convert
 // copies through by default, and whether its OME-XML goes to the output.
-func describeFile(w io.Writer, f *source.File) {
+func describeFile(w io.Writer, f *source.File, base string) {
 	planes := 0
 	for _, im := range f.Images {
 		planes += len(im.Planes)
@@ -81,8 +82,15 @@ func describeFile(w io.Writer, f *source.File) {
 		if s.SamplesPerPixel == 3 {
 			layout = "RGB " + layout
 		}
+		name := s.Name
+		if name == "" { // as convert names it
+			name = base
+			if i > 0 {
+				name = fmt.Sprintf("%s #%d", base, i)
+			}
+		}
 		fmt.Fprintf(w, "image %d %q: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
-			i, s.Name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
+			i, name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
 		if levels, err := im.Encoded(false); err == nil && levels[0].TileWidth == levels[0].TileHeight {
 			c := levels[0].TileCoding
 			also := ""

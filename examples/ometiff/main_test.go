@@ -79,12 +79,12 @@ image 0 "cells": 100 x 80, Z 1 x C 2 x T 1, XYZCT, uint16, pages 0-1
 image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
 `},
 		{plain, `TIFF, 2 images, 4 planes
-image 0 "": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
-image 1 "": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, samples as channels
+image 0 "plain": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
+image 1 "plain #1": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, samples as channels
 not converted: page 3: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 694
 `},
 		{svs, `SVS, 2 images, 2 planes
-image 0 "": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0
+image 0 "slide": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0
   pixel 0.5 µm x 0.5 µm
   acquired 2021-01-02T10:11:12Z
   description "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70"
