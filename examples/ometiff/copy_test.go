@@ -344,3 +344,29 @@ func TestConvertJPEGColor(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 }
+
+// TestConvertJPEGWhereItApplies: -compression jpeg on a file whose images
+// JPEG cannot all code gives the others LZW, and says so; on a file where
+// it codes none, it is refused.
+func TestConvertJPEGWhereItApplies(t *testing.T) {
+	dir := t.TempDir()
+	input := writeOMETIFF(t, dir) // uint16 "cells", RGB uint8 "overview"
+	out := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-compression", "jpeg", input, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, convertName+": "+input+": image 0: LZW, not JPEG, which takes 8-bit gray or RGB samples, not 1 x uint16\n", stderr)
+	f, err := tiff.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	var got []uint16
+	for _, p := range f.Pages {
+		l, err := p.Layout()
+		require.NoError(t, err)
+		got = append(got, l.Compression)
+	}
+	assert.Equal(t, []uint16{tiff.CompressionLZW, tiff.CompressionLZW, tiff.CompressionJPEG}, got, "two planes of cells, then the overview")
+
+	only := filepath.Join(dir, "u16.ome.tif")
+	writeTiled(t, only, pyramid.Options{TileSize: 64})
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, "JPEG takes uint8 samples", "-compression", "jpeg", only, "out.ome.tif")
+}

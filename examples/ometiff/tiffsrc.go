@@ -215,11 +215,12 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	s.wopts = cfg.options
 	s.encoded = make([][]pyramid.EncodedLevel, len(s.file.Images))
 	s.coding = make([]*pyramid.Coding, len(s.file.Images))
-	if cfg.set["compression"] {
-		return
-	}
 	say := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
+	}
+	if cfg.set["compression"] {
+		s.planJPEG(cfg, say)
+		return
 	}
 	again := "encoded again as " + cfg.options.Compression.String()
 	if cfg.options.Compression == pyramid.None {
@@ -300,6 +301,27 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	}
 	if copiedLevel {
 		s.wopts.Level = 0
+	}
+}
+
+// planJPEG gives LZW to the images JPEG cannot code (other samples than
+// 8-bit gray or RGB) when -compression jpeg asks for it and some other
+// image takes it; when none does, the writer's refusal says why.
+func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
+	if cfg.options.Compression != pyramid.JPEG {
+		return
+	}
+	jpegable := func(spec pyramid.ImageSpec) bool {
+		return spec.PixelType == pyramid.Uint8 && (spec.SamplesPerPixel == 1 || spec.SamplesPerPixel == 3)
+	}
+	if !slices.ContainsFunc(s.file.Images, func(im *source.Image) bool { return jpegable(im.Spec) }) {
+		return
+	}
+	for i, im := range s.file.Images {
+		if !jpegable(im.Spec) {
+			s.coding[i] = &pyramid.Coding{Compression: pyramid.LZW}
+			say("image %d: LZW, not JPEG, which takes 8-bit gray or RGB samples, not %d x %v", i, im.Spec.SamplesPerPixel, im.Spec.PixelType)
+		}
 	}
 }
 
