@@ -199,37 +199,18 @@ func TestDirectIO(t *testing.T) {
 // are the source's as an independent reader decodes both.
 func TestConvertBigEndianTiles(t *testing.T) {
 	const width, height, tile = 48, 40, 16
-	h := iohandle.NewMemory()
-	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: binary.BigEndian})
-	require.NoError(t, err)
-	var blocks []tiff.Block
-	for ty := 0; ty < height; ty += tile {
-		for tx := 0; tx < width; tx += tile {
-			raw := make([]byte, tile*tile*2)
-			for y := range tile {
-				for x := range tile {
-					binary.BigEndian.PutUint16(raw[2*(y*tile+x):], uint16((tx+x)*300+ty+y))
-				}
+	data := tiledTIFF(t, binary.BigEndian, width, height, tile, 16, func(tx, ty int) []byte {
+		raw := make([]byte, tile*tile*2)
+		for y := range tile {
+			for x := range tile {
+				binary.BigEndian.PutUint16(raw[2*(y*tile+x):], uint16((tx+x)*300+ty+y))
 			}
-			b, err := w.WriteBlock(raw)
-			require.NoError(t, err)
-			blocks = append(blocks, b)
 		}
-	}
-	f := &ifd.Builder{}
-	f.AddUint(tiff.TagImageWidth, width)
-	f.AddUint(tiff.TagImageLength, height)
-	f.AddShort(tiff.TagBitsPerSample, 16)
-	f.AddShort(tiff.TagCompression, tiff.CompressionNone)
-	f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
-	f.AddUint(tiff.TagTileWidth, tile)
-	f.AddUint(tiff.TagTileLength, tile)
-	require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts, Blocks: blocks}))
-	require.NoError(t, w.Close())
-	require.NoError(t, h.Commit())
+		return raw
+	})
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "be.tif"), filepath.Join(dir, "out.ome.tif")
-	require.NoError(t, os.WriteFile(in, h.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(in, data, 0o644))
 
 	code, _, stderr := clitest.Run(runConvert, in, out)
 	require.Equal(t, 0, code, stderr)
@@ -255,42 +236,24 @@ func TestConvertBigEndianTiles(t *testing.T) {
 // on stderr.
 func TestConvertSparseTile(t *testing.T) {
 	const width, height, tile, sparse = 48, 32, 16, 4
-	h := iohandle.NewMemory()
-	w, err := tiff.NewWriter(h, tiff.Options{})
-	require.NoError(t, err)
-	var blocks []tiff.Block
 	want := make([]byte, width*height)
-	for i := range width / tile * height / tile {
+	data := tiledTIFF(t, binary.LittleEndian, width, height, tile, 8, func(tx, ty int) []byte {
+		i := ty/tile*(width/tile) + tx/tile
 		if i == sparse {
-			blocks = append(blocks, tiff.Block{})
-			continue
+			return nil
 		}
 		raw := make([]byte, tile*tile)
-		tx, ty := i%(width/tile)*tile, i/(width/tile)*tile
 		for y := range tile {
 			for x := range tile {
 				raw[y*tile+x] = byte(i*40 + x + y)
 				want[(ty+y)*width+tx+x] = raw[y*tile+x]
 			}
 		}
-		b, err := w.WriteBlock(raw)
-		require.NoError(t, err)
-		blocks = append(blocks, b)
-	}
-	f := &ifd.Builder{}
-	f.AddUint(tiff.TagImageWidth, width)
-	f.AddUint(tiff.TagImageLength, height)
-	f.AddShort(tiff.TagBitsPerSample, 8)
-	f.AddShort(tiff.TagCompression, tiff.CompressionNone)
-	f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
-	f.AddUint(tiff.TagTileWidth, tile)
-	f.AddUint(tiff.TagTileLength, tile)
-	require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts, Blocks: blocks}))
-	require.NoError(t, w.Close())
-	require.NoError(t, h.Commit())
+		return raw
+	})
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "sparse.tif"), filepath.Join(dir, "out.ome.tif")
-	require.NoError(t, os.WriteFile(in, h.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(in, data, 0o644))
 
 	code, _, stderr := clitest.Run(runConvert, in, out)
 	require.Equal(t, 0, code, stderr)
@@ -369,4 +332,40 @@ func TestConvertJPEGWhereItApplies(t *testing.T) {
 	only := filepath.Join(dir, "u16.ome.tif")
 	writeTiled(t, only, pyramid.Options{TileSize: 64})
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, "JPEG takes uint8 samples", "-compression", "jpeg", only, "out.ome.tif")
+}
+
+// tiledTIFF returns a TIFF in order of one uncompressed gray page of
+// width x height samples of bits, in tiles of tile pixels, whose stored
+// bytes tileAt gives for the tile at (tx, ty); nil makes it sparse (0
+// bytes at offset 0).
+func tiledTIFF(t *testing.T, order binary.ByteOrder, width, height, tile, bits int, tileAt func(tx, ty int) []byte) []byte {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{ByteOrder: order})
+	require.NoError(t, err)
+	var blocks []tiff.Block
+	for ty := 0; ty < height; ty += tile {
+		for tx := 0; tx < width; tx += tile {
+			raw := tileAt(tx, ty)
+			if raw == nil {
+				blocks = append(blocks, tiff.Block{})
+				continue
+			}
+			b, err := w.WriteBlock(raw)
+			require.NoError(t, err)
+			blocks = append(blocks, b)
+		}
+	}
+	f := &ifd.Builder{}
+	f.AddUint(tiff.TagImageWidth, uint64(width))
+	f.AddUint(tiff.TagImageLength, uint64(height))
+	f.AddShort(tiff.TagBitsPerSample, uint16(bits))
+	f.AddShort(tiff.TagCompression, tiff.CompressionNone)
+	f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	f.AddUint(tiff.TagTileWidth, uint64(tile))
+	f.AddUint(tiff.TagTileLength, uint64(tile))
+	require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts, Blocks: blocks}))
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	return h.Bytes()
 }

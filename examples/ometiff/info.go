@@ -30,12 +30,13 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
 	return eachFile(infoName, "ometiff info file...", fs.Args(), stdout, stderr, func(path string) error {
-		if whole, ok := decodedWholeFile(path); ok { // as convert reads it
-			fmt.Fprintf(stdout, "TIFF, 1 image, 1 plane\nimage 0: %s\n", whole)
-			return nil
-		}
 		f, err := source.Open(path, source.Options{SkipUnsupported: true})
 		if err != nil {
+			// A page convert leaves to the image decoders, as it reads it.
+			if whole, ok := decodedWholeFile(path); ok {
+				fmt.Fprintf(stdout, "TIFF, 1 image, 1 plane\nimage 0: %s\n", whole)
+				return nil
+			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer f.Close()

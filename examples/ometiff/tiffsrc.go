@@ -269,7 +269,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			s.coding[i] = &coding
 			copiedJPEG = true
 			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", i, o.JPEGColor,
-				cmp.Or(coding.Quality, 75), o.JPEGColor, map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
+				cmp.Or(coding.Quality, compress.DefaultJPEGQuality), o.JPEGColor, map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
 			continue
 		}
 		if !cfg.set["tile"] && !slices.ContainsFunc(s.coding, func(c *pyramid.Coding) bool { return c != nil }) {
@@ -289,7 +289,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		if len(levels) > 1 {
 			how = plural(len(levels)-1, "level") + " copied"
 		} else if coding.Compression == pyramid.JPEG {
-			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, 75)) // 0: the writer's default
+			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality)) // 0: the writer's default
 		}
 		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
 			i, c.Compression, c.TileWidth, c.TileHeight, how)
