@@ -85,18 +85,24 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	stream := append(append(append((*buf)[:0], 0xff, 0xd8), d.tablesBody()...), src[2:]...)
 	*buf = stream
 	rows := len(out) / d.rowBytes
-	// The frame's size comes first: image/jpeg allocates what the frame
-	// says, so a frame larger than the block is refused before decoding.
-	// It is read from the frame header, which image/jpeg decodes first,
-	// without DecodeConfig's decoder (a dozen KB of garbage a block).
-	width, height, err := frameSize(stream)
+	// The frame's shape comes first: image/jpeg allocates what the frame
+	// says, so a frame larger than the block, or of more components than
+	// the page's samples, is refused before decoding. It is read from the
+	// frame header, which image/jpeg decodes first, without DecodeConfig's
+	// decoder (a dozen KB of garbage a block).
+	width, height, comps, err := frameSize(stream)
 	if err != nil {
 		return err
 	}
 	if width != d.f.Width || height != rows {
 		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
 	}
-	if scanCount(src, maxJPEGScans) > maxJPEGScans {
+	if comps != d.l.samples {
+		return fmt.Errorf("%w: JPEG of %d components in a block of %d samples per pixel", ErrCorrupt, comps, d.l.samples)
+	}
+	// The scans are counted in the whole stream that image/jpeg decodes:
+	// the JPEGTables may hold scans too, and they come before every block.
+	if scanCount(stream, maxJPEGScans) > maxJPEGScans {
 		return fmt.Errorf("%w: JPEG: more than %d scans", ErrCompression, maxJPEGScans)
 	}
 	m, err := jpeg.Decode(bytes.NewReader(stream))
@@ -130,17 +136,17 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	return fmt.Errorf("%w: JPEG of %T in a block of %d samples per pixel", ErrCorrupt, m, d.l.samples)
 }
 
-// frameSize returns the width and height in the first frame header (SOF)
-// of a JPEG stream, which starts with SOI, walking its segments as
-// image/jpeg does up to it.
-func frameSize(stream []byte) (width, height int, err error) {
+// frameSize returns the width, height and component count in the first
+// frame header (SOF) of a JPEG stream, which starts with SOI, walking its
+// segments as image/jpeg does up to it.
+func frameSize(stream []byte) (width, height, comps int, err error) {
 	p := stream[2:]
 	for {
 		if len(p) < 2 {
-			return 0, 0, fmt.Errorf("%w: JPEG: no frame header", ErrCorrupt)
+			return 0, 0, 0, fmt.Errorf("%w: JPEG: no frame header", ErrCorrupt)
 		}
 		if p[0] != 0xff {
-			return 0, 0, fmt.Errorf("%w: JPEG: 0x%02x where a marker was expected", ErrCorrupt, p[0])
+			return 0, 0, 0, fmt.Errorf("%w: JPEG: 0x%02x where a marker was expected", ErrCorrupt, p[0])
 		}
 		m := p[1]
 		switch {
@@ -151,20 +157,20 @@ func frameSize(stream []byte) (width, height int, err error) {
 			p = p[2:]
 			continue
 		case m == 0xd8 || m == 0xd9 || m == 0xda:
-			return 0, 0, fmt.Errorf("%w: JPEG: marker 0x%02x before the frame header", ErrCorrupt, m)
+			return 0, 0, 0, fmt.Errorf("%w: JPEG: marker 0x%02x before the frame header", ErrCorrupt, m)
 		}
 		if len(p) < 4 {
-			return 0, 0, fmt.Errorf("%w: JPEG: segment 0x%02x cut short", ErrCorrupt, m)
+			return 0, 0, 0, fmt.Errorf("%w: JPEG: segment 0x%02x cut short", ErrCorrupt, m)
 		}
 		n := int(p[2])<<8 | int(p[3])
 		if n < 2 || len(p) < 2+n {
-			return 0, 0, fmt.Errorf("%w: JPEG: segment 0x%02x of %d bytes", ErrCorrupt, m, n)
+			return 0, 0, 0, fmt.Errorf("%w: JPEG: segment 0x%02x of %d bytes", ErrCorrupt, m, n)
 		}
 		if m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc { // SOFn
-			if n < 7 {
-				return 0, 0, fmt.Errorf("%w: JPEG: frame header of %d bytes", ErrCorrupt, n)
+			if n < 8 {
+				return 0, 0, 0, fmt.Errorf("%w: JPEG: frame header of %d bytes", ErrCorrupt, n)
 			}
-			return int(p[7])<<8 | int(p[8]), int(p[5])<<8 | int(p[6]), nil
+			return int(p[7])<<8 | int(p[8]), int(p[5])<<8 | int(p[6]), int(p[9]), nil
 		}
 		p = p[2+n:]
 	}

@@ -361,9 +361,9 @@ func TestFrameSize(t *testing.T) {
 	require.NoError(t, jpeg.Encode(&full, testImage(37, 21), &jpeg.Options{Quality: 80}))
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(full.Bytes()))
 	require.NoError(t, err)
-	w, h, err := frameSize(full.Bytes())
+	w, h, comps, err := frameSize(full.Bytes())
 	require.NoError(t, err)
-	assert.Equal(t, [2]int{cfg.Width, cfg.Height}, [2]int{w, h})
+	assert.Equal(t, [3]int{cfg.Width, cfg.Height, 3}, [3]int{w, h, comps})
 
 	soi, sof := []byte{0xff, 0xd8}, []byte{0xff, 0xc2, 0, 11, 8, 0, 16, 1, 0, 1, 1, 0x11, 0}
 	app := []byte{0xff, 0xe0, 0, 4, 'a', 'b'}
@@ -376,6 +376,7 @@ func TestFrameSize(t *testing.T) {
 	}{
 		{"progressive, after an application segment", cat(soi, app, sof), 256, 16, ""},
 		{"fill bytes and a restart marker", cat(soi, []byte{0xff, 0xff, 0xd3}, sof), 256, 16, ""},
+		{"a frame header without its component count", cat(soi, []byte{0xff, 0xc0, 0, 7, 8, 0, 1, 0, 1, 0}), 0, 0, "frame header of 7 bytes"},
 		{"no frame", cat(soi, app), 0, 0, "no frame header"},
 		{"the scan first", cat(soi, []byte{0xff, 0xda, 0, 2}), 0, 0, "marker 0xda before the frame header"},
 		{"not a marker", cat(soi, []byte{0x12, 0x34}), 0, 0, "where a marker was expected"},
@@ -385,14 +386,14 @@ func TestFrameSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, h, err := frameSize(tt.data)
+			w, h, comps, err := frameSize(tt.data)
 			if tt.err != "" {
 				assert.ErrorIs(t, err, ErrCorrupt)
 				assert.ErrorContains(t, err, tt.err)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, [2]int{tt.w, tt.h}, [2]int{w, h})
+			assert.Equal(t, [3]int{tt.w, tt.h, 1}, [3]int{w, h, comps})
 		})
 	}
 }
@@ -422,6 +423,38 @@ func TestJPEGDecodeScanLimit(t *testing.T) {
 		assert.ErrorIs(t, err, ErrCompression, "%d scans", scans)
 		assert.Contains(t, err.Error(), "more than 500 scans")
 	}
+}
+
+// TestJPEGDecodeScanLimitTables puts the scans in the page's JPEGTables,
+// which are decoded in front of every block: a block of SOI and EOI alone
+// must not make each decode a pass over 576 scans.
+func TestJPEGDecodeScanLimitTables(t *testing.T) {
+	stream, scans := progressiveJPEG(8)
+	require.Equal(t, 576, scans)
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 8, Height: 8, JPEGTables: stream})
+	if err != nil {
+		require.ErrorIs(t, err, ErrCorrupt) // tables that are an image may be refused up front
+		return
+	}
+	_, err = d.Decode(nil, []byte{0xff, 0xd8, 0xff, 0xd9})
+	require.Error(t, err)
+	if jpegTurboDecode == nil {
+		assert.ErrorIs(t, err, ErrCompression)
+		assert.Contains(t, err.Error(), "more than 500 scans")
+	}
+}
+
+// TestJPEGDecodeComponents refuses a JPEG block whose frame has more
+// components than the page has samples before decoding it, since the
+// memory planned for the block is that of the page's samples.
+func TestJPEGDecodeComponents(t *testing.T) {
+	var rgb bytes.Buffer
+	require.NoError(t, jpeg.Encode(&rgb, testImage(16, 16), &jpeg.Options{Quality: 80}))
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 16, Height: 16})
+	require.NoError(t, err)
+	_, err = d.Decode(nil, rgb.Bytes())
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "3 components in a block of 1 samples per pixel")
 }
 
 // progressiveJPEG returns a progressive JPEG stream of one 8 x 8 gray block
