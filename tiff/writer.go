@@ -262,7 +262,9 @@ func (w *Writer) checkTree() error {
 		if seen[d] || depth > maxDepth {
 			return fmt.Errorf("%w: directory used twice or nested too deep", ErrDirectory)
 		}
-		if (d.Fields == nil || d.Fields.Len() == 0) && d.OffsetsTag == 0 && len(d.SubIFDs) == 0 {
+		// Blocks write OffsetsTag and CountsTag, SubIFDs their tag; an
+		// OffsetsTag without blocks writes nothing.
+		if (d.Fields == nil || d.Fields.Len() == 0) && len(d.Blocks) == 0 && len(d.SubIFDs) == 0 {
 			// TIFF 6.0 asks for one entry at least; libtiff reads no such file.
 			return fmt.Errorf("%w: a directory with no fields", ErrDirectory)
 		}

@@ -463,6 +463,9 @@ func TestEmptyDirectoriesRefused(t *testing.T) {
 			tiny.SubIFDs = []*Directory{{}}
 			return []*Directory{tiny}
 		}},
+		{"offsets tags without blocks", func(tiny *Directory) []*Directory {
+			return []*Directory{tiny, {OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts}}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := NewWriter(iohandle.NewMemory(), Options{})
