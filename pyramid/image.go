@@ -354,6 +354,9 @@ func (im *Image) openPlane(p int, indexErr error, mode openMode) (*PlaneWriter, 
 	var s *planeStream
 	if err == nil && im.computes() {
 		s = im.takeStream()
+		if im.started == len(im.planes) {
+			im.free = nil // no plane is left to take the others
+		}
 	}
 	w.mu.Unlock()
 	if err != nil || !im.computes() {

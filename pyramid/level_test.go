@@ -83,3 +83,35 @@ func TestNoBandForWholeTileRows(t *testing.T) {
 	assert.Empty(t, im.free, "dropped after the last plane")
 	require.NoError(t, wr.Close())
 }
+
+// TestFreeDroppedAtLastPlane: the buffers of planes that were open at once
+// are kept for the planes to come, and dropped when the image's last plane
+// starts, not at Close.
+func TestFreeDroppedAtLastPlane(t *testing.T) {
+	const w, h = 64, 64
+	wr, err := New(iohandle.NewMemory(), Options{TileSize: 32, Compression: None})
+	require.NoError(t, err)
+	im, err := wr.AddImage(ImageSpec{SizeX: w, SizeY: h, SizeZ: 3})
+	require.NoError(t, err)
+	pix := make([]byte, w*h)
+	var open []*PlaneWriter
+	for z := range 2 {
+		pw, err := im.Plane(z, 0, 0)
+		require.NoError(t, err)
+		open = append(open, pw)
+	}
+	for _, pw := range open {
+		_, err := pw.Write(pix)
+		require.NoError(t, err)
+		require.NoError(t, pw.Close())
+	}
+	require.Len(t, im.free, 2, "both kept for plane 2")
+	pw, err := im.Plane(2, 0, 0)
+	require.NoError(t, err)
+	assert.Empty(t, im.free, "no plane left to take the second")
+	_, err = pw.Write(pix)
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	assert.Empty(t, im.free)
+	require.NoError(t, wr.Close())
+}
