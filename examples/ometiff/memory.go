@@ -23,10 +23,13 @@ import (
 // each image will write at Close, and its many tiles make garbage fast (an
 // LZW encoder's table a tile): within a sixteenth of that heap the
 // collector would take most of the CPU. So while the collector takes more
-// than gcBusy of the CPU time over the last gcWindow periods, the room past
-// the live heap doubles each period, up to the live heap itself (GOGC=100's),
-// and while it takes less than gcIdle it halves again. A streamed slide's
-// collections, a few short bursts, do not reach gcBusy over the window.
+// than gcBusy of the CPU time, the room past the live heap doubles each
+// period, up to the live heap itself (GOGC=100's), and while it takes less
+// than gcIdle it halves again. The runtime updates its CPU metrics only
+// when a collection ends, so the share is measured between the last
+// collection and the one that ended at least gcWindow periods before it;
+// a window in which no collection ended counts as idle. A streamed slide's
+// collections, a few short bursts, do not reach gcBusy.
 const (
 	heapSlack   = 8 << 20
 	memoryFloor = 192 << 20
@@ -42,7 +45,8 @@ const (
 const liveHeap = "/gc/heap/live:bytes"
 
 // gcCPU and allCPU are the runtime's estimates of the CPU time the
-// collector took and of all the CPU time the process had, in seconds.
+// collector took and of all the CPU time the process had, in seconds, as
+// of the end of the last collection.
 const (
 	gcCPU  = "/cpu/classes/gc/total:cpu-seconds"
 	allCPU = "/cpu/classes/total:cpu-seconds"
@@ -66,6 +70,31 @@ func nextRoom(room int, gcShare float64) int {
 	return room
 }
 
+// gcMeter follows the collector's share of the CPU time, one sample of
+// the runtime's metrics a period, and gives the room past the live heap.
+type gcMeter struct {
+	n       int
+	room    int
+	gc, all [gcWindow]float64 // the metrics as of the last periods, a ring
+}
+
+// step takes a period's sample of gcCPU (g) and allCPU (a) and returns
+// the room. The oldest sample is a window ago (zero at first). The metrics
+// are unchanged since it when no collection ended in the window: the
+// collector took none of the CPU time.
+func (m *gcMeter) step(g, a float64) int {
+	k := m.n % gcWindow
+	switch {
+	case a > m.all[k]:
+		m.room = nextRoom(m.room, (g-m.gc[k])/(a-m.all[k]))
+	case m.n >= gcWindow:
+		m.room = nextRoom(m.room, 0)
+	}
+	m.gc[k], m.all[k] = g, a
+	m.n++
+	return m.room
+}
+
 // holdMemory starts keeping the memory near the live heap, unless
 // GOMEMLIMIT or GOGC says how the user wants it kept; stop ends it and
 // restores the limit.
@@ -81,17 +110,12 @@ func holdMemory() (stop func()) {
 		sample := []metrics.Sample{{Name: liveHeap}, {Name: gcCPU}, {Name: allCPU}}
 		tick := time.NewTicker(holdPeriod)
 		defer tick.Stop()
+		var meter gcMeter
 		room := 0
-		var gc, all [gcWindow]float64 // CPU seconds as of the last periods, a ring
-		for n := 0; ; n++ {
+		for {
 			metrics.Read(sample)
 			if sample[1].Value.Kind() == metrics.KindFloat64 && sample[2].Value.Kind() == metrics.KindFloat64 {
-				g, a := sample[1].Value.Float64(), sample[2].Value.Float64()
-				k := n % gcWindow // the oldest sample, a window ago (zero at first)
-				if a > all[k] {
-					room = nextRoom(room, (g-gc[k])/(a-all[k]))
-				}
-				gc[k], all[k] = g, a
+				room = meter.step(sample[1].Value.Float64(), sample[2].Value.Float64())
 			}
 			if sample[0].Value.Kind() == metrics.KindUint64 {
 				debug.SetMemoryLimit(memoryLimit(sample[0].Value.Uint64(), room))

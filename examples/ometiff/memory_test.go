@@ -437,6 +437,27 @@ func tiffBudget(width, blockRows, pixelBytes int) int64 {
 	return min(2*planned, max(planned*17/16+heapSlack, memoryFloor)) + 48<<20
 }
 
+// TestGCMeter feeds gcMeter the runtime's CPU metrics, which change only
+// when a collection ends: a busy collector widens the room, and a second
+// without a collection narrows it again, the metrics unchanged.
+func TestGCMeter(t *testing.T) {
+	var m gcMeter
+	g, a := 0.0, 0.0
+	for range 3 * gcWindow { // collections every period, half the CPU time
+		g, a = g+0.05, a+0.1
+		m.step(g, a)
+	}
+	require.Equal(t, maxRoom, m.room, "a busy collector")
+	for range 2 * gcWindow { // a collection every 20 periods: metrics unchanged
+		m.step(g, a)
+	}
+	assert.Less(t, m.room, maxRoom, "no collection for two windows")
+	for range 4 * gcWindow {
+		m.step(g, a)
+	}
+	assert.Equal(t, 0, m.room, "idle")
+}
+
 // TestHoldMemory checks that holdMemory sets the soft memory limit to
 // memoryLimit of the live heap, a sixteenth past it plus heapSlack and at
 // least memoryFloor (more room while the collector is busy, as nextRoom
