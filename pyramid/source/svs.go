@@ -160,19 +160,58 @@ func (m *mapper) svs() error {
 	return nil
 }
 
-// svsLevels returns the tiled pages classified as levels: the slide's
-// reduced resolutions, largest first, without the stripped thumbnail.
+// svsLevels returns the tiled pages classified as levels that make one
+// pyramid below page 0: the slide's reduced resolutions, largest first,
+// one integer factor apart (4 in Aperio's files), equal in X and Y. The
+// thumbnail is left out, stripped as Aperio writes it or tiled: of the
+// chains the pages make, the longest is taken, the one of the smaller
+// factor among equals, so that a thumbnail whose size happens to divide
+// page 0's does not break the chain of the levels after it.
 func svsLevels(pages []*tiff.Page, kinds []string) []*tiff.Page {
-	var out []*tiff.Page
+	type sized struct {
+		p    *tiff.Page
+		w, h int
+	}
+	var cand []sized
 	for i, p := range pages {
 		if kinds[i] != "level" {
 			continue
 		}
 		if l, err := p.Layout(); err == nil && l.Tiled {
-			out = append(out, p)
+			cand = append(cand, sized{p, l.Width, l.Height})
 		}
 	}
-	return out
+	w0, h0, err := pageSize(pages[0])
+	if err != nil {
+		return nil
+	}
+	var best []*tiff.Page
+	bestFactor := 0
+	for i, c := range cand {
+		if c.w == 0 {
+			continue
+		}
+		f := int(math.Round(float64(w0) / float64(c.w)))
+		if f < 2 || !divided(w0, c.w, f) || !divided(h0, c.h, f) {
+			continue
+		}
+		chain, last := []*tiff.Page{c.p}, c
+		for _, n := range cand[i+1:] {
+			if divided(last.w, n.w, f) && divided(last.h, n.h, f) {
+				chain, last = append(chain, n.p), n
+			}
+		}
+		if len(chain) > len(best) || len(chain) == len(best) && f < bestFactor {
+			best, bestFactor = chain, f
+		}
+	}
+	return best
+}
+
+// divided reports whether small is large divided by factor, rounded down
+// or up, as the levels of an OME pyramid are (pyramid.CheckEncodedLevels).
+func divided(large, small, factor int) bool {
+	return small == large/factor || small == (large+factor-1)/factor
 }
 
 // describe sets what the fields of the image's description say: the

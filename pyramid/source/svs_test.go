@@ -72,6 +72,41 @@ func TestSVSMapping(t *testing.T) {
 	}
 }
 
+// TestSVSLevels takes for the image's levels the tiled reduced pages that
+// make one pyramid: a thumbnail, stripped or tiled, is left out even when
+// its size divides page 0's (384 / 24 = 16, 256 / 24 rounds up to 11).
+func TestSVSLevels(t *testing.T) {
+	base := svsPage(384, 256, true, description(svsHead))
+	level := func(w, h int) testPage {
+		return svsPage(w, h, true, description("Aperio Image Library v10.0.51\r\n384x256 -> reduced"))
+	}
+	tests := []struct {
+		name  string
+		pages []testPage
+		want  [][2]int
+	}{
+		{"a stripped thumbnail", []testPage{base, svsPage(16, 11, false), level(96, 64), level(24, 16)}, [][2]int{{96, 64}, {24, 16}}},
+		{"a tiled thumbnail", []testPage{base, level(16, 11), level(96, 64), level(24, 16)}, [][2]int{{96, 64}, {24, 16}}},
+		{"a tiled thumbnail, one level", []testPage{base, level(16, 11), level(96, 64)}, [][2]int{{96, 64}}},
+		{"factor 2, as libvips writes", []testPage{base, level(192, 128), level(96, 64), level(48, 32)}, [][2]int{{192, 128}, {96, 64}, {48, 32}}},
+		{"no chain", []testPage{base, level(100, 70)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, tt.pages...)
+			require.NoError(t, err)
+			require.NotEmpty(t, f.Images)
+			var got [][2]int
+			for _, p := range f.Images[0].Planes[0].Levels {
+				l, err := p.Layout()
+				require.NoError(t, err)
+				got = append(got, [2]int{l.Width, l.Height})
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestSVSMetadata(t *testing.T) {
 	f, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead), rational(tiff.TagXResolution, 7, 1)),
 		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30"), rational(tiff.TagXResolution, 7, 1)))
