@@ -31,7 +31,7 @@ const defaultWorkloads = "slide,slide-deflate,slide-zstd,slide-none,slide-rgb,sl
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
 // stderr only when asked for with -h.
-func parseArgs(args []string, stderr io.Writer) (config, error) {
+func parseArgs(args []string, stdout io.Writer) (config, error) {
 	var cfg config
 	fs := cli.NewFlagSet("compare", "usage: compare [flags]\n\n"+
 		"Compare writes the slide, stack and huge workloads with ometiff and with\n"+
@@ -48,7 +48,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	slideSize := fs.Int("slide-size", 8192, "width and height of the slide workloads")
 	stackSeries := fs.Int("stack-series", 84, "series of the stack workloads (each 90 z x 2 channels)")
 	hugeSize := fs.Int("huge-size", 65536, "width and height of the huge workload")
-	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cfg, err
 	}
 	switch {

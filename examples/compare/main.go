@@ -99,7 +99,7 @@ func main() {
 // run is the program: it parses args, runs the comparison and returns the
 // exit code: 2 for bad flags, 1 if anything failed.
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseArgs(args, stderr)
+	cfg, err := parseArgs(args, stdout)
 	if err != nil {
 		return cli.Exit("compare", stderr, cli.UsageError{Err: err})
 	}

@@ -17,7 +17,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		"metadata the dataset says, every plane in one file. Given the plan, it\n"+
 		"checks the files of DIR against it; given a file of the dataset (a TIFF\n"+
 		"or the companion), against the metadata that file holds or points to.\n\n")
-	if err := cli.Parse(fs, args, stderr); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {

@@ -46,7 +46,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "`directory` for the outputs (a temporary directory is made in it)")
 	fs.BoolVar(&c.nosync, "nosync", false, "skip the fsync at the end of each file")
 	stackFlags(fs, &c.s, &c.opts)
-	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
 	}
 	if err := c.s.check(); err != nil {

@@ -134,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"plan": runPlan, "write": runWrite, "check": runCheck, "compare": runCompare,
 	}
 	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stdout, usage)
 		return 0
 	}
 	command, ok := commands[args[0]]

@@ -87,9 +87,9 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, stderr, "dataset: no command\n")
 	clitest.AssertUsage(t, run, "plan [flags]", "$SLURM_ARRAY_TASK_ID")
 	for _, command := range []string{"plan", "write", "check", "compare"} {
-		code, _, stderr := clitest.Run(run, command, "-h")
+		code, stdout, _ := clitest.Run(run, command, "-h")
 		assert.Equal(t, 0, code, command)
-		assert.Contains(t, stderr, "usage: dataset "+command, command)
+		assert.Contains(t, stdout, "usage: dataset "+command, command)
 	}
 	code, _, stderr = clitest.Run(run, "merge")
 	assert.Equal(t, 2, code)

@@ -75,7 +75,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&spec.Companion, "companion", false, "write the metadata once, in NAME.companion.ome, not in every file")
 	fs.StringVar(&spec.Seed, "seed", "", "`text` hashed into the UUIDs, to tell this dataset from others of the same plan")
 	stackFlags(fs, &s, &opts)
-	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
 	}
 	if err := s.check(); err != nil {

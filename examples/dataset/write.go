@@ -40,7 +40,7 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&workers, "workers", 1, "encoding goroutines; 0 is one per CPU")
 	fs.BoolVar(&file.Replace, "replace", false, "replace a file a previous run left")
 	fs.BoolVar(&file.NoSync, "nosync", false, "skip the fsync at the end")
-	if err := cli.Parse(fs, args, stderr); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {

@@ -21,7 +21,7 @@ import (
 // a usage error (bad flags or flag values, including those the writer
 // rejects).
 func runConvert(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseArgs(args, stderr)
+	cfg, err := parseArgs(args, stdout)
 	if err != nil {
 		return cli.Exit(convertName, stderr, cli.UsageError{Err: err})
 	}

@@ -49,7 +49,7 @@ type rawFormat struct {
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
 // stderr only when asked for with -h.
-func parseArgs(args []string, stderr io.Writer) (config, error) {
+func parseArgs(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := cli.NewFlagSet(convertName, "usage: ometiff convert [flags] input output.ome.tif\n\n"+
 		"Convert converts a TIFF, BigTIFF, OME-TIFF or Aperio SVS file, a PNG, JPEG,\n"+
@@ -119,7 +119,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&r.t, "raw-t", 1, "raw input: number of time points")
 	fs.TextVar(&r.order, "raw-order", pyramid.XYZCT, "raw input: `order` of the planes, fastest first after XY: XYZCT,\n"+
 		"XYZTC, XYCZT, XYCTZ, XYTZC or XYTCZ")
-	if err := cli.Parse(fs, args, stderr); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() != 2 {

@@ -26,7 +26,7 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 		"Info says how the pages of TIFF, BigTIFF, OME-TIFF and SVS files map to\n"+
 		"the images (series) and planes that ometiff convert writes, with the\n"+
 		"metadata it keeps, the tiles it copies through, and what it cannot convert.\n\n")
-	if err := cli.Parse(fs, args, stderr); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
 	return eachFile(infoName, "ometiff info file...", fs.Args(), stdout, stderr, func(path string) error {

@@ -23,7 +23,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		"depends only on the files' bytes.\n\n")
 	var opts pyramid.InspectOptions
 	fs.BoolVar(&opts.Fields, "fields", false, "list every field of every directory")
-	if err := cli.Parse(fs, args, stderr); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit(inspectName, stderr, cli.UsageError{Err: err})
 	}
 	return eachFile(inspectName, "ometiff inspect [-fields] file...", fs.Args(), stdout, stderr,

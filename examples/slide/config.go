@@ -21,7 +21,7 @@ type config struct {
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
 // stderr only when asked for with -h.
-func parseArgs(args []string, stderr io.Writer) (config, error) {
+func parseArgs(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := cli.NewFlagSet("slide", "usage: slide [flags]\n\n"+
 		"Slide writes a synthetic fluorescence slide as a pyramidal OME-TIFF\n"+
@@ -39,7 +39,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.options.Levels, "levels", 0, "resolutions including the full one; 0 halves until one tile")
 	fs.TextVar(&cfg.options.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
 	fs.BoolVar(&cfg.direct, "direct", false, "write around the page cache (Linux; faster when compressing keeps the cores busy)")
-	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cfg, err
 	}
 	switch {

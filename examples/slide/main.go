@@ -57,7 +57,7 @@ func main() {
 // run is the program: it parses args, writes the slide and prints the
 // summary to stdout, or one line to stderr. It returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseArgs(args, stderr)
+	cfg, err := parseArgs(args, stdout)
 	if err != nil {
 		return cli.Exit("slide", stderr, cli.UsageError{Err: err})
 	}

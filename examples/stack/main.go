@@ -52,7 +52,7 @@ func main() {
 // run is the program: it parses args, writes the stack and prints the
 // summary to stdout, or one line to stderr. It returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseArgs(args, stderr)
+	cfg, err := parseArgs(args, stdout)
 	if err != nil {
 		return cli.Exit("stack", stderr, cli.UsageError{Err: err})
 	}
@@ -76,7 +76,7 @@ type config struct {
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
 // stderr only when asked for with -h.
-func parseArgs(args []string, stderr io.Writer) (config, error) {
+func parseArgs(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := cli.NewFlagSet("stack", "usage: stack [flags]\n\n"+
 		"Stack writes many series of small planes to one OME-TIFF and reports\n"+
@@ -89,7 +89,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.TextVar(&cfg.options.Compression, "compression", pyramid.LZW, "tile `codec`: lzw, none, deflate or zstd")
 	fs.IntVar(&cfg.options.Level, "level", 0, "deflate or zstd level; 0 is the codec's default")
 	fs.IntVar(&cfg.options.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
-	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cfg, err
 	}
 	for _, n := range []struct {

@@ -45,15 +45,16 @@ func NewFlagSet(name, header string) *flag.FlagSet {
 }
 
 // Parse parses args with fs, which NewFlagSet made. Given -h, it prints
-// the usage to stderr and returns flag.ErrHelp.
+// the usage to stdout, since it was asked for (as vips and gdal print
+// theirs, for a pager), and returns flag.ErrHelp.
 //
 // Flags may follow the arguments, as vips and gdal take them
 // ("in.tif out.ome.tif -compression jpeg"); "--" ends the flags, for an
 // argument that starts with "-". fs.Args() returns the arguments.
-func Parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stderr)
+		fs.SetOutput(stdout)
 		fs.Usage()
 	}
 	return err
@@ -94,8 +95,8 @@ func isNumber(s string) bool {
 
 // ParseFlagsOnly is Parse for a program that takes only flags: an
 // argument after them is an error.
-func ParseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	if err := Parse(fs, args, stderr); err != nil {
+func ParseFlagsOnly(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	if err := Parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

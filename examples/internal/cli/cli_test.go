@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 		name   string
 		args   []string
 		err    string
-		stderr string
+		stdout string // where -h prints the usage
 	}{
 		{"flags", []string{"-n", "2"}, "", ""},
 		{"help", []string{"-h"}, flag.ErrHelp.Error(), "usage: prog [flags]\n\n  -n number\n    \ta number (default 1)\n"},
@@ -65,14 +65,14 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stderr strings.Builder
-			err := ParseFlagsOnly(newFlags(), tt.args, &stderr)
+			var stdout strings.Builder
+			err := ParseFlagsOnly(newFlags(), tt.args, &stdout)
 			if tt.err == "" {
 				assert.NoError(t, err)
 			} else {
 				assert.EqualError(t, err, tt.err)
 			}
-			assert.Equal(t, tt.stderr, stderr.String())
+			assert.Equal(t, tt.stdout, stdout.String())
 		})
 	}
 	assert.NoError(t, Parse(newFlags(), []string{"file"}, io.Discard), "Parse takes arguments")

@@ -32,14 +32,14 @@ func Run(run Program, args ...string) (code int, stdout, stderr string) {
 }
 
 // AssertUsage checks that the program, run with -h, succeeds and prints
-// on stderr only a usage that holds each of wants.
+// on stdout only a usage that holds each of wants.
 func AssertUsage(t *testing.T, run Program, wants ...string) {
 	t.Helper()
 	code, stdout, stderr := Run(run, "-h")
 	assert.Equal(t, 0, code)
-	assert.Empty(t, stdout)
+	assert.Empty(t, stderr)
 	for _, want := range wants {
-		assert.Contains(t, stderr, want)
+		assert.Contains(t, stdout, want)
 	}
 }
 
