@@ -425,11 +425,12 @@ func truncatedRows(t *testing.T) []byte {
 // usage error, and nothing changes.
 func TestRunRejectsItsInputOrADirectoryAsOutput(t *testing.T) {
 	dir := t.TempDir()
-	png := encoded(t, grayImage(32, 32), encodePNG)
-	input := writeFile(t, dir, "in.png", png)
+	input := writeOMETIFF(t, dir)
+	source, err := os.ReadFile(input)
+	require.NoError(t, err)
 	outDir := filepath.Join(dir, "out.ome.tif")
 	require.NoError(t, os.Mkdir(outDir, 0o755))
-	for _, args := range [][]string{{input, input}, {"-force", input, input}, {input, filepath.Join(dir, ".", "in.png")}} {
+	for _, args := range [][]string{{input, input}, {"-force", input, input}, {input, filepath.Join(dir, ".", filepath.Base(input))}} {
 		code, _, stderr := clitest.Run(runConvert, args...)
 		assert.Equal(t, 2, code, args)
 		assert.Contains(t, stderr, "is the input: name another output (the conversion would replace its source)")
@@ -441,10 +442,29 @@ func TestRunRejectsItsInputOrADirectoryAsOutput(t *testing.T) {
 	}
 	data, err := os.ReadFile(input)
 	require.NoError(t, err)
-	assert.Equal(t, png, data, "the input is unchanged")
+	assert.Equal(t, source, data, "the input is unchanged")
 	entries, err := os.ReadDir(outDir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// TestRunRejectsAnOutputNamedOtherwise: the output is OME-TIFF, so a name
+// of another format's extension, or of none, is a usage error before
+// anything is read or written; every TIFF extension is taken.
+func TestRunRejectsAnOutputNamedOtherwise(t *testing.T) {
+	dir := t.TempDir()
+	input := writeFile(t, dir, "in.png", encoded(t, grayImage(32, 32), encodePNG))
+	for _, c := range []struct{ output, msg string }{
+		{"out.png", `output "out.png": ometiff writes OME-TIFF, not .png; name it .ome.tif`},
+		{"out.ome.zarr", `output "out.ome.zarr": ometiff writes OME-TIFF, not .zarr; name it .ome.tif`},
+		{"out", `output "out" has no extension: ometiff writes OME-TIFF; name it .ome.tif`},
+	} {
+		clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, c.msg, input, c.output)
+	}
+	for _, output := range []string{"a.ome.tif", "b.ome.tiff", "c.tif", "d.TIFF", "e.ome.btf", "f.tf8", "g.tf2"} {
+		code, _, stderr := clitest.Run(runConvert, input, filepath.Join(dir, output))
+		assert.Equal(t, 0, code, stderr)
+	}
 }
 
 func TestRunRejectsADirectory(t *testing.T) {

@@ -130,6 +130,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		return cfg, fmt.Errorf("want an input and an output file, got %s (usage: ometiff convert [flags] input output.ome.tif)", got)
 	}
 	cfg.input, cfg.output = fs.Arg(0), fs.Arg(1)
+	if err := checkOutputName(cfg.output); err != nil {
+		return cfg, err
+	}
 	cfg.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { cfg.set[f.Name] = true })
 	if !cfg.set["name"] {
@@ -148,6 +151,25 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	cfg.limits.tile = o.TileSize
 	return cfg, r.check()
+}
+
+// tiffExtensions are the extensions of an output, after ".ome" or not:
+// those of TIFF and BigTIFF files that Bio-Formats' OME-TIFF reader takes
+// by name.
+var tiffExtensions = []string{".tif", ".tiff", ".btf", ".tf2", ".tf8"}
+
+// checkOutputName refuses an output whose name says it is not a TIFF
+// file ("out.png", "out"): the file written is OME-TIFF whatever its
+// name, and a viewer that goes by the name would not open it.
+func checkOutputName(name string) error {
+	ext := strings.ToLower(filepath.Ext(name))
+	if slices.Contains(tiffExtensions, ext) {
+		return nil
+	}
+	if ext == "" {
+		return fmt.Errorf("output %q has no extension: ometiff writes OME-TIFF; name it .ome.tif", name)
+	}
+	return fmt.Errorf("output %q: ometiff writes OME-TIFF, not %s; name it .ome.tif", name, ext)
 }
 
 // splitNames splits a comma-separated list, trimming spaces.
