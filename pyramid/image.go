@@ -23,7 +23,7 @@ type Image struct {
 	rawTile  []int              // per level given encoded: the bytes of each uncompressed tile, else 0
 	factor   int                // between the sizes of consecutive levels
 	coding   Coding             // of the levels the writer encodes: the spec's, else the writer's
-	codec    compress.Codec     // of coding, unless JPEG: the writer's when they agree
+	codec    compress.Codec     // of coding, unless JPEG: the writer's when they agree, else shared by the images of that coding
 	padEdges bool               // edge tiles repeat the last row and column, not zeros
 	reduce   reduceFunc
 	origin   *planeOrigin // set for the images of a dataset's part
@@ -141,7 +141,7 @@ func (w *Writer) imageCoding(spec ImageSpec) (Coding, compress.Codec, error) {
 	if c.Compression == own.Compression && c.Level == own.Level {
 		return c, w.codec, nil
 	}
-	codec, err := newCodec(c)
+	codec, err := w.sharedCodec(c)
 	return c, codec, err
 }
 

@@ -92,6 +92,30 @@ func TestImageCodingIsCopied(t *testing.T) {
 	})
 }
 
+// TestImageCodingSharesCodecs: images of one compression and level share
+// a codec, whatever else their Codings say, so that a file of many images
+// coded otherwise than the writer keeps one codec's encoder state (a Zstd
+// codec holds an encoder a core) and not one an image; another level gets
+// its own.
+func TestImageCodingSharesCodecs(t *testing.T) {
+	writeMemory(t, Options{}, func(w *Writer) error {
+		add := func(c Coding) *Image {
+			im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8, Coding: &c})
+			require.NoError(t, err)
+			require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 64)))
+			return im
+		}
+		a, b := add(Coding{Compression: Zstd}), add(Coding{Compression: Zstd, Predictor: PredictorNone})
+		c, d := add(Coding{Compression: Zstd, Level: 9}), add(Coding{Compression: Deflate})
+		lzw := add(Coding{Compression: LZW, Predictor: PredictorNone})
+		assert.Same(t, a.codec, b.codec, "one Zstd codec")
+		assert.NotSame(t, a.codec, c.codec, "Zstd level 9")
+		assert.NotSame(t, a.codec, d.codec, "Deflate")
+		assert.True(t, w.codec == lzw.codec, "the writer's LZW")
+		return nil
+	})
+}
+
 // TestImageCodingRefused checks the codings an image cannot take, each
 // with ErrOption naming what.
 func TestImageCodingRefused(t *testing.T) {

@@ -93,6 +93,13 @@ type Writer struct {
 	closed    bool   // Close or Abort ran
 	committed bool   // and the file is committed
 
+	// codecs holds the codecs of images whose ImageSpec.Coding differs
+	// from the options', one for each compression and level, so that a
+	// file of many such images keeps one codec's encoder state, not one
+	// an image. codecsMu guards it: images are added without mu.
+	codecsMu sync.Mutex
+	codecs   map[codecKey]compress.Codec
+
 	// out serializes the use of the output handle: by the consumer of
 	// encoded tiles (the pipeline's goroutine, or a plane's goroutine under
 	// mu when tiles are stored unchanged), by Close and Abort, and by Stats.
@@ -187,6 +194,32 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 		w.pipe = compress.NewPipeline(ctx, compress.Options{Workers: opts.Workers}, w.consume)
 	}
 	return w, nil
+}
+
+// codecKey is what a codec depends on: the compression and its level.
+type codecKey struct {
+	compression Compression
+	level       int
+}
+
+// sharedCodec returns the writer's codec of coding's compression and
+// level, made on first use.
+func (w *Writer) sharedCodec(coding Coding) (compress.Codec, error) {
+	w.codecsMu.Lock()
+	defer w.codecsMu.Unlock()
+	k := codecKey{coding.Compression, coding.Level}
+	if c, ok := w.codecs[k]; ok {
+		return c, nil
+	}
+	c, err := newCodec(coding)
+	if err != nil {
+		return nil, err
+	}
+	if w.codecs == nil {
+		w.codecs = make(map[codecKey]compress.Codec)
+	}
+	w.codecs[k] = c
+	return c, nil
 }
 
 // newCodec returns the codec a coding asks for; nil for JPEG, whose
