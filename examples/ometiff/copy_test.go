@@ -308,6 +308,30 @@ func TestConvertJPEGColor(t *testing.T) {
 	}
 }
 
+// TestConvertJPEGColorGray: -jpeg-color is of RGB tiles; gray JPEG tiles,
+// alike in both codings, are still copied when it is given.
+func TestConvertJPEGColorGray(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "gray.ome.tif")
+	w, err := pyramid.Create(in, pyramid.Options{TileSize: 32, Compression: pyramid.JPEG, Quality: 80, Levels: 1})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 80, SizeY: 60})
+	require.NoError(t, err)
+	plane := make([]byte, im.PlaneBytes())
+	for i := range plane {
+		plane[i] = byte(i % 80 * 3)
+	}
+	require.NoError(t, im.WritePlane(0, 0, 0, plane))
+	require.NoError(t, w.Close())
+
+	out := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-jpeg-color", "rgb", in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: JPEG tiles of 32 x 32 copied through")
+	assert.NotContains(t, stderr, "encoded again")
+	assert.Equal(t, firstTiles(t, in), firstTiles(t, out), "the gray JPEG tiles copied")
+}
+
 // TestConvertJPEGWhereItApplies: -compression jpeg on a file whose images
 // JPEG cannot all code gives the others LZW, and says so; on a file where
 // it codes none, it is refused.

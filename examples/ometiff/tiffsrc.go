@@ -261,10 +261,12 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
 			say("image %d: %s: -predictor %s, the source's is %s", i, again, name(o.Predictor), name(c.Predictor))
 			continue
-		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && (o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
+		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && im.Spec.SamplesPerPixel == 3 &&
+			(o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
 			// Levels coded otherwise than the full resolution would make
 			// a pyramid of two colour codings: every level is encoded
-			// again, in JPEG as -jpeg-color asks.
+			// again, in JPEG as -jpeg-color asks. Gray tiles are alike in
+			// both codings, and copied.
 			coding := s.copyCoding(cfg, im, c)
 			s.coding[i] = &coding
 			copiedJPEG = true
