@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -61,30 +62,41 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 }
 
 // parseInterspersed parses the flags among args, which package flag
-// stops at the first argument.
+// stops at the first argument. It walks args one at a time: a flag, with
+// the next argument as its value unless it is a bool flag or says
+// "=value", goes to fs; "-" and a negative number (a file index) are
+// arguments; "--" in the place of a flag ends the flags.
 func parseInterspersed(fs *flag.FlagSet, args []string) error {
 	var positional []string
-	for {
-		// A negative number is an argument (a file index), not a flag.
-		for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && isNumber(args[0][1:]) {
-			positional, args = append(positional, args[0]), args[1:]
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--":
+			positional, args = append(positional, args[1:]...), nil
+			continue
+		case len(a) < 2 || a[0] != '-' || isNumber(a[1:]):
+			positional, args = append(positional, a), args[1:]
+			continue
 		}
-		if err := fs.Parse(args); err != nil {
+		n := 1
+		if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") {
+			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) {
+				n = min(2, len(args))
+			}
+		}
+		if err := fs.Parse(args[:n]); err != nil {
 			return err
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			positional = append(positional, rest...)
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
+		args = args[n:]
 	}
 	// Parsing "--" alone sets fs.Args() to what follows it.
 	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// isBoolFlag reports whether f takes no value, as package flag decides.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // isNumber reports whether s is a decimal number.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -78,6 +79,18 @@ func TestParse(t *testing.T) {
 	assert.NoError(t, Parse(newFlags(), []string{"file"}, io.Discard), "Parse takes arguments")
 }
 
+// TestParseDoubleDashValue: "--" as a flag's value is that value, not the
+// end of the flags.
+func TestParseDoubleDashValue(t *testing.T) {
+	fs := NewFlagSet("prog", "usage\n")
+	str := fs.String("s", "", "")
+	v := fs.Bool("v", false, "")
+	require.NoError(t, Parse(fs, []string{"-s", "--", "a", "-v"}, io.Discard))
+	assert.Equal(t, "--", *str)
+	assert.True(t, *v, "-v after the argument is a flag")
+	assert.Equal(t, []string{"a"}, fs.Args())
+}
+
 // TestParseInterspersed checks that Parse takes flags after and between
 // the arguments, and none after "--".
 func TestParseInterspersed(t *testing.T) {
@@ -97,6 +110,11 @@ func TestParseInterspersed(t *testing.T) {
 		{"double dash first", []string{"--", "-v"}, 1, false, []string{"-v"}, ""},
 		{"none", nil, 1, false, []string{}, ""},
 		{"negative numbers", []string{"-1", "a", "-2.5", "-n", "6"}, 6, false, []string{"-1", "a", "-2.5"}, ""},
+		{"a negative number after a bool flag", []string{"a", "-v", "-1"}, 1, true, []string{"a", "-1"}, ""},
+		{"a negative number after flags first", []string{"-v", "-n", "2", "-1", "a"}, 2, true, []string{"-1", "a"}, ""},
+		{"a negative value", []string{"a", "-n", "-3"}, -3, false, []string{"a"}, ""},
+		{"two dashes and an equals sign", []string{"--n=7", "a", "--v"}, 7, true, []string{"a"}, ""},
+		{"a value missing", []string{"a", "-n"}, 1, false, nil, "flag needs an argument: -n"},
 		{"bad flag last", []string{"a", "b", "-m"}, 1, false, nil, "flag provided but not defined: -m"},
 		{"missing value", []string{"a", "-n"}, 1, false, nil, "flag needs an argument: -n"},
 	}
