@@ -76,10 +76,15 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		// What New refuses is the input's, whatever package pyramid's
 		// errors it wraps (the writer's refusal of its OME-XML).
 		err = fmt.Errorf("%s: %w", in.name, err)
-		// A file of one page has no rest to convert, but metadata the
-		// writer cannot carry is left out for the rest of it.
+		// The hint is given when mapping the file again with it leaves
+		// something to convert: metadata the writer cannot carry left
+		// out, or other pages. A file of one page has no rest.
 		if !cfg.skipUnsupported && (errors.Is(err, source.ErrUnsupported) && len(tf.Pages) > 1 || errors.Is(err, source.ErrMetadata)) {
-			err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
+			opts := s.opts
+			opts.SkipUnsupported = true
+			if _, again := source.New(tf, filepath.Base(in.name), opts); again == nil {
+				err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
+			}
 		}
 		return nil, true, cli.InputError{Err: err}
 	}

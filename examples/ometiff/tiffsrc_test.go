@@ -187,6 +187,11 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 		"no image of the file can be read: page 0: source: unsupported layout: PhotometricInterpretation palette", "-skip-unsupported", only, "out.ome.tif")
 	_, _, stderr = clitest.Run(runConvert, "-skip-unsupported", only, filepath.Join(dir, "none.ome.tif"))
 	assert.NotContains(t, stderr, "(-skip-unsupported converts the rest)")
+	// Nor is it suggested without the flag, since it would leave nothing.
+	code, _, stderr = clitest.Run(runConvert, only, filepath.Join(dir, "none.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "PhotometricInterpretation palette")
+	assert.NotContains(t, stderr, "-skip-unsupported")
 }
 
 // TestConvertTIFFDecodedWhole converts one-page TIFFs the streaming
