@@ -17,7 +17,8 @@ import (
 // sentinels under errors.Is, behind this package's prefix.
 var (
 	// ErrSize reports an image whose band (its width times its block
-	// height) is larger than Options.MaxBandBytes.
+	// height) is larger than Options.MaxBandBytes, or, when a file is
+	// mapped, whose blocks are larger than 1 TiB each.
 	ErrSize = errors.New("source: image too large")
 	// ErrUnsupported reports a page laid out in a way the band reader does
 	// not handle (YCbCr in separate planes).

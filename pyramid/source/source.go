@@ -305,6 +305,10 @@ func (l pageLayout) specSamples() int {
 // open.
 const maxChannelSamples = 256
 
+// maxBlockBytes bounds the bytes of one decoded block (a tile, or a strip):
+// 1 TiB, past any machine's memory and any band a reader is allowed.
+const maxBlockBytes = 1 << 40
+
 // layoutOf checks that the page can be read by a BandReader and converted,
 // and returns its layout. The error names the field that cannot be.
 func layoutOf(p *tiff.Page) (pageLayout, error) {
@@ -338,6 +342,14 @@ func layoutOf(p *tiff.Page) (pageLayout, error) {
 	if !out.rgb && l.SamplesPerPixel > maxChannelSamples {
 		return out, fmt.Errorf("%w: SamplesPerPixel %d of the page at %d, more than the %d samples read as channels",
 			ErrUnsupported, l.SamplesPerPixel, p.Offset, maxChannelSamples)
+	}
+	// A block no band can hold (a single strip of 2^32-1 rows of 2^32-1
+	// pixels) is an image too large, as a band past MaxBandBytes is, not
+	// a layout the decoders do not take.
+	pixel := int64(max(1, f.Format.SamplesPerPixel)) * int64(max(8, f.Format.BitsPerSample)/8)
+	if bw, bh := int64(f.Width), int64(f.Height); bw > 0 && bh > 0 && bh > maxBlockBytes/bw/pixel {
+		return out, fmt.Errorf("%w: the page at %d has blocks of %d x %d pixels of %d bytes, more than %d bytes",
+			ErrSize, p.Offset, bw, bh, pixel, int64(maxBlockBytes))
 	}
 	// pixelTypeOf took whole bytes only: the band reader's decoder is
 	// made as it will be.

@@ -216,6 +216,23 @@ func TestUnsupportedPages(t *testing.T) {
 	}
 }
 
+// TestImpossibleBlocks: a page whose one strip is 2^32-1 x 2^32-1 pixels
+// is an image too large (ErrSize), as a band past MaxBandBytes is, not a
+// layout the decoders refuse.
+func TestImpossibleBlocks(t *testing.T) {
+	file := rawPage(t, func(b *ifd.Builder) {
+		b.AddLong(tiff.TagImageWidth, 1<<32-1)
+		b.AddLong(tiff.TagImageLength, 1<<32-1)
+		b.AddShort(tiff.TagBitsPerSample, 8)
+		b.AddLong(tiff.TagStripOffsets, 200)
+		b.AddLong(tiff.TagStripByteCounts, 10)
+	})
+	_, err := mapFile(t, file, "huge.tif", Options{})
+	require.ErrorIs(t, err, ErrSize)
+	assert.NotErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "blocks of 4294967295 x 4294967295 pixels of 1 bytes, more than 1099511627776 bytes")
+}
+
 // TestUnsupportedBitsSayWhatIsRead: the refusal of a sample size names
 // the sizes read, of its kind.
 func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
