@@ -187,7 +187,10 @@ func svsLevels(pages []*tiff.Page, kinds []string) []*tiff.Page {
 	}
 	var best []*tiff.Page
 	bestFactor := 0
-	for i, c := range cand {
+	// The pyramid starts at one of the first reduced pages (Aperio's
+	// thumbnail comes before the levels): trying only those as its start
+	// keeps the work linear in a file of thousands of pages.
+	for i, c := range cand[:min(len(cand), svsLevelStarts)] {
 		if c.w == 0 {
 			continue
 		}
@@ -207,6 +210,10 @@ func svsLevels(pages []*tiff.Page, kinds []string) []*tiff.Page {
 	}
 	return best
 }
+
+// svsLevelStarts is how many of an SVS's first reduced pages are tried as
+// the start of its pyramid.
+const svsLevelStarts = 4
 
 // divided reports whether small is large divided by factor, rounded down
 // or up, as the levels of an OME pyramid are (pyramid.CheckEncodedLevels).
