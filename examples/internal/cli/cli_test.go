@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,7 +115,6 @@ func TestParseInterspersed(t *testing.T) {
 		{"a negative number after flags first", []string{"-v", "-n", "2", "-1", "a"}, 2, true, []string{"-1", "a"}, ""},
 		{"a negative value", []string{"a", "-n", "-3"}, -3, false, []string{"a"}, ""},
 		{"two dashes and an equals sign", []string{"--n=7", "a", "--v"}, 7, true, []string{"a"}, ""},
-		{"a value missing", []string{"a", "-n"}, 1, false, nil, "flag needs an argument: -n"},
 		{"bad flag last", []string{"a", "b", "-m"}, 1, false, nil, "flag provided but not defined: -m"},
 		{"missing value", []string{"a", "-n"}, 1, false, nil, "flag needs an argument: -n"},
 	}
@@ -134,4 +134,35 @@ func TestParseInterspersed(t *testing.T) {
 			assert.Equal(t, tt.rest, fs.Args())
 		})
 	}
+}
+
+// FuzzParse parses arguments (NUL-separated) with a string, an int and a
+// bool flag: never a panic; the arguments Parse returns are arguments of
+// the input, in their order; and an input without a flag is returned
+// whole.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"a\x00-n\x003", "-s\x00--\x00a\x00-v", "--\x00-v", "-1\x00-v\x00-2.5", "a\x00-n", "-h", "-n=-4\x00b", "-\x00--s=x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		fs := NewFlagSet("prog", "usage\n")
+		fs.String("s", "", "")
+		fs.Int("n", 0, "")
+		fs.Bool("v", false, "")
+		if err := Parse(fs, args, io.Discard); err != nil {
+			return
+		}
+		i := 0
+		for _, a := range fs.Args() {
+			for i < len(args) && args[i] != a {
+				i++
+			}
+			require.Less(t, i, len(args), "argument %q not in the input, or out of its order", a)
+			i++
+		}
+		if !slices.ContainsFunc(args, func(a string) bool { return len(a) > 1 && a[0] == '-' }) {
+			assert.Equal(t, args, fs.Args())
+		}
+	})
 }
