@@ -10,6 +10,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/tiff"
@@ -63,8 +65,20 @@ func checkWhole(in *input, lim limits, format string, width, height int, whole i
 	}
 	base := strings.TrimSuffix(filepath.Base(in.name), filepath.Ext(in.name))
 	return fmt.Errorf("%s: this %d x %d %s %s, which takes about %v, more than -max-memory %v; "+
-		"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy %s %s-noninterlaced.png), or raise -max-memory",
-		in.name, width, height, format, how, byteSize(need), lim.maxMemory, in.name, base)
+		"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy %s %s), or raise -max-memory",
+		in.name, width, height, format, how, byteSize(need), lim.maxMemory, shellQuote(in.name), shellQuote(base+"-noninterlaced.png"))
+}
+
+// shellQuote quotes a file name for a POSIX shell command line, where it
+// holds more than letters, digits and the punctuation of paths.
+func shellQuote(s string) string {
+	plain := func(r rune) bool {
+		return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_./:@%+=,-", r))
+	}
+	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !plain(r) }) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // imageSource is a decoded image: one plane, converted by the writer.

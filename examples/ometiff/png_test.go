@@ -133,4 +133,18 @@ func TestInterlacedPNG(t *testing.T) {
 	assert.Contains(t, stderr, "this 45 x 30 PNG is interlaced, so it is decoded whole, which takes about")
 	assert.Contains(t, stderr, "more than -max-memory 20.0 KiB; rewrite it as a non-interlaced PNG, which streams (e.g. vips copy "+input+" adam7-noninterlaced.png)")
 	assert.NoFileExists(t, output)
+
+	// A name the shell would split is quoted in the command suggested.
+	spaced := writeFile(t, dir, "slide 1's scan.png", data)
+	_, _, stderr = clitest.Run(runConvert, "-max-memory", "20KiB", spaced, output)
+	assert.Contains(t, stderr, "(e.g. vips copy '"+dir+`/slide 1'\''s scan.png' 'slide 1'\''s scan-noninterlaced.png')`)
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"in.png": "in.png", "/data/a_b-c.d@2x:1%+=,.png": "/data/a_b-c.d@2x:1%+=,.png", "": "''",
+		"a b": "'a b'", "it's": `'it'\''s'`, "$HOME": "'$HOME'", "ü.png": "'ü.png'", "a\nb": "'a\nb'",
+	} {
+		assert.Equal(t, want, shellQuote(in), "%q", in)
+	}
 }
