@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"reflect"
 )
 
 // WriteImage writes img to path as a pyramidal OME-TIFF of one image.
 func WriteImage(path string, img image.Image, opts Options) error {
+	if err := checkImage(img); err != nil {
+		return err
+	}
 	w, err := Create(path, opts)
 	if err != nil {
 		return err
@@ -31,9 +35,6 @@ func (w *Writer) AddImageData(spec ImageSpec, img image.Image) (*Image, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
 	}
-	if img == nil {
-		return nil, fmt.Errorf("%w: nil image", ErrData)
-	}
 	if err := checkImage(img); err != nil {
 		return nil, err
 	}
@@ -48,6 +49,14 @@ func (w *Writer) AddImageData(spec ImageSpec, img image.Image) (*Image, error) {
 // pixel slices do not cover its bounds (as image.NewYCbCr makes for some
 // negative origins), or a paletted image using an index without a colour.
 func checkImage(img image.Image) error {
+	// A nil pointer in the interface (a *image.Gray left unset) would
+	// panic in its first method.
+	if img == nil {
+		return fmt.Errorf("%w: nil image", ErrData)
+	}
+	if v := reflect.ValueOf(img); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("%w: nil image (a nil %T)", ErrData, img)
+	}
 	r := img.Bounds()
 	if r.Empty() {
 		return nil // AddImage reports the size

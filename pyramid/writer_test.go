@@ -436,6 +436,20 @@ func TestWriteImageCreatesFile(t *testing.T) {
 	assert.ErrorIs(t, WriteImage(path, m, Options{}), iohandle.ErrExist, "never replaced")
 }
 
+// TestWriteImageNil: a nil image, or a nil pointer of an image type, is
+// ErrData before anything is created at the path.
+func TestWriteImageNil(t *testing.T) {
+	dir := t.TempDir()
+	for _, img := range []image.Image{nil, (*image.Gray)(nil), (*image.RGBA)(nil)} {
+		err := WriteImage(filepath.Join(dir, "nil.ome.tif"), img, Options{})
+		assert.ErrorIs(t, err, ErrData, "%T", img)
+		assert.ErrorContains(t, err, "nil image")
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing created, not even a temporary file")
+}
+
 func TestMetadata(t *testing.T) {
 	data := writeMemory(t, Options{}, func(w *Writer) error {
 		im, err := w.AddImage(ImageSpec{Name: `A "quoted" <name> & more`, SizeX: 8, SizeY: 8, SizeC: 2,
@@ -576,6 +590,7 @@ func TestBadInputErrors(t *testing.T) {
 			return err
 		}, ErrClosed},
 		{"nil image", func(w *Writer) error { _, err := w.AddImageData(ImageSpec{}, nil); return err }, ErrData},
+		{"a nil *image.Gray", func(w *Writer) error { _, err := w.AddImageData(ImageSpec{}, (*image.Gray)(nil)); return err }, ErrData},
 		{"image data with other sizes", func(w *Writer) error {
 			_, err := w.AddImageData(ImageSpec{SizeX: 3}, image.NewGray(image.Rect(0, 0, 4, 4)))
 			return err
