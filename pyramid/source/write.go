@@ -27,6 +27,9 @@ var ErrMismatch = errors.New("source: destination image does not match")
 // at the first error, of the source or of the writer, and returns it
 // naming the plane.
 func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Options) error {
+	if dst == nil {
+		return fmt.Errorf("%w: no destination image (nil)", ErrMismatch)
+	}
 	got, want := dst.Spec(), im.Spec
 	if got.SizeX != want.SizeX || got.SizeY != want.SizeY || got.PixelType != want.PixelType ||
 		max(got.SamplesPerPixel, 1) != max(want.SamplesPerPixel, 1) || got.Planes() != want.Planes() || len(im.Planes) != want.Planes() {

@@ -214,6 +214,8 @@ func TestWritePlanesMismatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.ErrorIs(t, f.Images[0].WritePlanes(context.Background(), dst, Options{}), ErrMismatch)
 	}
+	// The image AddEncodedImage did not add, when its error was not looked at.
+	assert.ErrorIs(t, f.Images[0].WritePlanes(context.Background(), nil, Options{}), ErrMismatch, "a nil destination")
 }
 
 // TestWritePlanesStops checks that a cancelled context, and a block that
