@@ -552,7 +552,8 @@ func (d *Dataset) Spec() DatasetSpec {
 func (d *Dataset) Files() int { return len(d.spec.Files) }
 
 // File returns file i: its name and the planes it holds. Its slice is the
-// caller's.
+// caller's. It panics if i is not in [0, d.Files()), as an index of a
+// slice does.
 func (d *Dataset) File(i int) DatasetFile {
 	f := d.spec.Files[i]
 	f.Planes = slices.Clone(f.Planes)

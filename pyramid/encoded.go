@@ -184,6 +184,9 @@ func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
 // uncompressed one of other than TileWidth × TileHeight × the pixel's
 // bytes is ErrData, and nothing is written.
 func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
+	if ep.im == nil {
+		return errZero
+	}
 	if !ep.busy.CompareAndSwap(false, true) {
 		return ep.im.busyError(ep.index)
 	}
@@ -224,6 +227,9 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 // PlaneWriter.Write does, to compute the reduced levels from. An image
 // whose levels are all given encoded takes no rows (ErrData).
 func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
+	if ep.im == nil {
+		return 0, errZero
+	}
 	if !ep.busy.CompareAndSwap(false, true) {
 		return 0, ep.im.busyError(ep.index)
 	}

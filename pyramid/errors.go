@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/tiff"
@@ -31,6 +32,10 @@ func (e *describedError) Unwrap() []error { return e.errs }
 func classify(kind error, text string, cause error) error {
 	return &describedError{msg: kind.Error() + ": " + text, errs: []error{kind, cause}}
 }
+
+// errZero is the error of a method called on a zero Writer, Image,
+// PlaneWriter or EncodedPlaneWriter, which only this package makes.
+var errZero = fmt.Errorf("%w: a zero value, not made by New, Create, AddImage, Plane or EncodedPlane", ErrClosed)
 
 // closedBy is ErrClosed for a writer that failed with err: the message
 // says both, with this package's prefix once.

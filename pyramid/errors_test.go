@@ -281,3 +281,56 @@ func TestEndingTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestZeroValues: the writer's types are made by this package; their zero
+// values, and a nil PlaneWriter, give ErrClosed (or ErrPlane) naming it,
+// never a panic.
+func TestZeroValues(t *testing.T) {
+	var w Writer
+	_, err := w.AddImage(ImageSpec{SizeX: 16, SizeY: 16})
+	assert.ErrorIs(t, err, ErrClosed, "AddImage")
+	_, err = w.AddEncodedImage(ImageSpec{SizeX: 16, SizeY: 16})
+	assert.ErrorIs(t, err, ErrClosed, "AddEncodedImage")
+	assert.ErrorIs(t, w.Close(), ErrClosed, "Close")
+	assert.ErrorIs(t, w.Abort(), ErrClosed, "Abort")
+	assert.Equal(t, iohandle.Stats{}, w.Stats())
+	assert.ErrorContains(t, w.Close(), "a zero value, not made by New, Create")
+
+	var im Image
+	assert.ErrorIs(t, im.WritePlane(0, 0, 0, nil), ErrClosed, "WritePlane")
+	_, err = im.Plane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrClosed, "Plane")
+	_, err = im.EncodedPlane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrClosed, "EncodedPlane")
+	assert.ErrorIs(t, im.ReadPlanes(strings.NewReader("")), ErrClosed, "ReadPlanes")
+	assert.ErrorIs(t, WriteSamples(&im, 0, 0, 0, []uint8{}), ErrClosed, "WriteSamples")
+
+	var pw PlaneWriter
+	_, err = pw.Write([]byte{1})
+	assert.ErrorIs(t, err, ErrClosed, "PlaneWriter.Write")
+	_, err = NewSampleWriter[uint8](&pw)
+	assert.ErrorIs(t, err, ErrClosed, "NewSampleWriter of a zero PlaneWriter")
+	_, err = NewSampleWriter[uint8](nil)
+	assert.ErrorIs(t, err, ErrPlane, "NewSampleWriter(nil)")
+
+	var ep EncodedPlaneWriter
+	assert.ErrorIs(t, ep.WriteTile(0, []byte{1}), ErrClosed, "WriteTile")
+	_, err = ep.Write([]byte{1})
+	assert.ErrorIs(t, err, ErrClosed, "EncodedPlaneWriter.Write")
+}
+
+// TestPlaneCoordsOutOfRange: an index with no plane gives -1s, not the
+// coordinates of another plane.
+func TestPlaneCoordsOutOfRange(t *testing.T) {
+	s := ImageSpec{SizeX: 1, SizeY: 1, SizeZ: 2, SizeC: 3, SizeT: 4}
+	for _, p := range []int{-1, 24, 99} {
+		z, c, tt := s.PlaneCoords(p)
+		assert.Equal(t, [3]int{-1, -1, -1}, [3]int{z, c, tt}, "plane %d", p)
+	}
+	for p := range s.Planes() {
+		z, c, tt := s.PlaneCoords(p)
+		got, err := s.PlaneIndex(z, c, tt)
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+}

@@ -305,6 +305,9 @@ func (im *Image) PlaneBytes() int64 {
 // Writer.AddImageData instead, which converts it, or typed samples to
 // WriteSamples.
 func (im *Image) WritePlane(z, c, t int, pix []byte) error {
+	if im.w == nil {
+		return errZero
+	}
 	if int64(len(pix)) != im.PlaneBytes() {
 		if err := im.w.usable(); err != nil {
 			return err
@@ -343,6 +346,9 @@ const (
 // that takes no rows.
 func (im *Image) openPlane(p int, indexErr error, mode openMode) (*PlaneWriter, error) {
 	w := im.w
+	if w == nil {
+		return nil, errZero
+	}
 	w.mu.Lock()
 	err := w.usableLocked()
 	if err == nil {

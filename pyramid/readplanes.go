@@ -32,6 +32,9 @@ const readChunk = 4 << 20
 // copied straight, the bytes of the plane r ends in stay in the file,
 // unused. Other errors of r are returned wrapped. Neither fails the writer.
 func (im *Image) ReadPlanes(r io.Reader) error {
+	if im.w == nil {
+		return errZero
+	}
 	if err := im.reservePlanes(); err != nil {
 		return err
 	}

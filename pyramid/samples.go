@@ -57,6 +57,9 @@ type SampleWriter[T Sample] struct {
 // T must be the Go type of the image's PixelType (PixelTypeOf); another
 // type is ErrData.
 func NewSampleWriter[T Sample](pw *PlaneWriter) (*SampleWriter[T], error) {
+	if pw == nil {
+		return nil, fmt.Errorf("%w: nil PlaneWriter", ErrPlane)
+	}
 	if err := checkSamples[T](pw.im); err != nil {
 		return nil, err
 	}
@@ -77,6 +80,9 @@ func (s *SampleWriter[T]) Close() error { return s.pw.Close() }
 // checkSamples refuses samples of type T for im unless T is the Go type of
 // its pixel type.
 func checkSamples[T Sample](im *Image) error {
+	if im == nil || im.w == nil {
+		return errZero
+	}
 	if got, want := PixelTypeOf[T](), im.spec.PixelType; got != want {
 		if err := im.w.usable(); err != nil {
 			return err

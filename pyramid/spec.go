@@ -282,8 +282,12 @@ func (s ImageSpec) PlaneIndex(z, c, t int) (int, error) {
 }
 
 // PlaneCoords returns the plane at position index in DimensionOrder; it is
-// the inverse of PlaneIndex.
+// the inverse of PlaneIndex. An index outside [0, s.Planes()) has no
+// plane: PlaneCoords returns -1, -1, -1.
 func (s ImageSpec) PlaneCoords(index int) (z, c, t int) {
+	if index < 0 || index >= s.Planes() {
+		return -1, -1, -1
+	}
 	order, _ := planeStrides(s.DimensionOrder)
 	size := s.sizes()
 	var coords zct

@@ -28,6 +28,9 @@ type PlaneWriter struct {
 // plane are an error, and nothing of p is taken then. p is not kept after
 // Write returns.
 func (pw *PlaneWriter) Write(p []byte) (int, error) {
+	if pw.im == nil {
+		return 0, errZero
+	}
 	if !pw.busy.CompareAndSwap(false, true) {
 		return 0, pw.busyError()
 	}

@@ -68,6 +68,10 @@ import (
 // the file was committed and ErrClosed (wrapping the failure, if there was
 // one) if it was not, and Abort returns nil, so that a deferred Abort after
 // a successful Close is harmless.
+//
+// A Writer is made by New or Create. The methods of a zero Writer, like
+// those of a zero Image, PlaneWriter or EncodedPlaneWriter, return
+// ErrClosed.
 type Writer struct {
 	opts     Options
 	ctx      context.Context // cancels the writing
@@ -322,6 +326,8 @@ func (w *Writer) usable() error {
 // usableLocked is usable for a caller holding w.mu.
 func (w *Writer) usableLocked() error {
 	switch {
+	case w.h == nil:
+		return errZero
 	case w.err != nil:
 		return closedBy(w.err)
 	case w.closed:
@@ -434,6 +440,9 @@ func (w *Writer) progress() (Progress, bool) {
 func (w *Writer) Abort() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.h == nil {
+		return errZero
+	}
 	if w.closed {
 		return nil
 	}
@@ -476,6 +485,9 @@ func (w *Writer) stopPipeline() error {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.h == nil {
+		return errZero
+	}
 	if w.closed {
 		if w.committed {
 			return nil
