@@ -91,6 +91,8 @@ type Pipeline struct {
 // NewPipeline starts a pipeline that passes each encoded tile, with its
 // sequence number (0 for the first tile submitted), to consume. A nil
 // consume discards the encoded tiles; a nil ctx means context.Background.
+// Once ctx is done, the pipeline fails with context.Cause(ctx): Submit
+// and Close return it, even for tiles all consumed before Close.
 func NewPipeline(ctx context.Context, opts Options, consume func(seq int64, encoded []byte) error) *Pipeline {
 	if ctx == nil {
 		ctx = context.Background()
@@ -155,6 +157,12 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 	if enc == nil {
 		enc = noneCodec{}
 	}
+	// The context is looked at here too: the callback that fails the
+	// pipeline when it is done runs on a goroutine of its own, maybe after
+	// the tiles still to come are all encoded.
+	if p.ctx.Err() != nil {
+		p.fail(context.Cause(p.ctx))
+	}
 	if err := p.firstErr(); err != nil {
 		p.recycle(tile)
 		return err
@@ -192,6 +200,9 @@ func (p *Pipeline) Close() error {
 		p.ready.Broadcast()
 		p.mu.Unlock()
 		p.wg.Wait()
+		if p.ctx.Err() != nil { // done before Close, whether its callback ran or not
+			p.fail(context.Cause(p.ctx))
+		}
 		p.stopCtx()
 	}
 	return p.firstErr()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/ctxtest"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -358,4 +359,24 @@ func TestBufferPool(t *testing.T) {
 	b.put(make([]byte, 2000)) // over the limit: dropped
 	assert.Equal(t, 0, b.bytes)
 	assert.Len(t, b.get(0), 0)
+}
+
+// TestPipelineContextDoneUnannounced: a context done fails the pipeline
+// whether or not its callback has run, at every Workers: the next Submit
+// fails, and so does Close when it was done after the last tile.
+func TestPipelineContextDoneUnannounced(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		ctx := ctxtest.New()
+		p := NewPipeline(ctx, Options{Workers: workers}, nil)
+		require.NoError(t, p.Submit(nil, p.Buffer(16)))
+		ctx.Cancel()
+		assert.ErrorIs(t, p.Submit(nil, p.Buffer(16)), context.Canceled, "Workers %d: Submit", workers)
+		assert.ErrorIs(t, p.Close(), context.Canceled, "Workers %d: Close", workers)
+
+		ctx = ctxtest.New()
+		p = NewPipeline(ctx, Options{Workers: workers}, nil)
+		require.NoError(t, p.Submit(nil, p.Buffer(16)))
+		ctx.Cancel()
+		assert.ErrorIs(t, p.Close(), context.Canceled, "Workers %d: done after the last tile", workers)
+	}
 }

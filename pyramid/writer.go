@@ -516,6 +516,9 @@ func (w *Writer) finish() error {
 	if pipeErr != nil {
 		return wrapLower(pipeErr)
 	}
+	if w.ctx.Err() != nil { // tiles stored unchanged have no pipeline to say it
+		return context.Cause(w.ctx)
+	}
 	if err := w.missingPlanes(); err != nil {
 		return err
 	}

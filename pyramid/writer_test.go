@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/ctxtest"
 	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
@@ -701,6 +702,36 @@ func TestCancelledContext(t *testing.T) {
 			entries, _ := os.ReadDir(dir)
 			assert.Empty(t, entries)
 		})
+	}
+}
+
+// TestContextDoneUnannounced: a context done before Close fails the
+// writer even when its callback has not run, whether after the next tile
+// or after the last one, at every Workers and with tiles stored unchanged:
+// no file is committed.
+func TestContextDoneUnannounced(t *testing.T) {
+	for _, o := range []Options{{Workers: 1}, {Workers: 2}, {Compression: None}} {
+		for _, last := range []bool{false, true} {
+			dir := t.TempDir()
+			ctx := ctxtest.New()
+			o.TileSize = 16
+			w, err := CreateContext(ctx, filepath.Join(dir, "x.ome.tif"), o)
+			require.NoError(t, err)
+			im, err := w.AddImage(ImageSpec{SizeX: 32, SizeY: 32, SizeZ: 2})
+			require.NoError(t, err)
+			require.NoError(t, im.WritePlane(0, 0, 0, plane8(32*32)))
+			if !last {
+				ctx.Cancel()
+				assert.ErrorIs(t, im.WritePlane(1, 0, 0, plane8(32*32)), context.Canceled, "%+v: the next tile", o)
+			} else {
+				require.NoError(t, im.WritePlane(1, 0, 0, plane8(32*32)))
+				ctx.Cancel()
+			}
+			assert.ErrorIs(t, w.Close(), context.Canceled, "%+v, done after the last tile: %v", o, last)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries)
+		}
 	}
 }
 
