@@ -117,6 +117,7 @@ type BandReader struct {
 	bands     int // bands of the page
 	ring      [][]byte
 	pipe      *compress.Pipeline
+	ctx       context.Context // the caller's
 	cancel    context.CancelCauseFunc
 	stopAfter func() bool
 
@@ -207,6 +208,7 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	r.ring = make([][]byte, min(slots, r.bands))
 	r.missed = make([]int, len(r.ring))
 	r.done.L = &r.mu
+	r.ctx = ctx
 	ctx, r.cancel = context.WithCancelCause(ctx)
 	r.stopAfter = context.AfterFunc(ctx, func() { r.fail(context.Cause(ctx)) })
 	// Every block is a job of its own (a decoded block is many times its
@@ -237,6 +239,11 @@ func (r *BandReader) RowBytes() int { return r.rowBytes }
 func (r *BandReader) Next() (y int, band []byte, err error) {
 	if r.closed {
 		return 0, nil, ErrClosed
+	}
+	// A context done is seen here too: its callback runs on a goroutine
+	// of its own, maybe after the bands still to come are decoded.
+	if r.ctx.Err() != nil {
+		r.fail(context.Cause(r.ctx))
 	}
 	if err := r.Err(); err != nil {
 		return 0, nil, err

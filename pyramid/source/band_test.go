@@ -16,6 +16,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/ctxtest"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -300,6 +301,25 @@ func TestBandReaderBadBlocks(t *testing.T) {
 				assert.Contains(t, err.Error(), "source: ")
 			})
 		}
+	}
+}
+
+// TestBandReaderContextUnannounced: a context done stops the reader at
+// the next band, whether or not its callback has run, at every Workers.
+func TestBandReaderContextUnannounced(t *testing.T) {
+	p := testPage{width: 64, height: 256, samples: 1, bits: 8, rowsPerStrip: 8, codec: mustCodec(tiff.CompressionDeflate)}
+	file, _ := fileOf(t, binary.LittleEndian, false, p)
+	page := pageOf(t, file)
+	for _, workers := range []int{1, 4} {
+		ctx := ctxtest.New()
+		r, err := NewBandReader(ctx, page, Options{Workers: workers, Rows: 8})
+		require.NoError(t, err)
+		_, _, err = r.Next()
+		require.NoError(t, err)
+		ctx.Cancel()
+		_, _, err = r.Next()
+		assert.ErrorIs(t, err, context.Canceled, "Workers %d", workers)
+		assert.ErrorIs(t, r.Close(), context.Canceled, "Workers %d", workers)
 	}
 }
 
