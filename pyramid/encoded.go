@@ -60,12 +60,21 @@ func (w *Writer) AddEncodedImage(spec ImageSpec, levels ...EncodedLevel) (*Image
 // level as given.
 func imageLevels(spec ImageSpec, opts Options, encoded []EncodedLevel) ([]levelGeom, int, error) {
 	if len(encoded) == 1 || len(encoded) == 0 {
+		// The level given is checked first: CheckEncodedLevels takes its
+		// tile size for the computed levels'.
+		var first levelGeom
+		if len(encoded) == 1 {
+			var err error
+			if first, err = encodedGeom(spec, 0, encoded[0]); err != nil {
+				return nil, 0, err
+			}
+		}
 		levels, err := pyramidLevels(spec.SizeX, spec.SizeY, opts.TileSize, opts.Levels)
 		if err != nil || len(encoded) == 0 {
 			return levels, 2, err
 		}
-		levels[0], err = encodedGeom(spec, 0, encoded[0])
-		return levels, 2, err
+		levels[0] = first
+		return levels, 2, nil
 	}
 	levels := make([]levelGeom, len(encoded))
 	for l, e := range encoded {
@@ -109,7 +118,7 @@ func encodedGeom(spec ImageSpec, l int, e EncodedLevel) (levelGeom, error) {
 		return levelGeom{}, fmt.Errorf("%w: encoded level %d is %d x %d", ErrSize, l, w, h)
 	}
 	if err := e.check(spec); err != nil {
-		return levelGeom{}, fmt.Errorf("encoded level %d: %w", l, err)
+		return levelGeom{}, within(err, fmt.Sprintf("encoded level %d", l))
 	}
 	g := levelGeom{width: w, height: h, tileW: e.TileWidth, tileH: e.TileHeight}
 	g.across, g.down = ceilDiv(w, g.tileW), ceilDiv(h, g.tileH)

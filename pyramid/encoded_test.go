@@ -584,6 +584,13 @@ func TestCheckEncodedLevels(t *testing.T) {
 		{"no reduction", []EncodedLevel{level(64, 64, LZW), level(64, 64, LZW)}, "factor"},
 		{"another compression", []EncodedLevel{level(64, 64, JPEG), level(32, 32, LZW)}, "level 1 has"},
 		{"a predictor on JPEG", []EncodedLevel{{Width: 64, Height: 64, TileCoding: TileCoding{Compression: JPEG, Predictor: PredictorHorizontal, TileWidth: 16, TileHeight: 16}}}, "level 0"},
+		// The one level's tile size is the computed levels': checked first.
+		{"a tile size forgotten", []EncodedLevel{{Width: 100, Height: 50, TileCoding: TileCoding{Compression: None}}},
+			"pyramid: bad option: encoded level 0: tile coding: tiles of 0 x 0 pixels"},
+		{"a negative tile width", []EncodedLevel{{Width: 100, Height: 50, TileCoding: TileCoding{Compression: None, TileWidth: -16, TileHeight: 16}}},
+			"pyramid: bad option: encoded level 0: tile coding: tiles of -16 x 16 pixels"},
+		{"a tile size of another level", []EncodedLevel{level(64, 64, LZW), {Width: 32, Height: 32, TileCoding: TileCoding{Compression: LZW, TileWidth: 40, TileHeight: 40}}},
+			"pyramid: bad option: encoded level 1: tile coding: tiles of 40 x 40 pixels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -595,6 +602,7 @@ func TestCheckEncodedLevels(t *testing.T) {
 			}
 			assert.ErrorIs(t, err, ErrOption)
 			assert.ErrorContains(t, err, tt.err)
+			requireOnePrefix(t, err)
 		})
 	}
 }

@@ -37,6 +37,18 @@ func classify(kind error, text string, cause error) error {
 // PlaneWriter or EncodedPlaneWriter, which only this package makes.
 var errZero = fmt.Errorf("%w: a zero value, not made by New, Create, AddImage, Plane or EncodedPlane", ErrClosed)
 
+// within says where err, an error of this package, arose: its message is
+// that of its sentinel, then where, then the rest ("pyramid: bad option:
+// encoded level 1: tile coding: ..."), with this package's prefix once.
+func within(err error, where string) error {
+	for _, kind := range kinds {
+		if rest, ok := strings.CutPrefix(err.Error(), kind.Error()+": "); ok && errors.Is(err, kind) {
+			return &describedError{msg: kind.Error() + ": " + where + ": " + rest, errs: []error{err}}
+		}
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
 // closedBy is ErrClosed for a writer that failed with err: the message
 // says both, with this package's prefix once.
 func closedBy(err error) error {
