@@ -237,6 +237,11 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 	return nil
 }
 
+// lengthAliases are spellings of µm that tools write in place of OME's
+// symbol: tifffile writes what its caller gives, and ImageJ says
+// "micron".
+var lengthAliases = map[string]string{"um": "µm", "micron": "µm", "microns": "µm"}
+
 // omeLengthUnits are the symbols of OME's UnitsLength (2016-06), and ""
 // for the default, µm.
 var omeLengthUnits = map[string]bool{
@@ -297,9 +302,20 @@ func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.Ke
 	for _, ref := range oi.AnnotationRefs {
 		spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
 	}
-	for _, u := range []string{spec.PhysicalSizeXUnit, spec.PhysicalSizeYUnit, spec.PhysicalSizeZUnit} {
-		if _, ok := omeLengthUnits[u]; !ok {
-			return nil, fmt.Errorf("%w: physical size unit %q is no OME length unit", ErrMetadata, u)
+	for _, size := range []struct {
+		axis  string
+		value *float64
+		unit  *string
+	}{{"X", &spec.PhysicalSizeX, &spec.PhysicalSizeXUnit}, {"Y", &spec.PhysicalSizeY, &spec.PhysicalSizeYUnit}, {"Z", &spec.PhysicalSizeZ, &spec.PhysicalSizeZUnit}} {
+		if u, ok := lengthAliases[*size.unit]; ok {
+			*size.unit = u
+		}
+		if _, ok := omeLengthUnits[*size.unit]; !ok {
+			err := fmt.Errorf("%w: OME image %s: PhysicalSize%sUnit %q is no OME length unit", ErrMetadata, oi.ID, size.axis, *size.unit)
+			if err := m.skip(fmt.Errorf("%w (the physical size is left out)", err)); err != nil {
+				return nil, err
+			}
+			*size.value, *size.unit = 0, ""
 		}
 	}
 	pageSpec := spec // the planes counted in pages: effC along C

@@ -430,6 +430,42 @@ func TestOMESamples(t *testing.T) {
 	}
 }
 
+// TestOMELengthUnits: "um" and ImageJ's "micron" are read as µm; a unit
+// OME does not know is refused, and with SkipUnsupported only that
+// physical size is left out, the image and its pixels kept.
+func TestOMELengthUnits(t *testing.T) {
+	withUnit := func(unit string) string {
+		return omeDocument(``, strings.Replace(pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`), `<Pixels `,
+			`<Pixels PhysicalSizeX="0.5" PhysicalSizeXUnit="`+unit+`" PhysicalSizeY="0.25" `, 1))
+	}
+	for _, unit := range []string{"um", "micron", "microns"} {
+		f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(1, withUnit(unit))...)
+		require.NoError(t, err, unit)
+		require.Len(t, f.Images, 1)
+		s := f.Images[0].Spec
+		assert.Equal(t, [2]float64{0.5, 0.25}, [2]float64{s.PhysicalSizeX, s.PhysicalSizeY}, unit)
+		assert.Equal(t, "µm", s.PhysicalSizeXUnit, unit)
+	}
+
+	_, _, err := mapPages(t, Options{}, grays(1, withUnit("furlong"))...)
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, `PhysicalSizeXUnit "furlong" is no OME length unit`)
+
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(1, withUnit("furlong"))...)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1, "the image is kept")
+	s := f.Images[0].Spec
+	assert.Equal(t, [2]float64{0, 0.25}, [2]float64{s.PhysicalSizeX, s.PhysicalSizeY}, "only the size in furlongs left out")
+	assert.Empty(t, s.PhysicalSizeXUnit)
+	require.NotEmpty(t, f.Skipped)
+	assert.ErrorContains(t, f.Skipped[0], `OME image Image:0: PhysicalSizeXUnit "furlong" is no OME length unit (the physical size is left out)`)
+	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	require.NoError(t, err)
+	_, err = w.AddImage(s)
+	assert.NoError(t, err, "a spec the writer takes")
+	require.NoError(t, w.Abort())
+}
+
 // TestOMERefused checks OME-TIFFs that cannot be mapped: each is refused
 // with a typed error naming what, and with SkipUnsupported, the image is
 // left out and the others kept.
