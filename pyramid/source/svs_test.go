@@ -89,7 +89,7 @@ func TestSVSLevels(t *testing.T) {
 		{"a tiled thumbnail", []testPage{base, level(16, 11), level(96, 64), level(24, 16)}, [][2]int{{96, 64}, {24, 16}}},
 		{"a tiled thumbnail, one level", []testPage{base, level(16, 11), level(96, 64)}, [][2]int{{96, 64}}},
 		{"factor 2, as libvips writes", []testPage{base, level(192, 128), level(96, 64), level(48, 32)}, [][2]int{{192, 128}, {96, 64}, {48, 32}}},
-		{"no chain", []testPage{base, level(100, 70)}, nil},
+		{"a page of the proportions, but no integer factor", []testPage{base, level(150, 100)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
