@@ -64,7 +64,11 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	}
 	options := cfg.options
 	if ts, ok := src.(*tiffSource); ok {
+		defer ts.Close()
 		options = ts.wopts
+		if err := checkParts(ts.parts(), cfg.output); err != nil {
+			return nil, err
+		}
 	}
 	// The writer's refusal would name a codec the user did not ask for.
 	if options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd && !cfg.set["compression"] {
@@ -114,6 +118,21 @@ func checkOutput(in *input, path string) error {
 	}
 	if info, err := in.f.Stat(); err == nil && os.SameFile(info, out) {
 		return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
+	}
+	return nil
+}
+
+// checkParts refuses an output path that names one of the other files
+// of a multi-file dataset read.
+func checkParts(parts []string, path string) error {
+	out, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	for _, p := range parts {
+		if info, err := os.Stat(p); err == nil && os.SameFile(info, out) {
+			return cli.UsageError{Err: fmt.Errorf("%s is a file of the input dataset: name another output (the conversion would replace it)", path)}
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,7 +41,7 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer f.Close()
-		describeFile(stdout, f, baseName(path))
+		describeFile(stdout, f, path)
 		return nil
 	})
 }
@@ -60,22 +61,43 @@ func decodedWholeFile(path string) (string, bool) {
 	return fmt.Sprintf("%d x %d, %s", l.Width, l.Height, wholeNote(f.Pages[0])), true
 }
 
-// describeFile prints what a mapped file holds: its images, named as
-// convert names them (those without a name after base), with the
-// metadata convert writes as typed fields, the images whose tiles convert
-// copies through by default, and whether its OME-XML goes to the output.
-func describeFile(w io.Writer, f *source.File, base string) {
+// describeFile prints what the mapped file at path holds: its images,
+// named as convert names them (those without a name after the file), with
+// the metadata convert writes as typed fields, the pages holding their
+// planes (and which files hold them, for a multi-file dataset), the images
+// whose tiles convert copies through by default, and whether its OME-XML
+// goes to the output.
+func describeFile(w io.Writer, f *source.File, path string) {
+	base := baseName(path)
 	planes := 0
 	for _, im := range f.Images {
 		planes += len(im.Planes)
 	}
-	fmt.Fprintf(w, "%s, %s, %s\n", f.Kind, plural(len(f.Images), "image"), plural(planes, "plane"))
+	files := ""
+	switch {
+	case f.TIFF == nil:
+		files = ", in " + plural(len(f.Parts), "file") + " and the companion"
+	case len(f.Parts) > 0:
+		files = ", in " + plural(len(f.Parts)+1, "file")
+	}
+	fmt.Fprintf(w, "%s, %s, %s%s\n", f.Kind, plural(len(f.Images), "image"), plural(planes, "plane"), files)
 	if slices.ContainsFunc(f.Images, func(im *source.Image) bool { return im.Spec.OME != nil }) {
 		fmt.Fprintln(w, "OME-XML kept whole, but for what the writer writes itself")
 	}
-	index := make(map[*tiff.Page]int, len(f.TIFF.Pages)) // of the main chain's pages
-	for i, p := range f.TIFF.Pages {
-		index[p] = i
+	index := map[*tiff.Page]pageAt{} // of the main chains' pages
+	if f.TIFF != nil {
+		own := "" // named when the images span files
+		if len(f.Parts) > 0 {
+			own = filepath.Base(path)
+		}
+		for i, p := range f.TIFF.Pages {
+			index[p] = pageAt{own, i}
+		}
+	}
+	for _, part := range f.Parts {
+		for i, p := range part.TIFF.Pages {
+			index[p] = pageAt{part.Name, i}
+		}
 	}
 	for i, im := range f.Images {
 		s := im.Spec
@@ -139,13 +161,39 @@ func describeFile(w io.Writer, f *source.File, base string) {
 // pagesOf says which pages of the main chain (index gives their places)
 // hold an image's planes, as ranges, and whether their samples are
 // channels.
-func pagesOf(index map[*tiff.Page]int, im *source.Image) string {
-	var pages []int
+func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
+	var files []string // in the order of the planes
+	pages := map[string][]int{}
 	split := false
 	for _, p := range im.Planes {
-		pages = append(pages, index[p.Page])
+		at := index[p.Page]
+		if _, ok := pages[at.file]; !ok {
+			files = append(files, at.file)
+		}
+		pages[at.file] = append(pages[at.file], at.i)
 		split = split || p.Sample >= 0
 	}
+	var each []string
+	for _, file := range files {
+		each = append(each, pageRanges(pages[file], file))
+	}
+	out := strings.Join(each, "; ")
+	if split {
+		out += ", samples as channels"
+	}
+	return out
+}
+
+// pageAt is where a page is: its index in the main chain of the file
+// named, or of the file opened when the name is "".
+type pageAt struct {
+	file string
+	i    int
+}
+
+// pageRanges writes page indexes as ranges: "page 3", "pages 0-4, 7",
+// followed by " of FILE" when a file is named.
+func pageRanges(pages []int, file string) string {
 	slices.Sort(pages)
 	pages = slices.Compact(pages)
 	var ranges []string
@@ -165,8 +213,8 @@ func pagesOf(index map[*tiff.Page]int, im *source.Image) string {
 	if len(pages) > 1 {
 		out = "pages " + strings.Join(ranges, ", ")
 	}
-	if split {
-		out += ", samples as channels"
+	if file != "" {
+		out += " of " + file
 	}
 	return out
 }

@@ -26,8 +26,10 @@ import (
 // 512 uint16 with channel names and physical sizes beside a 4096 x 4096
 // image with SubIFD levels; RGB over time beside float32 in nm), an
 // ImageJ hyperstack, a BigTIFF of float32 Deflate tiles, a big-endian
-// int16 with the horizontal predictor, and the label and macro of the
-// SVS-like slide.
+// int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
+// Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
+// its TiffData naming the files by FileName and UUID), and the label and
+// macro of the SVS-like slide.
 const makeInputs = `
 import sys, numpy as np, tifffile
 d = sys.argv[1]
@@ -62,6 +64,19 @@ hyper = np.stack([np.stack([u16s(200, 300, seed=2*z + c) for c in range(2)]) for
 tifffile.imwrite(f'{d}/imagej.tif', hyper, imagej=True, resolution=(4.0, 4.0), metadata={'axes': 'ZCYX', 'spacing': 2.5, 'unit': 'um'})
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/i16-be-p2.tif', (u16.astype(np.int32) - 32768).astype(np.int16), byteorder='>', compression='zlib', predictor=True, rowsperstrip=64, metadata=None)
+uuids = ['urn:uuid:0b1e5e2a-0000-4000-8000-000000000001', 'urn:uuid:0b1e5e2a-0000-4000-8000-000000000002']
+parts = ['multi_0.ome.tif', 'multi_1.ome.tif']
+zs = np.stack([u16s(256, 320, seed=20 + z) for z in range(5)])
+def multi_xml(i):
+    tds = ''.join(f'<TiffData FirstZ="{z}" IFD="0" PlaneCount="{n}"><UUID FileName="{parts[k]}">{uuids[k]}</UUID></TiffData>' for k, (z, n) in enumerate([(0, 3), (3, 2)]))
+    return ('<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" '
+        f'UUID="{uuids[i]}"><Image ID="Image:0" Name="multi"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint16" '
+        'SizeX="320" SizeY="256" SizeZ="5" SizeC="1" SizeT="1" PhysicalSizeX="0.5" PhysicalSizeY="0.5">'
+        f'<Channel ID="Channel:0:0" SamplesPerPixel="1" Name="DAPI"/>{tds}</Pixels></Image></OME>')
+for i, planes in enumerate([zs[:3], zs[3:]]):
+    with tifffile.TiffWriter(f'{d}/{parts[i]}') as tw:
+        for j, p in enumerate(planes):
+            tw.write(p, tile=(128, 128), compression='zlib', description=multi_xml(i) if j == 0 else None, metadata=None)
 tifffile.imwrite(f'{d}/label.tif', rgb[:150, :200], photometric='rgb', metadata=None)
 tifffile.imwrite(f'{d}/macro.tif', rgb[::2, ::2], photometric='rgb', metadata=None)
 `
@@ -230,6 +245,7 @@ func convertCases() []convertCase {
 		{name: "tifffile OME-TIFF of two series, SubIFD levels", make: copied("two-series.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile OME-TIFF, RGB over T and float32 Z", make: copied("rgb-float.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
+		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
 		{name: "tifffile big-endian int16 Deflate p2", make: copied("i16-be-p2.tif")},
 		{name: "libtiff pages of two shapes", make: tool("tiffcp", "-c", "zip", "gray", "u16", "gray", "IN")},

@@ -48,41 +48,64 @@ func isTIFF(head []byte) bool {
 	return false
 }
 
-// openTIFF opens the input as a TIFF file when it is one (ok), and checks
-// it against the limits before anything large is allocated. A one-page
-// file of palette colours or samples of fewer than 8 bits, which the
-// streaming reader does not read, is left to the image decoders (not ok).
+// isXML reports whether a file's first bytes may start an XML document
+// (a companion file of a multi-file OME-TIFF dataset): "<", after a byte
+// order mark or white space.
+func isXML(head []byte) bool {
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
+	return bytes.HasPrefix(head, []byte("<"))
+}
+
+// openTIFF opens the input as a TIFF file when it is one (ok), or as the
+// companion of a multi-file OME-TIFF dataset, and checks it against the
+// limits before anything large is allocated. A one-page file of palette
+// colours or samples of fewer than 8 bits, which the streaming reader
+// does not read, is left to the image decoders (not ok). The source
+// holds the other files of a multi-file dataset open until it is closed.
 func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok bool, err error) {
 	var head [4]byte
-	if _, err := io.ReadFull(in.header(), head[:]); err != nil || !isTIFF(head[:]) {
+	if _, err := io.ReadFull(in.header(), head[:]); err != nil || !isTIFF(head[:]) && !(isXML(head[:]) && in.size >= 0) {
 		return nil, false, nil
 	}
 	if in.size < 0 {
 		return nil, true, fmt.Errorf("%s: a TIFF file is read where its blocks lie: give a file, not a pipe", in.name)
 	}
-	tf, err := tiff.Read(in.f, in.size)
-	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", in.name, err)
-	}
-	if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
-		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
-		return nil, false, nil
-	}
 	// Bands as high as the writer's tiles (or the most whole blocks in
 	// them) reach the writer's tiles without a copy.
 	s := &tiffSource{name: in.name, lim: cfg.limits, opts: source.Options{
-		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize()}}
-	if s.file, err = source.New(tf, filepath.Base(in.name), s.opts); err != nil {
+		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize(),
+		DatasetDir: filepath.Dir(in.name)}}
+	var tf *tiff.File
+	if isTIFF(head[:]) {
+		if tf, err = tiff.Read(in.f, in.size); err != nil {
+			return nil, true, fmt.Errorf("%s: %w", in.name, err)
+		}
+		if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
+			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
+			return nil, false, nil
+		}
+	}
+	mapFile := func(opts source.Options) (*source.File, error) {
+		if tf == nil {
+			return source.Open(in.name, opts)
+		}
+		return source.New(tf, filepath.Base(in.name), opts)
+	}
+	if s.file, err = mapFile(s.opts); err != nil {
+		if tf == nil && errors.Is(err, tiff.ErrNotTIFF) { // XML, but no companion
+			return nil, false, nil
+		}
 		// What New refuses is the input's, whatever package pyramid's
 		// errors it wraps (the writer's refusal of its OME-XML).
 		err = fmt.Errorf("%s: %w", in.name, err)
 		// The hint is given when mapping the file again with it leaves
 		// something to convert: metadata the writer cannot carry left
 		// out, or other pages. A file of one page has no rest.
-		if !cfg.skipUnsupported && (errors.Is(err, source.ErrUnsupported) && len(tf.Pages) > 1 || errors.Is(err, source.ErrMetadata)) {
+		if !cfg.skipUnsupported && (errors.Is(err, source.ErrUnsupported) && (tf == nil || len(tf.Pages) > 1) || errors.Is(err, source.ErrMetadata)) {
 			opts := s.opts
 			opts.SkipUnsupported = true
-			if _, again := source.New(tf, filepath.Base(in.name), opts); again == nil {
+			if again, err2 := mapFile(opts); err2 == nil {
+				again.Close()
 				err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
 			}
 		}
@@ -91,9 +114,23 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	s.planCopy(cfg, stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize
 	if err := s.checkLimits(); err != nil {
+		s.Close()
 		return nil, true, err
 	}
 	return s, true, nil
+}
+
+// Close closes the other files of a multi-file dataset, and the
+// companion's source.Open opened.
+func (s *tiffSource) Close() error { return s.file.Close() }
+
+// parts returns the paths of the other files of a multi-file dataset.
+func (s *tiffSource) parts() []string {
+	var out []string
+	for _, p := range s.file.Parts {
+		out = append(out, filepath.Join(s.opts.DatasetDir, p.Name))
+	}
+	return out
 }
 
 // decodedWhole reports whether a page is one the image decoders read and

@@ -55,6 +55,12 @@ type Options struct {
 	// keep their typed metadata only), listing them in File.Skipped,
 	// instead of failing.
 	SkipUnsupported bool
+	// DatasetDir is the directory New reads the other files of a
+	// multi-file OME-TIFF dataset from: the TIFFs its TiffData elements
+	// name, and the companion file a BinaryOnly element names, by their
+	// names without a directory. "" refuses such a dataset
+	// (ErrMultiFile); Open takes the opened file's directory.
+	DatasetDir string
 }
 
 // maxStoredInFlight bounds the stored (compressed) bytes of the blocks

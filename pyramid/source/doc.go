@@ -12,7 +12,11 @@
 //     document (instruments and settings, planes' times and positions,
 //     ROIs, structured annotations...) but what it writes itself; the
 //     typed fields restate the names, descriptions, physical sizes and
-//     channels. The OME-XML is kept whole in File.OMEXML too;
+//     channels. The OME-XML is kept whole in File.OMEXML too. A
+//     multi-file dataset is read whole from any of its TIFFs, or from its
+//     companion file: the TIFFs its TiffData elements name (by FileName,
+//     their UUIDs checked) are read from Options.DatasetDir, the
+//     companion a BinaryOnly element names too (File.Parts);
 //   - Aperio SVS: page 0 is the image (MPP its pixel size, AppMag its
 //     objective's nominal magnification, its other fields a map
 //     annotation), the label and macro pages are images named "label"
@@ -27,7 +31,8 @@
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample
 // data), as Bio-Formats counts them. What cannot be read (palettes,
-// sub-byte or 64-bit integer samples, JPEG 2000, multi-file datasets) is
+// sub-byte or 64-bit integer samples, JPEG 2000, a dataset's file
+// missing or of another UUID, a dataset without Options.DatasetDir) is
 // refused with an error naming it, matching ErrUnsupported, ErrMetadata or
 // ErrMultiFile; Options.SkipUnsupported leaves such images out instead and
 // lists them in File.Skipped. So is an OME-XML document the writer cannot

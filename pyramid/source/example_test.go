@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -82,4 +84,43 @@ func ExampleImage_WritePlanes() {
 	fmt.Println(len(in.Images), "images written")
 	// Output:
 	// 2 images written
+}
+
+// Read a multi-file dataset from one of its files: the others are opened
+// from its directory, and its images come whole.
+func ExampleOpen_dataset() {
+	dir, err := os.MkdirTemp("", "dataset")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	spec := pyramid.DatasetSpec{Name: "wells", Split: pyramid.Split{Files: 3}}
+	for i := range 2 {
+		spec.Images = append(spec.Images, pyramid.ImageSpec{Name: fmt.Sprintf("well %d", i), SizeX: 64, SizeY: 64, SizeZ: 5, PixelType: pyramid.Uint16})
+	}
+	d, err := pyramid.NewDataset(spec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range d.Files() {
+		if err := d.WritePart(context.Background(), dir, i, pyramid.PartOptions{}, func(pyramid.PlaneRef, []byte) error { return nil }); err != nil {
+			log.Fatal(err)
+		}
+	}
+	f, err := source.Open(filepath.Join(dir, "wells_1.ome.tif"), source.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	for _, im := range f.Images {
+		fmt.Printf("%s: %d planes\n", im.Spec.Name, len(im.Planes))
+	}
+	for _, p := range f.Parts {
+		fmt.Println("also read:", p.Name)
+	}
+	// Output:
+	// well 0: 5 planes
+	// well 1: 5 planes
+	// also read: wells_0.ome.tif
+	// also read: wells_2.ome.tif
 }

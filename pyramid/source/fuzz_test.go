@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -229,6 +231,61 @@ func FuzzNew(f *testing.F) {
 		}
 		if err := im.WritePlanes(context.Background(), dst, Options{Workers: 1, MaxBandBytes: 1 << 20}); err != nil && !typedError(err) {
 			t.Fatalf("untyped error: %v", err)
+		}
+	})
+}
+
+// FuzzDataset maps a multi-file dataset from a file whose OME-XML, and
+// whose directory's companion file, are arbitrary: beside them are an
+// OME-TIFF of two 8 x 8 gray pages (UUID urn:uuid:2) and a TIFF of one RGB
+// page without a description. Errors must be typed, what is mapped sound,
+// and every file opened closed.
+func FuzzDataset(f *testing.F) {
+	two := omeDocument(`UUID="urn:uuid:2"`)
+	seeds := [][2]string{
+		{omeDocument(`UUID="urn:uuid:1"`, pixels(1, 1, 3, "XYZCT", `<TiffData IFD="0" PlaneCount="1"/><TiffData IFD="0" FirstT="1"><UUID FileName="b.ome.tif">urn:uuid:2</UUID></TiffData>`)), ""},
+		{omeDocument(`UUID="urn:uuid:1"`, pixels(1, 1, 1, "XYZCT", `<TiffData/>`),
+			`<Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="3" SizeT="1"><TiffData><UUID FileName="c.tif"/></TiffData></Pixels>`), ""},
+		{`<OME UUID="urn:uuid:1"><BinaryOnly MetadataFile="set.companion.ome" UUID="urn:uuid:3"/></OME>`,
+			omeDocument(`UUID="urn:uuid:3"`, pixels(1, 1, 3, "XYZCT", `<TiffData><UUID FileName="test.tif">urn:uuid:1</UUID></TiffData><TiffData FirstT="1"><UUID FileName="b.ome.tif"/></TiffData>`))},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1], false)
+	}
+	dir := f.TempDir()
+	files := map[string][]testPage{
+		"b.ome.tif": {gray(8, 8, description(two)), gray(8, 8)},
+		"c.tif":     {{width: 8, height: 8, samples: 3, bits: 8}},
+	}
+	for name, pages := range files {
+		data, _ := fileOf(f, binary.LittleEndian, false, pages...)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, d, companion string, skip bool) {
+		if strings.ContainsRune(d, 0) {
+			return // ASCII fields end at NUL
+		}
+		data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(d)))
+		if err := os.WriteFile(filepath.Join(dir, "test.tif"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "set.companion.ome"), []byte(companion), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"test.tif", "set.companion.ome"} {
+			m, err := Open(filepath.Join(dir, name), Options{SkipUnsupported: skip})
+			if err != nil {
+				if !mappingError(err) {
+					t.Fatalf("%s: untyped error: %v", name, err)
+				}
+				continue
+			}
+			mappedOK(t, m)
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }

@@ -22,9 +22,9 @@ func isOMEXML(d string) bool {
 // omeDoc is the part of an OME-XML document the mapping reads. Elements
 // are matched by their local names, whatever the schema's namespace.
 type omeDoc struct {
-	UUID       string     `xml:"UUID,attr"`
-	BinaryOnly *struct{}  `xml:"BinaryOnly"`
-	Images     []omeImage `xml:"Image"`
+	UUID       string         `xml:"UUID,attr"`
+	BinaryOnly *omeBinaryOnly `xml:"BinaryOnly"`
+	Images     []omeImage     `xml:"Image"`
 	Maps       []struct {
 		ID     string `xml:"ID,attr"`
 		Values []struct {
@@ -32,6 +32,13 @@ type omeDoc struct {
 			Value string `xml:",chardata"`
 		} `xml:"Value>M"`
 	} `xml:"StructuredAnnotations>MapAnnotation"`
+}
+
+// omeBinaryOnly is a BinaryOnly element: the document is in the companion
+// file it names.
+type omeBinaryOnly struct {
+	MetadataFile string `xml:"MetadataFile,attr"`
+	UUID         string `xml:"UUID,attr"`
 }
 
 // omeImage is an Image element.
@@ -128,9 +135,11 @@ func parseOME(text string) (*omeDoc, error) {
 //     (3 samples of 8 or 16 bits) is one plane of SizeC / 3 channels, and
 //     the samples of another are channels of their own;
 //   - a TiffData whose UUID is the file's own or whose FileName names the
-//     file is read from it; one naming another file makes the dataset
-//     multi-file, which is refused (ErrMultiFile), as is BinaryOnly
-//     metadata;
+//     file is read from it; one naming another file (by its FileName, in
+//     Options.DatasetDir) is read from that file, whose OME-XML must have
+//     the UUID the TiffData gives; BinaryOnly metadata is read from the
+//     companion file it names. Without a DatasetDir, such a multi-file
+//     dataset is refused (ErrMultiFile);
 //   - SubIFDs are the pages' reduced levels, not planes.
 //
 // An image whose planes are not all mapped, whose pages differ from its
@@ -142,8 +151,15 @@ func (m *mapper) ome(text string) error {
 	if err != nil {
 		return err
 	}
+	m.addPart(m.name, strings.TrimSpace(doc.UUID), m.file.TIFF, false)
 	if doc.BinaryOnly != nil {
-		return fmt.Errorf("%w: the OME-XML is BinaryOnly: the metadata is in another file", ErrMultiFile)
+		if m.file.TIFF == nil {
+			return fmt.Errorf("%w: the companion %q is BinaryOnly", ErrMetadata, m.name)
+		}
+		if doc, text, err = m.companion(doc); err != nil {
+			return err
+		}
+		m.file.OMEXML = text
 	}
 	maps := map[string][]pyramid.KeyValue{}
 	for _, a := range doc.Maps {
@@ -151,18 +167,13 @@ func (m *mapper) ome(text string) error {
 			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
 		}
 	}
-	pages := m.file.TIFF.Pages
-	used := make([]bool, len(pages))
-	index := make(map[*tiff.Page]int, len(pages)) // of the main chain's pages
-	for i, p := range pages {
-		index[p] = i
-	}
 	for i, oi := range doc.Images {
-		im, err := m.omeImage(doc, oi, maps)
+		im, err := m.omeImage(oi, maps)
 		if err == nil {
 			im.OMEImage = i
 			for _, p := range im.Planes {
-				used[index[p.Page]] = true
+				r := m.pages[p.Page]
+				r.part.used[r.ifd] = true
 			}
 			m.add(im)
 			continue
@@ -175,10 +186,15 @@ func (m *mapper) ome(text string) error {
 		return nil
 	}
 	if len(m.file.Skipped) == 0 { // else the pages left may be the images' left out
-		for i, p := range pages {
-			if !used[i] && p.NewSubfileType()&tiff.SubfileReducedImage == 0 {
-				if err := m.skip(fmt.Errorf("%w: page %d of the OME-TIFF is in no image's TiffData", ErrMetadata, i)); err != nil {
-					return err
+		for _, part := range m.parts {
+			if part.tf == nil {
+				continue
+			}
+			for i, p := range part.tf.Pages {
+				if !part.used[i] && p.NewSubfileType()&tiff.SubfileReducedImage == 0 {
+					if err := m.skip(fmt.Errorf("%w: %v of the OME-TIFF is in no image's TiffData", ErrMetadata, partPage{part, i})); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -258,7 +274,7 @@ var omeTypes = map[string]pyramid.PixelType{
 }
 
 // omeImage maps one Image element.
-func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.KeyValue) (*Image, error) {
+func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Image, error) {
 	px := oi.Pixels
 	if px == nil {
 		return nil, fmt.Errorf("%w: no Pixels", ErrMetadata)
@@ -266,17 +282,28 @@ func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.Ke
 	if len(px.TiffData) == 0 {
 		return nil, fmt.Errorf("%w: Pixels without TiffData (its pixels are not in TIFF pages)", ErrUnsupported)
 	}
-	pages := m.file.TIFF.Pages
+	// The files of the TiffData, and the pages they hold, which bound the
+	// planes they can map.
+	parts := make([]*part, len(px.TiffData))
+	pages, counted := 0, map[*part]bool{}
+	for i, td := range px.TiffData {
+		p, err := m.partOf(td, i)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = p
+		if !counted[p] {
+			counted[p] = true
+			pages += len(p.tf.Pages)
+		}
+	}
 	// The pages' layout comes from the first TiffData's page, as
 	// Bio-Formats takes the samples per pixel from it.
-	first := uint32(0)
-	if px.TiffData[0].IFD != nil {
-		first = *px.TiffData[0].IFD
+	first := partPage{part: parts[0], ifd: int(value(px.TiffData[0].IFD))}
+	if n := len(first.part.tf.Pages); first.ifd >= n {
+		return nil, fmt.Errorf("%w: TiffData IFD %d, past the file's %d pages%s", ErrMetadata, first.ifd, n, first.part.in())
 	}
-	if int64(first) >= int64(len(pages)) {
-		return nil, fmt.Errorf("%w: TiffData IFD %d, past the file's %d pages", ErrMetadata, first, len(pages))
-	}
-	l, err := m.layout(pages[first])
+	l, err := m.layout(first.page())
 	if err != nil {
 		return nil, err
 	}
@@ -321,31 +348,35 @@ func (m *mapper) omeImage(doc *omeDoc, oi omeImage, maps map[string][]pyramid.Ke
 	pageSpec := spec // the planes counted in pages: effC along C
 	pageSpec.SizeC = effC
 	planesInPages, ok := mulInts(pageSpec.SizeZ, effC, pageSpec.SizeT)
-	if !ok || planesInPages > len(pages) {
-		return nil, fmt.Errorf("%w: Z %d x C %d x T %d planes in a file of %d pages", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT, len(pages))
+	if !ok || planesInPages > pages {
+		files := "a file"
+		if len(counted) > 1 {
+			files = fmt.Sprintf("%d files", len(counted))
+		}
+		return nil, fmt.Errorf("%w: Z %d x C %d x T %d planes in %s of %d pages", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT, files, pages)
 	}
 	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
 		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)
 	}
-	at, err := m.tiffData(doc, px.TiffData, pageSpec, planesInPages)
+	at, err := m.tiffData(px.TiffData, parts, pageSpec, planesInPages)
 	if err != nil {
 		return nil, err
 	}
 	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage())}
 	pageAt := make([]*tiff.Page, planesInPages)
-	for p, ifd := range at {
-		if ifd < 0 {
+	for p, ref := range at {
+		if ref.part == nil {
 			z, c, t := pageSpec.PlaneCoords(p)
 			return nil, fmt.Errorf("%w: no TiffData maps plane z=%d c=%d t=%d", ErrMetadata, z, c, t)
 		}
-		page := pages[ifd]
+		page := ref.page()
 		pl, err := m.layout(page)
 		if err != nil {
 			return nil, err
 		}
 		if !sameShape(pl, l) {
-			return nil, fmt.Errorf("%w: page %d is %d x %d, %d samples of %v, unlike page %d (%d x %d, %d samples of %v)",
-				ErrMetadata, ifd, pl.width, pl.height, pl.samples, pl.pixelType, first, l.width, l.height, l.samples, l.pixelType)
+			return nil, fmt.Errorf("%w: %v is %d x %d, %d samples of %v, unlike %v (%d x %d, %d samples of %v)",
+				ErrMetadata, ref, pl.width, pl.height, pl.samples, pl.pixelType, first, l.width, l.height, l.samples, l.pixelType)
 		}
 		pageAt[p] = page
 	}
@@ -410,22 +441,17 @@ func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
 	return out
 }
 
-// tiffData maps the planes of an image (counted in pages) to page
-// indexes, following the TiffData elements as Bio-Formats does; -1 marks
-// a plane no element maps.
-func (m *mapper) tiffData(doc *omeDoc, tds []omeTiffData, spec pyramid.ImageSpec, n int) ([]int, error) {
-	at := make([]int, n)
-	for i := range at {
-		at[i] = -1
-	}
+// tiffData maps the planes of an image (counted in pages) to pages,
+// following the TiffData elements, whose files are parts, as Bio-Formats
+// does; a partPage of no part marks a plane no element maps.
+func (m *mapper) tiffData(tds []omeTiffData, parts []*part, spec pyramid.ImageSpec, n int) ([]partPage, error) {
+	at := make([]partPage, n)
 	certain := make([]bool, n)
 	size := [3]uint32{uint32(spec.SizeZ), uint32(spec.SizeC), uint32(spec.SizeT)}
 	oneBased := oneBasedIndexes(tds, size)
-	pages := len(m.file.TIFF.Pages)
 	for i, td := range tds {
-		if err := m.inThisFile(doc, td, i); err != nil {
-			return nil, err
-		}
+		part := parts[i]
+		pages := len(part.tf.Pages)
 		given := [3]uint32{value(td.FirstZ), value(td.FirstC), value(td.FirstT)}
 		first := given
 		for d := range first {
@@ -447,20 +473,20 @@ func (m *mapper) tiffData(doc *omeDoc, tds []omeTiffData, spec pyramid.ImageSpec
 		}
 		ifd := int64(value(td.IFD))
 		if int64(index)+int64(count) > int64(n) || ifd+int64(count) > int64(pages) {
-			return nil, fmt.Errorf("%w: TiffData %d maps %d planes from plane %d of %d to pages from %d of %d",
-				ErrMetadata, i, count, index, n, ifd, pages)
+			return nil, fmt.Errorf("%w: TiffData %d maps %d planes from plane %d of %d to pages from %d of %d%s",
+				ErrMetadata, i, count, index, n, ifd, pages, part.in())
 		}
 		for q := range int(count) {
-			at[index+q], certain[index+q] = int(ifd)+q, true
+			at[index+q], certain[index+q] = partPage{part, int(ifd) + q}, true
 		}
 		if td.PlaneCount != nil {
 			continue
 		}
 		for p := index + 1; p < n && !certain[p]; p++ {
-			if at[p-1]+1 >= pages {
+			if at[p-1].ifd+1 >= pages {
 				break
 			}
-			at[p] = at[p-1] + 1
+			at[p] = partPage{part, at[p-1].ifd + 1}
 		}
 	}
 	return at, nil
@@ -488,20 +514,6 @@ func oneBasedIndexes(tds []omeTiffData, size [3]uint32) [3]bool {
 		}
 	}
 	return out
-}
-
-// inThisFile checks that a TiffData's planes are in this file: it names
-// no file, or its UUID is the file's, or its FileName the file's name.
-func (m *mapper) inThisFile(doc *omeDoc, td omeTiffData, i int) error {
-	u := td.UUID
-	if u == nil {
-		return nil
-	}
-	value, name := strings.TrimSpace(u.Value), strings.TrimSpace(u.FileName)
-	if value != "" && value == doc.UUID || name != "" && name == m.name || value == "" && name == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: TiffData %d is in another file, %q (%s)", ErrMultiFile, i, name, value)
 }
 
 // value returns *v, or 0 for nil.

@@ -24,8 +24,9 @@ var (
 	// *pyramid.OMEError.
 	ErrMetadata = errors.New("source: bad metadata")
 	// ErrMultiFile reports an OME-TIFF whose planes lie in other files too
-	// (a TiffData naming another file, or BinaryOnly metadata). Reading
-	// such a dataset is not supported yet.
+	// (a TiffData naming another file, or BinaryOnly metadata) that New is
+	// not to read: no Options.DatasetDir is given, a TiffData names its
+	// file by UUID alone, or the dataset names more than 4096 files.
 	ErrMultiFile = errors.New("source: multi-file dataset")
 )
 
@@ -85,10 +86,15 @@ type File struct {
 	// were left out because Options.SkipUnsupported was set; each error
 	// says what and why. It is empty otherwise: New fails instead.
 	Skipped []error
-	// TIFF is the file's structure.
+	// TIFF is the file's structure; nil when the file opened is the
+	// companion of a multi-file dataset (its OME-XML alone).
 	TIFF *tiff.File
+	// Parts are the other files of a multi-file OME-TIFF dataset whose
+	// pages hold planes of the images, in the order they were first
+	// named; empty for a file that holds all its planes.
+	Parts []Part
 
-	closer func() error
+	closers []func() error
 }
 
 // Image is one image of a file: its spec and where each plane's pixels
@@ -131,9 +137,26 @@ type Plane struct {
 }
 
 // Open reads the structure of the named file and maps its pages to
-// images, as New does. Close releases the file.
+// images, as New does, reading the other files of a multi-file OME-TIFF
+// dataset from the file's directory (unless opts.DatasetDir names
+// another). The file may also be the companion file of such a dataset
+// (NAME.companion.ome): an OME-XML document, of at most
+// pyramid.MaxOMEXMLSize bytes, describing TIFFs that hold only a
+// BinaryOnly element. Close releases the files.
 func Open(name string, opts Options) (*File, error) {
+	if opts.DatasetDir == "" {
+		opts.DatasetDir = filepath.Dir(name)
+	}
 	rc, err := tiff.Open(name)
+	if errors.Is(err, tiff.ErrNotTIFF) {
+		text, cerr := readCompanion(filepath.Dir(name), filepath.Base(name))
+		if cerr == nil {
+			return NewCompanion(text, filepath.Base(name), opts)
+		}
+		if !errors.Is(cerr, errNoCompanion) { // XML, but none this reads
+			return nil, cerr
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -142,24 +165,38 @@ func Open(name string, opts Options) (*File, error) {
 		rc.Close()
 		return nil, err
 	}
-	f.closer = rc.Close
+	f.closers = append(f.closers, rc.Close)
 	return f, nil
 }
 
-// Close closes the file Open opened; it does nothing for a File that New
-// made.
-func (f *File) Close() error {
-	if f.closer == nil {
-		return nil
+// NewCompanion maps the images a companion file of a multi-file OME-TIFF
+// dataset describes, as New does from one of its TIFFs: text is its
+// OME-XML document, name its name, and the TIFFs holding the planes are
+// read from opts.DatasetDir. File.TIFF is nil; File.Parts are the TIFFs.
+// Close releases them.
+func NewCompanion(text, name string, opts Options) (*File, error) {
+	if !isOMEXML(text) {
+		return nil, fmt.Errorf("%w: the companion %q is not an OME-XML document", ErrMetadata, name)
 	}
-	err := f.closer()
-	f.closer = nil
-	return err
+	return newFile(nil, text, name, opts)
+}
+
+// Close closes the files Open, New or NewCompanion opened: the other
+// files of a multi-file dataset, and the file Open opened.
+func (f *File) Close() error {
+	var errs []error
+	for _, c := range f.closers {
+		errs = append(errs, c())
+	}
+	f.closers = nil
+	return errors.Join(errs...)
 }
 
 // New maps the pages of a TIFF file, read with tiff.Read, to images. name
 // is the file's base name: TiffData elements of an OME-TIFF name the file
-// that holds their planes, and those naming this one are read from it.
+// that holds their planes, and those naming this one are read from it;
+// those naming others, from opts.DatasetDir, which New opens (Close closes
+// them).
 //
 // The file is recognized by its first page's ImageDescription: OME-XML
 // (ending in "OME>", as tifffile tests it) makes an OME-TIFF, a text
@@ -180,13 +217,18 @@ func (f *File) Close() error {
 // is set: then the images concerned keep only their typed metadata, and
 // the error is listed in File.Skipped.
 func New(f *tiff.File, name string, opts Options) (*File, error) {
-	out := &File{TIFF: f}
 	if len(f.Pages) == 0 {
 		return nil, fmt.Errorf("%w: the file has no pages", ErrMetadata)
 	}
+	return newFile(f, f.Pages[0].Description(), name, opts)
+}
+
+// newFile maps a TIFF file whose first page's ImageDescription is
+// description, or with no file, the companion whose document it is.
+func newFile(f *tiff.File, description, name string, opts Options) (*File, error) {
+	out := &File{TIFF: f}
 	m := &mapper{file: out, name: name, opts: opts}
 	var err error
-	description := f.Pages[0].Description()
 	switch {
 	case isOMEXML(description):
 		out.Kind, out.OMEXML = OMETIFF, description
@@ -197,13 +239,14 @@ func New(f *tiff.File, name string, opts Options) (*File, error) {
 	default:
 		err = m.generic()
 	}
-	if err != nil {
-		return nil, err
-	}
-	if len(out.Images) == 0 {
+	if err == nil && len(out.Images) == 0 {
 		// The reason goes with the refusal: a caller that set
 		// SkipUnsupported has no File to list the skipped images from.
-		return nil, noImageError{skipped: out.Skipped}
+		err = noImageError{skipped: out.Skipped}
+	}
+	if err != nil {
+		out.Close()
+		return nil, err
 	}
 	return out, nil
 }
@@ -238,6 +281,12 @@ type mapper struct {
 	name    string
 	opts    Options
 	layouts map[*tiff.Page]layoutResult
+	// The TIFF files of an OME-TIFF dataset: the one opened first (its
+	// TIFF nil for a companion), the others by name, and where each of
+	// their pages is.
+	parts  []*part
+	byName map[string]*part
+	pages  map[*tiff.Page]partPage
 }
 
 // layoutResult is what layoutOf returned for a page.

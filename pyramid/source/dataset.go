@@ -1,0 +1,239 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// maxDatasetFiles bounds the files of a multi-file dataset that one
+// document makes New open (and keep open while the File is): its
+// TiffData elements could name millions.
+const maxDatasetFiles = 4096
+
+// Part is a file of a multi-file OME-TIFF dataset, other than the one
+// opened, that holds planes of its images.
+type Part struct {
+	// Name is the file's name in the dataset's directory, as the
+	// TiffData elements give it.
+	Name string
+	// TIFF is the file's structure.
+	TIFF *tiff.File
+}
+
+// part is a TIFF file of a dataset whose pages the mapping reads: the
+// one opened, or one a TiffData names.
+type part struct {
+	name, uuid string
+	tf         *tiff.File // nil for a companion opened: it holds no pages
+	used       []bool     // the main chain's pages an image maps
+	other      bool       // not the file opened
+}
+
+// partPage is a page of a part: the IFD-th of its main chain.
+type partPage struct {
+	part *part
+	ifd  int
+}
+
+// page returns the page.
+func (r partPage) page() *tiff.Page { return r.part.tf.Pages[r.ifd] }
+
+// String names the page in errors: "page 3", and the file when it is
+// not the one opened.
+func (r partPage) String() string {
+	return fmt.Sprintf("page %d%s", r.ifd, r.part.in())
+}
+
+// in names the file, when it is not the one opened, for errors: " in
+// NAME".
+func (p *part) in() string {
+	if !p.other {
+		return ""
+	}
+	return " in " + p.name
+}
+
+// addPart adds a TIFF file of the dataset to the mapping.
+func (m *mapper) addPart(name, uuid string, tf *tiff.File, other bool) *part {
+	p := &part{name: name, uuid: uuid, tf: tf, other: other}
+	if m.pages == nil {
+		m.pages = map[*tiff.Page]partPage{}
+	}
+	if tf != nil {
+		p.used = make([]bool, len(tf.Pages))
+		for i, pg := range tf.Pages {
+			m.pages[pg] = partPage{p, i}
+		}
+	}
+	if other {
+		if m.byName == nil {
+			m.byName = map[string]*part{}
+		}
+		m.byName[name] = p
+	}
+	m.parts = append(m.parts, p)
+	return p
+}
+
+// isFileName reports whether name names a file in the dataset's
+// directory, and nothing outside it.
+func isFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
+// errNoCompanion is a file that is no OME-XML document at all.
+var errNoCompanion = errors.New("not an OME-XML document")
+
+// readCompanion reads the OME-XML document of a companion file, name in
+// dir, of at most pyramid.MaxOMEXMLSize bytes. A file that does not start
+// as XML is errNoCompanion, told from its first bytes.
+func readCompanion(dir, name string) (string, error) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)
+	}
+	defer f.Close()
+	br := bufio.NewReader(io.LimitReader(f, pyramid.MaxOMEXMLSize+1))
+	head, _ := br.Peek(64)
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
+	if !bytes.HasPrefix(head, []byte("<")) {
+		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, errNoCompanion)
+	}
+	data, err := io.ReadAll(br)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)
+	case len(data) > pyramid.MaxOMEXMLSize:
+		return "", fmt.Errorf("%w: the companion %q is larger than %d bytes", ErrMetadata, name, pyramid.MaxOMEXMLSize)
+	case !isOMEXML(string(data)):
+		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, errNoCompanion)
+	}
+	return string(data), nil
+}
+
+// rootUUID returns the UUID attribute of an OME-XML document's root, or
+// "" when the text is no OME-XML or its root has none.
+func rootUUID(text string) string {
+	if !isOMEXML(text) {
+		return ""
+	}
+	d := xml.NewDecoder(strings.NewReader(text))
+	for {
+		tok, err := d.RawToken()
+		if err != nil {
+			return ""
+		}
+		if s, ok := tok.(xml.StartElement); ok {
+			for _, a := range s.Attr {
+				if a.Name.Local == "UUID" {
+					return strings.TrimSpace(a.Value)
+				}
+			}
+			return ""
+		}
+	}
+}
+
+// companion makes the document a BinaryOnly element points to the
+// mapping's: the TIFF opened is then one part of the dataset.
+func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
+	bo := doc.BinaryOnly
+	name := strings.TrimSpace(bo.MetadataFile)
+	switch {
+	case m.opts.DatasetDir == "":
+		return nil, "", fmt.Errorf("%w: the OME-XML is BinaryOnly: the metadata is in the companion %q (Open, or Options.DatasetDir, reads it)", ErrMultiFile, name)
+	case !isFileName(name):
+		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q is not a file name in the dataset's directory", ErrMetadata, name)
+	}
+	text, err := readCompanion(m.opts.DatasetDir, name)
+	if err != nil {
+		return nil, "", err
+	}
+	full, err := parseOME(text)
+	switch {
+	case err != nil:
+		return nil, "", fmt.Errorf("the companion %q: %w", name, err)
+	case full.BinaryOnly != nil:
+		return nil, "", fmt.Errorf("%w: the companion %q is BinaryOnly too", ErrMetadata, name)
+	case bo.UUID != "" && strings.TrimSpace(bo.UUID) != strings.TrimSpace(full.UUID):
+		return nil, "", fmt.Errorf("%w: the companion %q has UUID %q; the BinaryOnly element names %q", ErrMetadata, name, full.UUID, bo.UUID)
+	}
+	return full, text, nil
+}
+
+// partOf returns the part holding a TiffData's planes: the file opened
+// when the TiffData names no file, or names it by its UUID or name; else
+// the file its FileName names in the dataset's directory, opened once and
+// checked to have the UUID the TiffData gives.
+func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
+	own := m.parts[0]
+	u := td.UUID
+	var value, name string
+	if u != nil {
+		value, name = strings.TrimSpace(u.Value), strings.TrimSpace(u.FileName)
+	}
+	if value == "" && name == "" || value != "" && value == own.uuid || name != "" && name == own.name {
+		if own.tf == nil {
+			return nil, fmt.Errorf("%w: TiffData %d names no file, and the companion holds no pages", ErrMetadata, i)
+		}
+		return own, nil
+	}
+	if name == "" {
+		for _, p := range m.parts {
+			if p.uuid == value {
+				return p, nil
+			}
+		}
+		return nil, fmt.Errorf("%w: TiffData %d names a file by its UUID alone, %s (a FileName is needed)", ErrMultiFile, i, value)
+	}
+	if m.opts.DatasetDir == "" {
+		return nil, fmt.Errorf("%w: TiffData %d is in another file, %q (%s): Open, or Options.DatasetDir, reads it", ErrMultiFile, i, name, value)
+	}
+	if !isFileName(name) {
+		return nil, fmt.Errorf("%w: TiffData %d names %q, not a file name in the dataset's directory", ErrMetadata, i, name)
+	}
+	p := m.byName[name]
+	if p == nil {
+		var err error
+		if p, err = m.openPart(name); err != nil {
+			return nil, fmt.Errorf("TiffData %d: %w", i, err)
+		}
+	}
+	if value != "" && p.uuid != "" && value != p.uuid {
+		return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file's UUID is %s", ErrMetadata, i, name, value, p.uuid)
+	}
+	return p, nil
+}
+
+// openPart opens a file of the dataset, as a TIFF, and keeps it open with
+// the File.
+func (m *mapper) openPart(name string) (*part, error) {
+	if len(m.byName) >= maxDatasetFiles {
+		return nil, fmt.Errorf("%w: the dataset names more than %d files", ErrMultiFile, maxDatasetFiles)
+	}
+	rc, err := tiff.Open(filepath.Join(m.opts.DatasetDir, name))
+	if err != nil {
+		kind := ErrMetadata
+		if errors.Is(err, tiff.ErrMalformed) || errors.Is(err, tiff.ErrUnsupported) || errors.Is(err, tiff.ErrNotTIFF) {
+			kind = ErrUnsupported
+		}
+		return nil, fmt.Errorf("%w: the dataset's file %q: %w", kind, name, err)
+	}
+	m.file.closers = append(m.file.closers, rc.Close)
+	if len(rc.Pages) == 0 {
+		return nil, fmt.Errorf("%w: the dataset's file %q has no pages", ErrMetadata, name)
+	}
+	p := m.addPart(name, rootUUID(rc.Pages[0].Description()), rc.File, true)
+	m.file.Parts = append(m.file.Parts, Part{Name: name, TIFF: rc.File})
+	return p, nil
+}

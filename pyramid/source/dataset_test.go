@@ -1,0 +1,193 @@
+package source
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/datasettest"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// TestDatasetOpen opens a multi-file dataset from each of its files, and
+// from its companion: every file gives the dataset's two images, whole,
+// with their metadata, each plane read from the file holding it.
+func TestDatasetOpen(t *testing.T) {
+	for _, companion := range []bool{false, true} {
+		t.Run(fmt.Sprintf("companion %v", companion), func(t *testing.T) {
+			dir := t.TempDir()
+			d := datasettest.Write(t, dir, companion)
+			names := []string{d.File(0).Name, d.File(1).Name, d.File(2).Name}
+			if companion {
+				name, _ := d.Companion()
+				names = append(names, name)
+			}
+			for k, name := range names {
+				f, err := Open(filepath.Join(dir, name), Options{})
+				require.NoError(t, err, name)
+				assert.Equal(t, OMETIFF, f.Kind)
+				require.Len(t, f.Images, 2, name)
+				if k == 3 {
+					assert.Nil(t, f.TIFF, "a companion holds no pages")
+					assert.Len(t, f.Parts, 3)
+				} else {
+					assert.NotNil(t, f.TIFF)
+					assert.Len(t, f.Parts, 2, "the other files")
+				}
+				for i, im := range f.Images {
+					s := im.Spec
+					assert.Equal(t, fmt.Sprintf("well %d", i), s.Name)
+					assert.Equal(t, [5]int{datasettest.Width, datasettest.Height, 3, 2, 1}, [5]int{s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT})
+					assert.Equal(t, 0.5, s.PhysicalSizeX)
+					require.Len(t, s.Channels, 2)
+					assert.Equal(t, "GFP", s.Channels[1].Name)
+					assert.NotNil(t, s.OME, "the document is carried")
+					require.Len(t, im.Planes, 6)
+					for p, pl := range im.Planes {
+						z, c, tt := s.PlaneCoords(p)
+						wantPix := make([]byte, datasettest.Width*datasettest.Height*2)
+						require.NoError(t, datasettest.Fill(pyramid.PlaneRef{Image: i, Z: z, C: c, T: tt}, wantPix))
+						assert.Equal(t, wantPix, planePixels(t, pl), "%s: image %d plane %d", name, i, p)
+					}
+				}
+				require.NoError(t, f.Close())
+			}
+		})
+	}
+}
+
+// TestDatasetWithoutDir checks that New, given no directory to read the
+// other files from, refuses a dataset whose planes are in them.
+func TestDatasetWithoutDir(t *testing.T) {
+	for _, companion := range []bool{false, true} {
+		dir := t.TempDir()
+		d := datasettest.Write(t, dir, companion)
+		rc, err := tiff.Open(filepath.Join(dir, d.File(1).Name))
+		require.NoError(t, err)
+		_, err = New(rc.File, d.File(1).Name, Options{})
+		assert.ErrorIs(t, err, ErrMultiFile, "companion %v", companion)
+		assert.ErrorContains(t, err, "Options.DatasetDir")
+		require.NoError(t, rc.Close())
+	}
+}
+
+// TestDatasetRefused checks datasets whose other files cannot be read as
+// the document says: each is refused with a typed error naming what, and
+// with SkipUnsupported the image concerned is left out, the other kept.
+func TestDatasetRefused(t *testing.T) {
+	const (
+		uuidA = "urn:uuid:00000000-0000-4000-8000-00000000000a"
+		uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000b"
+		uuidC = "urn:uuid:00000000-0000-4000-8000-00000000000c"
+	)
+	inA := `<TiffData IFD="0"/>`
+	inB := func(name, uuid string) string {
+		return fmt.Sprintf(`<TiffData IFD="0"><UUID FileName="%s">%s</UUID></TiffData>`, name, uuid)
+	}
+	doc := func(root, second string) string {
+		return omeDocument(root, pixels(1, 1, 1, "XYZCT", inA), pixels(1, 1, 1, "XYZCT", second))
+	}
+	companionOf := func(uuid string) string { return `<BinaryOnly MetadataFile="set.companion.ome" UUID="` + uuid + `"/>` }
+	binaryOnly := func(uuid string) string {
+		return `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="` + uuidA + `">` + companionOf(uuid) + `</OME>`
+	}
+	companionDoc := doc(`UUID="`+uuidC+`"`, inB("b.ome.tif", uuidB))
+	companionDoc = strings.Replace(companionDoc, inA, inB("a.ome.tif", uuidA), 1)
+	tests := []struct {
+		name string
+		a    string // a.ome.tif's OME-XML
+		// files are the other files: a TIFF of one page with this
+		// description ("2:" and it: two pages), or "companion:" and a
+		// companion's text.
+		files map[string]string
+		is    []error
+		says  string
+		kept  int // images kept with SkipUnsupported; -1: refused even then
+	}{
+		{"the other file missing", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), nil,
+			[]error{ErrMetadata, fs.ErrNotExist}, `the dataset's file "b.ome.tif"`, 1},
+		{"another UUID", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": omeDocument(`UUID="` + uuidC + `"`)},
+			[]error{ErrMetadata}, `names "b.ome.tif" with UUID ` + uuidB + `, but the file's UUID is ` + uuidC, 1},
+		{"a path", doc(`UUID="`+uuidA+`"`, inB("../b.ome.tif", uuidB)), nil,
+			[]error{ErrMetadata}, `names "../b.ome.tif", not a file name in the dataset's directory`, 1},
+		{"a UUID alone", doc(`UUID="`+uuidA+`"`, `<TiffData IFD="0"><UUID>`+uuidB+`</UUID></TiffData>`), nil,
+			[]error{ErrMultiFile}, "by its UUID alone", 1},
+		{"not a TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "companion:" + omeDocument(``)},
+			[]error{ErrUnsupported, tiff.ErrNotTIFF}, `the dataset's file "b.ome.tif"`, 1},
+		{"a page in no TiffData", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "2:" + omeDocument(`UUID="`+uuidB+`"`)},
+			[]error{ErrMetadata}, "page 1 in b.ome.tif of the OME-TIFF is in no image's TiffData", 2},
+		{"the companion missing", binaryOnly(uuidC), nil, []error{ErrMetadata, fs.ErrNotExist}, `the companion "set.companion.ome"`, -1},
+		{"the companion's UUID", binaryOnly(uuidB), map[string]string{"set.companion.ome": "companion:" + companionDoc, "b.ome.tif": omeDocument(`UUID="` + uuidB + `"`)},
+			[]error{ErrMetadata}, `the companion "set.companion.ome" has UUID "` + uuidC + `"; the BinaryOnly element names "` + uuidB + `"`, -1},
+		{"the companion BinaryOnly", binaryOnly(uuidC), map[string]string{"set.companion.ome": "companion:" + binaryOnly(uuidC)},
+			[]error{ErrMetadata}, `the companion "set.companion.ome" is BinaryOnly too`, -1},
+		{"the companion no OME-XML", binaryOnly(uuidC), map[string]string{"set.companion.ome": "companion:<svg/>"},
+			[]error{ErrMetadata}, `the companion "set.companion.ome": not an OME-XML document`, -1},
+		{"the companion a path", strings.Replace(binaryOnly(uuidC), "set.companion.ome", "/etc/set.companion.ome", 1), nil,
+			[]error{ErrMetadata}, `BinaryOnly MetadataFile "/etc/set.companion.ome" is not a file name`, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name string, pages ...testPage) {
+				data, _ := fileOf(t, binary.LittleEndian, false, pages...)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+			}
+			write("a.ome.tif", gray(8, 8, description(tt.a)))
+			for name, text := range tt.files {
+				switch {
+				case strings.HasPrefix(text, "companion:"):
+					require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.TrimPrefix(text, "companion:")), 0o644))
+				case strings.HasPrefix(text, "2:"):
+					write(name, gray(8, 8, description(strings.TrimPrefix(text, "2:"))), gray(8, 8))
+				default:
+					write(name, gray(8, 8, description(text)))
+				}
+			}
+			_, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
+			for _, is := range tt.is {
+				require.ErrorIs(t, err, is)
+			}
+			assert.ErrorContains(t, err, tt.says)
+			f, err := Open(filepath.Join(dir, "a.ome.tif"), Options{SkipUnsupported: true})
+			if tt.kept < 0 {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, f.Images, tt.kept)
+			require.NotEmpty(t, f.Skipped)
+			assert.ErrorContains(t, f.Skipped[0], tt.says)
+			require.NoError(t, f.Close())
+		})
+	}
+}
+
+// TestDatasetFilesBounded checks that a document naming more files than
+// a dataset may hold is refused once the bound is reached, whatever
+// files are there.
+func TestDatasetFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	var tds strings.Builder
+	for i := range maxDatasetFiles + 1 {
+		fmt.Fprintf(&tds, `<TiffData IFD="0" FirstT="%d" PlaneCount="1"><UUID FileName="p%d.tif">urn:uuid:%d</UUID></TiffData>`, i, i, i)
+	}
+	text := omeDocument(`UUID="urn:uuid:a"`, pixels(1, 1, maxDatasetFiles+1, "XYZCT", tds.String()))
+	data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(text)))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.ome.tif"), data, 0o644))
+	page, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8))
+	for i := range maxDatasetFiles + 1 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.tif", i)), page, 0o644))
+	}
+	_, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
+	require.ErrorIs(t, err, ErrMultiFile)
+	assert.ErrorContains(t, err, fmt.Sprintf("more than %d files", maxDatasetFiles))
+}
