@@ -48,7 +48,7 @@ type rawFormat struct {
 }
 
 // parseArgs reads the command line. Errors are one line; the usage goes to
-// stderr only when asked for with -h.
+// stdout, only when asked for with -h.
 func parseArgs(args []string, stdout io.Writer) (config, error) {
 	cfg := config{}
 	fs := cli.NewFlagSet(convertName, "usage: ometiff convert [flags] input output.ome.tif\n\n"+

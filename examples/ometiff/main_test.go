@@ -37,6 +37,10 @@ func TestCommands(t *testing.T) {
 		{"a bad flag of a command", []string{"info", "-x"}, 2, "", "ometiff info: flag provided but not defined: -x"},
 		{"version", []string{"version"}, 0, thisBuildJPEG, ""},
 		{"version with an argument", []string{"version", "x"}, 2, "", `ometiff version: unexpected argument "x"`},
+		{"version -h", []string{"version", "-h"}, 0, "usage: ometiff version", ""},
+		{"help on version", []string{"help", "version"}, 0, "usage: ometiff version", ""},
+		{"info -h", []string{"info", "-h"}, 0, "usage: ometiff info file...", ""},
+		{"inspect -h", []string{"inspect", "-h"}, 0, "usage: ometiff inspect", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,7 +22,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		"Version prints the program's version, the Go release it was built with,\n"+
 		"and the JPEG codec it encodes and decodes with: libjpeg-turbo in builds\n"+
 		"with -tags ometiff_turbo and cgo, Go's otherwise.\n")
-	if err := cli.ParseFlagsOnly(fs, args, stderr); err != nil {
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cli.Exit(versionName, stderr, cli.UsageError{Err: err})
 	}
 	bi, _ := debug.ReadBuildInfo()
