@@ -256,6 +256,9 @@ func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
 // given encoded, and every row when the image takes rows. An incomplete
 // plane stays open; the writer's Close reports it missing.
 func (ep *EncodedPlaneWriter) Close() error {
+	if ep.im == nil {
+		return errZero
+	}
 	if !ep.busy.CompareAndSwap(false, true) {
 		return ep.im.busyError(ep.index)
 	}

@@ -312,11 +312,17 @@ func TestZeroValues(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed, "NewSampleWriter of a zero PlaneWriter")
 	_, err = NewSampleWriter[uint8](nil)
 	assert.ErrorIs(t, err, ErrPlane, "NewSampleWriter(nil)")
+	assert.ErrorIs(t, pw.Close(), ErrClosed, "PlaneWriter.Close")
+	var sw SampleWriter[uint16]
+	_, err = sw.Write([]uint16{1})
+	assert.ErrorIs(t, err, ErrClosed, "SampleWriter.Write")
+	assert.ErrorIs(t, sw.Close(), ErrClosed, "SampleWriter.Close")
 
 	var ep EncodedPlaneWriter
 	assert.ErrorIs(t, ep.WriteTile(0, []byte{1}), ErrClosed, "WriteTile")
 	_, err = ep.Write([]byte{1})
 	assert.ErrorIs(t, err, ErrClosed, "EncodedPlaneWriter.Write")
+	assert.ErrorIs(t, ep.Close(), ErrClosed, "EncodedPlaneWriter.Close")
 }
 
 // TestPlaneCoordsOutOfRange: an index with no plane gives -1s, not the

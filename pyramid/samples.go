@@ -70,12 +70,20 @@ func NewSampleWriter[T Sample](pw *PlaneWriter) (*SampleWriter[T], error) {
 // and returns how many it took: all of them, or none with the error
 // PlaneWriter.Write gives for their bytes.
 func (s *SampleWriter[T]) Write(samples []T) (int, error) {
+	if s.pw == nil {
+		return 0, errZero
+	}
 	n, err := s.pw.Write(sampleBytes(samples))
 	return n / int(unsafe.Sizeof(*new(T))), err
 }
 
 // Close reports whether the plane is complete, as PlaneWriter.Close.
-func (s *SampleWriter[T]) Close() error { return s.pw.Close() }
+func (s *SampleWriter[T]) Close() error {
+	if s.pw == nil {
+		return errZero
+	}
+	return s.pw.Close()
+}
 
 // checkSamples refuses samples of type T for im unless T is the Go type of
 // its pixel type.

@@ -91,6 +91,9 @@ func (pw *PlaneWriter) finish() {
 // Close reports whether the plane is complete. An incomplete plane stays
 // open; the writer's Close reports it missing.
 func (pw *PlaneWriter) Close() error {
+	if pw.im == nil {
+		return errZero
+	}
 	if !pw.busy.CompareAndSwap(false, true) {
 		return pw.busyError()
 	}
