@@ -3,6 +3,8 @@ package pyramid
 import (
 	"bytes"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // conflict returns an ErrOMEConflict error about element n.
@@ -52,7 +54,8 @@ func (m *OMEImage) channels() []int32 {
 // Check reports whether the image's element describes the pixels of spec
 // as AddImage requires of an ImageSpec.OME: its Pixels' sizes (SizeC
 // counting samples) and Type, its Channel elements and their samples,
-// its Planes. It returns nil, or the *OMEError AddImage would return for
+// its Planes, and the quantities of its Pixels and Channels that spec's
+// typed fields do not replace (a number; a unit of the schema's). It returns nil, or the *OMEError AddImage would return for
 // spec with this element. A reader that maps a file's pages to specs
 // checks with it that the file's document can be carried as it is.
 func (m *OMEImage) Check(spec ImageSpec) error {
@@ -96,19 +99,71 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 			return nil, d.conflict(px, "SignificantBits", "%q; the pixels are %v", v, s.PixelType)
 		}
 	}
+	// The Pixels' quantities the writer copies (the typed ones replace
+	// theirs, value and unit) must be the schema's.
+	pixelsQuantities := []struct {
+		attr  string
+		kind  quantityKind
+		typed bool
+	}{{"PhysicalSizeX", positiveKind, s.PhysicalSizeX > 0}, {"PhysicalSizeY", positiveKind, s.PhysicalSizeY > 0},
+		{"PhysicalSizeZ", positiveKind, s.PhysicalSizeZ > 0}, {"TimeIncrement", timeKind, false}}
+	for _, q := range pixelsQuantities {
+		if !q.typed {
+			if err := m.checkQuantity(px, q.attr, q.kind); err != nil {
+				return nil, err
+			}
+		}
+	}
 	channels := m.channels()
 	if len(channels) > 0 && len(channels) != s.SizeC {
 		return nil, d.conflict(px, "", "%d Channel elements; the image has %d channels (SizeC) of %d samples",
 			len(channels), s.SizeC, s.SamplesPerPixel)
 	}
-	for _, c := range channels {
+	for i, c := range channels {
 		if v, ok := d.attr(c, "SamplesPerPixel"); ok {
 			if n, ok := xmlInt(v); !ok || n != s.SamplesPerPixel {
 				return nil, d.conflict(c, "SamplesPerPixel", "%q; the image has %d samples per pixel", v, s.SamplesPerPixel)
 			}
 		}
+		var typed Channel
+		if i < len(s.Channels) {
+			typed = s.Channels[i]
+		}
+		for _, q := range []struct {
+			attr  string
+			kind  quantityKind
+			typed bool
+		}{{"ExcitationWavelength", positiveKind, typed.ExcitationWavelength.set()}, {"EmissionWavelength", positiveKind, typed.EmissionWavelength.set()},
+			{"PinholeSize", lengthKind, typed.PinholeSize.set()}} {
+			if !q.typed {
+				if err := m.checkQuantity(c, q.attr, q.kind); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	return m.planes(s)
+}
+
+// checkQuantity checks an element's quantity attribute attr and its unit
+// (attr + "Unit") as the schema types them: a number (an xsd:float, "INF"
+// and "NaN" too; positive for a PositiveFloat), a unit of its kind.
+func (m *OMEImage) checkQuantity(n int32, attr string, k quantityKind) error {
+	d := m.doc
+	if v, ok := d.attr(n, attr); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)
+		if err != nil || k.positive && !(f > 0) {
+			kind := "a number"
+			if k.positive {
+				kind = "a positive number"
+			}
+			return d.invalid(n, attr, "%q is not %s", v, kind)
+		}
+	}
+	if v, ok := d.attr(n, attr+"Unit"); ok && !k.units(string(v)) {
+		return d.invalid(n, attr+"Unit", "%q is not an OME %s unit", v, k.name)
+	}
+	return nil
 }
 
 // planes maps the image's Plane elements to the planes of spec, checking

@@ -190,6 +190,12 @@ func TestCallerOMERefused(t *testing.T) {
 		{"a Plane outside", image(sizes, `<TiffData/><Plane TheZ="2" TheC="0" TheT="0"/>`), spec, ErrOMEConflict, "Plane@TheZ"},
 		{"a Plane twice", image(sizes, `<TiffData/><Plane TheZ="1" TheC="0" TheT="0"/><Plane TheZ="1" TheC="0" TheT="0"/>`), spec, ErrOMEConflict, "a second Plane"},
 		{"a Plane without TheT", image(sizes, `<TiffData/><Plane TheZ="1" TheC="0"/>`), spec, ErrOMEInvalid, "Plane@TheT"},
+		{"a length unit", image(sizes+` PhysicalSizeX="0.5" PhysicalSizeXUnit="furlong"`, ""), spec, ErrOMEInvalid, `Pixels@PhysicalSizeXUnit (line 1): "furlong" is not an OME length unit`},
+		{"a size not positive", image(sizes+` PhysicalSizeZ="-1"`, ""), spec, ErrOMEInvalid, `Pixels@PhysicalSizeZ (line 1): "-1" is not a positive number`},
+		{"a time unit", image(sizes+` TimeIncrement="2" TimeIncrementUnit="sec"`, ""), spec, ErrOMEInvalid, `Pixels@TimeIncrementUnit (line 1): "sec" is not an OME time unit`},
+		{"a wavelength unit", image(sizes, `<Channel ID="Channel:0:0" EmissionWavelength="520" EmissionWavelengthUnit="nanometers"/>`), spec, ErrOMEInvalid,
+			`Channel@EmissionWavelengthUnit (line 1): "nanometers" is not an OME length unit`},
+		{"not a number", image(sizes, `<Channel ID="Channel:0:0" PinholeSize="wide"/>`), spec, ErrOMEInvalid, `Channel@PinholeSize (line 1): "wide" is not a number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := mustParseOME(t, tc.doc)
@@ -226,13 +232,21 @@ func TestCallerOMERefused(t *testing.T) {
 }
 
 // TestOMEImageCheck: the elements of a document that describe the specs
-// pass Check, zero sizes counting as 1.
+// pass Check, zero sizes counting as 1; a quantity of the element that a
+// typed field replaces, value and unit, is not checked.
 func TestOMEImageCheck(t *testing.T) {
 	rich := mustParseOME(t, omexmltest.RichDoc())
 	for i, s := range richSpecs {
 		assert.NoError(t, rich.Image(i).Check(s), "image %d", i)
 	}
 	assert.ErrorIs(t, rich.Image(1).Check(richSpecs[0]), ErrOMEConflict)
+
+	doc := mustParseOME(t, omeRoot+`<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1" `+
+		`PhysicalSizeX="1" PhysicalSizeXUnit="furlong" PhysicalSizeY="INF"><Channel ID="Channel:0:0" ExcitationWavelength="0"/></Pixels></Image>`+omeEnd)
+	spec := ImageSpec{SizeX: 8, SizeY: 6, PhysicalSizeX: 0.5, Channels: []Channel{{ExcitationWavelength: Quantity{488, "nm"}}}}
+	assert.NoError(t, doc.Image(0).Check(spec), "the typed size and wavelength replace the element's; INF is an xsd:float")
+	spec.PhysicalSizeX = 0
+	assert.ErrorIs(t, doc.Image(0).Check(spec), ErrOMEInvalid)
 }
 
 // TestCallerOMEImageCount: a document's Images are the images added, one
