@@ -254,9 +254,9 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 }
 
 // lengthAliases are spellings of µm that tools write in place of OME's
-// symbol: tifffile writes what its caller gives, and ImageJ says
-// "micron".
-var lengthAliases = map[string]string{"um": "µm", "micron": "µm", "microns": "µm"}
+// symbol: tifffile writes what its caller gives, ImageJ says "micron",
+// and some write the Greek mu (U+03BC) for the micro sign (U+00B5).
+var lengthAliases = map[string]string{"um": "µm", "micron": "µm", "microns": "µm", "\u03bcm": "µm"}
 
 // omeLengthUnits are the symbols of OME's UnitsLength (2016-06), and ""
 // for the default, µm.

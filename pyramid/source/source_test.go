@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"image/color"
@@ -438,7 +439,7 @@ func TestOMELengthUnits(t *testing.T) {
 		return omeDocument(``, strings.Replace(pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`), `<Pixels `,
 			`<Pixels PhysicalSizeX="0.5" PhysicalSizeXUnit="`+unit+`" PhysicalSizeY="0.25" `, 1))
 	}
-	for _, unit := range []string{"um", "micron", "microns"} {
+	for _, unit := range []string{"um", "micron", "microns", "\u03bcm"} {
 		f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(1, withUnit(unit))...)
 		require.NoError(t, err, unit)
 		require.Len(t, f.Images, 1)
@@ -459,11 +460,18 @@ func TestOMELengthUnits(t *testing.T) {
 	assert.Empty(t, s.PhysicalSizeXUnit)
 	require.NotEmpty(t, f.Skipped)
 	assert.ErrorContains(t, f.Skipped[0], `OME image Image:0: PhysicalSizeXUnit "furlong" is no OME length unit (the physical size is left out)`)
-	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	assert.Nil(t, s.OME, "the element, which has the unit, is not carried")
+	require.Len(t, f.Skipped, 2)
+	assert.ErrorContains(t, f.Skipped[1], `Pixels@PhysicalSizeXUnit (line 1): "furlong" is not an OME length unit`)
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{})
 	require.NoError(t, err)
-	_, err = w.AddImage(s)
-	assert.NoError(t, err, "a spec the writer takes")
-	require.NoError(t, w.Abort())
+	dst, err := w.AddImage(s)
+	require.NoError(t, err, "a spec the writer takes")
+	require.NoError(t, f.Images[0].WritePlanes(context.Background(), dst, Options{}))
+	require.NoError(t, w.Close())
+	assert.NotContains(t, string(h.Bytes()), "furlong", "no unit the schema lacks in the output")
+	assert.Contains(t, string(h.Bytes()), `PhysicalSizeY="0.25"`)
 }
 
 // TestOMERefused checks OME-TIFFs that cannot be mapped: each is refused
