@@ -25,7 +25,8 @@ import (
 // tifffile inputs: OME-TIFFs of several series (3 channels x 5 z of 512 x
 // 512 uint16 with channel names and physical sizes beside a 4096 x 4096
 // image with SubIFD levels; RGB over time beside float32 in nm), an
-// ImageJ hyperstack, a BigTIFF of float32 Deflate tiles, a big-endian
+// ImageJ hyperstack, a BigTIFF of float32 Deflate tiles, half floats in
+// Deflate tiles, a big-endian
 // int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
 // Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
 // its TiffData naming the files by FileName and UUID), and the label and
@@ -63,6 +64,7 @@ with tifffile.TiffWriter(f'{d}/rgb-float.ome.tif', ome=True, bigtiff=True) as tw
 hyper = np.stack([np.stack([u16s(200, 300, seed=2*z + c) for c in range(2)]) for z in range(3)])
 tifffile.imwrite(f'{d}/imagej.tif', hyper, imagej=True, resolution=(4.0, 4.0), metadata={'axes': 'ZCYX', 'spacing': 2.5, 'unit': 'um'})
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
+tifffile.imwrite(f'{d}/f16.tif', f32.astype(np.float16), tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/i16-be-p2.tif', (u16.astype(np.int32) - 32768).astype(np.int16), byteorder='>', compression='zlib', predictor=True, rowsperstrip=64, metadata=None)
 uuids = ['urn:uuid:0b1e5e2a-0000-4000-8000-000000000001', 'urn:uuid:0b1e5e2a-0000-4000-8000-000000000002']
 parts = ['multi_0.ome.tif', 'multi_1.ome.tif']
@@ -88,7 +90,8 @@ tifffile.imwrite(f'{d}/macro.tif', rgb[::2, ::2], photometric='rgb', metadata=No
 // series with the first file's, pixel by pixel (the reference of series 0
 // read from a raw file of little-endian samples when a third argument
 // names one), each in the axes order TCZYXS ("I", tifffile's axis of
-// pages, read as T).
+// pages, read as T); half floats are compared widened to the output's
+// float32.
 const describeScript = `
 import sys, json, numpy as np, tifffile, xml.etree.ElementTree as ET
 def describe(path):
@@ -129,9 +132,11 @@ if len(sys.argv) > 2:
                 except Exception as e:
                     diffs.append({'error': str(e)})
                     continue
-            if a.shape != b.shape or a.dtype.kind != b.dtype.kind or a.dtype.itemsize != b.dtype.itemsize:
+            widened = a.dtype.kind == 'f' and a.dtype.itemsize < b.dtype.itemsize  # half floats as float32
+            if a.shape != b.shape or a.dtype.kind != b.dtype.kind or a.dtype.itemsize != b.dtype.itemsize and not widened:
                 diffs.append({'error': f'{a.shape} {a.dtype} against {b.shape} {b.dtype}'})
                 continue
+            a = a.astype(b.dtype)
             d = np.abs(a.astype(np.float64) - b.astype(np.float64))
             diffs.append({'max': float(d.max()), 'mean': float(d.mean()), 'equal': bool(np.array_equal(a, b, equal_nan=True))})
     out['diffs'] = diffs
@@ -247,6 +252,7 @@ func convertCases() []convertCase {
 		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
 		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
+		{name: "tifffile half floats in Deflate tiles", make: copied("f16.tif")},
 		{name: "tifffile big-endian int16 Deflate p2", make: copied("i16-be-p2.tif")},
 		{name: "libtiff pages of two shapes", make: tool("tiffcp", "-c", "zip", "gray", "u16", "gray", "IN")},
 		{name: "vips JPEG tiles", make: tool("vips", "tiffsave", "rgb8", "IN", "--compression", "jpeg", "--Q", "85", "--tile"), jpeg: true, viaVips: true},

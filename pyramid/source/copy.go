@@ -42,6 +42,10 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 			return nil, fmt.Errorf("%w: tiles copied through: plane %d has %d levels, plane 0 %d", ErrUnsupported, p, len(pages), len(out))
 		}
 		for k, page := range pages {
+			if l, err := page.Layout(); err == nil && l.BitsPerSample != 8*im.Spec.PixelType.Size() {
+				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: samples of %d bits, widened to the image's %v",
+					ErrUnsupported, k, p, l.BitsPerSample, im.Spec.PixelType)
+			}
 			e, err := pyramid.EncodedLevelOf(page)
 			if err != nil {
 				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: %w", ErrUnsupported, k, p, err)

@@ -30,7 +30,9 @@
 // computes the levels again. Samples of a page become interleaved RGB
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample
-// data), as Bio-Formats counts them. What cannot be read (palettes,
+// data), as Bio-Formats counts them. Half floats are read as float32,
+// exactly, as Bio-Formats reads them (OME has no 16-bit float type), so
+// their tiles are not copied through. What cannot be read (palettes,
 // sub-byte or 64-bit integer samples, JPEG 2000, a dataset's file
 // missing or of another UUID, a dataset without Options.DatasetDir) is
 // refused with an error naming it, matching ErrUnsupported, ErrMetadata or

@@ -36,6 +36,10 @@ func (p testPage) pixels() []byte {
 		x, y, c := s/p.samples%p.width, s/p.samples/p.width, s%p.samples
 		v := uint64(x*7+y*13+c*101+p.seed*37+x*y/3) % 65521
 		if p.float {
+			if n == 2 { // a finite half float, negative for odd samples
+				binary.LittleEndian.PutUint16(out[i:], uint16(v%0x7c00)|uint16(c&1)<<15)
+				continue
+			}
 			if n == 4 {
 				binary.LittleEndian.PutUint32(out[i:], math.Float32bits(float32(v)/7))
 			} else {

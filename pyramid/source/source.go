@@ -421,14 +421,16 @@ func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
 		return map[bool]pyramid.PixelType{false: pyramid.Uint16, true: pyramid.Int16}[signed], nil
 	case l.BitsPerSample == 32 && !float:
 		return map[bool]pyramid.PixelType{false: pyramid.Uint32, true: pyramid.Int32}[signed], nil
-	case l.BitsPerSample == 32:
+	case l.BitsPerSample == 32, l.BitsPerSample == 16:
+		// Half floats widen to float32 exactly, as Bio-Formats reads
+		// them: OME has no 16-bit float type.
 		return pyramid.Float32, nil
 	case l.BitsPerSample == 64 && float:
 		return pyramid.Float64, nil
 	}
 	kind, read := "integer", "8, 16 or 32"
 	if float {
-		kind, read = "floating-point", "32 or 64"
+		kind, read = "floating-point", "16, 32 or 64"
 	}
 	return 0, fmt.Errorf("%w: BitsPerSample %d of %s samples of the page at %d (%s are read)",
 		ErrUnsupported, l.BitsPerSample, kind, offset, read)

@@ -182,7 +182,8 @@ func TestUnsupportedPages(t *testing.T) {
 		{"YCbCr without JPEG", testPage{width: 8, height: 8, samples: 3, bits: 8, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)},
 			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 1"},
 		{"64-bit integers", testPage{width: 8, height: 8, samples: 1, bits: 64}, ErrUnsupported, "BitsPerSample 64 of integer samples"},
-		{"half floats", gray(8, 8, short(tiff.TagSampleFormat, tiff.SampleFormatFloat)), ErrUnsupported, "BitsPerSample 16 of floating-point samples"},
+		{"8-bit floats", testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagSampleFormat, tiff.SampleFormatFloat)}, ErrUnsupported,
+			"BitsPerSample 8 of floating-point samples"},
 		{"12-bit", gray(8, 8, short(tiff.TagBitsPerSample, 12)), ErrUnsupported, "BitsPerSample 12"},
 		{"JPEG 2000", gray(8, 8, short(tiff.TagCompression, tiff.CompressionJPEG2000Aperio)), ErrUnsupported, "Compression 33003 (JPEG 2000"},
 		{"unknown compression", gray(8, 8, short(tiff.TagCompression, 34712)), ErrUnsupported, "34712"},
@@ -237,8 +238,8 @@ func TestImpossibleBlocks(t *testing.T) {
 // TestUnsupportedBitsSayWhatIsRead: the refusal of a sample size names
 // the sizes read, of its kind.
 func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
-	_, _, err := mapPages(t, Options{}, gray(8, 8, short(tiff.TagSampleFormat, tiff.SampleFormatFloat)))
-	assert.ErrorContains(t, err, "(32 or 64 are read)")
+	_, _, err := mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagSampleFormat, tiff.SampleFormatFloat)})
+	assert.ErrorContains(t, err, "(16, 32 or 64 are read)")
 	_, _, err = mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 64})
 	assert.ErrorContains(t, err, "(8, 16 or 32 are read)")
 }

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -106,11 +107,14 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 			return fmt.Errorf("%s: %w", name(p), err)
 		}
 	}
-	samples := r.Layout().SamplesPerPixel
+	l := r.Layout()
+	samples, size := l.SamplesPerPixel, r.sample
 	if !pr.whole && samples < len(writers) {
 		return fmt.Errorf("%w: %s: the page has %d samples", ErrMismatch, name(pr.planes[0]), samples)
 	}
+	half := l.SampleFormat == tiff.SampleFormatFloat && l.BitsPerSample == 16
 	var split [][]byte
+	var wide []byte
 	for {
 		_, band, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -119,13 +123,17 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		if err != nil {
 			return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
 		}
+		if half {
+			wide = widenHalves(wide, band)
+			band, size = wide, 4
+		}
 		if pr.whole {
 			if _, err := writers[0].Write(band); err != nil {
 				return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
 			}
 			continue
 		}
-		split = deinterleave(split, band, samples, r.sample)
+		split = deinterleave(split, band, samples, size)
 		for i, w := range writers {
 			if w == nil {
 				continue
@@ -144,6 +152,39 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		}
 	}
 	return nil
+}
+
+// widenHalves returns the little-endian IEEE half floats of band as
+// little-endian float32s, exactly (subnormals, infinities and NaNs too),
+// in out's buffer when it is large enough.
+func widenHalves(out, band []byte) []byte {
+	n := len(band) / 2
+	if cap(out) < 4*n {
+		out = make([]byte, 4*n)
+	}
+	out = out[:4*n]
+	for i := range n {
+		h := uint32(binary.LittleEndian.Uint16(band[2*i:]))
+		sign, exp, frac := h>>15<<31, h>>10&0x1f, h&0x3ff
+		var f uint32
+		switch {
+		case exp == 0x1f: // infinity or NaN, its payload kept
+			f = sign | 0xff<<23 | frac<<13
+		case exp != 0: // normal: rebias the exponent (15 to 127)
+			f = sign | (exp+112)<<23 | frac<<13
+		case frac != 0: // subnormal: normalize it
+			e := uint32(113)
+			for frac&0x400 == 0 {
+				frac <<= 1
+				e--
+			}
+			f = sign | e<<23 | (frac&0x3ff)<<13
+		default: // zero, signed
+			f = sign
+		}
+		binary.LittleEndian.PutUint32(out[4*i:], f)
+	}
+	return out
 }
 
 // deinterleave splits a band of pixels of n samples of size bytes into n

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"testing"
 	"time"
 
@@ -248,4 +249,77 @@ func TestWritePlanesStops(t *testing.T) {
 	require.NoError(t, err)
 	err = f.Images[0].WritePlanes(context.Background(), dst, Options{})
 	assert.True(t, errors.Is(err, compress.ErrCorrupt), "%v", err)
+}
+
+// TestWidenHalves widens every half float and compares it with its value
+// computed from its fields: equal bits, NaNs with their payload.
+func TestWidenHalves(t *testing.T) {
+	band := make([]byte, 2<<16)
+	for h := range 1 << 16 {
+		binary.LittleEndian.PutUint16(band[2*h:], uint16(h))
+	}
+	wide := widenHalves(nil, band)
+	require.Len(t, wide, 4<<16)
+	for h := range 1 << 16 {
+		got := binary.LittleEndian.Uint32(wide[4*h:])
+		sign, exp, frac := h>>15, h>>10&0x1f, h&0x3ff
+		var want float64
+		switch {
+		case exp == 0x1f && frac == 0:
+			want = math.Inf(1)
+		case exp == 0x1f:
+			f := math.Float32frombits(got)
+			require.True(t, f != f, "%#04x is a NaN", h)
+			require.Equal(t, uint32(frac), got>>13&0x3ff, "%#04x: the NaN's payload", h)
+			continue
+		case exp == 0:
+			want = math.Ldexp(float64(frac), -24)
+		default:
+			want = math.Ldexp(1+float64(frac)/1024, exp-15)
+		}
+		if sign == 1 {
+			want = -want
+		}
+		require.Equal(t, math.Float32bits(float32(want)), got, "%#04x", h)
+	}
+}
+
+// TestWriteHalfFloats converts pages of half floats (tiles and strips,
+// both byte orders; the floating-point predictor on halves is
+// compress's decoder's, tested there and by the interop tests): the
+// image is float32, each plane the halves widened exactly, and its tiles
+// are not copied through (they are 16 bits).
+func TestWriteHalfFloats(t *testing.T) {
+	pages := []testPage{
+		{width: 37, height: 21, samples: 1, bits: 16, float: true, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionDeflate)},
+		{width: 37, height: 21, samples: 1, bits: 16, float: true, rowsPerStrip: 5, codec: mustCodec(tiff.CompressionLZW), seed: 1},
+		{width: 20, height: 9, samples: 2, bits: 16, float: true, rowsPerStrip: 4, seed: 2},
+	}
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		file, images := fileOf(t, order, false, pages...)
+		tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+		require.NoError(t, err)
+		in, err := New(tf, "in.tif", Options{})
+		require.NoError(t, err)
+		require.Len(t, in.Images, 2)
+		for _, im := range in.Images {
+			assert.Equal(t, pyramid.Float32, im.Spec.PixelType)
+		}
+		_, err = in.Images[0].Encoded(false)
+		require.ErrorIs(t, err, ErrUnsupported)
+		assert.ErrorContains(t, err, "samples of 16 bits, widened to the image's float")
+
+		out := convert(t, in, pyramid.Options{TileSize: 16, Workers: 2}, Options{})
+		tout, err := tiff.Read(bytes.NewReader(out), int64(len(out)))
+		require.NoError(t, err)
+		back, err := New(tout, "", Options{})
+		require.NoError(t, err)
+		require.Len(t, back.Images, 2)
+		for i, im := range in.Images {
+			for p := range im.Planes {
+				wanted := widenHalves(nil, want(in, images, im.Planes[p], 2))
+				assert.True(t, bytes.Equal(wanted, planePixels(t, back.Images[i].Planes[p])), "%v: image %d plane %d", order, i, p)
+			}
+		}
+	}
 }
