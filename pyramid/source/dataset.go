@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,12 @@ import (
 
 // maxDatasetFiles bounds the files of a multi-file dataset that one
 // document makes New open (and keep open while the File is): its
-// TiffData elements could name millions.
-const maxDatasetFiles = 4096
+// TiffData elements could name millions. A variable for the tests.
+var maxDatasetFiles = 4096
+
+// uuidConflict marks a UUID that TiffData elements give to files of
+// different names.
+const uuidConflict = "\x00"
 
 // Part is a file of a multi-file OME-TIFF dataset, other than the one
 // opened, that holds planes of its images.
@@ -37,6 +42,7 @@ type part struct {
 	tf         *tiff.File // nil for a companion opened: it holds no pages
 	used       []bool     // the main chain's pages an image maps
 	other      bool       // not the file opened
+	info       os.FileInfo
 }
 
 // partPage is a page of a part: the IFD-th of its main chain.
@@ -182,6 +188,14 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	if u != nil {
 		value, name = strings.TrimSpace(u.Value), strings.TrimSpace(u.FileName)
 	}
+	if m.uuidNames[value] == uuidConflict {
+		return nil, fmt.Errorf("%w: TiffData %d: the TiffData elements give UUID %s to files of different names", ErrMetadata, i, value)
+	}
+	if value == "" && name == "" && m.file.Companion != "" {
+		// The companion's document describes every file: its planes are
+		// in no TIFF in particular.
+		return nil, fmt.Errorf("%w: TiffData %d of the companion %q names no file", ErrMetadata, i, m.file.Companion)
+	}
 	if value == "" && name == "" || value != "" && value == own.uuid || name != "" && name == own.name {
 		if own.tf == nil {
 			return nil, fmt.Errorf("%w: TiffData %d names no file, and the companion holds no pages", ErrMetadata, i)
@@ -189,12 +203,11 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		return own, nil
 	}
 	if name == "" {
-		for _, p := range m.parts {
-			if p.uuid == value {
-				return p, nil
-			}
+		// Another TiffData may give the UUID's file name, as Bio-Formats
+		// reads them.
+		if name = m.uuidNames[value]; name == "" {
+			return nil, fmt.Errorf("%w: TiffData %d names a file by its UUID alone, %s (no TiffData gives its FileName)", ErrMultiFile, i, value)
 		}
-		return nil, fmt.Errorf("%w: TiffData %d names a file by its UUID alone, %s (a FileName is needed)", ErrMultiFile, i, value)
 	}
 	if m.opts.DatasetDir == "" {
 		return nil, fmt.Errorf("%w: TiffData %d is in another file, %q (%s): Open, or Options.DatasetDir, reads it", ErrMultiFile, i, name, value)
@@ -217,23 +230,74 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 
 // openPart opens a file of the dataset, as a TIFF, and keeps it open with
 // the File.
+// A file that cannot be opened is so for every TiffData naming it, and
+// one opened under another name (a link) is the part opened first.
 func (m *mapper) openPart(name string) (*part, error) {
-	if len(m.byName) >= maxDatasetFiles {
+	if err, ok := m.failed[name]; ok {
+		return nil, err
+	}
+	if len(m.byName)+len(m.failed) >= maxDatasetFiles {
 		return nil, fmt.Errorf("%w: the dataset names more than %d files", ErrMultiFile, maxDatasetFiles)
 	}
-	rc, err := tiff.Open(filepath.Join(m.opts.DatasetDir, name))
-	if err != nil {
-		kind := ErrMetadata
-		if errors.Is(err, tiff.ErrMalformed) || errors.Is(err, tiff.ErrUnsupported) || errors.Is(err, tiff.ErrNotTIFF) {
-			kind = ErrUnsupported
+	fail := func(err error) (*part, error) {
+		if m.failed == nil {
+			m.failed = map[string]error{}
 		}
-		return nil, fmt.Errorf("%w: the dataset's file %q: %w", kind, name, err)
+		m.failed[name] = err
+		return nil, err
+	}
+	path := filepath.Join(m.opts.DatasetDir, name)
+	info, err := os.Stat(path)
+	if err == nil {
+		for _, p := range m.parts {
+			if p.info != nil && os.SameFile(p.info, info) {
+				m.byName[name] = p
+				return p, nil
+			}
+		}
+	}
+	rc, err := tiff.Open(path)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(fmt.Errorf("%w: the dataset's file %q: %w", ErrMetadata, name, err))
+	case errors.Is(err, tiff.ErrMalformed) || errors.Is(err, tiff.ErrUnsupported) || errors.Is(err, tiff.ErrNotTIFF):
+		return fail(fmt.Errorf("%w: the dataset's file %q: %w", ErrUnsupported, name, err))
+	default: // the system's (too many open files, permissions), not the input's
+		return fail(fmt.Errorf("source: the dataset's file %q: %w", name, err))
+	}
+	if len(rc.Pages) == 0 {
+		rc.Close()
+		return fail(fmt.Errorf("%w: the dataset's file %q has no pages", ErrMetadata, name))
 	}
 	m.file.closers = append(m.file.closers, rc.Close)
-	if len(rc.Pages) == 0 {
-		return nil, fmt.Errorf("%w: the dataset's file %q has no pages", ErrMetadata, name)
-	}
 	p := m.addPart(name, rootUUID(rc.Pages[0].Description()), rc.File, true)
+	p.info = info
 	m.file.Parts = append(m.file.Parts, Part{Name: name, TIFF: rc.File})
 	return p, nil
+}
+
+// nameUUIDs records the file name each UUID of the TiffData elements is
+// given, so that a TiffData naming a file by its UUID alone finds it
+// wherever the name is given; a UUID given to two names is a conflict.
+func (m *mapper) nameUUIDs(doc *omeDoc) {
+	m.uuidNames = map[string]string{}
+	for _, im := range doc.Images {
+		if im.Pixels == nil {
+			continue
+		}
+		for _, td := range im.Pixels.TiffData {
+			if td.UUID == nil {
+				continue
+			}
+			value, name := strings.TrimSpace(td.UUID.Value), strings.TrimSpace(td.UUID.FileName)
+			if value == "" || name == "" {
+				continue
+			}
+			if prev, ok := m.uuidNames[value]; ok && prev != name {
+				name = uuidConflict
+			}
+			m.uuidNames[value] = name
+		}
+	}
 }

@@ -175,6 +175,8 @@ func TestDatasetRefused(t *testing.T) {
 // a dataset may hold is refused once the bound is reached, whatever
 // files are there.
 func TestDatasetFilesBounded(t *testing.T) {
+	defer func(n int) { maxDatasetFiles = n }(maxDatasetFiles)
+	maxDatasetFiles = 8
 	dir := t.TempDir()
 	var tds strings.Builder
 	for i := range maxDatasetFiles + 1 {
@@ -190,4 +192,90 @@ func TestDatasetFilesBounded(t *testing.T) {
 	_, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
 	require.ErrorIs(t, err, ErrMultiFile)
 	assert.ErrorContains(t, err, fmt.Sprintf("more than %d files", maxDatasetFiles))
+}
+
+// openFiles counts the process's open file descriptors.
+func openFiles(t *testing.T) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err, "Linux's /proc")
+	return len(entries)
+}
+
+// TestDatasetNames checks how TiffData elements find their files: a file
+// that cannot be opened is tried once however many images name it (and
+// holds no descriptor), a file named two ways is one part, a UUID given
+// alone finds the name another TiffData gives it wherever that one is,
+// a UUID given two names is refused, and so is a TiffData of a
+// companion's document that names no file.
+func TestDatasetNames(t *testing.T) {
+	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
+	inB := func(name, uuid string, ifd int) string {
+		return fmt.Sprintf(`<TiffData IFD="%d"><UUID FileName="%s">%s</UUID></TiffData>`, ifd, name, uuid)
+	}
+	byUUID := func(uuid string, ifd int) string {
+		return fmt.Sprintf(`<TiffData IFD="%d"><UUID>%s</UUID></TiffData>`, ifd, uuid)
+	}
+	setup := func(t *testing.T, a string, bPages int) string {
+		dir := t.TempDir()
+		data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(a)))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.ome.tif"), data, 0o644))
+		pages := []testPage{gray(8, 8, description(omeDocument(`UUID="`+uuidB+`"`)))}
+		for range bPages - 1 {
+			pages = append(pages, gray(8, 8))
+		}
+		data, _ = fileOf(t, binary.LittleEndian, false, pages...)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "b.ome.tif"), data, 0o644))
+		return filepath.Join(dir, "a.ome.tif")
+	}
+	one := func(inside string) string { return pixels(1, 1, 1, "XYZCT", inside) }
+
+	t.Run("a file of no pages", func(t *testing.T) {
+		var images []string
+		for range 50 {
+			images = append(images, one(inB("e.tif", "", 0)))
+		}
+		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, append([]string{one(`<TiffData IFD="0"/>`)}, images...)...), 1)
+		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "e.tif"), []byte("II*\x00\x00\x00\x00\x00"), 0o644))
+		before := openFiles(t)
+		f, err := Open(path, Options{SkipUnsupported: true})
+		require.NoError(t, err)
+		assert.ErrorContains(t, f.Skipped[49], `the dataset's file "e.tif" has no pages`)
+		assert.LessOrEqual(t, openFiles(t), before+1, "the file opened, and nothing for the empty one")
+		assert.Len(t, f.Images, 1)
+		assert.Len(t, f.Skipped, 50)
+		require.NoError(t, f.Close())
+	})
+	t.Run("a file named two ways", func(t *testing.T) {
+		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB("b.ome.tif", uuidB, 0)), one(inB("link.ome.tif", "", 1))), 2)
+		require.NoError(t, os.Symlink("b.ome.tif", filepath.Join(filepath.Dir(path), "link.ome.tif")))
+		f, err := Open(path, Options{})
+		require.NoError(t, err, "every page of b is mapped, through either name")
+		assert.Len(t, f.Parts, 1)
+		require.NoError(t, f.Close())
+	})
+	t.Run("a UUID alone, its name given later", func(t *testing.T) {
+		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(byUUID(uuidB, 1)), one(inB("b.ome.tif", uuidB, 0))), 2)
+		f, err := Open(path, Options{})
+		require.NoError(t, err)
+		assert.Len(t, f.Images, 3)
+		require.NoError(t, f.Close())
+	})
+	t.Run("a UUID given two names", func(t *testing.T) {
+		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB("b.ome.tif", uuidB, 0)), one(inB("c.ome.tif", uuidB, 0))), 1)
+		_, err := Open(path, Options{})
+		require.ErrorIs(t, err, ErrMetadata)
+		assert.ErrorContains(t, err, "give UUID "+uuidB+" to files of different names")
+	})
+	t.Run("a companion's TiffData naming no file", func(t *testing.T) {
+		path := setup(t, `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="`+uuidA+`"><BinaryOnly MetadataFile="set.companion.ome"/></OME>`, 1)
+		companion := omeDocument(`UUID="urn:uuid:c"`, one(`<TiffData IFD="0"/>`), one(inB("b.ome.tif", uuidB, 0)))
+		require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "set.companion.ome"), []byte(companion), 0o644))
+		_, err := Open(path, Options{})
+		require.ErrorIs(t, err, ErrMetadata)
+		assert.ErrorContains(t, err, `TiffData 0 of the companion "set.companion.ome" names no file`)
+		f, err := Open(path, Options{SkipUnsupported: true})
+		require.NoError(t, err)
+		assert.Equal(t, "set.companion.ome", f.Companion)
+		require.NoError(t, f.Close())
+	})
 }

@@ -156,11 +156,13 @@ func (m *mapper) ome(text string) error {
 		if m.file.TIFF == nil {
 			return fmt.Errorf("%w: the companion %q is BinaryOnly", ErrMetadata, m.name)
 		}
+		companion := strings.TrimSpace(doc.BinaryOnly.MetadataFile)
 		if doc, text, err = m.companion(doc); err != nil {
 			return err
 		}
-		m.file.OMEXML = text
+		m.file.OMEXML, m.file.Companion = text, companion
 	}
+	m.nameUUIDs(doc)
 	maps := map[string][]pyramid.KeyValue{}
 	for _, a := range doc.Maps {
 		for _, kv := range a.Values {

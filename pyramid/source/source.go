@@ -93,6 +93,10 @@ type File struct {
 	// pages hold planes of the images, in the order they were first
 	// named; empty for a file that holds all its planes.
 	Parts []Part
+	// Companion is the name of the companion file whose OME-XML a
+	// BinaryOnly element of the file opened pointed to, read from
+	// Options.DatasetDir; "" when there is none.
+	Companion string
 
 	closers []func() error
 }
@@ -284,9 +288,11 @@ type mapper struct {
 	// The TIFF files of an OME-TIFF dataset: the one opened first (its
 	// TIFF nil for a companion), the others by name, and where each of
 	// their pages is.
-	parts  []*part
-	byName map[string]*part
-	pages  map[*tiff.Page]partPage
+	parts     []*part
+	byName    map[string]*part
+	failed    map[string]error // the files that could not be opened
+	uuidNames map[string]string
+	pages     map[*tiff.Page]partPage
 }
 
 // layoutResult is what layoutOf returned for a page.
