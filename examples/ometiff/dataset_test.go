@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,4 +104,37 @@ func TestConvertDatasetRefused(t *testing.T) {
 	assert.Len(t, file.IFDs, 6, "the planes of image 0")
 	assert.Contains(t, file.IFDs[0].Text(270), `Name="well 0"`)
 	assert.NotContains(t, file.IFDs[0].Text(270), `Name="well 1"`)
+}
+
+// TestConvertDatasetCompanion checks the companion layout's edges: an
+// output naming the companion a part's BinaryOnly points to is refused
+// and leaves it as it was, and a companion starting with blank lines is
+// recognized as one.
+func TestConvertDatasetCompanion(t *testing.T) {
+	dir := t.TempDir()
+	datasettest.Write(t, dir, true)
+	companion := filepath.Join(dir, "set.companion.ome")
+	before, err := os.ReadFile(companion)
+	require.NoError(t, err)
+	renamed := filepath.Join(dir, "set.companion.tif") // an output name convert takes, as long as the old
+	require.NoError(t, os.Rename(companion, renamed))
+	for _, name := range []string{"set_0.ome.tif", "set_1.ome.tif", "set_2.ome.tif"} { // point the parts to it
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		data = bytes.Replace(data, []byte(`MetadataFile="set.companion.ome"`), []byte(`MetadataFile="set.companion.tif"`), 1)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	code, _, stderr := clitest.Run(runConvert, "-force", filepath.Join(dir, "set_0.ome.tif"), renamed)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "is a file of the input dataset")
+	after, err := os.ReadFile(renamed)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the companion is left as it was")
+
+	blank := filepath.Join(dir, "blank.companion.ome")
+	require.NoError(t, os.WriteFile(blank, append([]byte("\n\n\n\n  \n"), before...), 0o644))
+	out := filepath.Join(dir, "out.ome.tif")
+	code, stdout, stderr := clitest.Run(runConvert, blank, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "2 images, 12 planes")
 }

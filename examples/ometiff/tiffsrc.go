@@ -63,8 +63,12 @@ func isXML(head []byte) bool {
 // does not read, is left to the image decoders (not ok). The source
 // holds the other files of a multi-file dataset open until it is closed.
 func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok bool, err error) {
-	var head [4]byte
-	if _, err := io.ReadFull(in.header(), head[:]); err != nil || !isTIFF(head[:]) && !(isXML(head[:]) && in.size >= 0) {
+	// A TIFF header, or the start of an XML document (64 bytes, as
+	// source.Open tells a companion).
+	var buf [64]byte
+	n, _ := io.ReadFull(in.header(), buf[:])
+	head := buf[:n]
+	if !isTIFF(head) && !(isXML(head) && in.size >= 0) {
 		return nil, false, nil
 	}
 	if in.size < 0 {
@@ -76,7 +80,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize(),
 		DatasetDir: filepath.Dir(in.name)}}
 	var tf *tiff.File
-	if isTIFF(head[:]) {
+	if isTIFF(head) {
 		if tf, err = tiff.Read(in.f, in.size); err != nil {
 			return nil, true, fmt.Errorf("%s: %w", in.name, err)
 		}
@@ -124,11 +128,15 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 // companion's source.Open opened.
 func (s *tiffSource) Close() error { return s.file.Close() }
 
-// parts returns the paths of the other files of a multi-file dataset.
+// parts returns the paths of the other files of a multi-file dataset,
+// and of the companion read.
 func (s *tiffSource) parts() []string {
 	var out []string
 	for _, p := range s.file.Parts {
 		out = append(out, filepath.Join(s.opts.DatasetDir, p.Name))
+	}
+	if s.file.Companion != "" {
+		out = append(out, filepath.Join(s.opts.DatasetDir, s.file.Companion))
 	}
 	return out
 }
