@@ -1,10 +1,13 @@
 package source
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"image/color"
 	"math/bits"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -163,6 +166,7 @@ func (m *mapper) ome(text string) error {
 		m.file.OMEXML, m.file.Companion = text, companion
 	}
 	m.nameUUIDs(doc)
+	m.explicitPages(doc)
 	maps := map[string][]pyramid.KeyValue{}
 	for _, a := range doc.Maps {
 		for _, kv := range a.Values {
@@ -485,13 +489,57 @@ func (m *mapper) tiffData(tds []omeTiffData, parts []*part, spec pyramid.ImageSp
 			continue
 		}
 		for p := index + 1; p < n && !certain[p]; p++ {
-			if at[p-1].ifd+1 >= pages {
-				break
+			next := partPage{part, at[p-1].ifd + 1}
+			if next.ifd >= pages || m.isExplicit(next) {
+				break // past the file, or a page a TiffData maps itself
 			}
-			at[p] = partPage{part, at[p-1].ifd + 1}
+			at[p] = next
 		}
 	}
 	return at, nil
+}
+
+// explicitPages records the pages the TiffData elements of the document
+// map themselves (their IFD, and PlaneCount pages from it), as runs per
+// file: the planes a TiffData without PlaneCount maps after its own never
+// take one, so that no page is two planes, of one image or of two.
+func (m *mapper) explicitPages(doc *omeDoc) {
+	m.explicit = map[*part][][2]int{}
+	for _, im := range doc.Images {
+		if im.Pixels == nil {
+			continue
+		}
+		for i, td := range im.Pixels.TiffData {
+			part, err := m.partOf(td, i)
+			if err != nil || part.tf == nil {
+				continue // reported when the image is mapped
+			}
+			first := int64(value(td.IFD))
+			end := min(first+max(int64(value(td.PlaneCount)), 1), int64(len(part.tf.Pages)))
+			if first < end {
+				m.explicit[part] = append(m.explicit[part], [2]int{int(first), int(end)})
+			}
+		}
+	}
+	for part, runs := range m.explicit { // sorted and merged, for isExplicit's search
+		slices.SortFunc(runs, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+		merged := runs[:1]
+		for _, r := range runs[1:] {
+			if last := &merged[len(merged)-1]; r[0] <= last[1] {
+				last[1] = max(last[1], r[1])
+				continue
+			}
+			merged = append(merged, r)
+		}
+		m.explicit[part] = merged
+	}
+}
+
+// isExplicit reports whether a TiffData maps the page itself.
+func (m *mapper) isExplicit(p partPage) bool {
+	runs := m.explicit[p.part]
+	i := sort.Search(len(runs), func(i int) bool { return runs[i][1] > p.ifd })
+	return i < len(runs) && runs[i][0] <= p.ifd
 }
 
 // oneBasedIndexes guesses, per dimension Z, C and T, whether the TiffData

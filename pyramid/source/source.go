@@ -293,6 +293,7 @@ type mapper struct {
 	failed    map[string]error // the files that could not be opened
 	uuidNames map[string]string
 	pages     map[*tiff.Page]partPage
+	explicit  map[*part][][2]int // the runs of pages TiffData elements map themselves
 }
 
 // layoutResult is what layoutOf returned for a page.

@@ -499,6 +499,8 @@ func TestOMERefused(t *testing.T) {
 		{"another file", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="other.ome.tif">urn:uuid:2</UUID></TiffData>`)), 1,
 			ErrMultiFile, `"other.ome.tif"`, 1, 1},
 		{"a plane missing", omeDocument(``, good, pixels(2, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="1"/>`)), 2, ErrMetadata, "no TiffData maps plane z=1 c=0 t=0", 1, 1},
+		{"a page two planes", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData IFD="0"/><TiffData IFD="4" FirstZ="1" PlaneCount="1"/>`),
+			pixels(2, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="2"/>`)), 5, ErrMetadata, "no TiffData maps plane z=2 c=0 t=0", 1, 1},
 		{"PlaneCount 0", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1" PlaneCount="0"/>`)), 2, ErrMetadata, "PlaneCount 0", 1, 1},
 		{"a page past the end", omeDocument(``, good, pixels(1, 1, 2, "XYZCT", `<TiffData IFD="1" PlaneCount="2"/>`)), 2, ErrMetadata, "to pages from 1 of 2", 1, 1},
 		{"a first page past the end", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="7"/>`)), 2, ErrMetadata, "TiffData IFD 7", 1, 1},
