@@ -91,6 +91,24 @@ func walkPages(t *testing.T, pages []*Page) {
 				t.Fatalf("block %d of %d bytes in a %d-byte file", i, len(buf), p.file.Size)
 			}
 		}
+		for k := 1; k <= 2; k++ {
+			q, err := p.Successor(k)
+			if err != nil {
+				if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsupported) {
+					t.Fatalf("untyped error: %v", err)
+				}
+				continue
+			}
+			blocks, err := q.Blocks()
+			if err != nil {
+				t.Fatalf("successor %d: %v", k, err)
+			}
+			for _, b := range blocks {
+				if b.Offset+b.Size > uint64(p.file.Size) {
+					t.Fatalf("successor %d: block %+v past the %d-byte file", k, b, p.file.Size)
+				}
+			}
+		}
 		walkPages(t, p.SubIFDs)
 	}
 }

@@ -470,3 +470,64 @@ func (p *Page) ReadBlock(dst []byte, i int) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// Successor returns the page the k-th image stored right after p's data
+// would be (k ≥ 1): a copy of p whose blocks lie k × d bytes further on,
+// where d is the span of p's data. ImageJ writes stacks larger than 4 GiB
+// so, as one directory followed by every plane's data (its description
+// says how many), and so does tifffile when asked to truncate; ImageJ,
+// tifffile and Bio-Formats read the planes that way.
+//
+// Only uncompressed data whose blocks follow one another without a gap
+// has a span that says where the next image lies: other pages are
+// ErrUnsupported. A successor past the end of the file is ErrMalformed.
+// The copy's offsets field is LONG8, since its values may pass 4 GiB in
+// a classic TIFF; its Offset and Next are p's.
+func (p *Page) Successor(k int) (*Page, error) {
+	if p.blocksErr != nil {
+		return nil, p.blocksErr
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("%w: successor %d of the page at %d", ErrMalformed, k, p.Offset)
+	}
+	if c, ok := p.Uint(TagCompression); ok && c != uint64(CompressionNone) {
+		return nil, fmt.Errorf("%w: the page at %d is compressed (Compression %d), so its data does not say where the next image lies",
+			ErrUnsupported, p.Offset, c)
+	}
+	blocks, err := p.Blocks()
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("%w: the page at %d has no blocks", ErrMalformed, p.Offset)
+	}
+	end := blocks[0].Offset
+	for i, b := range blocks {
+		if b.Offset != end {
+			return nil, fmt.Errorf("%w: block %d of the page at %d is at %d, not right after block %d (at %d)",
+				ErrUnsupported, i, p.Offset, b.Offset, i-1, end)
+		}
+		end += b.Size // Block checked it against the file size: no overflow
+	}
+	span := end - blocks[0].Offset
+	hi, shift := bits.Mul64(span, uint64(k))
+	if size := uint64(p.file.Size); hi != 0 || span == 0 || shift > size || end > size-shift {
+		return nil, fmt.Errorf("%w: image %d after the page at %d (%d bytes each from %d) is past the end of the %d-byte file",
+			ErrMalformed, k, p.Offset, span, blocks[0].Offset, size)
+	}
+	offsets := ifd.Entry{Tag: p.offsets.Tag, Type: ifd.Long8, Count: p.offsets.Count, Value: make([]byte, 8*len(blocks))}
+	for i, b := range blocks {
+		binary.LittleEndian.PutUint64(offsets.Value[8*i:], b.Offset+shift)
+	}
+	q := *p
+	q.SubIFDs = nil
+	q.offsets = offsets
+	q.Fields = slices.Clone(p.Fields)
+	for i := range q.Fields {
+		if q.Fields[i].Tag == offsets.Tag {
+			q.Fields[i] = offsets
+			break
+		}
+	}
+	return &q, nil
+}

@@ -165,8 +165,13 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 	var files []string // in the order of the planes
 	pages := map[string][]int{}
 	split := false
+	after := map[*tiff.Page]bool{} // pages with no directory of their own
 	for _, p := range im.Planes {
-		at := index[p.Page]
+		at, ok := index[p.Page]
+		if !ok {
+			after[p.Page] = true
+			continue
+		}
 		if _, ok := pages[at.file]; !ok {
 			files = append(files, at.file)
 		}
@@ -178,6 +183,9 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 		each = append(each, pageRanges(pages[file], file))
 	}
 	out := strings.Join(each, "; ")
+	if len(after) > 0 {
+		out += fmt.Sprintf(" and %d images stored after its data", len(after))
+	}
 	if split {
 		out += ", samples as channels"
 	}

@@ -25,7 +25,8 @@ import (
 // tifffile inputs: OME-TIFFs of several series (3 channels x 5 z of 512 x
 // 512 uint16 with channel names and physical sizes beside a 4096 x 4096
 // image with SubIFD levels; RGB over time beside float32 in nm), an
-// ImageJ hyperstack, a BigTIFF of float32 Deflate tiles, half floats in
+// ImageJ hyperstack (and the same with one directory, its planes stored
+// one after another, as ImageJ writes stacks past 4 GiB), a BigTIFF of float32 Deflate tiles, half floats in
 // Deflate tiles, a big-endian
 // int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
 // Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
@@ -63,6 +64,7 @@ with tifffile.TiffWriter(f'{d}/rgb-float.ome.tif', ome=True, bigtiff=True) as tw
         metadata={'axes': 'ZYX', 'Name': 'floats', 'PhysicalSizeX': 65.0, 'PhysicalSizeXUnit': 'nm', 'PhysicalSizeY': 65.0, 'PhysicalSizeYUnit': 'nm'})
 hyper = np.stack([np.stack([u16s(200, 300, seed=2*z + c) for c in range(2)]) for z in range(3)])
 tifffile.imwrite(f'{d}/imagej.tif', hyper, imagej=True, resolution=(4.0, 4.0), metadata={'axes': 'ZCYX', 'spacing': 2.5, 'unit': 'um'})
+tifffile.imwrite(f'{d}/imagej-one-ifd.tif', hyper, imagej=True, truncate=True, metadata={'axes': 'ZCYX'})
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/f16.tif', f32.astype(np.float16), tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/i16-be-p2.tif', (u16.astype(np.int32) - 32768).astype(np.int16), byteorder='>', compression='zlib', predictor=True, rowsperstrip=64, metadata=None)
@@ -250,6 +252,7 @@ func convertCases() []convertCase {
 		{name: "tifffile OME-TIFF of two series, SubIFD levels", make: copied("two-series.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile OME-TIFF, RGB over T and float32 Z", make: copied("rgb-float.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
+		{name: "tifffile ImageJ hyperstack of one directory", make: copied("imagej-one-ifd.tif")},
 		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
 		{name: "tifffile half floats in Deflate tiles", make: copied("f16.tif")},

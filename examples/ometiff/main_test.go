@@ -70,10 +70,15 @@ func TestInfo(t *testing.T) {
 	}
 	writeTIFF(t, svs, rgb(64, 48, "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70|AppMag = 20|MPP = 0.5|Date = 01/02/21|Time = 10:11:12"),
 		rgb(32, 24, "Aperio Image Library v12.0.5\n64x48 -> 32x24 - |AppMag = 20"), rgb(20, 10, "Aperio Image Library v12.0.5\nlabel 20x10"))
+	imagej := filepath.Join(dir, "stack.tif")
+	writeImageJStack(t, imagej, 3)
 	tests := []struct {
 		file string
 		want string
 	}{
+		{imagej, `TIFF, 1 image, 3 planes
+image 0 "stack": 8 x 6, Z 3 x C 1 x T 1, XYCZT, uint8, page 0 and 2 images stored after its data
+`},
 		{ome, `OME-TIFF, 2 images, 3 planes
 OME-XML kept whole, but for what the writer writes itself
 image 0 "cells": 100 x 80, Z 1 x C 2 x T 1, XYZCT, uint16, pages 0-1

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,6 +77,30 @@ func writeTIFF(t *testing.T, path string, pages ...page) {
 		}
 		require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts, Blocks: []tiff.Block{b}}))
 	}
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	require.NoError(t, os.WriteFile(path, h.Bytes(), 0o644))
+}
+
+// writeImageJStack writes n 8 x 6 uint8 planes as ImageJ writes stacks
+// past 4 GiB: one directory, along Z, each plane's data after the last's.
+func writeImageJStack(t *testing.T, path string, n int) {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{})
+	require.NoError(t, err)
+	b, err := w.WriteBlock(make([]byte, 8*6*n))
+	require.NoError(t, err)
+	f := &ifd.Builder{}
+	f.AddUint(tiff.TagImageWidth, 8)
+	f.AddUint(tiff.TagImageLength, 6)
+	f.AddShort(tiff.TagBitsPerSample, 8)
+	f.AddShort(tiff.TagCompression, tiff.CompressionNone)
+	f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	f.AddASCII(tiff.TagImageDescription, "ImageJ=1.54f\nimages="+strconv.Itoa(n)+"\nslices="+strconv.Itoa(n)+"\n")
+	f.AddUint(tiff.TagRowsPerStrip, 6)
+	b.Size = 8 * 6
+	require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts, Blocks: []tiff.Block{b}}))
 	require.NoError(t, w.Close())
 	require.NoError(t, h.Commit())
 	require.NoError(t, os.WriteFile(path, h.Bytes(), 0o644))

@@ -23,7 +23,11 @@
 //     and "macro";
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description says), and
-//     pages of other shapes are further images.
+//     pages of other shapes are further images. An ImageJ stack of one
+//     directory, its other planes stored uncompressed after the first's
+//     data (as ImageJ writes stacks past 4 GiB), is read whole
+//     (tiff.Page.Successor); one that does not hold as many planes as its
+//     description counts is refused (ErrMetadata).
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail) are never planes: the writer

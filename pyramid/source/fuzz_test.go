@@ -177,6 +177,25 @@ func FuzzSVSDescription(f *testing.F) {
 		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")), svsPage(60, 20, false))
 }
 
+// FuzzImageJDescription maps files of one uncompressed 8 x 8 page, with
+// 384 bytes after its data, whose ImageJ description is arbitrary: a stack
+// of planes stored after the page's data, as ImageJ stores stacks past
+// 4 GiB.
+func FuzzImageJDescription(f *testing.F) {
+	seeds := []string{"ImageJ=1.54f\nimages=3\nchannels=3\n", "ImageJ=1.54f\nimages=4\nslices=2\nframes=2\nhyperstack=true\nunit=pixel\nspacing=2",
+		"ImageJ=\nimages=99999999999\n", "ImageJ=1\nimages=-1\nimages=2"}
+	for _, s := range seeds {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, d string, skip bool) {
+		if strings.ContainsRune(d, 0) {
+			return // ASCII fields end at NUL
+		}
+		file, _ := imageJStack(t, 4, d)
+		mapFuzzed(t, file, skip)
+	})
+}
+
 // FuzzParseAperio splits arbitrary descriptions: the fields and the text
 // hold nothing XML cannot, and parsing never fails.
 func FuzzParseAperio(f *testing.F) {

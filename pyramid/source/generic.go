@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,15 +56,67 @@ func (m *mapper) generic() error {
 		}
 	}
 	for i, g := range groups {
-		im := genericImage(g.pages, g.layout, levels)
+		var ij imageJ
+		ok := false
 		if i == 0 {
-			if ij, ok := parseImageJ(g.pages[0].Description()); ok {
-				ij.apply(im, g.layout, len(g.pages))
+			ij, ok = parseImageJ(g.pages[0].Description())
+		}
+		if ok && ij.images > len(g.pages) {
+			var err error
+			if g.pages, err = m.imageJPages(ij, g.pages, len(pages) == 1); err != nil {
+				return err
 			}
+		}
+		im := genericImage(g.pages, g.layout, levels)
+		if ok {
+			ij.apply(im, g.layout, len(g.pages))
 		}
 		m.add(im)
 	}
 	return nil
+}
+
+// maxSuccessors bounds the planes an ImageJ description may add to a
+// file's one page, with one plane more for each 128 bytes of the file,
+// so that what the mapping holds of them (about 1 KB each) stays within a
+// few times the file's size.
+const maxSuccessors = 4096
+
+// imageJPages returns the pages of an ImageJ stack whose description
+// counts more images than the file has pages. ImageJ (and tifffile asked
+// to truncate) writes a stack past 4 GiB as one directory followed by
+// every plane's data, uncompressed and contiguous, as ImageJ, tifffile and
+// Bio-Formats read it: alone is whether the file's main chain is that one
+// page. A stack that does not hold so many images is ErrMetadata, and with
+// SkipUnsupported the pages there are kept and the shortfall said.
+func (m *mapper) imageJPages(ij imageJ, pages []*tiff.Page, alone bool) ([]*tiff.Page, error) {
+	short := func(err error) ([]*tiff.Page, error) {
+		return pages, m.skip(fmt.Errorf("%w: the ImageJ description counts %d images, and the file holds %d pages: %w",
+			ErrMetadata, ij.images, len(pages), err))
+	}
+	if !alone {
+		return short(errors.New("its planes are not stored after the first page's alone"))
+	}
+	size := m.file.TIFF.Size
+	if limit := max(size/128, maxSuccessors); int64(ij.images) > limit {
+		return pages, m.skip(fmt.Errorf("%w: the ImageJ description counts %d images in a %d-byte file (at most %d read so)",
+			ErrSize, ij.images, size, limit))
+	}
+	// The last image first: a stack that does not reach it is refused
+	// before any page is made.
+	if _, err := pages[0].Successor(ij.images - 1); err != nil {
+		return short(err)
+	}
+	out := make([]*tiff.Page, ij.images)
+	out[0] = pages[0]
+	for k := 1; k < ij.images; k++ {
+		p, err := pages[0].Successor(k)
+		if err != nil {
+			return short(err)
+		}
+		out[k] = p
+	}
+	return out, nil
 }
 
 // genericImage makes the image of pages of one layout: the pages along
@@ -129,6 +182,7 @@ func sizeOf(p *tiff.Page, tag uint16, perUnit float64) float64 {
 // imageJ is what an ImageJ description ("ImageJ=1.x\nimages=..\n...")
 // says of a hyperstack.
 type imageJ struct {
+	images                   int // planes in the stack; 0 when not said
 	channels, slices, frames int
 	spacing                  float64 // between slices, in unit
 	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
@@ -148,6 +202,8 @@ func parseImageJ(d string) (imageJ, bool) {
 		}
 		n, err := strconv.Atoi(value)
 		switch {
+		case key == "images" && err == nil && n > 0:
+			ij.images = n
 		case key == "channels" && err == nil && n > 0:
 			ij.channels = n
 		case key == "slices" && err == nil && n > 0:

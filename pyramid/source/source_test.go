@@ -123,7 +123,7 @@ func TestGenericMapping(t *testing.T) {
 			gray(8, 8, description("ImageJ=1.53t\nimages=6\nchannels=2\nslices=3\nhyperstack=true\nunit=micron\nspacing=0.5\n")),
 			gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8)},
 			[]string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
-		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=4\nchannels=4\n")), gray(8, 8)},
+		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=2\nchannels=4\n")), gray(8, 8)},
 			[]string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`}},
 	}
 	for _, tt := range tests {
@@ -585,4 +585,81 @@ func TestLevels(t *testing.T) {
 		assert.Len(t, p.Levels, 2, "plane %d: 20 x 20 and 10 x 10 in SubIFDs", z)
 		assert.Equal(t, p.Page.SubIFDs, p.Levels)
 	}
+}
+
+// imageJStack is a file of n 8 x 8 uint16 uncompressed images stored one
+// after another, as ImageJ stores stacks past 4 GiB: only the first has a
+// directory, whose description is d. more changes the first page.
+func imageJStack(t testing.TB, n int, d string, more ...func(*ifd.Builder)) ([]byte, [][]byte) {
+	t.Helper()
+	pages := make([]testPage, n)
+	for i := range pages {
+		pages[i] = testPage{width: 8, height: 8, samples: 1, bits: 16, rowsPerStrip: 3, seed: i}
+	}
+	pages[0].more = fields(append([]func(*ifd.Builder){description(d)}, more...)...)
+	file, images := fileOf(t, binary.LittleEndian, false, pages...)
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	first := tf.Pages[0]
+	binary.LittleEndian.PutUint32(file[first.Offset+2+12*int64(len(first.Fields)):], 0) // end the chain at the first page
+	return file, images
+}
+
+// TestImageJContiguous reads the planes of an ImageJ stack stored past its
+// one directory, and refuses a stack that does not hold what its
+// description counts, or keeps what it holds with SkipUnsupported.
+func TestImageJContiguous(t *testing.T) {
+	file, images := imageJStack(t, 6, "ImageJ=1.54f\nimages=6\nchannels=2\nslices=3\nhyperstack=true\n")
+	f, err := mapFile(t, file, "stack.tif", Options{})
+	require.NoError(t, err)
+	require.Len(t, f.TIFF.Pages, 1)
+	require.Len(t, f.Images, 1)
+	s := f.Images[0].Spec
+	assert.Equal(t, [3]int{3, 2, 1}, [3]int{s.SizeZ, s.SizeC, s.SizeT})
+	require.Len(t, f.Images[0].Planes, 6)
+	for k, p := range f.Images[0].Planes {
+		assert.Equal(t, images[k], planePixels(t, p), "plane %d", k)
+	}
+
+	tests := []struct {
+		name  string
+		file  []byte
+		is    error
+		says  string
+		pages int // kept with SkipUnsupported
+	}{
+		{"more images than the file holds", first(imageJStack(t, 3, "ImageJ=1.54f\nimages=1000\n")), ErrMetadata, "past the end", 1},
+		{"compressed", first(imageJStack(t, 3, "ImageJ=1.54f\nimages=3\n", short(tiff.TagCompression, tiff.CompressionDeflate))),
+			ErrMetadata, "is compressed", 1},
+		{"strips with a gap", first(imageJStack(t, 3, "ImageJ=1.54f\nimages=3\n", func(b *ifd.Builder) {
+			e, _ := b.Get(tiff.TagStripOffsets)
+			v, _ := e.Uints()
+			b.Remove(tiff.TagStripOffsets)
+			b.AddLong(tiff.TagStripOffsets, uint32(v[0]), uint32(v[1]+2), uint32(v[2]))
+		})), ErrMetadata, "not right after block 0", 1},
+		{"pages that are not the whole stack", first(mapPagesFile(t, grays(2, "ImageJ=1.54f\nimages=6\n")...)), ErrMetadata,
+			"counts 6 images, and the file holds 2 pages", 2},
+		{"more images than the file could hold", first(imageJStack(t, 1, "ImageJ=1.54f\nimages=5000\n")), ErrSize, "5000 images", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := mapFile(t, tt.file, "stack.tif", Options{})
+			require.ErrorIs(t, err, tt.is)
+			assert.ErrorContains(t, err, tt.says)
+
+			f, err := mapFile(t, tt.file, "stack.tif", Options{SkipUnsupported: true})
+			require.NoError(t, err)
+			require.Len(t, f.Skipped, 1)
+			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			assert.Len(t, f.Images[0].Planes, tt.pages)
+		})
+	}
+}
+
+// first returns the first of two values.
+func first[A, B any](a A, _ B) A { return a }
+
+// mapPagesFile stores the pages as mapPages does, without mapping them.
+func mapPagesFile(t *testing.T, pages ...testPage) ([]byte, [][]byte) {
+	return fileOf(t, binary.LittleEndian, false, pages...)
 }
