@@ -77,6 +77,7 @@ type Decoder struct {
 	f        BlockFormat
 	l        layout
 	rowBytes int
+	packed   int // bytes of a stored row of 1-bit samples; 0 for whole bytes
 	codec    func(d *Decoder, out, src []byte) error
 
 	zstdOnce sync.Once
@@ -92,12 +93,22 @@ type Decoder struct {
 // ErrPredictor, an invalid sample layout or block size ErrFormat.
 func NewDecoder(f BlockFormat) (*Decoder, error) {
 	d := &Decoder{f: f}
+	format := f.Format
+	if format.BitsPerSample == 1 {
+		if err := checkBilevel(f); err != nil {
+			return nil, err
+		}
+		format.BitsPerSample = 8
+	}
 	var err error
-	if d.l, err = f.Format.layout(); err != nil {
+	if d.l, err = format.layout(); err != nil {
 		return nil, err
 	}
 	if f.Width <= 0 || f.Height <= 0 {
 		return nil, fmt.Errorf("%w: blocks of %d x %d pixels", ErrFormat, f.Width, f.Height)
+	}
+	if f.Format.BitsPerSample == 1 {
+		d.packed = (f.Width + 7) / 8
 	}
 	if f.Width > math.MaxInt/d.l.pixelBytes() || f.Height > math.MaxInt/(f.Width*d.l.pixelBytes()) {
 		return nil, fmt.Errorf("%w: blocks of %d x %d pixels of %d bytes are too large", ErrFormat, f.Width, f.Height, d.l.pixelBytes())
@@ -136,10 +147,50 @@ func (d *Decoder) DecodeRows(dst, src []byte, rows int) ([]byte, error) {
 	start, n := len(dst), rows*d.rowBytes
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
+	if d.packed > 0 {
+		return d.decodeBilevel(dst, src, rows)
+	}
 	if err := d.codec(d, out, src); err != nil {
 		return dst[:start], err
 	}
 	d.unpredict(out)
+	return dst, nil
+}
+
+// checkBilevel checks the format of 1-bit samples, which are decoded one
+// sample a pixel, uncompressed or losslessly compressed, without a
+// predictor (libtiff refuses horizontal differencing of 1-bit samples).
+func checkBilevel(f BlockFormat) error {
+	switch {
+	case f.Format.SamplesPerPixel > 1:
+		return fmt.Errorf("%w: 1-bit samples, %d a pixel (one is decoded)", ErrFormat, f.Format.SamplesPerPixel)
+	case f.Format.Float:
+		return fmt.Errorf("%w: 1-bit floating point", ErrFormat)
+	case f.Compression == tiff.CompressionJPEG:
+		return fmt.Errorf("%w: JPEG of 1-bit samples", ErrCompression)
+	case f.Predictor > tiff.PredictorNone && f.Compression != 0 && f.Compression != tiff.CompressionNone && f.Compression != tiff.CompressionPackBits:
+		return fmt.Errorf("%w: predictor %d on 1-bit samples", ErrPredictor, f.Predictor)
+	}
+	return nil
+}
+
+// decodeBilevel decodes a block of 1-bit samples, rows of bits packed
+// most significant first, each row starting a byte, into one byte a
+// sample: 0 or 1, the values tifffile (bool) and Bio-Formats (type bit)
+// give.
+func (d *Decoder) decodeBilevel(dst, src []byte, rows int) ([]byte, error) {
+	start := len(dst) - rows*d.rowBytes
+	out := dst[start:]
+	packed := make([]byte, rows*d.packed)
+	if err := d.codec(d, packed, src); err != nil {
+		return dst[:start], err
+	}
+	for y := range rows {
+		row, bits := out[y*d.rowBytes:][:d.rowBytes], packed[y*d.packed:][:d.packed]
+		for x := range row {
+			row[x] = bits[x>>3] >> (7 - x&7) & 1
+		}
+	}
 	return dst, nil
 }
 

@@ -31,6 +31,9 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		if layout&32 != 0 {
 			bf.Format.ByteOrder = binary.BigEndian
 		}
+		if layout&48 == 48 { // 1-bit samples in place of big-endian floats
+			bf.Format.BitsPerSample, bf.Format.Float = 1, false
+		}
 		if compression == tiff.CompressionJPEG {
 			bf.Format = Format{SamplesPerPixel: 1 + 2*int(layout&1)}
 			bf.Photometric = tiff.PhotometricYCbCr
@@ -64,6 +67,9 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		}
 		if len(got)-3 != d.BlockBytes(rows) {
 			t.Fatalf("decoded %d bytes, want %d", len(got)-3, d.BlockBytes(rows))
+		}
+		if bf.Format.BitsPerSample == 1 && bytes.ContainsFunc(got[3:], func(r rune) bool { return r != 0 && r != 1 }) {
+			t.Fatalf("1-bit samples decoded to other values than 0 and 1")
 		}
 	})
 }

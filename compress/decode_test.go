@@ -101,6 +101,52 @@ func TestDecodePackBits(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// TestDecodeBilevel decodes 1-bit samples, packed most significant bit
+// first in rows that each start a byte, to bytes of 0 and 1, whatever the
+// codec, and a last strip of fewer rows.
+func TestDecodeBilevel(t *testing.T) {
+	packed := []byte{0b10110000, 0b01000000, 0xff, 0xc0, 0b00000001, 0b10111111}
+	want := []byte{
+		1, 0, 1, 1, 0, 0, 0, 0, 0, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		0, 0, 0, 0, 0, 0, 0, 1, 1, 0,
+	}
+	for _, c := range []uint16{tiff.CompressionNone, tiff.CompressionPackBits, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionZstd} {
+		stored := packed
+		if c == tiff.CompressionPackBits {
+			stored = []byte{5, 0b10110000, 0b01000000, 0xff, 0xc0, 0b00000001, 0b10111111}
+		} else if c != tiff.CompressionNone {
+			var err error
+			stored, err = mustCodec(c, 0).Encode(nil, packed)
+			require.NoError(t, err)
+		}
+		d, err := NewDecoder(BlockFormat{Compression: c, Format: Format{BitsPerSample: 1}, Width: 10, Height: 4})
+		require.NoError(t, err)
+		assert.Equal(t, 40, d.BlockBytes(4))
+		got, err := d.DecodeRows([]byte{9}, stored, 3)
+		require.NoError(t, err, "compression %d", c)
+		assert.Equal(t, append([]byte{9}, want...), got, "compression %d", c)
+		got, err = d.DecodeRows([]byte{9}, packed[:4], 3)
+		if c == tiff.CompressionNone {
+			assert.ErrorIs(t, err, ErrCorrupt, "too few bytes")
+			assert.Equal(t, []byte{9}, got)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		f    BlockFormat
+		want error
+	}{
+		{"two samples", BlockFormat{Format: Format{BitsPerSample: 1, SamplesPerPixel: 2}, Width: 8, Height: 1}, ErrFormat},
+		{"floats", BlockFormat{Format: Format{BitsPerSample: 1, Float: true}, Width: 8, Height: 1}, ErrFormat},
+		{"JPEG", BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{BitsPerSample: 1}, Width: 8, Height: 1}, ErrCompression},
+		{"a predictor", BlockFormat{Compression: tiff.CompressionLZW, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 1}, Width: 8, Height: 1}, ErrPredictor},
+	} {
+		_, err := NewDecoder(tt.f)
+		assert.ErrorIs(t, err, tt.want, tt.name)
+	}
+}
+
 // TestDecodeOldStyleLZW decodes the LZW of libtiff before 1991:
 // LSB-first codes without the early change, as compress/lzw writes them.
 func TestDecodeOldStyleLZW(t *testing.T) {

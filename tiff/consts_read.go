@@ -5,6 +5,7 @@ package tiff
 // Technical Note 2 for JPEGTables), descriptive fields, and the private
 // directories a reader does not follow.
 const (
+	TagFillOrder           uint16 = 266 // 2: bits least significant first
 	TagDocumentName        uint16 = 269
 	TagPageName            uint16 = 285
 	TagXPosition           uint16 = 286

@@ -93,7 +93,7 @@ tifffile.imwrite(f'{d}/macro.tif', rgb[::2, ::2], photometric='rgb', metadata=No
 // read from a raw file of little-endian samples when a third argument
 // names one), each in the axes order TCZYXS ("I", tifffile's axis of
 // pages, read as T); half floats are compared widened to the output's
-// float32.
+// float32, and 1-bit samples (bool) as bytes of 0 and 1.
 const describeScript = `
 import sys, json, numpy as np, tifffile, xml.etree.ElementTree as ET
 def describe(path):
@@ -134,6 +134,8 @@ if len(sys.argv) > 2:
                 except Exception as e:
                     diffs.append({'error': str(e)})
                     continue
+            if a.dtype == np.bool_:
+                a = a.astype(np.uint8)  # 1-bit masks, as 0 and 1
             widened = a.dtype.kind == 'f' and a.dtype.itemsize < b.dtype.itemsize  # half floats as float32
             if a.shape != b.shape or a.dtype.kind != b.dtype.kind or a.dtype.itemsize != b.dtype.itemsize and not widened:
                 diffs.append({'error': f'{a.shape} {a.dtype} against {b.shape} {b.dtype}'})
@@ -271,6 +273,7 @@ func convertCases() []convertCase {
 		{name: "libtiff Deflate tiles u16 big-endian", make: tool("tiffcp", "-c", "zip", "-B", "-t", "-w", "128", "-l", "128", "u16", "IN")},
 		{name: "libtiff JPEG RGB-coded", make: tool("tiffcp", "-c", "jpeg:r:90", "-t", "rgb8", "IN"), jpeg: true, viaVips: true},
 		{name: "GDAL COG LZW", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "BLOCKSIZE=256", "rgb8", "IN"), viaVips: true},
+		{name: "GDAL COG Deflate with an internal mask", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "BLOCKSIZE=256", "-mask", "1", "rgb8", "IN")},
 		{name: "GDAL COG JPEG", make: tool("gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=JPEG", "-co", "BLOCKSIZE=256", "rgb8", "IN"), jpeg: true, viaVips: true},
 		{name: "SVS-like slide", make: makeSVS, ext: ".svs", jpeg: true, viaVips: true, series: 3},
 	}

@@ -32,15 +32,17 @@
 // magnification, the other fields of its description as a map
 // annotation) and its label and macro images; a plain TIFF its pages of
 // one shape as planes along T, and pages of other shapes as further
-// images. What the input holds and the output cannot carry (a palette or 1-bit
-// page among others, JPEG 2000, a multi-file OME dataset, a plane no
-// TiffData maps, OME-XML of another schema version than 2016-06) is
+// images. 1-bit pages (bilevel images, GDAL's masks) are read as uint8
+// 0 and 1, as Bio-Formats and tifffile read them. What the input holds
+// and the output cannot carry (a palette or 2- or 4-bit page among
+// others, JPEG 2000, a plane no TiffData maps, OME-XML of another schema
+// version than 2016-06) is
 // refused with an error naming it; with -skip-unsupported the rest is
 // converted (an OME-TIFF's images with the metadata their typed fields
 // hold: names, descriptions, dates, physical sizes, channels, map
 // annotations) and what was left out is reported on stderr. ometiff info
-// shows the mapping without converting. A TIFF of one palette or
-// sub-byte page is decoded whole, as an image.
+// shows the mapping without converting. A TIFF of one palette, 2-bit or
+// 4-bit page is decoded whole, as an image.
 //
 // # Tiles copied through
 //

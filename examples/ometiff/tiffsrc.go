@@ -142,11 +142,11 @@ func (s *tiffSource) parts() []string {
 }
 
 // decodedWhole reports whether a page is one the image decoders read and
-// the streaming reader does not: palette colours, or samples of 1, 2 or 4
-// bits.
+// the streaming reader does not: palette colours, or samples of 2 or 4
+// bits (it reads 1-bit samples as 0 and 1).
 func decodedWhole(p *tiff.Page) bool {
 	l, err := p.Layout()
-	return err == nil && (l.Photometric == tiff.PhotometricPalette || l.BitsPerSample < 8)
+	return err == nil && (l.Photometric == tiff.PhotometricPalette || l.BitsPerSample > 1 && l.BitsPerSample < 8)
 }
 
 // wholeNote says what the image decoders change of a page decodedWhole

@@ -144,8 +144,8 @@ var errStopped = errors.New("source: stopped")
 
 // checkBits refuses samples the band reader cannot hand out whole.
 func checkBits(page *tiff.Page, bits int) error {
-	if bits%8 != 0 {
-		return fmt.Errorf("source: %w: BitsPerSample %d of the page at %d (whole bytes only)", compress.ErrFormat, bits, page.Offset)
+	if bits%8 != 0 && bits != 1 {
+		return fmt.Errorf("source: %w: BitsPerSample %d of the page at %d (whole bytes, or 1 bit)", compress.ErrFormat, bits, page.Offset)
 	}
 	return nil
 }
@@ -175,7 +175,7 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	if err := checkBits(page, l.BitsPerSample); err != nil {
 		return nil, err
 	}
-	r := &BandReader{page: page, l: l, sample: l.BitsPerSample / 8}
+	r := &BandReader{page: page, l: l, sample: max(1, l.BitsPerSample/8)} // 1-bit samples are decoded to bytes
 	r.pixel = l.SamplesPerPixel * r.sample
 	limit := opts.MaxBandBytes
 	if limit <= 0 {

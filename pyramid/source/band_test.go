@@ -193,6 +193,78 @@ func strip(t testing.TB, bits, compression uint16) []byte {
 	})
 }
 
+// TestBandReaderBilevel reads 1-bit samples, in rows that each start a
+// byte, as bytes of 0 and 1, and a 1-bit mask of GDAL's layout (Deflate
+// tiles) the same.
+func TestBandReaderBilevel(t *testing.T) {
+	stored := []byte{0b10110000, 0b01000000, 0xff, 0xc0, 0b00000001, 0b10111111}
+	want := []byte{
+		1, 0, 1, 1, 0, 0, 0, 0, 0, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		0, 0, 0, 0, 0, 0, 0, 1, 1, 0,
+	}
+	for _, rows := range []uint16{1, 2, 3} {
+		file := rawPage(t, func(b *ifd.Builder) {
+			b.AddShort(tiff.TagImageWidth, 10)
+			b.AddShort(tiff.TagImageLength, 3)
+			b.AddShort(tiff.TagBitsPerSample, 1)
+			b.AddShort(tiff.TagRowsPerStrip, rows)
+			var offsets, counts []uint16
+			for y := uint16(0); y < 3; y += rows {
+				offsets, counts = append(offsets, 200+2*y), append(counts, 2*min(rows, 3-y))
+			}
+			b.AddShort(tiff.TagStripOffsets, offsets...)
+			b.AddShort(tiff.TagStripByteCounts, counts...)
+		})
+		copy(file[200:], stored)
+		got, err := readAll(t, file, Options{Workers: 2})
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "%d rows a strip", rows)
+	}
+
+	mask := testPage{width: 20, height: 18, samples: 1, bits: 8, tileW: 16, tileH: 16}
+	im := mask.pixels()
+	for i := range im {
+		im[i] &= 1
+	}
+	var tiles [][]byte
+	for _, tile := range mask.blocks(im, binary.LittleEndian) { // 16 x 16 bytes of 0 and 1
+		packed := make([]byte, 2*16)
+		for i, v := range tile {
+			packed[i/8] |= v << (7 - i%8)
+		}
+		enc := &compress.TileEncoder{Codec: mustCodec(tiff.CompressionDeflate), Width: 2, Format: compress.Format{BitsPerSample: 8, SamplesPerPixel: 1}}
+		stored, err := enc.Encode(nil, packed)
+		require.NoError(t, err)
+		tiles = append(tiles, stored)
+	}
+	file := rawPage(t, func(b *ifd.Builder) {
+		b.AddLong(tiff.TagNewSubfileType, tiff.SubfileMask)
+		b.AddShort(tiff.TagImageWidth, 20)
+		b.AddShort(tiff.TagImageLength, 18)
+		b.AddShort(tiff.TagBitsPerSample, 1)
+		b.AddShort(tiff.TagCompression, tiff.CompressionDeflate)
+		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricMask)
+		b.AddShort(tiff.TagTileWidth, 16)
+		b.AddShort(tiff.TagTileLength, 16)
+		var offsets, counts []uint16
+		at := uint16(400)
+		for _, tile := range tiles {
+			offsets, counts = append(offsets, at), append(counts, uint16(len(tile)))
+			at += uint16(len(tile))
+		}
+		b.AddShort(tiff.TagTileOffsets, offsets...)
+		b.AddShort(tiff.TagTileByteCounts, counts...)
+	})
+	at := 400
+	for _, tile := range tiles {
+		at += copy(file[at:], tile)
+	}
+	got, err := readAll(t, file, Options{Workers: 1})
+	require.NoError(t, err)
+	assert.Equal(t, im, got)
+}
+
 // TestBandReaderRefuses: pages whose layout is wrong or whose band would
 // pass the limit are refused by NewBandReader, before it allocates
 // anything like the band: a 1 KB file that claims 10^10 pixels costs
@@ -230,7 +302,7 @@ func TestBandReaderRefuses(t *testing.T) {
 			b.AddLong(tiff.TagTileOffsets, 200)
 			b.AddLong(tiff.TagTileByteCounts, 10)
 		}), tiff.ErrMalformed},
-		{"1-bit samples", strip(t, 0, 0), compress.ErrFormat},
+		{"2-bit samples", strip(t, 2, 0), compress.ErrFormat},
 		{"JPEG 2000", strip(t, 8, tiff.CompressionJPEG2000Aperio), compress.ErrCompression},
 		{"YCbCr planes", rawPage(t, func(b *ifd.Builder) {
 			b.AddShort(tiff.TagImageWidth, 8)

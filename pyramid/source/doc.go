@@ -34,10 +34,13 @@
 // computes the levels again. Samples of a page become interleaved RGB
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample
-// data), as Bio-Formats counts them. Half floats are read as float32,
+// data), as Bio-Formats counts them. 1-bit samples (bilevel images,
+// GDAL's internal masks) are read as uint8 0 and 1, the values Bio-Formats
+// (type bit) and tifffile (bool) give; a mask is an image of its own, its
+// reduced pages its levels. Half floats are read as float32,
 // exactly, as Bio-Formats reads them (OME has no 16-bit float type), so
 // their tiles are not copied through. What cannot be read (palettes,
-// sub-byte or 64-bit integer samples, JPEG 2000, a dataset's file
+// 2- or 4-bit or 64-bit integer samples, FillOrder 2, JPEG 2000, a dataset's file
 // missing or of another UUID, a dataset without Options.DatasetDir) is
 // refused with an error naming it, matching ErrUnsupported, ErrMetadata or
 // ErrMultiFile; Options.SkipUnsupported leaves such images out instead and

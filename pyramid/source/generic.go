@@ -28,15 +28,19 @@ func (m *mapper) generic() error {
 	}
 	var groups []*group
 	levels := map[*tiff.Page][]*tiff.Page{}
-	var last *tiff.Page // the full-resolution page the reduced ones follow
+	// The full-resolution pages the reduced ones follow: the last image's
+	// and the last mask's, as GDAL writes a COG with an internal mask
+	// (image, mask, the image's overviews, the mask's).
+	var last [2]*tiff.Page
 	for i, p := range pages {
+		kind := min(p.NewSubfileType()&tiff.SubfileMask, 1)
 		if len(pages) > 1 && p.NewSubfileType()&tiff.SubfileReducedImage != 0 {
-			if last != nil {
-				levels[last] = append(levels[last], p)
+			if full := last[kind]; full != nil {
+				levels[full] = append(levels[full], p)
 			}
 			continue
 		}
-		last = p
+		last[kind] = p
 		l, err := layoutOf(p)
 		if err != nil {
 			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {

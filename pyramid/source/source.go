@@ -376,6 +376,11 @@ func layoutOf(p *tiff.Page) (pageLayout, error) {
 		return pageLayout{}, fmt.Errorf("%w: Compression %d (JPEG 2000, as Aperio writes it) of the page at %d: convert it to another codec first (vips or bfconvert read it)",
 			ErrUnsupported, c, p.Offset)
 	}
+	if order, ok := p.Uint(tiff.TagFillOrder); ok && order != 1 {
+		// libtiff reverses the bits of every byte of such a page's
+		// blocks before decoding them, whatever the codec.
+		return pageLayout{}, fmt.Errorf("%w: FillOrder %d of the page at %d (bits least significant first)", ErrUnsupported, order, p.Offset)
+	}
 	out := pageLayout{width: l.Width, height: l.Height, samples: l.SamplesPerPixel,
 		mask: p.NewSubfileType()&tiff.SubfileMask != 0}
 	if out.pixelType, err = pixelTypeOf(l, p.Offset); err != nil {
@@ -422,6 +427,10 @@ func layoutOf(p *tiff.Page) (pageLayout, error) {
 func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
 	signed, float := l.SampleFormat == tiff.SampleFormatInt, l.SampleFormat == tiff.SampleFormatFloat
 	switch {
+	case l.BitsPerSample == 1 && l.SampleFormat == tiff.SampleFormatUint:
+		// Bilevel images and masks: 0 and 1 as bytes, as Bio-Formats
+		// (type bit) and tifffile (bool) read them.
+		return pyramid.Uint8, nil
 	case l.BitsPerSample == 8 && !float:
 		return map[bool]pyramid.PixelType{false: pyramid.Uint8, true: pyramid.Int8}[signed], nil
 	case l.BitsPerSample == 16 && !float:

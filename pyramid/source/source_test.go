@@ -663,3 +663,19 @@ func first[A, B any](a A, _ B) A { return a }
 func mapPagesFile(t *testing.T, pages ...testPage) ([]byte, [][]byte) {
 	return fileOf(t, binary.LittleEndian, false, pages...)
 }
+
+// TestMaskLevels: the reduced pages of a COG with an internal mask (image,
+// mask, the image's overviews, then the mask's, as GDAL writes them) are
+// the levels of the page of their kind.
+func TestMaskLevels(t *testing.T) {
+	subfile := func(v uint32) func(*ifd.Builder) { return long(tiff.TagNewSubfileType, v) }
+	f, _, err := mapPages(t, Options{},
+		gray(32, 16), gray(32, 16, subfile(tiff.SubfileMask)),
+		gray(16, 8, subfile(tiff.SubfileReducedImage)), gray(8, 4, subfile(tiff.SubfileReducedImage)),
+		gray(16, 8, subfile(tiff.SubfileReducedImage|tiff.SubfileMask)), gray(8, 4, subfile(tiff.SubfileReducedImage|tiff.SubfileMask)))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 2)
+	pages := f.TIFF.Pages
+	assert.Equal(t, []*tiff.Page{pages[2], pages[3]}, f.Images[0].Planes[0].Levels, "the image's overviews")
+	assert.Equal(t, []*tiff.Page{pages[4], pages[5]}, f.Images[1].Planes[0].Levels, "the mask's")
+}
