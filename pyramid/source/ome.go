@@ -22,6 +22,20 @@ func isOMEXML(d string) bool {
 	return strings.HasPrefix(d, "<") && strings.HasSuffix(d, "OME>")
 }
 
+// looksOMEXML reports whether an ImageDescription that isOMEXML refuses
+// begins as OME-XML: XML whose first 4 KB hold an OME element or the OME
+// namespace. Such a document was cut short (a writer's field limit, an
+// edit), and reading the file as a plain TIFF would lose its metadata and
+// its planes' order without a word, as tifffile and Bio-Formats do.
+func looksOMEXML(d string) bool {
+	d = strings.TrimSpace(d)
+	if !strings.HasPrefix(d, "<") {
+		return false
+	}
+	head := d[:min(len(d), 4096)]
+	return strings.Contains(head, "<OME") || strings.Contains(head, "openmicroscopy.org/Schemas/OME/")
+}
+
 // omeDoc is the part of an OME-XML document the mapping reads. Elements
 // are matched by their local names, whatever the schema's namespace.
 type omeDoc struct {

@@ -204,7 +204,9 @@ func (f *File) Close() error {
 //
 // The file is recognized by its first page's ImageDescription: OME-XML
 // (ending in "OME>", as tifffile tests it) makes an OME-TIFF, a text
-// starting "Aperio Image" an SVS, and anything else a plain TIFF. Every
+// starting "Aperio Image" an SVS, and anything else a plain TIFF. A
+// description that begins as OME-XML and does not end so (cut short) is
+// ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, so
 // that what New accepts can be converted; a page that is not, or
 // metadata that cannot be mapped, fails New with an error naming the
@@ -240,6 +242,12 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case strings.HasPrefix(description, svsPrefix):
 		out.Kind = SVS
 		err = m.svs()
+	case looksOMEXML(description):
+		err = m.skip(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
+			ErrMetadata, len(description)))
+		if err == nil {
+			err = m.generic()
+		}
 	default:
 		err = m.generic()
 	}

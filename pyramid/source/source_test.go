@@ -123,6 +123,8 @@ func TestGenericMapping(t *testing.T) {
 			gray(8, 8, description("ImageJ=1.53t\nimages=6\nchannels=2\nslices=3\nhyperstack=true\nunit=micron\nspacing=0.5\n")),
 			gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8)},
 			[]string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
+		{"XML of another kind is a description", []testPage{gray(8, 8, description(`<MetaData><prop id="Description" value="OME is not named here"/></MetaData>`))},
+			[]string{`"" 8x8 Z1 C1 T1 XYCZT uint16 x1: 0:*`}},
 		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=2\nchannels=4\n")), gray(8, 8)},
 			[]string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`}},
 	}
@@ -519,6 +521,10 @@ func TestOMERefused(t *testing.T) {
 		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
 		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1, 1},
+		// Read as a plain TIFF with SkipUnsupported, its pages along T.
+		{"cut short", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:150], 3, ErrMetadata, "begins as OME-XML but does not end with the OME element (150 bytes", 1, 1},
+		{"cut short, no OME element yet", `<?xml version="1.0" encoding="UTF-8"?><!-- Warning: this comment is an OME-XML metadata block --><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" `,
+			1, ErrMetadata, "begins as OME-XML", 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
