@@ -190,6 +190,7 @@ type imageJ struct {
 	channels, slices, frames int
 	spacing                  float64 // between slices, in unit
 	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
+	pixels                   bool    // the unit is "pixel": the image is not calibrated
 }
 
 // parseImageJ reads an ImageJ description: its channels, slices and
@@ -220,6 +221,7 @@ func parseImageJ(d string) (imageJ, bool) {
 			}
 		case key == "unit":
 			ij.unit = imageJUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
+			ij.pixels = value == "pixel" || value == "pixels"
 		}
 	}
 	return ij, true
@@ -235,7 +237,9 @@ var imageJUnits = map[string]string{
 // apply spreads the n pages of im over channels, slices and frames, in
 // ImageJ's order (channels fastest, then slices: XYCZT), when their
 // product is n; RGB pages count as one channel. The resolution is in
-// ImageJ's unit when ResolutionUnit says none.
+// ImageJ's unit when ResolutionUnit says none; the spacing of slices is in
+// that unit, µm when none is given, and is no length when the unit is
+// "pixel" (an image not calibrated).
 func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	s := &im.Spec
 	channels := ij.channels
@@ -251,7 +255,7 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		s.PhysicalSizeY = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1)
 		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = ij.unit, ij.unit
 	}
-	if ij.spacing > 0 && s.SizeZ > 1 {
+	if ij.spacing > 0 && s.SizeZ > 1 && !ij.pixels { // a spacing in pixels is no length
 		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.unit
 		if ij.unit == "" {
 			s.PhysicalSizeZUnit = "µm"

@@ -167,6 +167,13 @@ func TestGenericMetadata(t *testing.T) {
 	assert.Equal(t, [4]any{0.25, "µm", 0.5, "µm"}, [4]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit})
 	assert.Equal(t, [2]any{1.5, "µm"}, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit})
 	assert.Empty(t, s.Description, "ImageJ's description is its metadata")
+
+	for unit, want := range map[string][2]any{"unit=pixel\n": {0.0, ""}, "": {1.5, "µm"}, "unit=nm\n": {1.5, "nm"}} {
+		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\nspacing=1.5\n"+unit)), gray(8, 8))
+		require.NoError(t, err)
+		s = f.Images[0].Spec
+		assert.Equal(t, want, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit}, "%q: a spacing in pixels is no length", unit)
+	}
 }
 
 // TestUnsupportedPages checks that a page that cannot be converted fails
