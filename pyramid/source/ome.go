@@ -248,7 +248,7 @@ const typedMetadata = "names, descriptions, acquisition dates, physical sizes, c
 func (m *mapper) carry(doc *omeDoc, text string) error {
 	full, err := pyramid.ParseOME([]byte(text))
 	if err != nil {
-		return m.skip(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; only the typed metadata (%s) is kept, the rest of the document is left out",
+		return m.skip(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; without it, the images keep only their typed metadata (%s)",
 			ErrMetadata, err, typedMetadata))
 	}
 	for _, im := range m.file.Images {
@@ -259,7 +259,7 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 			err = oi.Check(im.Spec)
 		}
 		if err != nil {
-			err = fmt.Errorf("%w: OME image %d (%s) cannot be carried to the output: %w; the image keeps only its typed metadata (%s), the rest of its Image element is left out",
+			err = fmt.Errorf("%w: the Image element of OME image %d (%s) cannot be carried to the output: %w; without it, the image keeps only its typed metadata (%s)",
 				ErrMetadata, i, doc.Images[i].ID, err, typedMetadata)
 			if err := m.skip(err); err != nil {
 				return err

@@ -416,7 +416,7 @@ func TestOMESamples(t *testing.T) {
 				var oe *pyramid.OMEError
 				require.ErrorAs(t, err, &oe)
 				assert.ErrorIs(t, oe, pyramid.ErrOMEConflict)
-				assert.ErrorContains(t, err, "OME image 0 (Image:0) cannot be carried to the output")
+				assert.ErrorContains(t, err, "the Image element of OME image 0 (Image:0) cannot be carried to the output")
 				assert.ErrorContains(t, err, tt.says)
 				opts.SkipUnsupported = true
 			}
@@ -432,7 +432,7 @@ func TestOMESamples(t *testing.T) {
 			if !tt.carried {
 				require.Len(t, f.Skipped, 1)
 				assert.ErrorIs(t, f.Skipped[0], ErrMetadata)
-				assert.ErrorContains(t, f.Skipped[0], "the rest of its Image element is left out")
+				assert.ErrorContains(t, f.Skipped[0], "without it, the image keeps only its typed metadata")
 			}
 			// Either way the spec is one the writer takes.
 			w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
