@@ -189,7 +189,7 @@ func openSource(in *input, cfg config, stderr io.Writer) (sourceImages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return oneImage{im}, nil
+	return oneImage{im, alphaPolicy{drop: cfg.skipUnsupported, stderr: stderr}}, nil
 }
 
 // imageInput is an input of one image.
@@ -198,17 +198,21 @@ type imageInput interface {
 	// knows of its pixel type and samples.
 	spec() pyramid.ImageSpec
 	// write adds the image to w with spec, writes every plane and returns
-	// the spec written.
-	write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error)
+	// the spec written. An image with transparency, which the output does
+	// not hold, is refused or its transparency dropped, as alpha says.
+	write(w *pyramid.Writer, spec pyramid.ImageSpec, alpha alphaPolicy) (pyramid.ImageSpec, error)
 }
 
 // oneImage is the source of an input of one image.
-type oneImage struct{ in imageInput }
+type oneImage struct {
+	in    imageInput
+	alpha alphaPolicy
+}
 
 func (s oneImage) specs() []pyramid.ImageSpec { return []pyramid.ImageSpec{s.in.spec()} }
 func (s oneImage) skipped() []error           { return nil }
 func (s oneImage) write(_ context.Context, w *pyramid.Writer, specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
-	spec, err := s.in.write(w, specs[0])
+	spec, err := s.in.write(w, specs[0], s.alpha)
 	return []pyramid.ImageSpec{spec}, err
 }
 

@@ -152,6 +152,79 @@ func writeFile(t testing.TB, dir, name string, data []byte) string {
 	return path
 }
 
+// TestTransparentImages: an image with a pixel that is not opaque is
+// refused, naming the pixel, since the output holds no transparency; with
+// -skip-unsupported its colours are converted, and the transparency said
+// left out. An image whose alpha is opaque throughout converts as it is.
+func TestTransparentImages(t *testing.T) {
+	opaqueRGBA := pngtest.Image{Width: 9, Height: 4, Depth: 8, ColorType: 6}
+	for y := range 4 {
+		row := make([]byte, 9*4)
+		for i := range row {
+			row[i] = byte(i*7 + y)
+			if i%4 == 3 {
+				row[i] = 0xff
+			}
+		}
+		opaqueRGBA.Rows = append(opaqueRGBA.Rows, row)
+	}
+	grayAlpha := pngtest.Image{Width: 6, Height: 3, Depth: 8, ColorType: 4}
+	keyed := pngtest.Image{Width: 6, Height: 3, Depth: 8, ColorType: 0, TRNS: []byte{0, 200}}
+	for y := range 3 {
+		ga, g := make([]byte, 12), make([]byte, 6)
+		for x := range 6 {
+			ga[2*x], ga[2*x+1], g[x] = byte(40*x+y+1), 0xff, byte(40*x+y+1)
+		}
+		if y == 1 {
+			ga[2*4+1] = 128
+		}
+		if y == 2 {
+			g[2] = 200
+		}
+		grayAlpha.Rows, keyed.Rows = append(grayAlpha.Rows, ga), append(keyed.Rows, g)
+	}
+	holed := image.NewNRGBA(image.Rect(0, 0, 40, 30))
+	draw.Draw(holed, holed.Rect, nrgbaImage(40, 30, false), image.Point{}, draw.Src)
+	holed.SetNRGBA(7, 5, color.NRGBA{1, 2, 3, 0})
+	gif := image.NewPaletted(image.Rect(0, 0, 31, 29), color.Palette{color.Black, color.White, color.Transparent})
+	gif.SetColorIndex(3, 2, 1)
+	gif.SetColorIndex(30, 2, 2)
+	tests := []struct {
+		name, file string
+		data       []byte
+		at         string // the first pixel not opaque; "" for none
+	}{
+		{"opaque RGBA PNG", "opaque.png", opaqueRGBA.Encode(), ""},
+		{"RGBA PNG, streamed", "rgba.png", encoded(t, holed, encodePNG), "(7, 5)"},
+		{"16-bit RGBA PNG", "rgba16.png", encoded(t, image.NewNRGBA64(image.Rect(0, 0, 5, 3)), encodePNG), "(0, 0)"},
+		{"gray and alpha PNG", "ga.png", grayAlpha.Encode(), "(4, 1)"},
+		{"gray PNG with a transparent level", "key.png", keyed.Encode(), "(2, 2)"},
+		{"GIF with a transparent index", "t.gif", encoded(t, gif, encodeGIF), "(30, 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			input := writeFile(t, dir, tt.file, tt.data)
+			output := filepath.Join(dir, "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, "-compression", "none", input, output)
+			if tt.at != "" {
+				require.Equal(t, 1, code)
+				assert.Contains(t, stderr, "the image is transparent (its alpha, or its transparent colour) at pixel "+tt.at)
+				assert.NoFileExists(t, output)
+				code, _, stderr = clitest.Run(runConvert, "-compression", "none", "-skip-unsupported", input, output)
+				assert.Equal(t, convertName+": "+input+": left out (-skip-unsupported): its transparency\n", stderr)
+			} else {
+				assert.Empty(t, stderr)
+			}
+			require.Equal(t, 0, code, stderr)
+			decoded, _, err := image.Decode(bytes.NewReader(tt.data))
+			require.NoError(t, err)
+			_, _, want := wantPixels(decoded)
+			assert.True(t, bytes.Equal(want, clitest.Planes(t, output)[0].Pix), "the colours")
+		})
+	}
+}
+
 func TestRunConvertsImages(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -166,8 +239,6 @@ func TestRunConvertsImages(t *testing.T) {
 			[]string{"-compression", "none"}, []string{"uint16", "IFD 0: 70 x 50, 1 x uint16"}},
 		{"opaque RGB PNG", "rgb.png", func(t *testing.T) []byte { return encoded(t, nrgbaImage(40, 30, false), encodePNG) },
 			[]string{"-compression", "none"}, []string{"IFD 0: 40 x 30, 3 x uint8"}},
-		{"translucent PNG", "rgba.png", func(t *testing.T) []byte { return encoded(t, nrgbaImage(40, 30, true), encodePNG) },
-			[]string{"-compression", "none"}, []string{"3 x uint8"}},
 		{"16-bit RGB PNG", "rgb16.png", func(t *testing.T) []byte { return encoded(t, rgba64Image(33, 17), encodePNG) },
 			[]string{"-compression", "none"}, []string{"IFD 0: 33 x 17, 3 x uint16"}},
 		{"paletted PNG, LZW", "palette.png", func(t *testing.T) []byte { return encoded(t, palettedImage(64, 64), encodePNG) },
@@ -306,7 +377,7 @@ func TestRunOutputChecksWithTiffinfo(t *testing.T) {
 	dir := t.TempDir()
 	input := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(300, 260, true), encodePNG))
 	output := filepath.Join(dir, "out.ome.tif")
-	code, _, stderr := clitest.Run(runConvert, input, output)
+	code, _, stderr := clitest.Run(runConvert, "-skip-unsupported", input, output) // its alpha dropped
 	require.Equal(t, 0, code, stderr)
 	clitest.CheckTiffinfo(t, output)
 }

@@ -82,7 +82,10 @@ func shellQuote(s string) string {
 }
 
 // imageSource is a decoded image: one plane, converted by the writer.
-type imageSource struct{ img image.Image }
+type imageSource struct {
+	img  image.Image
+	name string
+}
 
 // decodeWhole decodes the image in the input.
 func decodeWhole(in *input) (imageSource, error) {
@@ -99,7 +102,7 @@ func decodeWhole(in *input) (imageSource, error) {
 	if img.Bounds().Empty() {
 		return imageSource{}, fmt.Errorf("%s: the image is empty", in.name)
 	}
-	return imageSource{img}, nil
+	return imageSource{img, in.name}, nil
 }
 
 // spec gives the image's size and its one plane; AddImageData takes the
@@ -111,12 +114,33 @@ func (s imageSource) spec() pyramid.ImageSpec {
 
 // write adds the image to w, with spec's metadata, and returns the spec
 // written, with the layout the writer chose.
-func (s imageSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
+func (s imageSource) write(w *pyramid.Writer, spec pyramid.ImageSpec, alpha alphaPolicy) (pyramid.ImageSpec, error) {
+	if err := alpha.check(s.name, firstTranslucent(s.img)); err != nil {
+		return spec, err
+	}
 	im, err := w.AddImageData(spec, s.img)
 	if err != nil {
 		return spec, err
 	}
 	return im.Spec(), nil
+}
+
+// firstTranslucent finds the first pixel of a decoded image that is not
+// opaque: image/png's, x/image/webp's and image/gif's models with alpha say
+// whether any is (Opaque), and only then are the pixels looked at.
+func firstTranslucent(img image.Image) translucent {
+	if o, ok := img.(interface{ Opaque() bool }); !ok || o.Opaque() {
+		return translucent{}
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a != 0xffff {
+				return translucent{found: true, x: x - b.Min.X, y: y - b.Min.Y}
+			}
+		}
+	}
+	return translucent{}
 }
 
 // pngSignature starts every PNG file.

@@ -66,7 +66,10 @@
 // and golang.org/x/image (non-interlaced PNGs by a streaming reader of
 // their rows); a decoded image becomes one plane: gray images one uint8 or
 // uint16 channel, colour images interleaved RGB, uint16 for 16-bit colour
-// models and uint8 otherwise; alpha is dropped. A raw file is read plane
+// models and uint8 otherwise. The output holds no transparency: an image
+// with a pixel that is not opaque (alpha, a transparent colour or palette
+// entry) is refused, naming it, or with -skip-unsupported converted
+// without it; alpha that is opaque throughout is dropped. A raw file is read plane
 // by plane, in the -raw-order of its planes.
 //
 // The metadata flags (-name, -channels, -physical-size and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -47,35 +48,53 @@ func pngModelBytes(h pngstream.Header) int {
 }
 
 // pngRows returns the conversion of a PNG row to the samples of pngLayout,
-// little-endian, appended to dst; alpha is dropped.
-func pngRows(h pngstream.Header) func(dst, row []byte) []byte {
+// little-endian, appended to dst; alpha is dropped, and the first pixel
+// that is not opaque (its alpha below the maximum, a palette entry's
+// below 255, or the transparent colour) recorded in seen.
+func pngRows(h pngstream.Header, seen *translucent) func(dst, row []byte) []byte {
 	_, samples := pngLayout(h)
 	channels, depth := h.Channels(), h.BitDepth
+	y := -1
+	note := func(x int) {
+		if !seen.found {
+			*seen = translucent{found: true, x: x, y: y}
+		}
+	}
 	switch {
 	case h.ColorType == pngstream.Paletted:
 		var lut [256][3]byte // indices past the palette are black, as image/png has them
+		var clear [256]bool
 		for i, c := range h.Palette {
-			lut[i] = [3]byte{c.R, c.G, c.B}
+			lut[i], clear[i] = [3]byte{c.R, c.G, c.B}, c.A < 0xff
 		}
 		return func(dst, row []byte) []byte {
+			y++
 			for x := range h.Width {
-				dst = append(dst, lut[packed(row, x, depth)][:]...)
+				i := packed(row, x, depth)
+				dst = append(dst, lut[i][:]...)
+				if clear[i] {
+					note(x)
+				}
 			}
 			return dst
 		}
 	case depth < 8: // gray
 		scale := byte(255 / (1<<depth - 1))
 		return func(dst, row []byte) []byte {
+			y++
 			for x := range h.Width {
-				v := packed(row, x, depth) * scale
+				v := packed(row, x, depth)
+				if h.Transparent && uint16(v) == h.Key[0] {
+					note(x)
+				}
 				for range samples {
-					dst = append(dst, v)
+					dst = append(dst, v*scale)
 				}
 			}
 			return dst
 		}
-	case channels == samples && depth == 8: // gray or RGB, as they are
-		return func(dst, row []byte) []byte { return append(dst, row...) }
+	case channels == samples && depth == 8 && !h.Transparent: // gray or RGB, as they are
+		return func(dst, row []byte) []byte { y++; return append(dst, row...) }
 	}
 	// Each pixel's first sample three times (gray as RGB) or its first
 	// three (RGB), 16-bit samples swapped to little-endian.
@@ -84,8 +103,22 @@ func pngRows(h pngstream.Header) func(dst, row []byte) []byte {
 		pick = [3]int{}
 	}
 	size := depth / 8
+	alpha := h.ColorType == pngstream.GrayAlpha || h.ColorType == pngstream.RGBA
+	key := func(px []byte) bool { // the transparent colour
+		for i := range channels {
+			v := uint16(px[i*size])
+			if size == 2 {
+				v = v<<8 | uint16(px[2*i+1])
+			}
+			if v != h.Key[i] {
+				return false
+			}
+		}
+		return true
+	}
 	return func(dst, row []byte) []byte {
-		for px := row; len(px) > 0; px = px[channels*size:] {
+		y++
+		for x, px := 0, row; len(px) > 0; x, px = x+1, px[channels*size:] {
 			for _, s := range pick[:samples] {
 				if size == 2 {
 					dst = append(dst, px[2*s+1], px[2*s])
@@ -93,9 +126,43 @@ func pngRows(h pngstream.Header) func(dst, row []byte) []byte {
 					dst = append(dst, px[s])
 				}
 			}
+			switch a := (channels - 1) * size; {
+			case alpha && (px[a] != 0xff || size == 2 && px[a+1] != 0xff), h.Transparent && key(px):
+				note(x)
+			}
 		}
 		return dst
 	}
+}
+
+// translucent is the first pixel of an image that is not opaque, if one
+// is.
+type translucent struct {
+	found bool
+	x, y  int
+}
+
+// alphaPolicy is what a conversion does with an image's transparency, which
+// the output does not hold: drop it and say so (with -skip-unsupported),
+// or refuse the image. An image whose every pixel is opaque loses nothing.
+type alphaPolicy struct {
+	drop   bool
+	stderr io.Writer
+}
+
+// check refuses the image named, or with drop says on stderr that its
+// transparency is left out, when seen found a pixel that is not opaque.
+func (p alphaPolicy) check(name string, seen translucent) error {
+	if !seen.found {
+		return nil
+	}
+	err := fmt.Errorf("%s: the image is transparent (its alpha, or its transparent colour) at pixel (%d, %d), and the output holds no transparency",
+		name, seen.x, seen.y)
+	if !p.drop {
+		return cli.InputError{Err: fmt.Errorf("%w (-skip-unsupported writes its colours without it)", err)}
+	}
+	fmt.Fprintf(p.stderr, "%s: %s: left out (-skip-unsupported): its transparency\n", convertName, name)
+	return nil
 }
 
 // packed returns sample x of a row of samples of depth bits below 8.
@@ -115,7 +182,7 @@ func (s pngSource) spec() pyramid.ImageSpec {
 // write adds the image to w with spec and streams its rows into its plane,
 // band by band. The file is read to its end, IEND, before the last band is
 // written, so a damaged end fails the conversion.
-func (s pngSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
+func (s pngSource) write(w *pyramid.Writer, spec pyramid.ImageSpec, alpha alphaPolicy) (pyramid.ImageSpec, error) {
 	im, err := w.AddImage(spec)
 	if err != nil {
 		return spec, err
@@ -124,7 +191,8 @@ func (s pngSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.Ima
 	if err != nil {
 		return spec, err
 	}
-	convert := pngRows(s.dec.Header())
+	var seen translucent
+	convert := pngRows(s.dec.Header(), &seen)
 	band := make([]byte, 0, int64(s.rows)*im.PlaneBytes()/int64(spec.SizeY))
 	for {
 		row, err := s.dec.ReadRow()
@@ -134,7 +202,11 @@ func (s pngSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.Ima
 		if err != nil {
 			return spec, fmt.Errorf("%s: %w", s.name, err)
 		}
-		if band = convert(band, row); len(band) == cap(band) {
+		band = convert(band, row)
+		if seen.found && !alpha.drop {
+			return spec, alpha.check(s.name, seen) // before writing on: the conversion fails
+		}
+		if len(band) == cap(band) {
 			if _, err := pw.Write(band); err != nil {
 				return spec, err
 			}
@@ -145,6 +217,9 @@ func (s pngSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.Ima
 		if _, err := pw.Write(band); err != nil {
 			return spec, err
 		}
+	}
+	if err := alpha.check(s.name, seen); err != nil {
+		return spec, err
 	}
 	return im.Spec(), pw.Close()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -50,7 +51,9 @@ func randomPNG(rng *rand.Rand, colorType byte, depth, width, height int, trns bo
 // TestStreamedPNGsConvertAsDecoded converts PNGs of every colour type and
 // bit depth, streamed, and checks that the pixels and layout are those of
 // the image image/png decodes, converted as the program documents, so a
-// PNG converts alike whether it is streamed or decoded whole.
+// PNG converts alike whether it is streamed or decoded whole; and that
+// the PNGs with a pixel image/png decodes as not opaque are refused,
+// naming it, or with -skip-unsupported converted without transparency.
 func TestStreamedPNGsConvertAsDecoded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	depths := map[byte][]int{0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
@@ -65,11 +68,21 @@ func TestStreamedPNGsConvertAsDecoded(t *testing.T) {
 					dir := t.TempDir()
 					input := writeFile(t, dir, "in.png", data)
 					output := filepath.Join(dir, "out.ome.tif")
-					// -tile 16 streams the rows in many bands.
-					code, _, stderr := clitest.Run(runConvert, "-compression", "none", "-tile", "16", input, output)
-					require.Equal(t, 0, code, stderr)
 					decoded, err := png.Decode(bytes.NewReader(data))
 					require.NoError(t, err)
+					seen := firstTranslucent(decoded) // image/png's word on the transparency
+					// -tile 16 streams the rows in many bands.
+					code, _, stderr := clitest.Run(runConvert, "-compression", "none", "-tile", "16", input, output)
+					if seen.found {
+						require.Equal(t, 1, code, "a transparent image is refused")
+						assert.Contains(t, stderr, fmt.Sprintf("the image is transparent (its alpha, or its transparent colour) at pixel (%d, %d)", seen.x, seen.y))
+						assert.NoFileExists(t, output)
+						code, _, stderr = clitest.Run(runConvert, "-compression", "none", "-tile", "16", "-skip-unsupported", input, output)
+						assert.Contains(t, stderr, "left out (-skip-unsupported): its transparency")
+					} else {
+						assert.Empty(t, stderr)
+					}
+					require.Equal(t, 0, code, stderr)
 					bytesPerSample, samples, want := wantPixels(decoded)
 					got := clitest.Planes(t, output)[0]
 					assert.Equal(t, [2]int{bytesPerSample, samples}, [2]int{got.BytesPerSample, got.Samples}, "layout")

@@ -52,7 +52,7 @@ func (s rawSource) planeBytes() int64 {
 
 // write adds the image to w with spec and writes its planes, and returns
 // the spec written.
-func (s rawSource) write(w *pyramid.Writer, spec pyramid.ImageSpec) (pyramid.ImageSpec, error) {
+func (s rawSource) write(w *pyramid.Writer, spec pyramid.ImageSpec, _ alphaPolicy) (pyramid.ImageSpec, error) {
 	im, err := w.AddImage(spec)
 	if err != nil {
 		return spec, err

@@ -62,8 +62,10 @@ type Header struct {
 	// its tRNS chunk (opaque without one); nil for the other colour types.
 	Palette []color.NRGBA
 	// Transparent is set when a gray or RGB image has a tRNS chunk: one
-	// colour is transparent.
+	// colour is transparent, Key (its gray level in Key[0], or its red,
+	// green and blue), in samples of BitDepth bits.
 	Transparent bool
+	Key         [3]uint16
 }
 
 // Channels is the number of samples per pixel in a row: 1 for a paletted
@@ -338,6 +340,9 @@ func (d *Decoder) parseTRNS(length uint32) error {
 		return nil
 	}
 	d.h.Transparent = true
+	for i := range int(length) / 2 {
+		d.h.Key[i] = uint16(p[2*i])<<8 | uint16(p[2*i+1])
+	}
 	return nil
 }
 
