@@ -26,7 +26,8 @@ import (
 // 512 uint16 with channel names and physical sizes beside a 4096 x 4096
 // image with SubIFD levels; RGB over time beside float32 in nm), an
 // ImageJ hyperstack (and the same with one directory, its planes stored
-// one after another, as ImageJ writes stacks past 4 GiB), a BigTIFF of float32 Deflate tiles, half floats in
+// one after another, as ImageJ writes stacks past 4 GiB, and an 8-bit
+// stack with a lookup table, stored as a palette image), a BigTIFF of float32 Deflate tiles, half floats in
 // Deflate tiles, a big-endian
 // int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
 // Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
@@ -65,6 +66,8 @@ with tifffile.TiffWriter(f'{d}/rgb-float.ome.tif', ome=True, bigtiff=True) as tw
 hyper = np.stack([np.stack([u16s(200, 300, seed=2*z + c) for c in range(2)]) for z in range(3)])
 tifffile.imwrite(f'{d}/imagej.tif', hyper, imagej=True, resolution=(4.0, 4.0), metadata={'axes': 'ZCYX', 'spacing': 2.5, 'unit': 'um'})
 tifffile.imwrite(f'{d}/imagej-one-ifd.tif', hyper, imagej=True, truncate=True, metadata={'axes': 'ZCYX'})
+lut = np.zeros((3, 256), np.uint16); lut[0] = lut[1] = np.arange(256)*257  # ImageJ's "Yellow"
+tifffile.imwrite(f'{d}/imagej-lut.tif', (hyper[:, 0] >> 8).astype(np.uint8), imagej=True, colormap=lut, metadata={'axes': 'ZYX'})
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/f16.tif', f32.astype(np.float16), tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/i16-be-p2.tif', (u16.astype(np.int32) - 32768).astype(np.int16), byteorder='>', compression='zlib', predictor=True, rowsperstrip=64, metadata=None)
@@ -255,6 +258,7 @@ func convertCases() []convertCase {
 		{name: "tifffile OME-TIFF, RGB over T and float32 Z", make: copied("rgb-float.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
 		{name: "tifffile ImageJ hyperstack of one directory", make: copied("imagej-one-ifd.tif")},
+		{name: "tifffile ImageJ stack with a lookup table", make: copied("imagej-lut.tif")},
 		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
 		{name: "tifffile half floats in Deflate tiles", make: copied("f16.tif")},

@@ -143,10 +143,12 @@ func (s *tiffSource) parts() []string {
 
 // decodedWhole reports whether a page is one the image decoders read and
 // the streaming reader does not: palette colours, or samples of 2 or 4
-// bits (it reads 1-bit samples as 0 and 1).
+// bits (it reads 1-bit samples as 0 and 1). An ImageJ palette page is
+// streamed: its values are the indices, the palette ImageJ's lookup table.
 func decodedWhole(p *tiff.Page) bool {
 	l, err := p.Layout()
-	return err == nil && (l.Photometric == tiff.PhotometricPalette || l.BitsPerSample > 1 && l.BitsPerSample < 8)
+	palette := l.Photometric == tiff.PhotometricPalette && !strings.HasPrefix(p.Description(), "ImageJ=")
+	return err == nil && (palette || l.BitsPerSample > 1 && l.BitsPerSample < 8)
 }
 
 // wholeNote says what the image decoders change of a page decodedWhole

@@ -27,7 +27,10 @@
 //     directory, its other planes stored uncompressed after the first's
 //     data (as ImageJ writes stacks past 4 GiB), is read whole
 //     (tiff.Page.Successor); one that does not hold as many planes as its
-//     description counts is refused (ErrMetadata).
+//     description counts is refused (ErrMetadata). ImageJ's palette
+//     pages (an 8-bit image shown through a lookup table) are read as
+//     their indices, as Bio-Formats and tifffile read them, the table's
+//     highest colour the channel's colour.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail) are never planes: the writer

@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ func (m *mapper) generic() error {
 	}
 	var groups []*group
 	levels := map[*tiff.Page][]*tiff.Page{}
+	// ImageJ writes an 8-bit image shown through a lookup table other
+	// than gray as a palette image: its values are the indices, and the
+	// table is how ImageJ shows them, as Bio-Formats and tifffile read it.
+	_, isImageJ := parseImageJ(pages[0].Description())
 	// The full-resolution pages the reduced ones follow: the last image's
 	// and the last mask's, as GDAL writes a COG with an internal mask
 	// (image, mask, the image's overviews, the mask's).
@@ -41,7 +46,7 @@ func (m *mapper) generic() error {
 			continue
 		}
 		last[kind] = p
-		l, err := layoutOf(p)
+		l, err := pageLayoutOf(p, isImageJ)
 		if err != nil {
 			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
 				return err
@@ -74,10 +79,34 @@ func (m *mapper) generic() error {
 		im := genericImage(g.pages, g.layout, levels)
 		if ok {
 			ij.apply(im, g.layout, len(g.pages))
+			if c := lutColor(g.pages[0]); c != nil && im.Spec.SizeC == 1 {
+				im.Spec.Channels = []pyramid.Channel{{Color: c}}
+			}
 		}
 		m.add(im)
 	}
 	return nil
+}
+
+// lutColor returns the colour ImageJ shows the highest value of a palette
+// page in, the colour of its channel; nil for a page without a palette,
+// or one whose highest entry is black (an inverted table, which no
+// channel colour renders).
+func lutColor(p *tiff.Page) color.Color {
+	e, ok := p.Field(tiff.TagColorMap)
+	if !ok {
+		return nil
+	}
+	v, err := e.Uints()
+	if err != nil || len(v) < 3 || len(v)%3 != 0 {
+		return nil
+	}
+	n := len(v) / 3
+	c := color.NRGBA{uint8(v[n-1] >> 8), uint8(v[2*n-1] >> 8), uint8(v[3*n-1] >> 8), 0xff}
+	if c.R == 0 && c.G == 0 && c.B == 0 {
+		return nil
+	}
+	return c
 }
 
 // maxSuccessors bounds the planes an ImageJ description may add to a

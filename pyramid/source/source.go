@@ -375,7 +375,11 @@ const maxBlockBytes = 1 << 40
 
 // layoutOf checks that the page can be read by a BandReader and converted,
 // and returns its layout. The error names the field that cannot be.
-func layoutOf(p *tiff.Page) (pageLayout, error) {
+func layoutOf(p *tiff.Page) (pageLayout, error) { return pageLayoutOf(p, false) }
+
+// pageLayoutOf is layoutOf, taking the indices of a palette page of one
+// sample for its values when indices is set.
+func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 	l, f, err := BlockFormat(p)
 	if err != nil {
 		return pageLayout{}, err
@@ -402,6 +406,9 @@ func layoutOf(p *tiff.Page) (pageLayout, error) {
 				ErrUnsupported, l.Compression, p.Offset)
 		}
 	case tiff.PhotometricPalette:
+		if indices && l.SamplesPerPixel == 1 {
+			break
+		}
 		return out, fmt.Errorf("%w: PhotometricInterpretation palette (ColorMap) of the page at %d", ErrUnsupported, p.Offset)
 	default:
 		return out, fmt.Errorf("%w: PhotometricInterpretation %d of the page at %d", ErrUnsupported, l.Photometric, p.Offset)

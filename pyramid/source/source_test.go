@@ -680,6 +680,29 @@ func mapPagesFile(t *testing.T, pages ...testPage) ([]byte, [][]byte) {
 	return fileOf(t, binary.LittleEndian, false, pages...)
 }
 
+// TestImageJPalette: ImageJ's palette pages (an 8-bit image shown through a
+// lookup table) are read as their indices, the table's highest colour the
+// channel's; palette pages of other files stay refused (TestUnsupportedPages).
+func TestImageJPalette(t *testing.T) {
+	lut := make([]uint16, 3*256)
+	for i := range 256 {
+		lut[256+i] = uint16(i * 257) // ImageJ's "Green"
+	}
+	page := func(more ...func(*ifd.Builder)) testPage {
+		more = append(more, short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette), short(tiff.TagColorMap, lut...))
+		return testPage{width: 8, height: 8, samples: 1, bits: 8, more: fields(more...)}
+	}
+	file, images := fileOf(t, binary.LittleEndian, false, page(description("ImageJ=1.54f\nimages=2\nslices=2\n")), page())
+	f, err := mapFile(t, file, "lut.tif", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z2 C1 T1 XYCZT uint8 x1: 0:* 1:*`}, summary(f))
+	require.Len(t, f.Images[0].Spec.Channels, 1)
+	assert.Equal(t, color.NRGBA{0, 255, 0, 255}, f.Images[0].Spec.Channels[0].Color)
+	for k, p := range f.Images[0].Planes {
+		assert.Equal(t, images[k], planePixels(t, p), "plane %d: the indices", k)
+	}
+}
+
 // TestMaskLevels: the reduced pages of a COG with an internal mask (image,
 // mask, the image's overviews, then the mask's, as GDAL writes them) are
 // the levels of the page of their kind.
