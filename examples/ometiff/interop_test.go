@@ -27,7 +27,9 @@ import (
 // image with SubIFD levels; RGB over time beside float32 in nm), an
 // ImageJ hyperstack (and the same with one directory, its planes stored
 // one after another, as ImageJ writes stacks past 4 GiB, and an 8-bit
-// stack with a lookup table, stored as a palette image), a BigTIFF of float32 Deflate tiles, half floats in
+// stack with a lookup table, stored as a palette image), shaped series
+// (tifffile's JSON description: TZCYX, its channels a page's samples;
+// TCZYX; ZTYXS), a BigTIFF of float32 Deflate tiles, half floats in
 // Deflate tiles, a big-endian
 // int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
 // Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
@@ -66,6 +68,9 @@ with tifffile.TiffWriter(f'{d}/rgb-float.ome.tif', ome=True, bigtiff=True) as tw
 hyper = np.stack([np.stack([u16s(200, 300, seed=2*z + c) for c in range(2)]) for z in range(3)])
 tifffile.imwrite(f'{d}/imagej.tif', hyper, imagej=True, resolution=(4.0, 4.0), metadata={'axes': 'ZCYX', 'spacing': 2.5, 'unit': 'um'})
 tifffile.imwrite(f'{d}/imagej-one-ifd.tif', hyper, imagej=True, truncate=True, metadata={'axes': 'ZCYX'})
+tifffile.imwrite(f'{d}/shaped-samples.tif', np.stack([hyper[:, :, :64, :80]]*2), metadata={'axes': 'TZCYX'})
+tifffile.imwrite(f'{d}/shaped-pages.tif', np.stack([hyper[:, :, :64, :80].transpose(1, 0, 2, 3)]*2), metadata={'axes': 'TCZYX'})
+tifffile.imwrite(f'{d}/shaped-rgb.tif', np.stack([rgb[:64, :80]]*6).reshape(3, 2, 64, 80, 3), photometric='rgb', metadata={'axes': 'ZTYXS'})
 lut = np.zeros((3, 256), np.uint16); lut[0] = lut[1] = np.arange(256)*257  # ImageJ's "Yellow"
 tifffile.imwrite(f'{d}/imagej-lut.tif', (hyper[:, 0] >> 8).astype(np.uint8), imagej=True, colormap=lut, metadata={'axes': 'ZYX'})
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
@@ -259,6 +264,9 @@ func convertCases() []convertCase {
 		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
 		{name: "tifffile ImageJ hyperstack of one directory", make: copied("imagej-one-ifd.tif")},
 		{name: "tifffile ImageJ stack with a lookup table", make: copied("imagej-lut.tif")},
+		{name: "tifffile shaped TZCYX, channels as samples", make: copied("shaped-samples.tif")},
+		{name: "tifffile shaped TCZYX", make: copied("shaped-pages.tif")},
+		{name: "tifffile shaped ZTYXS", make: copied("shaped-rgb.tif")},
 		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
 		{name: "tifffile half floats in Deflate tiles", make: copied("f16.tif")},

@@ -196,6 +196,16 @@ func FuzzImageJDescription(f *testing.F) {
 	})
 }
 
+// FuzzShapedDescription maps files of six pages (four gray, two of two
+// samples) whose first page's description is arbitrary, seeded with
+// tifffile's JSON of shaped series.
+func FuzzShapedDescription(f *testing.F) {
+	seeds := []string{`{"axes": "ZCYX", "shape": [2, 2, 8, 8]}`, `{"shape": [4, 8, 8]}`, `{"axes": "TZCYX", "shape": [1, 2, 2, 8, 8], "x": null}`,
+		`{"axes": "CYXS", "shape": [2, 8, 8, 2]}`, `{"axes": "", "shape": []}`}
+	g, two := gray(8, 8), testPage{width: 8, height: 8, samples: 2, bits: 8}
+	fuzzDescription(f, seeds, g, g, g, g, two, two)
+}
+
 // FuzzParseAperio splits arbitrary descriptions: the fields and the text
 // hold nothing XML cannot, and parsing never fails.
 func FuzzParseAperio(f *testing.F) {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -76,7 +77,15 @@ func (m *mapper) generic() error {
 				return err
 			}
 		}
+		sh, isShaped := parseShaped(g.pages[0].Description())
+		isShaped = isShaped && i == 0 && !ok
+		if isShaped && g.layout.rgb && strings.IndexByte("ZT", sh.samplesAxis(g.layout)) >= 0 {
+			g.layout.rgb = false // the samples are planes along Z or T, not colours
+		}
 		im := genericImage(g.pages, g.layout, levels)
+		if isShaped {
+			sh.apply(im, g.layout, len(g.pages))
+		}
 		if ok {
 			ij.apply(im, g.layout, len(g.pages))
 			if c := lutColor(g.pages[0]); c != nil && im.Spec.SizeC == 1 {
@@ -107,6 +116,102 @@ func lutColor(p *tiff.Page) color.Color {
 		return nil
 	}
 	return c
+}
+
+// shaped is what tifffile's description of a shaped series
+// ({"shape": [...], "axes": "..."}, JSON) says of its pages.
+type shaped struct {
+	Shape []int  `json:"shape"`
+	Axes  string `json:"axes"`
+}
+
+// parseShaped reads tifffile's JSON description.
+func parseShaped(d string) (shaped, bool) {
+	var sh shaped
+	if !strings.HasPrefix(strings.TrimSpace(d), "{") || json.Unmarshal([]byte(d), &sh) != nil {
+		return shaped{}, false
+	}
+	return sh, len(sh.Axes) == len(sh.Shape) && len(sh.Shape) > 0
+}
+
+// apply spreads the n pages of im over Z, C and T as the axes say, in
+// their order (the last before the page's axes the fastest), when the
+// axes before the page's (YX; the samples' axis after them, or before
+// them for planar-separate samples) are Z, C or T, each once, or of
+// size 1, and their sizes multiply to n. Other axes (tifffile's Q, I,
+// ...) leave the pages along T.
+func (sh shaped) apply(im *Image, l pageLayout, n int) {
+	lead := sh.pageAxes(l) // the axes before the page's
+	if lead < 0 {
+		return
+	}
+	sizes := map[byte]int{'Z': 1, 'C': 1, 'T': 1}
+	order := ""
+	if l.planesPerPage() > 1 { // the page's samples are planes: channels, unless the axes say Z or T
+		a := sh.samplesAxis(l)
+		if a != 'Z' && a != 'T' {
+			a = 'C'
+		}
+		order, sizes[a] = string(a), l.planesPerPage()
+	}
+	product := 1
+	for k := lead - 1; k >= 0; k-- { // fastest first
+		a, size := sh.Axes[k], sh.Shape[k]
+		if size <= 0 || size > n {
+			return
+		}
+		if size == 1 {
+			continue
+		}
+		if _, known := sizes[a]; !known || strings.IndexByte(order, a) >= 0 {
+			return
+		}
+		order += string(a)
+		sizes[a] = size
+		product *= size
+	}
+	if product != n {
+		return
+	}
+	s := &im.Spec
+	s.SizeZ, s.SizeC, s.SizeT = sizes['Z'], sizes['C'], sizes['T']
+	if len(order) > 1 { // with one axis (or none) the order is moot
+		for _, a := range "CZT" {
+			if !strings.ContainsRune(order, a) {
+				order += string(a)
+			}
+		}
+		s.DimensionOrder = pyramid.DimensionOrder("XY" + order)
+	}
+}
+
+// pageAxes returns how many axes come before the page's (YX, with the
+// samples' axis after them, or before them for planar-separate samples),
+// or -1 when the axes do not end with the page's.
+func (sh shaped) pageAxes(l pageLayout) int {
+	last := len(sh.Axes) - 1
+	switch {
+	case l.samples > 1 && strings.HasSuffix(sh.Axes, "YXS") && sh.Shape[last] == l.samples:
+		return last - 2
+	case strings.HasSuffix(sh.Axes, "YX") && l.samples == 1:
+		return last - 1
+	case strings.HasSuffix(sh.Axes, "YX") && last >= 2 && sh.Shape[last-2] == l.samples:
+		return last - 2
+	}
+	return -1
+}
+
+// samplesAxis returns the letter of the samples' axis of pages of more
+// than one sample (S after YX, or the axis before them); 0 for none.
+func (sh shaped) samplesAxis(l pageLayout) byte {
+	lead := sh.pageAxes(l)
+	if l.samples < 2 || lead < 0 {
+		return 0
+	}
+	if lead == len(sh.Axes)-3 && sh.Axes[lead] == 'Y' { // YXS
+		return 'S'
+	}
+	return sh.Axes[lead]
 }
 
 // maxSuccessors bounds the planes an ImageJ description may add to a

@@ -718,3 +718,49 @@ func TestMaskLevels(t *testing.T) {
 	assert.Equal(t, []*tiff.Page{pages[2], pages[3]}, f.Images[0].Planes[0].Levels, "the image's overviews")
 	assert.Equal(t, []*tiff.Page{pages[4], pages[5]}, f.Images[1].Planes[0].Levels, "the mask's")
 }
+
+// TestShapedMapping: tifffile's JSON description of a shaped series spreads
+// the pages over Z, C and T in its axes' order, when they say so
+// unambiguously; otherwise the pages stay along T.
+func TestShapedMapping(t *testing.T) {
+	two := testPage{width: 8, height: 8, samples: 2, bits: 8}
+	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8, planar: true, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB)}
+	withDescription := func(p testPage, d string, n int) []testPage {
+		first := p
+		first.more = description(d)
+		if p.more != nil {
+			first.more = fields(description(d), p.more)
+		}
+		out := []testPage{first}
+		for range n - 1 {
+			out = append(out, p)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		pages []testPage
+		want  string
+	}{
+		{"Z then C", grays(6, `{"axes": "ZCYX", "shape": [2, 3, 8, 8]}`), `"" 8x8 Z2 C3 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
+		{"C then Z", grays(6, `{"axes": "CZYX", "shape": [2, 3, 8, 8]}`), `"" 8x8 Z3 C2 T1 XYZCT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
+		{"one axis", grays(3, `{"shape": [3, 8, 8], "axes": "ZYX", "other": {"k": [1]}}`), `"" 8x8 Z3 C1 T1 XYCZT uint16 x1: 0:* 1:* 2:*`},
+		{"axes of size 1", grays(2, `{"axes": "QTCYX", "shape": [1, 2, 1, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"samples as channels", withDescription(two, `{"axes": "TCYX", "shape": [3, 2, 8, 8]}`, 3), `"" 8x8 Z1 C2 T3 XYCTZ uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
+		{"planar RGB samples along Z", withDescription(rgb, `{"axes": "TZYX", "shape": [2, 3, 8, 8]}`, 2), `"" 8x8 Z3 C1 T2 XYZTC uint8 x1: 0:0 0:1 0:2 1:0 1:1 1:2`},
+		{"RGB samples", withDescription(rgb, `{"axes": "ZYXS", "shape": [2, 8, 8, 3]}`, 2), `"" 8x8 Z2 C1 T1 XYCZT uint8 x3: 0:* 1:*`},
+		{"unknown axis", grays(2, `{"axes": "QYX", "shape": [2, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"no axes", grays(2, `{"shape": [2, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"sizes that do not multiply to the pages", grays(6, `{"axes": "ZYX", "shape": [5, 8, 8]}`), `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
+		{"an axis twice", grays(6, `{"axes": "ZZYX", "shape": [2, 3, 8, 8]}`), `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
+		{"axes that are not the page's", grays(2, `{"axes": "ZXY", "shape": [2, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"not JSON", grays(2, `{"axes": "ZYX", `), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, tt.pages...)
+			require.NoError(t, err)
+			assert.Equal(t, []string{tt.want}, summary(f))
+		})
+	}
+}
