@@ -478,9 +478,9 @@ func (p *Page) ReadBlock(dst []byte, i int) ([]byte, error) {
 // says how many), and so does tifffile when asked to truncate; ImageJ,
 // tifffile and Bio-Formats read the planes that way.
 //
-// Only uncompressed data whose blocks follow one another without a gap
-// has a span that says where the next image lies: other pages are
-// ErrUnsupported. A successor past the end of the file is ErrMalformed.
+// Only uncompressed data whose blocks follow one another without a gap,
+// none empty, has a span that says where the next image lies: other
+// pages are ErrUnsupported. A successor past the end of the file is ErrMalformed.
 // The copy's offsets field is LONG8, since its values may pass 4 GiB in
 // a classic TIFF; its Offset and Next are p's.
 func (p *Page) Successor(k int) (*Page, error) {
@@ -503,6 +503,10 @@ func (p *Page) Successor(k int) (*Page, error) {
 	}
 	end := blocks[0].Offset
 	for i, b := range blocks {
+		if b.Size == 0 {
+			return nil, fmt.Errorf("%w: block %d of the page at %d is empty (0 bytes), so its data does not say where the next image lies",
+				ErrUnsupported, i, p.Offset)
+		}
 		if b.Offset != end {
 			return nil, fmt.Errorf("%w: block %d of the page at %d is at %d, not right after block %d (at %d)",
 				ErrUnsupported, i, p.Offset, b.Offset, i-1, end)

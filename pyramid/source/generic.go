@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -67,18 +68,26 @@ func (m *mapper) generic() error {
 	}
 	for i, g := range groups {
 		var ij imageJ
-		ok := false
+		var sh shaped
+		isImageJ, isShaped := false, false
 		if i == 0 {
-			ij, ok = parseImageJ(g.pages[0].Description())
-		}
-		if ok && ij.images > len(g.pages) {
-			var err error
-			if g.pages, err = m.imageJPages(ij, g.pages, len(pages) == 1); err != nil {
-				return err
+			d := g.pages[0].Description()
+			if ij, isImageJ = parseImageJ(d); !isImageJ {
+				sh, isShaped = parseShaped(d)
 			}
 		}
-		sh, isShaped := parseShaped(g.pages[0].Description())
-		isShaped = isShaped && i == 0 && !ok
+		var err error
+		switch {
+		case isImageJ && ij.pages(g.layout) > len(g.pages):
+			what := fmt.Sprintf("the ImageJ description (images=%d)", ij.images)
+			g.pages, err = m.storedAfter(ij.pages(g.layout), g.pages, len(pages) == 1, what)
+		case isShaped && sh.pages(g.layout) > len(g.pages):
+			what := fmt.Sprintf("tifffile's description (shape %v, axes %q)", sh.Shape, sh.Axes)
+			g.pages, err = m.storedAfter(sh.pages(g.layout), g.pages, len(pages) == 1, what)
+		}
+		if err != nil {
+			return err
+		}
 		if isShaped && g.layout.rgb && strings.IndexByte("ZT", sh.samplesAxis(g.layout)) >= 0 {
 			g.layout.rgb = false // the samples are planes along Z or T, not colours
 		}
@@ -86,7 +95,7 @@ func (m *mapper) generic() error {
 		if isShaped {
 			sh.apply(im, g.layout, len(g.pages))
 		}
-		if ok {
+		if isImageJ {
 			ij.apply(im, g.layout, len(g.pages))
 			if c := lutColor(g.pages[0]); c != nil && im.Spec.SizeC == 1 {
 				im.Spec.Channels = []pyramid.Channel{{Color: c}}
@@ -136,12 +145,11 @@ func parseShaped(d string) (shaped, bool) {
 
 // apply spreads the n pages of im over Z, C and T as the axes say, in
 // their order (the last before the page's axes the fastest), when the
-// axes before the page's (YX; the samples' axis after them, or before
-// them for planar-separate samples) are Z, C or T, each once, or of
+// axes before the page's (see pageAxes) are Z, C or T, each once, or of
 // size 1, and their sizes multiply to n. Other axes (tifffile's Q, I,
 // ...) leave the pages along T.
 func (sh shaped) apply(im *Image, l pageLayout, n int) {
-	lead := sh.pageAxes(l) // the axes before the page's
+	lead, _ := sh.pageAxes(l)
 	if lead < 0 {
 		return
 	}
@@ -185,70 +193,92 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 	}
 }
 
-// pageAxes returns how many axes come before the page's (YX, with the
-// samples' axis after them, or before them for planar-separate samples),
-// or -1 when the axes do not end with the page's.
-func (sh shaped) pageAxes(l pageLayout) int {
+// pageAxes returns how many axes come before the page's, and the index of
+// the samples' axis (-1 for a page of one sample), for pages of layout l:
+// Y and X of the page's size, the samples' axis after them (YXS, or YXC
+// for samples that are not colours) or, for planar-separate samples,
+// before them. lead is -1 when the axes do not end with the page's.
+func (sh shaped) pageAxes(l pageLayout) (lead, samples int) {
 	last := len(sh.Axes) - 1
-	switch {
-	case l.samples > 1 && strings.HasSuffix(sh.Axes, "YXS") && sh.Shape[last] == l.samples:
-		return last - 2
-	case strings.HasSuffix(sh.Axes, "YX") && l.samples == 1:
-		return last - 1
-	case strings.HasSuffix(sh.Axes, "YX") && last >= 2 && sh.Shape[last-2] == l.samples:
-		return last - 2
+	yx := func(at int) bool {
+		return at >= 0 && at+1 <= last && sh.Axes[at:at+2] == "YX" && sh.Shape[at] == l.height && sh.Shape[at+1] == l.width
 	}
-	return -1
+	switch {
+	case l.samples == 1 && yx(last-1):
+		return last - 1, -1
+	case l.samples > 1 && yx(last-2) && sh.Shape[last] == l.samples:
+		return last - 2, last
+	case l.samples > 1 && yx(last-1) && last >= 2 && sh.Shape[last-2] == l.samples:
+		return last - 2, last - 2
+	}
+	return -1, -1
 }
 
 // samplesAxis returns the letter of the samples' axis of pages of more
-// than one sample (S after YX, or the axis before them); 0 for none.
+// than one sample; 0 for none.
 func (sh shaped) samplesAxis(l pageLayout) byte {
-	lead := sh.pageAxes(l)
-	if l.samples < 2 || lead < 0 {
-		return 0
+	if _, at := sh.pageAxes(l); at >= 0 {
+		return sh.Axes[at]
 	}
-	if lead == len(sh.Axes)-3 && sh.Axes[lead] == 'Y' { // YXS
-		return 'S'
-	}
-	return sh.Axes[lead]
+	return 0
 }
 
-// maxSuccessors bounds the planes an ImageJ description may add to a
-// file's one page, with one plane more for each 128 bytes of the file,
-// so that what the mapping holds of them (about 1 KB each) stays within a
-// few times the file's size.
-const maxSuccessors = 4096
+// pages returns the pages the description counts, for pages of layout
+// l: the product of the sizes of the axes before the page's; 0 when the
+// axes are not the page's, or past the int range.
+func (sh shaped) pages(l pageLayout) int {
+	lead, _ := sh.pageAxes(l)
+	if lead < 0 {
+		return 0
+	}
+	n := 1
+	for _, size := range sh.Shape[:lead] {
+		if size <= 0 || n > math.MaxInt32/size {
+			return 0
+		}
+		n *= size
+	}
+	return n
+}
 
-// imageJPages returns the pages of an ImageJ stack whose description
-// counts more images than the file has pages. ImageJ (and tifffile asked
-// to truncate) writes a stack past 4 GiB as one directory followed by
-// every plane's data, uncompressed and contiguous, as ImageJ, tifffile and
-// Bio-Formats read it: alone is whether the file's main chain is that one
-// page. A stack that does not hold so many images is ErrMetadata, and with
-// SkipUnsupported the pages there are kept and the shortfall said.
-func (m *mapper) imageJPages(ij imageJ, pages []*tiff.Page, alone bool) ([]*tiff.Page, error) {
+// successorCost is about what the mapping holds of a page stored after
+// another's data, beyond its offsets and fields: the page and the plane.
+const successorCost = 512
+
+// storedAfter returns the pages of an image whose description (what)
+// counts want pages, more than the file has. ImageJ writes a stack past
+// 4 GiB (and tifffile, asked to truncate, any shaped series) as one
+// directory followed by every plane's data, uncompressed and contiguous,
+// as ImageJ, tifffile and Bio-Formats read it: alone is whether the file's
+// main chain is that one page. A file that does not hold so many planes
+// is ErrMetadata, and with SkipUnsupported the pages there are kept and
+// the shortfall said. What the pages cost the mapping (their offsets and
+// fields) is bounded by the file's size, or 64 MiB for a small file:
+// ErrSize past it.
+func (m *mapper) storedAfter(want int, pages []*tiff.Page, alone bool, what string) ([]*tiff.Page, error) {
 	short := func(err error) ([]*tiff.Page, error) {
-		return pages, m.skip(fmt.Errorf("%w: the ImageJ description counts %d images, and the file holds %d pages: %w",
-			ErrMetadata, ij.images, len(pages), err))
+		return pages, m.skip(fmt.Errorf("%w: %s says %d planes, and the file holds %d pages: %w",
+			ErrMetadata, what, want, len(pages), err))
 	}
 	if !alone {
 		return short(errors.New("its planes are not stored after the first page's alone"))
 	}
+	first := pages[0]
 	size := m.file.TIFF.Size
-	if limit := max(size/128, maxSuccessors); int64(ij.images) > limit {
-		return pages, m.skip(fmt.Errorf("%w: the ImageJ description counts %d images in a %d-byte file (at most %d read so)",
-			ErrSize, ij.images, size, limit))
+	cost := int64(8*first.NumBlocks()+48*len(first.Fields)) + successorCost
+	if limit := max(size, 64<<20); int64(want) > limit/cost {
+		return pages, m.skip(fmt.Errorf("%w: %s says %d planes of %d blocks each in a %d-byte file, more than it can hold",
+			ErrSize, what, want, first.NumBlocks(), size))
 	}
-	// The last image first: a stack that does not reach it is refused
+	// The last plane first: a file that does not reach it is refused
 	// before any page is made.
-	if _, err := pages[0].Successor(ij.images - 1); err != nil {
+	if _, err := first.Successor(want - 1); err != nil {
 		return short(err)
 	}
-	out := make([]*tiff.Page, ij.images)
-	out[0] = pages[0]
-	for k := 1; k < ij.images; k++ {
-		p, err := pages[0].Successor(k)
+	out := make([]*tiff.Page, want)
+	out[0] = first
+	for k := 1; k < want; k++ {
+		p, err := first.Successor(k)
 		if err != nil {
 			return short(err)
 		}
@@ -361,6 +391,17 @@ func parseImageJ(d string) (imageJ, bool) {
 	return ij, true
 }
 
+// pages returns the pages the description counts, for pages of layout l:
+// its images, each a page, but for pages of several samples when channels
+// counts the samples (Bio-Formats writes "images" as SizeC x SizeZ x
+// SizeT, an RGB page's samples counted in SizeC).
+func (ij imageJ) pages(l pageLayout) int {
+	if l.samples > 1 && ij.channels == l.samples && ij.images%l.samples == 0 {
+		return ij.images / l.samples
+	}
+	return ij.images
+}
+
 // imageJUnits are ImageJ's spellings of length units, with OME's.
 var imageJUnits = map[string]string{
 	"micron": "µm", "microns": "µm", "um": "µm", "µm": "µm", "nm": "nm", "nanometer": "nm",
@@ -370,7 +411,8 @@ var imageJUnits = map[string]string{
 
 // apply spreads the n pages of im over channels, slices and frames, in
 // ImageJ's order (channels fastest, then slices: XYCZT), when their
-// product is n; RGB pages count as one channel. The resolution is in
+// product is n; RGB pages count as one channel, and pages whose samples
+// are channels count their samples (Bio-Formats writes such files). The resolution is in
 // ImageJ's unit when ResolutionUnit says none; the spacing of slices is in
 // that unit, µm when none is given, and is no length when the unit is
 // "pixel" (an image not calibrated).
@@ -380,8 +422,12 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	if l.rgb {
 		channels = 1
 	}
-	if l.planesPerPage() == 1 && channels*ij.slices*ij.frames == n {
+	switch {
+	case l.planesPerPage() == 1 && channels*ij.slices*ij.frames == n:
 		s.SizeC, s.SizeZ, s.SizeT = channels, ij.slices, ij.frames
+	case l.planesPerPage() > 1 && channels == l.planesPerPage() && ij.slices*ij.frames == n:
+		// Bio-Formats' layout: a page's samples are the channels.
+		s.SizeZ, s.SizeT = ij.slices, ij.frames
 	}
 	unit, ok := im.Planes[0].Page.Uint(tiff.TagResolutionUnit)
 	if ok && unit == uint64(tiff.ResolutionUnitNone) && ij.unit != "" {

@@ -125,6 +125,14 @@ func TestGenericMapping(t *testing.T) {
 			[]string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
 		{"XML of another kind is a description", []testPage{gray(8, 8, description(`<MetaData><prop id="Description" value="OME is not named here"/></MetaData>`))},
 			[]string{`"" 8x8 Z1 C1 T1 XYCZT uint16 x1: 0:*`}},
+		{"Bio-Formats' ImageJ description of RGB pages (images counts samples)", []testPage{
+			{width: 8, height: 8, samples: 3, bits: 8, more: description("ImageJ=\nhyperstack=true\nimages=6\nchannels=3\nslices=2\nframes=1")},
+			{width: 8, height: 8, samples: 3, bits: 8}},
+			[]string{`"" 8x8 Z2 C1 T1 XYCZT uint8 x3: 0:* 1:*`}},
+		{"Bio-Formats' ImageJ description of planar pages", []testPage{
+			{width: 8, height: 8, samples: 2, bits: 8, planar: true, more: description("ImageJ=\nhyperstack=true\nimages=4\nchannels=2\nslices=2\nframes=1")},
+			{width: 8, height: 8, samples: 2, bits: 8, planar: true}},
+			[]string{`"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1`}},
 		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=2\nchannels=4\n")), gray(8, 8)},
 			[]string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`}},
 	}
@@ -654,8 +662,8 @@ func TestImageJContiguous(t *testing.T) {
 			b.AddLong(tiff.TagStripOffsets, uint32(v[0]), uint32(v[1]+2), uint32(v[2]))
 		})), ErrMetadata, "not right after block 0", 1},
 		{"pages that are not the whole stack", first(mapPagesFile(t, grays(2, "ImageJ=1.54f\nimages=6\n")...)), ErrMetadata,
-			"counts 6 images, and the file holds 2 pages", 2},
-		{"more images than the file could hold", first(imageJStack(t, 1, "ImageJ=1.54f\nimages=5000\n")), ErrSize, "5000 images", 1},
+			"the ImageJ description (images=6) says 6 planes, and the file holds 2 pages", 2},
+		{"more images than the file could hold", first(imageJStack(t, 1, "ImageJ=1.54f\nimages=100000000\n")), ErrSize, "says 100000000 planes of 3 blocks each", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -670,6 +678,23 @@ func TestImageJContiguous(t *testing.T) {
 			assert.Len(t, f.Images[0].Planes, tt.pages)
 		})
 	}
+}
+
+// TestShapedTruncated reads a shaped series tifffile truncated to its first
+// directory, its other planes stored after that one's data.
+func TestShapedTruncated(t *testing.T) {
+	file, images := imageJStack(t, 5, `{"axes": "ZYX", "truncated": true, "shape": [5, 8, 8]}`)
+	f, err := mapFile(t, file, "shaped.tif", Options{})
+	require.NoError(t, err)
+	s := f.Images[0].Spec
+	assert.Equal(t, [3]int{5, 1, 1}, [3]int{s.SizeZ, s.SizeC, s.SizeT})
+	for k, p := range f.Images[0].Planes {
+		assert.Equal(t, images[k], planePixels(t, p), "plane %d", k)
+	}
+	file, _ = imageJStack(t, 1, `{"axes": "ZYX", "truncated": true, "shape": [50, 8, 8]}`)
+	_, err = mapFile(t, file, "shaped.tif", Options{})
+	assert.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, `tifffile's description (shape [50 8 8], axes "ZYX") says 50 planes, and the file holds 1 pages`)
 }
 
 // first returns the first of two values.
@@ -755,6 +780,8 @@ func TestShapedMapping(t *testing.T) {
 		{"an axis twice", grays(6, `{"axes": "ZZYX", "shape": [2, 3, 8, 8]}`), `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
 		{"axes that are not the page's", grays(2, `{"axes": "ZXY", "shape": [2, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"not JSON", grays(2, `{"axes": "ZYX", `), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"Y and X not the page's", grays(2, `{"axes": "ZYX", "shape": [2, 8, 9]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"contiguous samples as channels after YX", withDescription(two, `{"axes": "ZYXC", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
