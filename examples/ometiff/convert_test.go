@@ -183,6 +183,12 @@ func TestTransparentImages(t *testing.T) {
 		}
 		grayAlpha.Rows, keyed.Rows = append(grayAlpha.Rows, ga), append(keyed.Rows, g)
 	}
+	rgbKeyed := pngtest.Image{Width: 3, Height: 2, Depth: 8, ColorType: 2, TRNS: []byte{0, 10, 0, 20, 0, 30},
+		Rows: [][]byte{{10, 20, 31, 10, 21, 30, 11, 20, 30}, {1, 2, 3, 10, 20, 30, 10, 20, 30}}}
+	gray16Keyed := pngtest.Image{Width: 4, Height: 2, Depth: 16, ColorType: 0, TRNS: []byte{0x12, 0x34},
+		Rows: [][]byte{{0x12, 0x35, 0x13, 0x34, 0, 0, 0x12, 0x34}, {0, 0, 0, 0, 0, 0, 0, 0}}}
+	highKey := pngtest.Image{Width: 3, Height: 2, Depth: 8, ColorType: 0, TRNS: []byte{0x01, 0x15},
+		Rows: [][]byte{{0x14, 0x16, 0x01}, {0, 0, 0x15}}}
 	holed := image.NewNRGBA(image.Rect(0, 0, 40, 30))
 	draw.Draw(holed, holed.Rect, nrgbaImage(40, 30, false), image.Point{}, draw.Src)
 	holed.SetNRGBA(7, 5, color.NRGBA{1, 2, 3, 0})
@@ -199,6 +205,9 @@ func TestTransparentImages(t *testing.T) {
 		{"16-bit RGBA PNG", "rgba16.png", encoded(t, image.NewNRGBA64(image.Rect(0, 0, 5, 3)), encodePNG), "(0, 0)"},
 		{"gray and alpha PNG", "ga.png", grayAlpha.Encode(), "(4, 1)"},
 		{"gray PNG with a transparent level", "key.png", keyed.Encode(), "(2, 2)"},
+		{"RGB PNG with a transparent colour", "rgbkey.png", rgbKeyed.Encode(), "(1, 1)"},
+		{"16-bit gray PNG with a transparent level", "key16.png", gray16Keyed.Encode(), "(3, 0)"},
+		{"a key past 8 bits, of which the low byte counts (image/png)", "hikey.png", highKey.Encode(), "(2, 1)"},
 		{"GIF with a transparent index", "t.gif", encoded(t, gif, encodeGIF), "(30, 2)"},
 	}
 	for _, tt := range tests {

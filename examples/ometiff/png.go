@@ -54,6 +54,12 @@ func pngModelBytes(h pngstream.Header) int {
 func pngRows(h pngstream.Header, seen *translucent) func(dst, row []byte) []byte {
 	_, samples := pngLayout(h)
 	channels, depth := h.Channels(), h.BitDepth
+	transparent := h.Key
+	if depth <= 8 { // only the low byte counts, as image/png reads it
+		for i := range transparent {
+			transparent[i] &= 0xff
+		}
+	}
 	y := -1
 	note := func(x int) {
 		if !seen.found {
@@ -84,7 +90,7 @@ func pngRows(h pngstream.Header, seen *translucent) func(dst, row []byte) []byte
 			y++
 			for x := range h.Width {
 				v := packed(row, x, depth)
-				if h.Transparent && uint16(v) == h.Key[0] {
+				if h.Transparent && uint16(v) == transparent[0] {
 					note(x)
 				}
 				for range samples {
@@ -110,7 +116,7 @@ func pngRows(h pngstream.Header, seen *translucent) func(dst, row []byte) []byte
 			if size == 2 {
 				v = v<<8 | uint16(px[2*i+1])
 			}
-			if v != h.Key[i] {
+			if v != transparent[i] {
 				return false
 			}
 		}

@@ -221,6 +221,27 @@ func TestBandReaderBilevel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "%d rows a strip", rows)
 	}
+	// WhiteIsZero, as Bio-Formats reads it: inverted, 1 white; a sparse
+	// strip (0 bytes, stored zeros) too.
+	file := rawPage(t, func(b *ifd.Builder) {
+		b.AddShort(tiff.TagImageWidth, 10)
+		b.AddShort(tiff.TagImageLength, 3)
+		b.AddShort(tiff.TagBitsPerSample, 1)
+		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricWhiteIsZero)
+		b.AddShort(tiff.TagRowsPerStrip, 2)
+		b.AddShort(tiff.TagStripOffsets, 200, 0)
+		b.AddShort(tiff.TagStripByteCounts, 4, 0)
+	})
+	copy(file[200:], stored)
+	got, err := readAll(t, file, Options{Workers: 2})
+	require.NoError(t, err)
+	for i := range got {
+		v := byte(0)
+		if i < 20 {
+			v = want[i]
+		}
+		assert.Equal(t, 1-v, got[i], "WhiteIsZero sample %d", i)
+	}
 
 	mask := testPage{width: 20, height: 18, samples: 1, bits: 8, tileW: 16, tileH: 16}
 	im := mask.pixels()
@@ -238,7 +259,7 @@ func TestBandReaderBilevel(t *testing.T) {
 		require.NoError(t, err)
 		tiles = append(tiles, stored)
 	}
-	file := rawPage(t, func(b *ifd.Builder) {
+	file = rawPage(t, func(b *ifd.Builder) {
 		b.AddLong(tiff.TagNewSubfileType, tiff.SubfileMask)
 		b.AddShort(tiff.TagImageWidth, 20)
 		b.AddShort(tiff.TagImageLength, 18)
@@ -260,7 +281,7 @@ func TestBandReaderBilevel(t *testing.T) {
 	for _, tile := range tiles {
 		at += copy(file[at:], tile)
 	}
-	got, err := readAll(t, file, Options{Workers: 1})
+	got, err = readAll(t, file, Options{Workers: 1})
 	require.NoError(t, err)
 	assert.Equal(t, im, got)
 }

@@ -16,9 +16,17 @@ import (
 )
 
 // isOMEXML reports whether an ImageDescription is OME-XML, as tifffile
-// tests it: XML whose text ends with the OME element's end tag.
+// tests it: XML whose text ends with the OME element's end tag; comments
+// after it are let pass, as Bio-Formats, which parses the text, does.
 func isOMEXML(d string) bool {
 	d = strings.TrimSpace(d)
+	for strings.HasSuffix(d, "-->") {
+		i := strings.LastIndex(d, "<!--")
+		if i < 0 {
+			return false
+		}
+		d = strings.TrimSpace(d[:i])
+	}
 	return strings.HasPrefix(d, "<") && strings.HasSuffix(d, "OME>")
 }
 

@@ -390,7 +390,8 @@ func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 	}
 	if order, ok := p.Uint(tiff.TagFillOrder); ok && order != 1 {
 		// libtiff reverses the bits of every byte of such a page's
-		// blocks before decoding them, whatever the codec.
+		// blocks before decoding them (for most codecs): read as stored,
+		// they would be other pixels.
 		return pageLayout{}, fmt.Errorf("%w: FillOrder %d of the page at %d (bits least significant first)", ErrUnsupported, order, p.Offset)
 	}
 	out := pageLayout{width: l.Width, height: l.Height, samples: l.SamplesPerPixel,

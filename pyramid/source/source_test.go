@@ -791,3 +791,13 @@ func TestShapedMapping(t *testing.T) {
 		})
 	}
 }
+
+// TestOMECommentAfter: OME-XML followed by a comment is OME-XML, as
+// Bio-Formats reads it; one cut short is refused (TestOMERefused).
+func TestOMECommentAfter(t *testing.T) {
+	doc := omeDocument("", pixels(2, 1, 1, "XYZCT", `<TiffData/>`)) + "\n<!-- written by a tool -->\n"
+	f, _, err := mapPages(t, Options{}, grays(2, doc)...)
+	require.NoError(t, err)
+	assert.Equal(t, OMETIFF, f.Kind)
+	assert.Equal(t, []string{`"im0" 8x8 Z2 C1 T1 XYZCT uint16 x1: 0:* 1:*`}, summary(f))
+}
