@@ -187,7 +187,7 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 		out += fmt.Sprintf(" and %d images stored after its data", len(after))
 	}
 	if split {
-		out += ", samples as channels"
+		out += ", each sample a plane"
 	}
 	return out
 }

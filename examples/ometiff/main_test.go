@@ -89,7 +89,7 @@ image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
 `},
 		{plain, `TIFF, 2 images, 4 planes
 image 0 "plain": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
-image 1 "plain #1": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, samples as channels
+image 1 "plain #1": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, each sample a plane
 not converted: page 3: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 694
 `},
 		{svs, `SVS, 2 images, 2 planes

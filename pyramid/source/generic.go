@@ -22,11 +22,14 @@ import (
 // shape, pages of another shape (size, samples, pixel type, mask or not)
 // make further images, one per shape, in the order each shape first
 // appears, as tifffile groups them. An ImageJ description spreads the
-// pages of the first image over Z, C and T as it says.
+// pages of the first image over Z, C and T as it says; in a file of
+// tifffile's shaped series, each series (from a page with its JSON
+// description) is an image, spread as its description says.
 func (m *mapper) generic() error {
 	pages := m.file.TIFF.Pages
 	type group struct {
 		layout pageLayout
+		series int // tifffile's shaped series the pages are of
 		pages  []*tiff.Page
 	}
 	var groups []*group
@@ -35,6 +38,10 @@ func (m *mapper) generic() error {
 	// than gray as a palette image: its values are the indices, and the
 	// table is how ImageJ shows them, as Bio-Formats and tifffile read it.
 	_, isImageJ := parseImageJ(pages[0].Description())
+	// tifffile writes each shaped series' description on its first page:
+	// a page that has one starts a series, as tifffile reads them.
+	_, shapedFile := parseShaped(pages[0].Description())
+	series := 0
 	// The full-resolution pages the reduced ones follow: the last image's
 	// and the last mask's, as GDAL writes a COG with an internal mask
 	// (image, mask, the image's overviews, the mask's).
@@ -48,6 +55,9 @@ func (m *mapper) generic() error {
 			continue
 		}
 		last[kind] = p
+		if _, starts := parseShaped(p.Description()); shapedFile && starts && i > 0 {
+			series++
+		}
 		l, err := pageLayoutOf(p, isImageJ)
 		if err != nil {
 			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
@@ -57,24 +67,25 @@ func (m *mapper) generic() error {
 		}
 		found := false
 		for _, g := range groups {
-			if sameShape(g.layout, l) {
+			if sameShape(g.layout, l) && g.series == series {
 				g.pages, found = append(g.pages, p), true
 				break
 			}
 		}
 		if !found {
-			groups = append(groups, &group{layout: l, pages: []*tiff.Page{p}})
+			groups = append(groups, &group{layout: l, series: series, pages: []*tiff.Page{p}})
 		}
 	}
 	for i, g := range groups {
 		var ij imageJ
 		var sh shaped
 		isImageJ, isShaped := false, false
+		d := g.pages[0].Description()
 		if i == 0 {
-			d := g.pages[0].Description()
-			if ij, isImageJ = parseImageJ(d); !isImageJ {
-				sh, isShaped = parseShaped(d)
-			}
+			ij, isImageJ = parseImageJ(d)
+		}
+		if !isImageJ && shapedFile {
+			sh, isShaped = parseShaped(d)
 		}
 		var err error
 		switch {

@@ -790,6 +790,11 @@ func TestShapedMapping(t *testing.T) {
 			assert.Equal(t, []string{tt.want}, summary(f))
 		})
 	}
+	series := append(grays(2, `{"axes": "ZYX", "shape": [2, 8, 8]}`), grays(3, `{"axes": "TYX", "shape": [3, 8, 8]}`)...)
+	f, _, err := mapPages(t, Options{}, series...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 1:*`, `"" 8x8 Z1 C1 T3 XYCZT uint16 x1: 2:* 3:* 4:*`}, summary(f),
+		"two series of one shape: two images, as tifffile reads them")
 }
 
 // TestOMECommentAfter: OME-XML followed by a comment is OME-XML, as
