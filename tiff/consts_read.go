@@ -20,6 +20,11 @@ const (
 	TagExifIFD             uint16 = 34665
 	TagICCProfile          uint16 = 34675
 	TagGPSIFD              uint16 = 34853
+	// ImageJ's metadata beside its description: the byte counts of its
+	// blocks, and the blocks (a header, then slice labels, display ranges,
+	// lookup tables, ...).
+	TagIJMetadataByteCounts uint16 = 50838
+	TagIJMetadata           uint16 = 50839
 )
 
 // Compression values a reader meets and this library does not decode:

@@ -26,7 +26,7 @@ var tagNames = map[uint16]string{
 	TagTileLength: "TileLength", TagTileOffsets: "TileOffsets",
 	TagTileByteCounts: "TileByteCounts", TagSubIFDs: "SubIFDs",
 	TagSampleFormat: "SampleFormat", TagSMinSampleValue: "SMinSampleValue",
-	TagSMaxSampleValue: "SMaxSampleValue", TagDocumentName: "DocumentName", TagFillOrder: "FillOrder",
+	TagSMaxSampleValue: "SMaxSampleValue", TagDocumentName: "DocumentName", TagFillOrder: "FillOrder", TagIJMetadataByteCounts: "IJMetadataByteCounts", TagIJMetadata: "IJMetadata",
 	TagPageName: "PageName", TagXPosition: "XPosition", TagYPosition: "YPosition",
 	TagPageNumber: "PageNumber", TagJPEGTables: "JPEGTables",
 	TagYCbCrCoefficients: "YCbCrCoefficients", TagYCbCrSubSampling: "YCbCrSubSampling",

@@ -31,7 +31,8 @@
 //     description counts is refused (ErrMetadata). ImageJ's palette
 //     pages (an 8-bit image shown through a lookup table) are read as
 //     their indices, as Bio-Formats and tifffile read them, the table's
-//     highest colour the channel's colour.
+//     highest colour the channel's colour; so are a composite image's
+//     tables (its IJMetadata), one a channel.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail) are never planes: the writer

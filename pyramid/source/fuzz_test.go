@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -204,6 +205,39 @@ func FuzzShapedDescription(f *testing.F) {
 		`{"axes": "CYXS", "shape": [2, 8, 8, 2]}`, `{"axes": "", "shape": []}`}
 	g, two := gray(8, 8), testPage{width: 8, height: 8, samples: 2, bits: 8}
 	fuzzDescription(f, seeds, g, g, g, g, two, two)
+}
+
+// FuzzImageJMetadata maps a two-channel ImageJ stack whose metadata blocks
+// (tags 50838 and 50839) are arbitrary: every table taken is 768 bytes of
+// the blocks, and nothing panics.
+func FuzzImageJMetadata(f *testing.F) {
+	blocks := map[string][][]byte{"luts": {lut(0, 255, 0), lut(255, 0, 0)}, "labl": {[]byte("x\x00")}}
+	var b ifd.Builder
+	ijMetadata(binary.BigEndian, blocks, "labl", "luts")(&b)
+	data, _ := b.Get(tiff.TagIJMetadata)
+	counts, _ := b.Get(tiff.TagIJMetadataByteCounts)
+	f.Add(data.Value, counts.Value)
+	f.Fuzz(func(t *testing.T, data, counts []byte) {
+		n := len(counts) / 4
+		if n == 0 || len(data) == 0 {
+			return // fields hold a value at least
+		}
+		var b ifd.Builder
+		b.Add(ifd.Entry{Tag: tiff.TagIJMetadataByteCounts, Type: ifd.Long, Count: uint64(n), Value: counts[:4*n]})
+		b.AddByte(tiff.TagIJMetadata, data...)
+		page := pageOf(t, rawPage(t, func(x *ifd.Builder) {
+			x.AddShort(tiff.TagImageWidth, 8)
+			x.AddShort(tiff.TagImageLength, 8)
+			x.AddShort(tiff.TagStripOffsets, 200)
+			x.AddShort(tiff.TagStripByteCounts, 64)
+			x.AddAll(&b)
+		}))
+		for _, l := range imageJLUTs(page) {
+			if len(l) != 768 {
+				t.Fatalf("a table of %d bytes", len(l))
+			}
+		}
+	})
 }
 
 // FuzzParseAperio splits arbitrary descriptions: the fields and the text

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,10 +112,74 @@ func (m *mapper) generic() error {
 			if c := lutColor(g.pages[0]); c != nil && im.Spec.SizeC == 1 {
 				im.Spec.Channels = []pyramid.Channel{{Color: c}}
 			}
+			// A composite image's channels are shown through the tables
+			// of its metadata, one a channel.
+			if luts := imageJLUTs(g.pages[0]); len(luts) == im.Spec.SizeC && len(im.Spec.Channels) == 0 && !g.layout.rgb {
+				im.Spec.Channels = make([]pyramid.Channel, len(luts))
+				for c, lut := range luts {
+					im.Spec.Channels[c].Color = lastColor(lut[255], lut[511], lut[767])
+				}
+			}
 		}
 		m.add(im)
 	}
 	return nil
+}
+
+// imageJLUTs returns the lookup tables of an ImageJ page's metadata
+// (tags 50838 and 50839), one a channel of a composite image: 768 bytes
+// each, the reds, greens and blues of its 256 entries. The blocks' header
+// ("IJIJ", or "JIJI" little-endian) lists each kind of block and how many;
+// nil when there are no tables or the blocks do not add up.
+func imageJLUTs(p *tiff.Page) [][]byte {
+	data, ok1 := p.Field(tiff.TagIJMetadata)
+	countsField, ok2 := p.Field(tiff.TagIJMetadataByteCounts)
+	if !ok1 || !ok2 || data.Type.Size() != 1 {
+		return nil
+	}
+	counts, err := countsField.Uints()
+	if err != nil || len(counts) == 0 || counts[0] < 4 || counts[0]%8 != 4 || counts[0] > uint64(len(data.Value)) {
+		return nil
+	}
+	head := data.Value[:counts[0]]
+	var order binary.ByteOrder
+	switch string(head[:4]) {
+	case "IJIJ":
+		order = binary.BigEndian
+	case "JIJI":
+		order = binary.LittleEndian
+	default:
+		return nil
+	}
+	const lutsType = 0x6c757473 // "luts"
+	at, block := counts[0], 1   // the byte and the count of the block next
+	var luts [][]byte
+	for k := 4; k+8 <= len(head); k += 8 {
+		kind, n := order.Uint32(head[k:]), uint64(order.Uint32(head[k+4:]))
+		if n > uint64(len(counts)-block) {
+			return nil
+		}
+		for range n {
+			size := counts[block]
+			if size > uint64(len(data.Value))-at {
+				return nil
+			}
+			if kind == lutsType && size == 768 {
+				luts = append(luts, data.Value[at:at+size])
+			}
+			at, block = at+size, block+1
+		}
+	}
+	return luts
+}
+
+// lastColor returns the colour of a lookup table's last entry, nil for
+// black (an inverted table, which no channel colour renders).
+func lastColor(r, g, b uint8) color.Color {
+	if r == 0 && g == 0 && b == 0 {
+		return nil
+	}
+	return color.NRGBA{r, g, b, 0xff}
 }
 
 // lutColor returns the colour ImageJ shows the highest value of a palette
@@ -131,11 +196,7 @@ func lutColor(p *tiff.Page) color.Color {
 		return nil
 	}
 	n := len(v) / 3
-	c := color.NRGBA{uint8(v[n-1] >> 8), uint8(v[2*n-1] >> 8), uint8(v[3*n-1] >> 8), 0xff}
-	if c.R == 0 && c.G == 0 && c.B == 0 {
-		return nil
-	}
-	return c
+	return lastColor(uint8(v[n-1]>>8), uint8(v[2*n-1]>>8), uint8(v[3*n-1]>>8))
 }
 
 // shaped is what tifffile's description of a shaped series

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"image/color"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -805,4 +806,86 @@ func TestOMECommentAfter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, OMETIFF, f.Kind)
 	assert.Equal(t, []string{`"im0" 8x8 Z2 C1 T1 XYZCT uint16 x1: 0:* 1:*`}, summary(f))
+}
+
+// ijMetadata returns the fields of ImageJ's metadata blocks: a header of
+// the kinds given (each kind and its blocks), in the byte order.
+func ijMetadata(order binary.AppendByteOrder, blocks map[string][][]byte, kinds ...string) func(*ifd.Builder) {
+	magic := "IJIJ"
+	if order.String() == binary.LittleEndian.String() {
+		magic = "JIJI"
+	}
+	data := []byte(magic)
+	for _, k := range kinds {
+		data = order.AppendUint32(data, binary.BigEndian.Uint32([]byte(k)))
+		data = order.AppendUint32(data, uint32(len(blocks[k])))
+	}
+	counts := []uint32{uint32(len(data))}
+	for _, k := range kinds {
+		for _, b := range blocks[k] {
+			data, counts = append(data, b...), append(counts, uint32(len(b)))
+		}
+	}
+	return func(b *ifd.Builder) {
+		b.AddLong(tiff.TagIJMetadataByteCounts, counts...)
+		b.AddByte(tiff.TagIJMetadata, data...)
+	}
+}
+
+// lut is an ImageJ lookup table from black to the colour.
+func lut(r, g, b byte) []byte {
+	out := make([]byte, 768)
+	for i := range 256 {
+		out[i], out[256+i], out[512+i] = byte(int(r)*i/255), byte(int(g)*i/255), byte(int(b)*i/255)
+	}
+	return out
+}
+
+// TestImageJLUTs: the lookup tables of a composite image's ImageJ metadata
+// give its channels' colours, in either byte order, after blocks of other
+// kinds; metadata that does not add up gives none.
+func TestImageJLUTs(t *testing.T) {
+	d := "ImageJ=1.54f\nimages=4\nchannels=2\nslices=2\nhyperstack=true\nmode=composite\n"
+	blocks := map[string][][]byte{"labl": {[]byte("a\x00"), []byte("b\x00"), {}, []byte("d\x00")}, "luts": {lut(0, 255, 0), lut(255, 0, 255)}, "rang": {make([]byte, 32)}}
+	want := []color.Color{color.NRGBA{0, 255, 0, 255}, color.NRGBA{255, 0, 255, 255}}
+	for _, order := range []binary.AppendByteOrder{binary.BigEndian, binary.LittleEndian} {
+		f, _, err := mapPages(t, Options{}, grays(4, d)[0], gray(8, 8), gray(8, 8), gray(8, 8))
+		require.NoError(t, err)
+		assert.Empty(t, f.Images[0].Spec.Channels, "no metadata, no colours")
+
+		first := gray(8, 8, description(d), ijMetadata(order, blocks, "labl", "rang", "luts"))
+		f, _, err = mapPages(t, Options{}, first, gray(8, 8), gray(8, 8), gray(8, 8))
+		require.NoError(t, err)
+		var got []color.Color
+		for _, c := range f.Images[0].Spec.Channels {
+			got = append(got, c.Color)
+		}
+		assert.Equal(t, want, got, "%v", order)
+	}
+	bad := map[string]func(*ifd.Builder){
+		"more blocks than counts": func(b *ifd.Builder) {
+			ijMetadata(binary.BigEndian, blocks, "luts")(b)
+			b.Remove(tiff.TagIJMetadataByteCounts)
+			b.AddLong(tiff.TagIJMetadataByteCounts, 12, 768)
+		},
+		"a count past the data": func(b *ifd.Builder) {
+			ijMetadata(binary.BigEndian, blocks, "luts")(b)
+			b.Remove(tiff.TagIJMetadataByteCounts)
+			b.AddLong(tiff.TagIJMetadataByteCounts, 12, 768, 1<<31)
+		},
+		"another magic": func(b *ifd.Builder) {
+			ijMetadata(binary.BigEndian, blocks, "luts")(b)
+			e, _ := b.Get(tiff.TagIJMetadata)
+			v := slices.Clone(e.Value)
+			copy(v, "XXXX")
+			b.Remove(tiff.TagIJMetadata)
+			b.AddByte(tiff.TagIJMetadata, v...)
+		},
+		"one table for two channels": ijMetadata(binary.BigEndian, map[string][][]byte{"luts": {lut(0, 255, 0)}}, "luts"),
+	}
+	for name, fields := range bad {
+		f, _, err := mapPages(t, Options{}, gray(8, 8, description(d), fields), gray(8, 8), gray(8, 8), gray(8, 8))
+		require.NoError(t, err, name)
+		assert.Empty(t, f.Images[0].Spec.Channels, name)
+	}
 }
