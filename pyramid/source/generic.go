@@ -325,7 +325,7 @@ const successorCost = 512
 // main chain is that one page. A file that does not hold so many planes
 // is ErrMetadata, and with SkipUnsupported the pages there are kept and
 // the shortfall said. What the pages cost the mapping (their offsets and
-// fields) is bounded by the file's size, or 64 MiB for a small file:
+// fields) is bounded by the file's size, or 8 MiB for a small file:
 // ErrSize past it.
 func (m *mapper) storedAfter(want int, pages []*tiff.Page, alone bool, what string) ([]*tiff.Page, error) {
 	short := func(err error) ([]*tiff.Page, error) {
@@ -338,7 +338,7 @@ func (m *mapper) storedAfter(want int, pages []*tiff.Page, alone bool, what stri
 	first := pages[0]
 	size := m.file.TIFF.Size
 	cost := int64(8*first.NumBlocks()+48*len(first.Fields)) + successorCost
-	if limit := max(size, 64<<20); int64(want) > limit/cost {
+	if limit := max(size, 8<<20); int64(want) > limit/cost {
 		return pages, m.skip(fmt.Errorf("%w: %s says %d planes of %d blocks each in a %d-byte file, more than it can hold",
 			ErrSize, what, want, first.NumBlocks(), size))
 	}
