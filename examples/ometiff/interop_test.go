@@ -30,7 +30,7 @@ import (
 // stack with a lookup table, stored as a palette image), shaped series
 // (tifffile's JSON description: TZCYX, its channels a page's samples;
 // TCZYX; ZTYXS; ZYX truncated to one directory; two series of one
-// shape), a BigTIFF of float32 Deflate tiles, half floats in
+// shape), a bool mask (1-bit white-is-zero), a BigTIFF of float32 Deflate tiles, half floats in
 // Deflate tiles, a big-endian
 // int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
 // Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
@@ -78,6 +78,7 @@ tifffile.imwrite(f'{d}/shaped-truncated.tif', hyper[:, 0], truncate=True, metada
 tifffile.imwrite(f'{d}/shaped-rgb.tif', np.stack([rgb[:64, :80]]*6).reshape(3, 2, 64, 80, 3), photometric='rgb', metadata={'axes': 'ZTYXS'})
 lut = np.zeros((3, 256), np.uint16); lut[0] = lut[1] = np.arange(256)*257  # ImageJ's "Yellow"
 tifffile.imwrite(f'{d}/imagej-lut.tif', (hyper[:, 0] >> 8).astype(np.uint8), imagej=True, colormap=lut, metadata={'axes': 'ZYX'})
+tifffile.imwrite(f'{d}/bool-mask.tif', u16 > 30000, metadata=None)
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/f16.tif', f32.astype(np.float16), tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/i16-be-p2.tif', (u16.astype(np.int32) - 32768).astype(np.int16), byteorder='>', compression='zlib', predictor=True, rowsperstrip=64, metadata=None)
@@ -275,6 +276,7 @@ func convertCases() []convertCase {
 		{name: "tifffile shaped ZYX truncated", make: copied("shaped-truncated.tif")},
 		{name: "tifffile shaped series of one shape", make: copied("shaped-series.tif")},
 		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
+		{name: "tifffile bool mask", make: copied("bool-mask.tif")},
 		{name: "tifffile BigTIFF float32 Deflate tiles", make: copied("f32-bigtiff.tif"), ext: ".btf"},
 		{name: "tifffile half floats in Deflate tiles", make: copied("f16.tif")},
 		{name: "tifffile big-endian int16 Deflate p2", make: copied("i16-be-p2.tif")},

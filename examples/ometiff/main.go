@@ -33,7 +33,7 @@
 // annotation) and its label and macro images; a plain TIFF its pages of
 // one shape as planes along T, and pages of other shapes as further
 // images. 1-bit pages (bilevel images, GDAL's masks) are read as uint8
-// 0 and 1, as Bio-Formats reads them (1 white). What the input holds
+// 0 and 1, as stored (tifffile reads them so). What the input holds
 // and the output cannot carry (a palette or 2- or 4-bit page among
 // others, JPEG 2000, a plane no TiffData maps, OME-XML of another schema
 // version than 2016-06) is

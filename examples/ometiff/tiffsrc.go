@@ -116,6 +116,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		return nil, true, cli.InputError{Err: err}
 	}
 	s.planCopy(cfg, stderr)
+	s.noteWhiteIsZero(stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize
 	if err := s.checkLimits(); err != nil {
 		s.Close()
@@ -139,6 +140,18 @@ func (s *tiffSource) parts() []string {
 		out = append(out, filepath.Join(s.opts.DatasetDir, s.file.Companion))
 	}
 	return out
+}
+
+// noteWhiteIsZero says which images are stored white-is-zero: their values
+// are kept, as tifffile reads them (it stores bool masks so), and OME-TIFF
+// readers show them black-is-zero, inverted.
+func (s *tiffSource) noteWhiteIsZero(stderr io.Writer) {
+	for i, im := range s.file.Images {
+		if l, err := im.Planes[0].Page.Layout(); err == nil && l.Photometric == tiff.PhotometricWhiteIsZero {
+			fmt.Fprintf(stderr, "%s: %s: image %d: stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted\n",
+				convertName, s.name, i)
+		}
+	}
 }
 
 // decodedWhole reports whether a page is one the image decoders read and

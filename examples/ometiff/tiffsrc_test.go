@@ -162,6 +162,23 @@ func TestConvertTIFF(t *testing.T) {
 	}
 }
 
+// TestConvertWhiteIsZero: the values of a page stored white-is-zero are
+// kept, as tifffile reads them, and the conversion says viewers will show
+// the image inverted.
+func TestConvertWhiteIsZero(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.tif")
+	white := page{width: 30, height: 20, samples: 1, bits: 8, photometric: tiff.PhotometricWhiteIsZero}
+	writeTIFF(t, input, white, white)
+	output := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-compression", "none", input, output)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, convertName+": "+input+": image 0: stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted\n", stderr)
+	for _, p := range clitest.Planes(t, output) {
+		assert.True(t, bytes.Equal(white.pixels(), p.Pix))
+	}
+}
+
 // TestConvertTIFFMetadata converts an OME-TIFF of two images: the
 // output's OME-XML keeps their names, channels and physical sizes, and
 // the metadata flags override the first image's.

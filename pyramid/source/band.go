@@ -113,9 +113,8 @@ type BandReader struct {
 	page      *tiff.Page
 	l         tiff.Layout
 	dec       *compress.Decoder
-	pixel     int  // bytes of a pixel in a band
-	sample    int  // bytes of a sample
-	flip      bool // 1-bit WhiteIsZero samples: inverted, as Bio-Formats inverts them
+	pixel     int // bytes of a pixel in a band
+	sample    int // bytes of a sample
 	rowBytes  int
 	blockRows int // block rows of one band
 	bandRows  int // rows of one band: blockRows × the block height
@@ -176,8 +175,7 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	if err := checkBits(page, l.BitsPerSample); err != nil {
 		return nil, err
 	}
-	r := &BandReader{page: page, l: l, sample: max(1, l.BitsPerSample/8), // 1-bit samples are decoded to bytes
-		flip: l.BitsPerSample == 1 && l.Photometric == tiff.PhotometricWhiteIsZero}
+	r := &BandReader{page: page, l: l, sample: max(1, l.BitsPerSample/8)} // 1-bit samples are decoded to bytes
 	r.pixel = l.SamplesPerPixel * r.sample
 	limit := opts.MaxBandBytes
 	if limit <= 0 {
@@ -362,15 +360,11 @@ func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
 		region := j.band[: j.imageRows*r.rowBytes : j.imageRows*r.rowBytes]
 		if len(src) == 0 {
 			clear(region)
-			r.invert(region)
 			return dst, nil
 		}
 		out, err := r.dec.DecodeRows(region[:0], src, j.rows)
 		if err == nil && len(out) > 0 && &out[0] != &region[0] {
 			copy(region, out) // the decoder grew its own buffer
-		}
-		if err == nil {
-			r.invert(region)
 		}
 		return dst, j.failed(err)
 	}
@@ -385,21 +379,9 @@ func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
 		*buf, err = r.dec.DecodeRows((*buf)[:0], src, j.rows)
 	}
 	if err == nil {
-		r.invert(*buf)
 		j.place(*buf)
 	}
 	return dst, j.failed(err)
-}
-
-// invert turns decoded 1-bit WhiteIsZero samples (bytes of 0 and 1) into
-// BlackIsZero ones, when the page's are.
-func (r *BandReader) invert(samples []byte) {
-	if !r.flip {
-		return
-	}
-	for i := range samples {
-		samples[i] ^= 1
-	}
 }
 
 // failed records a decoding error, naming the block.
