@@ -29,8 +29,8 @@ import (
 // one after another, as ImageJ writes stacks past 4 GiB, and an 8-bit
 // stack with a lookup table, stored as a palette image), shaped series
 // (tifffile's JSON description: TZCYX, its channels a page's samples;
-// TCZYX; ZTYXS; ZYX truncated to one directory; two series of one
-// shape), a bool mask (1-bit white-is-zero), a BigTIFF of float32 Deflate tiles, half floats in
+// TCZYX; QCZYX, Q along T; ZTYXS; ZYX truncated to one directory; two
+// series of one shape), a bool mask (1-bit white-is-zero), a BigTIFF of float32 Deflate tiles, half floats in
 // Deflate tiles, a big-endian
 // int16 with the horizontal predictor, a multi-file OME-TIFF dataset as
 // Bio-Formats lays one out (5 z in two files, each with the whole OME-XML,
@@ -74,6 +74,7 @@ tifffile.imwrite(f'{d}/shaped-pages.tif', np.stack([hyper[:, :, :64, :80].transp
 with tifffile.TiffWriter(f'{d}/shaped-series.tif') as tw:
     tw.write(hyper[:2, 0], metadata={'axes': 'ZYX'})
     tw.write(hyper.reshape(6, 200, 300)[:5], metadata={'axes': 'TYX'})
+tifffile.imwrite(f'{d}/shaped-q.tif', np.stack([hyper[:, :, :64, :80].transpose(1, 0, 2, 3)]*2), metadata={'axes': 'QCZYX'})
 tifffile.imwrite(f'{d}/shaped-truncated.tif', hyper[:, 0], truncate=True, metadata={'axes': 'ZYX'})
 tifffile.imwrite(f'{d}/shaped-rgb.tif', np.stack([rgb[:64, :80]]*6).reshape(3, 2, 64, 80, 3), photometric='rgb', metadata={'axes': 'ZTYXS'})
 lut = np.zeros((3, 256), np.uint16); lut[0] = lut[1] = np.arange(256)*257  # ImageJ's "Yellow"
@@ -274,6 +275,7 @@ func convertCases() []convertCase {
 		{name: "tifffile shaped TCZYX", make: copied("shaped-pages.tif")},
 		{name: "tifffile shaped ZTYXS", make: copied("shaped-rgb.tif")},
 		{name: "tifffile shaped ZYX truncated", make: copied("shaped-truncated.tif")},
+		{name: "tifffile shaped QCZYX", make: copied("shaped-q.tif")},
 		{name: "tifffile shaped series of one shape", make: copied("shaped-series.tif")},
 		{name: "tifffile pages of a two-file OME-TIFF dataset", make: copied("multi_0.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile bool mask", make: copied("bool-mask.tif")},

@@ -218,8 +218,9 @@ func parseShaped(d string) (shaped, bool) {
 // apply spreads the n pages of im over Z, C and T as the axes say, in
 // their order (the last before the page's axes the fastest), when the
 // axes before the page's (see pageAxes) are Z, C or T, each once, or of
-// size 1, and their sizes multiply to n. Other axes (tifffile's Q, I,
-// ...) leave the pages along T.
+// size 1, and their sizes multiply to n. Axes OME lacks (tifffile's Q,
+// I, ...) go along T when no axis is T and they are next to one another;
+// otherwise the pages stay along T.
 func (sh shaped) apply(im *Image, l pageLayout, n int) {
 	lead, _ := sh.pageAxes(l)
 	if lead < 0 {
@@ -234,7 +235,10 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 		}
 		order, sizes[a] = string(a), l.planesPerPage()
 	}
-	product := 1
+	// Axes OME lacks (tifffile's Q, I, R, ...) go along T when no axis is
+	// T and they are next to one another: T's size is their product.
+	namesT := strings.Contains(sh.Axes[:lead], "T")
+	product, prev := 1, byte(0)
 	for k := lead - 1; k >= 0; k-- { // fastest first
 		a, size := sh.Axes[k], sh.Shape[k]
 		if size <= 0 || size > n {
@@ -243,12 +247,24 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 		if size == 1 {
 			continue
 		}
-		if _, known := sizes[a]; !known || strings.IndexByte(order, a) >= 0 {
+		if _, known := sizes[a]; !known {
+			if namesT {
+				return
+			}
+			a = 'T'
+			if strings.IndexByte(order, 'T') >= 0 && prev == 'T' {
+				sizes['T'] *= size
+				product *= size
+				continue
+			}
+		}
+		if strings.IndexByte(order, a) >= 0 {
 			return
 		}
 		order += string(a)
 		sizes[a] = size
 		product *= size
+		prev = a
 	}
 	if product != n {
 		return
