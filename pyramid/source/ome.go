@@ -165,7 +165,9 @@ func parseOME(text string) (*omeDoc, error) {
 //     the UUID the TiffData gives; BinaryOnly metadata is read from the
 //     companion file it names. Without a DatasetDir, such a multi-file
 //     dataset is refused (ErrMultiFile);
-//   - SubIFDs are the pages' reduced levels, not planes.
+//   - SubIFDs are the pages' reduced levels, not planes;
+//   - the one Image of a document, without TiffData, has the pages in
+//     order, as Bio-Formats and tifffile read it.
 //
 // An image whose planes are not all mapped, whose pages differ from its
 // Pixels, or that cannot be read is refused (ErrMetadata or
@@ -186,6 +188,11 @@ func (m *mapper) ome(text string) error {
 			return err
 		}
 		m.file.OMEXML, m.file.Companion = text, companion
+	}
+	if len(doc.Images) == 1 && doc.Images[0].Pixels != nil && len(doc.Images[0].Pixels.TiffData) == 0 {
+		// One image's planes, with no TiffData to say where: the pages in
+		// order, as Bio-Formats and tifffile read them.
+		doc.Images[0].Pixels.TiffData = []omeTiffData{{}}
 	}
 	m.nameUUIDs(doc)
 	m.explicitPages(doc)
@@ -308,7 +315,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		return nil, fmt.Errorf("%w: no Pixels", ErrMetadata)
 	}
 	if len(px.TiffData) == 0 {
-		return nil, fmt.Errorf("%w: Pixels without TiffData (its pixels are not in TIFF pages)", ErrUnsupported)
+		return nil, fmt.Errorf("%w: Pixels without TiffData, beside other images (which pages hold its planes is not said)", ErrUnsupported)
 	}
 	// The files of the TiffData, and the pages they hold, which bound the
 	// planes they can map.

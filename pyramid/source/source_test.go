@@ -314,6 +314,8 @@ func TestOMEMapping(t *testing.T) {
 	}{
 		{"a TiffData without attributes maps every plane", "", 6, []string{pixels(2, 3, 1, "XYZCT", `<TiffData/>`)},
 			[]string{`"im0" 8x8 Z2 C3 T1 XYZCT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
+		{"one image without TiffData has the pages in order", "", 6, []string{pixels(2, 3, 1, "XYZCT", ``)},
+			[]string{`"im0" 8x8 Z2 C3 T1 XYZCT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
 		{"one TiffData per plane, in any order", "", 4, []string{pixels(1, 2, 2, "XYCTZ",
 			`<TiffData IFD="3" FirstC="0" FirstT="0"/><TiffData IFD="2" FirstC="1"/><TiffData IFD="1" FirstT="1"/><TiffData IFD="0" FirstC="1" FirstT="1" PlaneCount="1"/>`)},
 			[]string{`"im0" 8x8 Z1 C2 T2 XYCTZ uint16 x1: 3:* 2:* 1:* 0:*`}},
@@ -533,7 +535,7 @@ func TestOMERefused(t *testing.T) {
 		{"wrong size", omeDocument(``, good, strings.Replace(good, `SizeX="8"`, `SizeX="9"`, 1)), 2, ErrMetadata, "SizeX 9", 1, 1},
 		{"wrong type", omeDocument(``, good, strings.Replace(good, `uint16`, `float`, 1)), 2, ErrMetadata, `Type "float"`, 1, 1},
 		{"bad order", omeDocument(``, good, strings.Replace(good, `XYZCT`, `XYZZZ`, 1)), 2, ErrMetadata, `DimensionOrder "XYZZZ"`, 1, 1},
-		{"no TiffData", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "without TiffData", 1, 1},
+		{"no TiffData, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "without TiffData, beside other images", 1, 1},
 		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
 		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1, 1},
