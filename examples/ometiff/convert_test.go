@@ -435,6 +435,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"too few channel names", []string{"-raw-width", "4", "-raw-height", "4", "-raw-channels", "3", "-channels", "DAPI,FITC", "IN", "OUT"},
 			make([]byte, 48), 2, "-channels: 2 names for 3 channels: give one name per channel; an empty name keeps the input's"},
 		{"channel names for RGB", []string{"-channels", "R,G,B", "IN", "OUT"}, encoded(t, nrgbaImage(8, 8, false), encodePNG), 2, "-channels: 3 names for 1 channel (RGB): give one name"},
+		{"a unit without a size", []string{"-physical-unit", "nm", "IN", "OUT"}, png, 2, "-physical-unit is the unit of -physical-size and -physical-size-z: give one of them too"},
 		{"a level without its codec", []string{"-level", "9", "IN", "OUT"}, png, 2, "-level 9 is Deflate's or Zstd's: give -compression deflate or zstd (the output is LZW)"},
 		{"extra arguments", []string{"IN", "OUT", "-tile", "64", "more"}, png, 2, `got 3: ["`},
 		{"invalid UTF-8 name", []string{"-name", "\xff", "IN", "OUT"}, png, 2, ""},
@@ -655,4 +656,20 @@ func corruptTIFF(t *testing.T) []byte {
 		}
 	}
 	return data
+}
+
+// TestSummaryPixelSize: the summary gives a pixel's width, and its height
+// when it differs.
+func TestSummaryPixelSize(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "out.ome.tif", []byte("x"))
+	for _, tt := range []struct {
+		y    float64
+		unit string
+		want string
+	}{{0.5, "", ", pixel 0.5 µm, "}, {1, "", ", pixel 0.5 µm x 1 µm, "}, {0.5, "nm", ", pixel 0.5 µm x 0.5 nm, "}} {
+		var b strings.Builder
+		spec := pyramid.ImageSpec{SizeX: 4, SizeY: 4, SizeZ: 1, SizeC: 1, SizeT: 1, PhysicalSizeX: 0.5, PhysicalSizeY: tt.y, PhysicalSizeYUnit: tt.unit}
+		require.NoError(t, printSummary(&b, path, []pyramid.ImageSpec{spec}, 0))
+		assert.Contains(t, b.String(), tt.want)
+	}
 }

@@ -70,7 +70,7 @@ func TestConvertCopyThrough(t *testing.T) {
 		{"another tile", []string{"-tile", "128", lzw}, "encoded again as LZW: -tile 128, the source's are 64 x 64\n", "LZW", false},
 		{"the same tile", []string{"-tile", "64", lzw}, "copied through", "LZW", false},
 		{"another predictor", []string{"-predictor", "none", lzw}, "encoded again as LZW: -predictor none, the source's is horizontal\n", "LZW", false},
-		{"no levels to copy", []string{"-copy-levels", flat}, "the levels are computed: source: unsupported", "Zstd", true},
+		{"no levels to copy", []string{"-copy-levels", flat}, "its levels are computed, as -copy-levels cannot copy them: source: unsupported", "Zstd", true},
 		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd copied, -level for its levels", []string{"-level", "5", flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd encoded again", []string{"-compression", "zstd", flat}, "", "Zstd", false},

@@ -234,6 +234,9 @@ func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, erro
 		return specs, cli.UsageError{Err: fmt.Errorf("-channels: %s for %s: give one name per channel; an empty name keeps the input's, as in \"DAPI,,Cy5\"",
 			plural(n, "name"), what)}
 	}
+	if cfg.set["physical-unit"] && !cfg.set["physical-size"] && !cfg.set["physical-size-z"] {
+		return specs, cli.UsageError{Err: errors.New("-physical-unit is the unit of -physical-size and -physical-size-z: give one of them too")}
+	}
 	if cfg.set["name"] {
 		first.Name = cfg.name
 	}

@@ -347,7 +347,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
 		copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
 		if why != nil {
-			say("image %d: the levels are computed: %v", i, why)
+			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", i, why)
 		}
 		if len(levels) > 1 && (cfg.set["levels"] || cfg.set["downsampling"]) {
 			say("image %d: -levels and -downsampling do not apply: the source's %s are copied", i, plural(len(levels)-1, "reduced level"))
