@@ -61,6 +61,7 @@ type imageJSON struct {
 	SamplesPerPixel                                         int                `json:",omitempty"`
 	PhysicalSizeX, PhysicalSizeY, PhysicalSizeZ             float64            `json:",omitempty"`
 	PhysicalSizeXUnit, PhysicalSizeYUnit, PhysicalSizeZUnit string             `json:",omitempty"`
+	TimeIncrement                                           Quantity           `json:",omitzero"`
 	Channels                                                []channelJSON      `json:",omitempty"`
 	AcquisitionDate                                         time.Time          `json:",omitzero"`
 	Description                                             string             `json:",omitempty"`
@@ -121,7 +122,7 @@ func imageToJSON(s ImageSpec, index map[*Instrument]int, list *[]*Instrument) im
 		DimensionOrder: s.DimensionOrder, PixelType: s.PixelType, SamplesPerPixel: s.SamplesPerPixel,
 		PhysicalSizeX: s.PhysicalSizeX, PhysicalSizeY: s.PhysicalSizeY, PhysicalSizeZ: s.PhysicalSizeZ,
 		PhysicalSizeXUnit: s.PhysicalSizeXUnit, PhysicalSizeYUnit: s.PhysicalSizeYUnit, PhysicalSizeZUnit: s.PhysicalSizeZUnit,
-		AcquisitionDate: s.AcquisitionDate, Description: s.Description, Annotations: s.Annotations,
+		TimeIncrement: s.TimeIncrement, AcquisitionDate: s.AcquisitionDate, Description: s.Description, Annotations: s.Annotations,
 		ObjectiveSettings: s.ObjectiveSettings}
 	for _, c := range s.Channels {
 		cj := channelJSON{Name: c.Name, ExcitationWavelength: c.ExcitationWavelength, EmissionWavelength: c.EmissionWavelength,
@@ -211,7 +212,7 @@ func imageFromJSON(j imageJSON, instruments []*Instrument) (ImageSpec, error) {
 		DimensionOrder: j.DimensionOrder, PixelType: j.PixelType, SamplesPerPixel: j.SamplesPerPixel,
 		PhysicalSizeX: j.PhysicalSizeX, PhysicalSizeY: j.PhysicalSizeY, PhysicalSizeZ: j.PhysicalSizeZ,
 		PhysicalSizeXUnit: j.PhysicalSizeXUnit, PhysicalSizeYUnit: j.PhysicalSizeYUnit, PhysicalSizeZUnit: j.PhysicalSizeZUnit,
-		AcquisitionDate: j.AcquisitionDate, Description: j.Description, Annotations: j.Annotations,
+		TimeIncrement: j.TimeIncrement, AcquisitionDate: j.AcquisitionDate, Description: j.Description, Annotations: j.Annotations,
 		ObjectiveSettings: j.ObjectiveSettings}
 	for c, cj := range j.Channels {
 		ch := Channel{Name: cj.Name, ExcitationWavelength: cj.ExcitationWavelength, EmissionWavelength: cj.EmissionWavelength,

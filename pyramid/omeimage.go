@@ -106,7 +106,7 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 		kind  quantityKind
 		typed bool
 	}{{"PhysicalSizeX", positiveKind, s.PhysicalSizeX > 0}, {"PhysicalSizeY", positiveKind, s.PhysicalSizeY > 0},
-		{"PhysicalSizeZ", positiveKind, s.PhysicalSizeZ > 0}, {"TimeIncrement", timeKind, false}}
+		{"PhysicalSizeZ", positiveKind, s.PhysicalSizeZ > 0}, {"TimeIncrement", timeKind, s.TimeIncrement.set()}}
 	for _, q := range pixelsQuantities {
 		if !q.typed {
 			if err := m.checkQuantity(px, q.attr, q.kind); err != nil {

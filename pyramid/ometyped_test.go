@@ -32,7 +32,8 @@ func typedInstrument() *Instrument {
 func typedSpec() ImageSpec {
 	return ImageSpec{
 		Name: "typed", SizeX: 20, SizeY: 10, SizeZ: 2, SizeC: 2, SizeT: 1, PixelType: Uint16,
-		Instrument: typedInstrument(),
+		TimeIncrement: Quantity{0.25, "min"},
+		Instrument:    typedInstrument(),
 		Channels: []Channel{
 			{Name: "mCherry", Color: color.NRGBA{255, 0, 0, 255}, ExcitationWavelength: Quantity{561, "nm"}, EmissionWavelength: Quantity{0.61, "µm"},
 				Fluor: "mCherry", AcquisitionMode: AcquisitionSpinningDiskConfocal, IlluminationType: IlluminationEpifluorescence, ContrastMethod: ContrastFluorescence,
@@ -100,6 +101,8 @@ func TestTypedMetadata(t *testing.T) {
 	assert.Equal(t, map[string]string{"ID": "LightSource:0:0", "Wavelength": "561", "WavelengthUnit": "nm"}, ch[0].Element("LightSourceSettings").PlainAttrs())
 	assert.Equal(t, map[string]string{"ID": "Detector:0:0", "Gain": "200"}, ch[0].Element("DetectorSettings").PlainAttrs())
 	assert.Equal(t, map[string]string{"ID": "LightSource:0:1"}, ch[1].Element("LightSourceSettings").PlainAttrs())
+	assert.Equal(t, "0.25", images[0].Element("Pixels").Attr("TimeIncrement"))
+	assert.Equal(t, "min", images[0].Element("Pixels").Attr("TimeIncrementUnit"))
 	planes := images[0].Children("Pixels")[0].Children("Plane")
 	require.Len(t, planes, 4)
 	assert.Equal(t, map[string]string{"TheZ": "0", "TheC": "0", "TheT": "0", "DeltaT": "2", "DeltaTUnit": "min"}, planes[0].PlainAttrs())
@@ -122,6 +125,7 @@ func TestTypedMetadataRefused(t *testing.T) {
 		{"negative wavelength", func(s *ImageSpec) { s.Channels[1].EmissionWavelength = Quantity{-1, "nm"} }, "must be positive"},
 		{"NaN", func(s *ImageSpec) { s.Instrument.Objectives[0].LensNA = nan() }, "Objectives[0].LensNA"},
 		{"float32 overflow", func(s *ImageSpec) { s.PlaneInfo[1].DeltaT = Quantity{1e39, "s"} }, "PlaneInfo[1].DeltaT"},
+		{"a length for the time increment", func(s *ImageSpec) { s.TimeIncrement = Quantity{1, "nm"} }, `TimeIncrement: "nm" is not an OME time unit`},
 		{"immersion", func(s *ImageSpec) { s.Instrument.Objectives[0].Immersion = "oil" }, `Immersion "oil"`},
 		{"acquisition mode", func(s *ImageSpec) { s.Channels[0].AcquisitionMode = "Confocal" }, "AcquisitionMode"},
 		{"light source kind", func(s *ImageSpec) { s.Instrument.LightSources[1].Kind = "" }, "LightSources[1].Kind"},
@@ -162,6 +166,7 @@ func TestTypedOverCaller(t *testing.T) {
 	s.Instrument = &Instrument{Objectives: []Objective{{NominalMagnification: 20}}}
 	s.Channels = []Channel{{Name: "typed GFP", ExcitationWavelength: Quantity{490, "nm"}, DetectorSettings: nil}}
 	s.PlaneInfo = []Plane{{Z: 2, C: 1, DeltaT: Quantity{9, "s"}}}
+	s.TimeIncrement = Quantity{3, "ms"}
 	out := descriptionOf(t, writeImages(t, Options{TileSize: 16, OME: doc}, s))
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err, out)
@@ -178,6 +183,7 @@ func TestTypedOverCaller(t *testing.T) {
 	assert.Equal(t, "0.2", px.Attr("PhysicalSizeX"))
 	assert.Equal(t, "0.1", px.Attr("PhysicalSizeY"), "what the spec leaves out is the caller's")
 	assert.Equal(t, "12", px.Attr("SignificantBits"))
+	assert.Equal(t, [2]string{"3", "ms"}, [2]string{px.Attr("TimeIncrement"), px.Attr("TimeIncrementUnit")}, "the typed time increment over the caller's")
 	ch := px.Children("Channel")
 	assert.Equal(t, "typed GFP", ch[0].Attr("Name"))
 	assert.Equal(t, "490", ch[0].Attr("ExcitationWavelength"))

@@ -361,7 +361,7 @@ func firstError(errs []error) error {
 // checkTyped validates the typed metadata of a normalized spec: the
 // channels' settings, the instrument, the objective and the planes.
 func (s *ImageSpec) checkTyped() error {
-	var errs []error
+	errs := []error{timeKind.check("TimeIncrement", s.TimeIncrement)}
 	if s.Instrument != nil {
 		errs = append(errs, s.Instrument.check("Instrument"))
 	}

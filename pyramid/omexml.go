@@ -695,6 +695,9 @@ func (g *omeBuilder) writePixels(i int) {
 			w.quantity(&set, "PhysicalSize"+axis.name, Quantity{axis.v, axis.unit})
 		}
 	}
+	if s.TimeIncrement.set() {
+		w.quantity(&set, "TimeIncrement", s.TimeIncrement)
+	}
 	if pixels >= 0 {
 		w.callerAttrs(d, pixels, set.has)
 	}

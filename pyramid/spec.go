@@ -112,6 +112,9 @@ type ImageSpec struct {
 	// empty means "µm".
 	PhysicalSizeX, PhysicalSizeY, PhysicalSizeZ             float64
 	PhysicalSizeXUnit, PhysicalSizeYUnit, PhysicalSizeZUnit string
+	// TimeIncrement is the time between time points (OME time units:
+	// "s", "ms", "min", ...); zero means unknown.
+	TimeIncrement Quantity
 	// Channels names and colours the channels; empty or shorter than SizeC
 	// leaves the rest unnamed.
 	Channels []Channel

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -127,6 +128,9 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		}
 		if s.PhysicalSizeZ > 0 {
 			fmt.Fprintf(w, "  Z step %s\n", length(s.PhysicalSizeZ, s.PhysicalSizeZUnit))
+		}
+		if q := s.TimeIncrement; q.Value > 0 {
+			fmt.Fprintf(w, "  time step %s %s\n", strconv.FormatFloat(q.Value, 'g', -1, 64), q.Unit)
 		}
 		if !s.AcquisitionDate.IsZero() {
 			fmt.Fprintf(w, "  acquired %s\n", s.AcquisitionDate.Format("2006-01-02T15:04:05Z07:00"))

@@ -443,6 +443,8 @@ type imageJ struct {
 	spacing                  float64 // between slices, in unit
 	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
 	pixels                   bool    // the unit is "pixel": the image is not calibrated
+	interval                 float64 // between frames, in tunit
+	tunit                    string  // OME's spelling; "s" when not said
 }
 
 // parseImageJ reads an ImageJ description: its channels, slices and
@@ -471,6 +473,12 @@ func parseImageJ(d string) (imageJ, bool) {
 			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && v < 1e12 {
 				ij.spacing = v
 			}
+		case key == "finterval":
+			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && v < 1e30 {
+				ij.interval = v
+			}
+		case key == "tunit":
+			ij.tunit = imageJTimeUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
 		case key == "unit":
 			ij.unit = imageJUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
 			ij.pixels = value == "pixel" || value == "pixels"
@@ -490,6 +498,12 @@ func (ij imageJ) pages(l pageLayout) int {
 	return ij.images
 }
 
+// imageJTimeUnits are ImageJ's spellings of time units, with OME's.
+var imageJTimeUnits = map[string]string{
+	"s": "s", "sec": "s", "second": "s", "seconds": "s", "ms": "ms", "msec": "ms", "us": "µs", "µs": "µs", "usec": "µs",
+	"ns": "ns", "min": "min", "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d",
+}
+
 // imageJUnits are ImageJ's spellings of length units, with OME's.
 var imageJUnits = map[string]string{
 	"micron": "µm", "microns": "µm", "um": "µm", "µm": "µm", "nm": "nm", "nanometer": "nm",
@@ -503,7 +517,8 @@ var imageJUnits = map[string]string{
 // are channels count their samples (Bio-Formats writes such files). The resolution is in
 // ImageJ's unit when ResolutionUnit says none; the spacing of slices is in
 // that unit, µm when none is given, and is no length when the unit is
-// "pixel" (an image not calibrated).
+// "pixel" (an image not calibrated). The frame interval is the time
+// increment, in ImageJ's time unit (seconds when not said).
 func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	s := &im.Spec
 	channels := ij.channels
@@ -522,6 +537,13 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		s.PhysicalSizeX = sizeOf(im.Planes[0].Page, tiff.TagXResolution, 1)
 		s.PhysicalSizeY = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1)
 		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = ij.unit, ij.unit
+	}
+	if ij.interval > 0 && s.SizeT > 1 {
+		unit := ij.tunit
+		if unit == "" {
+			unit = "s" // ImageJ's default
+		}
+		s.TimeIncrement = pyramid.Quantity{Value: ij.interval, Unit: unit}
 	}
 	if ij.spacing > 0 && s.SizeZ > 1 && !ij.pixels { // a spacing in pixels is no length
 		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.unit

@@ -177,6 +177,11 @@ func TestGenericMetadata(t *testing.T) {
 	assert.Equal(t, [2]any{1.5, "µm"}, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit})
 	assert.Empty(t, s.Description, "ImageJ's description is its metadata")
 
+	for tunit, want := range map[string]pyramid.Quantity{"": {Value: 0.25, Unit: "s"}, "tunit=min\n": {Value: 0.25, Unit: "min"}, "tunit=parsec\n": {Value: 0.25, Unit: "s"}} {
+		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nframes=2\nfinterval=0.25\n"+tunit)), gray(8, 8))
+		require.NoError(t, err)
+		assert.Equal(t, want, f.Images[0].Spec.TimeIncrement, "%q: the frame interval", tunit)
+	}
 	for unit, want := range map[string][2]any{"unit=pixel\n": {0.0, ""}, "": {1.5, "µm"}, "unit=nm\n": {1.5, "nm"}} {
 		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\nspacing=1.5\n"+unit)), gray(8, 8))
 		require.NoError(t, err)
