@@ -142,6 +142,7 @@ func (c *crashTest) run(t *testing.T, dir string, named bool, sig syscall.Signal
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	before := entries(t, dir) // a dead run's files, which this one's cleanup opens to remove
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -150,7 +151,7 @@ func (c *crashTest) run(t *testing.T, dir string, named bool, sig syscall.Signal
 	if sig == 0 {
 		err = <-done
 	} else {
-		got.temp, err = c.stopAt(t, cmd.Process, done, dir, named, sig, target)
+		got.temp, err = c.stopAt(t, cmd.Process, done, dir, before, named, sig, target)
 	}
 	got.stderr = stderr.String()
 	var exit *exec.ExitError
@@ -172,7 +173,7 @@ func (c *crashTest) run(t *testing.T, dir string, named bool, sig syscall.Signal
 // /proc/PID/fd and sends it sig once the file has target bytes, then
 // waits for it. It returns the base name of the file if it has one, and
 // the child's Wait error.
-func (c *crashTest) stopAt(t *testing.T, p *os.Process, done chan error, dir string, named bool, sig syscall.Signal, target int64) (string, error) {
+func (c *crashTest) stopAt(t *testing.T, p *os.Process, done chan error, dir string, before []string, named bool, sig syscall.Signal, target int64) (string, error) {
 	t.Helper()
 	fds := fmt.Sprintf("/proc/%d/fd", p.Pid)
 	var output, name string // its /proc entry and base name
@@ -183,7 +184,7 @@ func (c *crashTest) stopAt(t *testing.T, p *os.Process, done chan error, dir str
 		default:
 		}
 		if output == "" {
-			output, name = findOutput(fds, dir)
+			output, name = findOutput(fds, dir, before)
 		}
 		if output != "" {
 			if fi, err := os.Stat(output); err == nil && fi.Size() >= target {
@@ -204,8 +205,10 @@ func (c *crashTest) stopAt(t *testing.T, p *os.Process, done chan error, dir str
 
 // findOutput returns the /proc entry of the file in dir that the process
 // whose descriptors are listed in fds has open, and the file's base name,
-// or "" for an unnamed file; or "", "" before it opens one.
-func findOutput(fds, dir string) (entry, name string) {
+// or "" for an unnamed file; or "", "" before it opens one. The files
+// named in before were there when the process started: a dead writer's,
+// which its cleanup opens before it removes them.
+func findOutput(fds, dir string, before []string) (entry, name string) {
 	entries, err := os.ReadDir(fds)
 	if err != nil {
 		return "", ""
@@ -217,6 +220,9 @@ func findOutput(fds, dir string) (entry, name string) {
 			continue
 		}
 		base := strings.TrimPrefix(link, dir+"/")
+		if slices.Contains(before, base) {
+			continue
+		}
 		if strings.HasSuffix(base, " (deleted)") {
 			if strings.HasPrefix(base, "#") {
 				return path, "" // how Linux shows an O_TMPFILE file
