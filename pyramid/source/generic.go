@@ -87,15 +87,16 @@ func (m *mapper) generic() error {
 		}
 		if !isImageJ && shapedFile {
 			sh, isShaped = parseShaped(d)
+			sh = sh.axesFor(g.layout)
 		}
 		var err error
 		switch {
 		case isImageJ && ij.pages(g.layout) > len(g.pages):
 			what := fmt.Sprintf("the ImageJ description (images=%d)", ij.images)
-			g.pages, err = m.storedAfter(ij.pages(g.layout), g.pages, len(pages) == 1, what)
+			g.pages, err = m.storedAfter(ij.pages(g.layout), g.pages, g.layout, len(pages) == 1, what)
 		case isShaped && sh.pages(g.layout) > len(g.pages):
 			what := fmt.Sprintf("tifffile's description (shape %v, axes %q)", sh.Shape, sh.Axes)
-			g.pages, err = m.storedAfter(sh.pages(g.layout), g.pages, len(pages) == 1, what)
+			g.pages, err = m.storedAfter(sh.pages(g.layout), g.pages, g.layout, len(pages) == 1, what)
 		}
 		if err != nil {
 			return err
@@ -212,7 +213,32 @@ func parseShaped(d string) (shaped, bool) {
 	if !strings.HasPrefix(strings.TrimSpace(d), "{") || json.Unmarshal([]byte(d), &sh) != nil {
 		return shaped{}, false
 	}
-	return sh, len(sh.Axes) == len(sh.Shape) && len(sh.Shape) > 0
+	return sh, (sh.Axes == "" || len(sh.Axes) == len(sh.Shape)) && len(sh.Shape) > 0
+}
+
+// axesFor returns sh with axes when its description gives none (tifffile
+// writes none unless asked): the page's (YX, with the samples' axis S
+// after them or, planar, before them), and Q, an axis OME lacks, for each
+// of the others, as tifffile names them.
+func (sh shaped) axesFor(l pageLayout) shaped {
+	k := len(sh.Shape)
+	if sh.Axes != "" || k < 2 {
+		return sh
+	}
+	is := func(at int, v int) bool { return at >= 0 && sh.Shape[at] == v }
+	page := ""
+	switch {
+	case l.samples == 1 && is(k-2, l.height) && is(k-1, l.width):
+		page = "YX"
+	case l.samples > 1 && is(k-3, l.height) && is(k-2, l.width) && is(k-1, l.samples):
+		page = "YXS"
+	case l.samples > 1 && is(k-3, l.samples) && is(k-2, l.height) && is(k-1, l.width):
+		page = "SYX"
+	default:
+		return sh
+	}
+	sh.Axes = strings.Repeat("Q", k-len(page)) + page
+	return sh
 }
 
 // apply spreads the n pages of im over Z, C and T as the axes say, in
@@ -222,9 +248,29 @@ func parseShaped(d string) (shaped, bool) {
 // I, ...) go along T when no axis is T and they are next to one another;
 // otherwise the pages stay along T.
 func (sh shaped) apply(im *Image, l pageLayout, n int) {
+	if !sh.spread(im, l, n) {
+		sh.samplesOnly(im, l, n)
+	}
+}
+
+// samplesOnly puts the samples of pages whose samples are planes along
+// the axis the description names for them when it is Z or T (the pages
+// along T, slower), where spread could not map the other axes.
+func (sh shaped) samplesOnly(im *Image, l pageLayout, n int) {
+	s, planes := &im.Spec, l.planesPerPage()
+	switch sh.samplesAxis(l) {
+	case 'Z':
+		s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder = planes, 1, n, pyramid.XYZTC
+	case 'T':
+		s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder = 1, 1, planes*n, pyramid.XYTCZ
+	}
+}
+
+// spread is apply's mapping, false when the axes do not allow it.
+func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 	lead, _ := sh.pageAxes(l)
 	if lead < 0 {
-		return
+		return false
 	}
 	sizes := map[byte]int{'Z': 1, 'C': 1, 'T': 1}
 	order := ""
@@ -235,21 +281,25 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 		}
 		order, sizes[a] = string(a), l.planesPerPage()
 	}
-	// Axes OME lacks (tifffile's Q, I, R, ...) go along T when no axis is
-	// T and they are next to one another: T's size is their product.
+	// Axes OME lacks (tifffile's Q, I, R, ...) go along T when no other
+	// axis is T and they are next to one another (or to the samples, when
+	// those are T): T's size is their product.
 	namesT := strings.Contains(sh.Axes[:lead], "T")
 	product, prev := 1, byte(0)
+	if order != "" {
+		prev = order[0]
+	}
 	for k := lead - 1; k >= 0; k-- { // fastest first
 		a, size := sh.Axes[k], sh.Shape[k]
 		if size <= 0 || size > n {
-			return
+			return false
 		}
 		if size == 1 {
 			continue
 		}
 		if _, known := sizes[a]; !known {
 			if namesT {
-				return
+				return false
 			}
 			a = 'T'
 			if strings.IndexByte(order, 'T') >= 0 && prev == 'T' {
@@ -259,7 +309,7 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 			}
 		}
 		if strings.IndexByte(order, a) >= 0 {
-			return
+			return false
 		}
 		order += string(a)
 		sizes[a] = size
@@ -267,7 +317,7 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 		prev = a
 	}
 	if product != n {
-		return
+		return false
 	}
 	s := &im.Spec
 	s.SizeZ, s.SizeC, s.SizeT = sizes['Z'], sizes['C'], sizes['T']
@@ -279,6 +329,7 @@ func (sh shaped) apply(im *Image, l pageLayout, n int) {
 		}
 		s.DimensionOrder = pyramid.DimensionOrder("XY" + order)
 	}
+	return true
 }
 
 // pageAxes returns how many axes come before the page's, and the index of
@@ -330,8 +381,12 @@ func (sh shaped) pages(l pageLayout) int {
 }
 
 // successorCost is about what the mapping holds of a page stored after
-// another's data, beyond its offsets and fields: the page and the plane.
-const successorCost = 512
+// another's data, beyond its offsets and fields; planeCost what the
+// mapping and the writer hold of each plane the page makes.
+const (
+	successorCost = 512
+	planeCost     = 1024
+)
 
 // storedAfter returns the pages of an image whose description (what)
 // counts want pages, more than the file has. ImageJ writes a stack past
@@ -343,7 +398,7 @@ const successorCost = 512
 // the shortfall said. What the pages cost the mapping (their offsets and
 // fields) is bounded by the file's size, or 8 MiB for a small file:
 // ErrSize past it.
-func (m *mapper) storedAfter(want int, pages []*tiff.Page, alone bool, what string) ([]*tiff.Page, error) {
+func (m *mapper) storedAfter(want int, pages []*tiff.Page, l pageLayout, alone bool, what string) ([]*tiff.Page, error) {
 	short := func(err error) ([]*tiff.Page, error) {
 		return pages, m.skip(fmt.Errorf("%w: %s says %d planes, and the file holds %d pages: %w",
 			ErrMetadata, what, want, len(pages), err))
@@ -353,7 +408,7 @@ func (m *mapper) storedAfter(want int, pages []*tiff.Page, alone bool, what stri
 	}
 	first := pages[0]
 	size := m.file.TIFF.Size
-	cost := int64(8*first.NumBlocks()+48*len(first.Fields)) + successorCost
+	cost := int64(8*first.NumBlocks()+48*len(first.Fields)) + successorCost + planeCost*int64(l.planesPerPage())
 	if limit := max(size, 8<<20); int64(want) > limit/cost {
 		return pages, m.skip(fmt.Errorf("%w: %s says %d planes of %d blocks each in a %d-byte file, more than it can hold",
 			ErrSize, what, want, first.NumBlocks(), size))
@@ -525,10 +580,13 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	if l.rgb {
 		channels = 1
 	}
+	// The sizes are each at most n, so that their products cannot
+	// overflow.
+	within := channels <= n && ij.slices <= n && ij.frames <= n
 	switch {
-	case l.planesPerPage() == 1 && channels*ij.slices*ij.frames == n:
+	case within && l.planesPerPage() == 1 && channels*ij.slices*ij.frames == n:
 		s.SizeC, s.SizeZ, s.SizeT = channels, ij.slices, ij.frames
-	case l.planesPerPage() > 1 && channels == l.planesPerPage() && ij.slices*ij.frames == n:
+	case within && l.planesPerPage() > 1 && channels == l.planesPerPage() && ij.slices*ij.frames == n:
 		// Bio-Formats' layout: a page's samples are the channels.
 		s.SizeZ, s.SizeT = ij.slices, ij.frames
 	}

@@ -134,6 +134,8 @@ func TestGenericMapping(t *testing.T) {
 			{width: 8, height: 8, samples: 2, bits: 8, planar: true, more: description("ImageJ=\nhyperstack=true\nimages=4\nchannels=2\nslices=2\nframes=1")},
 			{width: 8, height: 8, samples: 2, bits: 8, planar: true}},
 			[]string{`"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1`}},
+		{"ImageJ sizes whose product overflows", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=4\nchannels=4611686018427387905\nslices=4\n")),
+			gray(8, 8), gray(8, 8), gray(8, 8)}, []string{`"" 8x8 Z1 C1 T4 XYCZT uint16 x1: 0:* 1:* 2:* 3:*`}},
 		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=2\nchannels=4\n")), gray(8, 8)},
 			[]string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`}},
 	}
@@ -705,6 +707,26 @@ func TestShapedTruncated(t *testing.T) {
 	assert.ErrorContains(t, err, `tifffile's description (shape [50 8 8], axes "ZYX") says 50 planes, and the file holds 1 pages`)
 }
 
+// TestStoredAfterCost: what the pages stored after a page's data would
+// cost counts the planes each makes: a page of 64 samples, each a plane,
+// repeated 200 times in a file of about 200 KB, is refused.
+func TestStoredAfterCost(t *testing.T) {
+	p := testPage{width: 1, height: 1, samples: 64, bits: 8, planar: true}
+	pages := make([]testPage, 200)
+	for i := range pages {
+		pages[i] = p
+	}
+	pages[0].more = description(`{"shape": [200, 64, 1, 1], "axes": "QCYX"}`)
+	file, _ := fileOf(t, binary.LittleEndian, false, pages...)
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	first := tf.Pages[0]
+	binary.LittleEndian.PutUint32(file[first.Offset+2+12*int64(len(first.Fields)):], 0) // one directory
+	_, err = mapFile(t, file, "cost.tif", Options{})
+	require.ErrorIs(t, err, ErrSize)
+	assert.ErrorContains(t, err, "says 200 planes of 64 blocks each")
+}
+
 // first returns the first of two values.
 func first[A, B any](a A, _ B) A { return a }
 
@@ -757,6 +779,7 @@ func TestMaskLevels(t *testing.T) {
 // unambiguously; otherwise the pages stay along T.
 func TestShapedMapping(t *testing.T) {
 	two := testPage{width: 8, height: 8, samples: 2, bits: 8}
+	planar2 := testPage{width: 8, height: 8, samples: 2, bits: 8, planar: true}
 	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8, planar: true, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB)}
 	withDescription := func(p testPage, d string, n int) []testPage {
 		first := p
@@ -793,6 +816,12 @@ func TestShapedMapping(t *testing.T) {
 		{"an axis twice", grays(6, `{"axes": "ZZYX", "shape": [2, 3, 8, 8]}`), `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
 		{"axes that are not the page's", grays(2, `{"axes": "ZXY", "shape": [2, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"not JSON", grays(2, `{"axes": "ZYX", `), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
+		{"no axes (tifffile's default), RGB", withDescription(rgb, `{"shape": [2, 3, 8, 8]}`, 2), `"" 8x8 Z1 C1 T2 XYCZT uint8 x3: 0:* 1:*`},
+		{"no axes, samples as channels", withDescription(planar2, `{"shape": [3, 2, 8, 8]}`, 3), `"" 8x8 Z1 C2 T3 XYCTZ uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
+		{"planar RGB samples along T, beside an axis OME lacks", withDescription(rgb, `{"axes": "QTYX", "shape": [2, 3, 8, 8]}`, 2),
+			`"" 8x8 Z1 C1 T6 XYCZT uint8 x1: 0:0 0:1 0:2 1:0 1:1 1:2`},
+		{"planar RGB samples along Z, the other axes unmapped", withDescription(rgb, `{"axes": "TQZYX", "shape": [2, 2, 3, 8, 8]}`, 4),
+			`"" 8x8 Z3 C1 T4 XYZTC uint8 x1: 0:0 0:1 0:2 1:0 1:1 1:2 2:0 2:1 2:2 3:0 3:1 3:2`},
 		{"Y and X not the page's", grays(2, `{"axes": "ZYX", "shape": [2, 8, 9]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"contiguous samples as channels after YX", withDescription(two, `{"axes": "ZYXC", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
 	}
@@ -803,8 +832,13 @@ func TestShapedMapping(t *testing.T) {
 			assert.Equal(t, []string{tt.want}, summary(f))
 		})
 	}
+	noAxes := append(grays(2, `{"shape": [2, 8, 8]}`), grays(3, `{"shape": [3, 8, 8]}`)...)
+	f, _, err := mapPages(t, Options{}, noAxes...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`, `"" 8x8 Z1 C1 T3 XYCZT uint16 x1: 2:* 3:* 4:*`}, summary(f),
+		"two series without axes: two images")
 	series := append(grays(2, `{"axes": "ZYX", "shape": [2, 8, 8]}`), grays(3, `{"axes": "TYX", "shape": [3, 8, 8]}`)...)
-	f, _, err := mapPages(t, Options{}, series...)
+	f, _, err = mapPages(t, Options{}, series...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{`"" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 1:*`, `"" 8x8 Z1 C1 T3 XYCZT uint16 x1: 2:* 3:* 4:*`}, summary(f),
 		"two series of one shape: two images, as tifffile reads them")
