@@ -233,7 +233,7 @@ func printSummary(w io.Writer, path string, specs []pyramid.ImageSpec, elapsed t
 		// 10 pixels/cm, 72 dpi) becomes one (-physical-size replaces it).
 		if spec.PhysicalSizeX > 0 {
 			text += ", pixel " + length(spec.PhysicalSizeX, spec.PhysicalSizeXUnit)
-			if spec.PhysicalSizeY != spec.PhysicalSizeX || spec.PhysicalSizeYUnit != spec.PhysicalSizeXUnit {
+			if spec.PhysicalSizeY > 0 && (spec.PhysicalSizeY != spec.PhysicalSizeX || spec.PhysicalSizeYUnit != spec.PhysicalSizeXUnit) {
 				text += " x " + length(spec.PhysicalSizeY, spec.PhysicalSizeYUnit)
 			}
 		}

@@ -666,7 +666,7 @@ func TestSummaryPixelSize(t *testing.T) {
 		y    float64
 		unit string
 		want string
-	}{{0.5, "", ", pixel 0.5 µm, "}, {1, "", ", pixel 0.5 µm x 1 µm, "}, {0.5, "nm", ", pixel 0.5 µm x 0.5 nm, "}} {
+	}{{0.5, "", ", pixel 0.5 µm, "}, {1, "", ", pixel 0.5 µm x 1 µm, "}, {0.5, "nm", ", pixel 0.5 µm x 0.5 nm, "}, {0, "", ", pixel 0.5 µm, "}} {
 		var b strings.Builder
 		spec := pyramid.ImageSpec{SizeX: 4, SizeY: 4, SizeZ: 1, SizeC: 1, SizeT: 1, PhysicalSizeX: 0.5, PhysicalSizeY: tt.y, PhysicalSizeYUnit: tt.unit}
 		require.NoError(t, printSummary(&b, path, []pyramid.ImageSpec{spec}, 0))

@@ -40,11 +40,11 @@
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample
 // data), as Bio-Formats counts them. 1-bit samples (bilevel images,
-// GDAL's internal masks) are read as uint8 0 and 1, the values Bio-Formats
-// (type bit) and tifffile (bool) give, as stored whatever the photometric
-// interpretation, as tifffile reads them (it writes bool masks as 1-bit
-// WhiteIsZero, True 1); a mask is an image of its own, its reduced pages
-// its levels. Half floats are read as float32,
+// GDAL's internal masks) are read as uint8 0 and 1 (Bio-Formats' type bit,
+// tifffile's bool), as stored whatever the photometric interpretation, as
+// tifffile reads them (it writes bool masks as 1-bit WhiteIsZero, True 1;
+// Bio-Formats inverts WhiteIsZero); a mask is an image of its own, its
+// reduced pages its levels. Half floats are read as float32,
 // exactly, as Bio-Formats reads them (OME has no 16-bit float type), so
 // their tiles are not copied through. What cannot be read (palettes,
 // 2- or 4-bit or 64-bit integer samples, FillOrder 2, JPEG 2000, a dataset's file

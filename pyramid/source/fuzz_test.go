@@ -207,9 +207,10 @@ func FuzzShapedDescription(f *testing.F) {
 	fuzzDescription(f, seeds, g, g, g, g, two, two)
 }
 
-// FuzzImageJMetadata maps a two-channel ImageJ stack whose metadata blocks
-// (tags 50838 and 50839) are arbitrary: every table taken is 768 bytes of
-// the blocks, and nothing panics.
+// FuzzImageJMetadata reads the lookup tables of a page whose ImageJ
+// metadata blocks (tags 50838 and 50839) are arbitrary: counts past the
+// data, headers of any length and kinds must neither panic nor read out of
+// the blocks (every table taken is 768 bytes of them).
 func FuzzImageJMetadata(f *testing.F) {
 	blocks := map[string][][]byte{"luts": {lut(0, 255, 0), lut(255, 0, 0)}, "labl": {[]byte("x\x00")}}
 	var b ifd.Builder
