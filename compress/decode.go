@@ -176,8 +176,8 @@ func checkBilevel(f BlockFormat) error {
 
 // decodeBilevel decodes a block of 1-bit samples, rows of bits packed
 // most significant first, each row starting a byte, into one byte a
-// sample: 0 or 1, the values tifffile (bool) and Bio-Formats (type bit)
-// give.
+// sample: 0 or 1 as stored, as tifffile reads them (bool), whatever the
+// photometric interpretation.
 func (d *Decoder) decodeBilevel(dst, src []byte, rows int) ([]byte, error) {
 	start := len(dst) - rows*d.rowBytes
 	out := dst[start:]

@@ -38,7 +38,7 @@ func (m *mapper) generic() error {
 	// ImageJ writes an 8-bit image shown through a lookup table other
 	// than gray as a palette image: its values are the indices, and the
 	// table is how ImageJ shows them, as Bio-Formats and tifffile read it.
-	_, isImageJ := parseImageJ(pages[0].Description())
+	ij0, isImageJ0 := parseImageJ(pages[0].Description())
 	// tifffile writes each shaped series' description on its first page:
 	// a page that has one starts a series, as tifffile reads them.
 	_, shapedFile := parseShaped(pages[0].Description())
@@ -56,10 +56,12 @@ func (m *mapper) generic() error {
 			continue
 		}
 		last[kind] = p
-		if _, starts := parseShaped(p.Description()); shapedFile && starts && i > 0 {
-			series++
+		if shapedFile && i > 0 {
+			if _, starts := parseShaped(p.Description()); starts {
+				series++
+			}
 		}
-		l, err := pageLayoutOf(p, isImageJ)
+		l, err := pageLayoutOf(p, isImageJ0)
 		if err != nil {
 			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
 				return err
@@ -82,8 +84,8 @@ func (m *mapper) generic() error {
 		var sh shaped
 		isImageJ, isShaped := false, false
 		d := g.pages[0].Description()
-		if i == 0 {
-			ij, isImageJ = parseImageJ(d)
+		if i == 0 && g.pages[0] == pages[0] {
+			ij, isImageJ = ij0, isImageJ0
 		}
 		if !isImageJ && shapedFile {
 			sh, isShaped = parseShaped(d)
@@ -569,11 +571,12 @@ var imageJUnits = map[string]string{
 // apply spreads the n pages of im over channels, slices and frames, in
 // ImageJ's order (channels fastest, then slices: XYCZT), when their
 // product is n; RGB pages count as one channel, and pages whose samples
-// are channels count their samples (Bio-Formats writes such files). The resolution is in
-// ImageJ's unit when ResolutionUnit says none; the spacing of slices is in
-// that unit, µm when none is given, and is no length when the unit is
-// "pixel" (an image not calibrated). The frame interval is the time
-// increment, in ImageJ's time unit (seconds when not said).
+// are channels count their samples (Bio-Formats writes such files). The
+// resolution is in ImageJ's unit when ResolutionUnit says none; the
+// spacing of slices is in that unit, µm when none is given, and is no
+// length when the unit is "pixel" (an image not calibrated). The frame
+// interval is the time increment, in ImageJ's time unit (seconds when not
+// said).
 func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	s := &im.Spec
 	channels := ij.channels
