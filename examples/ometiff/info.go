@@ -123,8 +123,13 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			}
 			fmt.Fprintf(w, "  %v tiles of %d x %d, copied through by convert%s\n", c.Compression, c.TileWidth, c.TileHeight, also)
 		}
-		if s.PhysicalSizeX > 0 || s.PhysicalSizeY > 0 {
+		switch x, y := s.PhysicalSizeX > 0, s.PhysicalSizeY > 0; {
+		case x && y:
 			fmt.Fprintf(w, "  pixel %s x %s\n", length(s.PhysicalSizeX, s.PhysicalSizeXUnit), length(s.PhysicalSizeY, s.PhysicalSizeYUnit))
+		case x: // a size of 0 would read as a measured one
+			fmt.Fprintf(w, "  pixel width %s (no height)\n", length(s.PhysicalSizeX, s.PhysicalSizeXUnit))
+		case y:
+			fmt.Fprintf(w, "  pixel height %s (no width)\n", length(s.PhysicalSizeY, s.PhysicalSizeYUnit))
 		}
 		if s.PhysicalSizeZ > 0 {
 			fmt.Fprintf(w, "  Z step %s\n", length(s.PhysicalSizeZ, s.PhysicalSizeZUnit))

@@ -72,6 +72,11 @@ func TestInfo(t *testing.T) {
 		rgb(32, 24, "Aperio Image Library v12.0.5\n64x48 -> 32x24 - |AppMag = 20"), rgb(20, 10, "Aperio Image Library v12.0.5\nlabel 20x10"))
 	imagej := filepath.Join(dir, "stack.tif")
 	writeImageJStack(t, imagej, 3)
+	timed := filepath.Join(dir, "timed.ome.tif") // a pixel width only, and a time step
+	writeTIFF(t, timed, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, description: `<?xml version="1.0" encoding="UTF-8"?>` +
+		`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0" Name="timed">` +
+		`<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="2" PhysicalSizeX="0.5" TimeIncrement="30">` +
+		`<Channel ID="Channel:0:0" SamplesPerPixel="1"/><TiffData IFD="0" PlaneCount="2"/></Pixels></Image></OME>`}, gray)
 	tests := []struct {
 		file string
 		want string
@@ -91,6 +96,12 @@ image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
 image 0 "plain": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
 image 1 "plain #1": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, each sample a plane
 not converted: page 3: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 694
+`},
+		{timed, `OME-TIFF, 1 image, 2 planes
+OME-XML kept whole, but for what the writer writes itself
+image 0 "timed": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
+  pixel width 0.5 µm (no height)
+  time step 30 s
 `},
 		{svs, `SVS, 2 images, 2 planes
 image 0 "slide": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0

@@ -5,9 +5,11 @@ import (
 	"encoding/xml"
 	"fmt"
 	"image/color"
+	"math"
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +95,8 @@ type omePixels struct {
 	PhysicalSizeYUnit string        `xml:"PhysicalSizeYUnit,attr"`
 	PhysicalSizeZ     float64       `xml:"PhysicalSizeZ,attr"`
 	PhysicalSizeZUnit string        `xml:"PhysicalSizeZUnit,attr"`
+	TimeIncrement     string        `xml:"TimeIncrement,attr"` // parsed by omeTimeIncrement
+	TimeIncrementUnit string        `xml:"TimeIncrementUnit,attr"`
 	Channels          []omeChannel  `xml:"Channel"`
 	TiffData          []omeTiffData `xml:"TiffData"`
 }
@@ -361,6 +365,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if t, ok := omeTime(oi.AcquisitionDate); ok {
 		spec.AcquisitionDate = t
 	}
+	spec.TimeIncrement = omeTimeIncrement(px.TimeIncrement, px.TimeIncrementUnit)
 	for _, ref := range oi.AnnotationRefs {
 		spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
 	}
@@ -622,6 +627,32 @@ func mulInts(v ...int) (int, bool) {
 		p = int(lo)
 	}
 	return p, true
+}
+
+// omeTimeUnits are the symbols of OME's UnitsTime (2016-06); "" is the
+// default, seconds.
+var omeTimeUnits = map[string]bool{
+	"": true, "Ys": true, "Zs": true, "Es": true, "Ps": true, "Ts": true, "Gs": true, "Ms": true, "ks": true, "hs": true,
+	"das": true, "s": true, "ds": true, "cs": true, "ms": true, "µs": true, "ns": true, "ps": true, "fs": true, "as": true,
+	"zs": true, "ys": true, "min": true, "h": true, "d": true,
+}
+
+// omeTimeIncrement reads a Pixels TimeIncrement and its unit (seconds by
+// default). A value the typed field cannot hold (not a positive finite
+// float, or with a unit OME lacks) gives none: the Image element, when it
+// goes with the image, still carries it as written.
+func omeTimeIncrement(v, unit string) pyramid.Quantity {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if u, ok := map[string]string{"us": "µs", "\u03bcs": "µs", "sec": "s"}[unit]; ok {
+		unit = u
+	}
+	if err != nil || !(f > 0 && f <= math.MaxFloat32) || !omeTimeUnits[unit] {
+		return pyramid.Quantity{}
+	}
+	if unit == "" {
+		unit = "s"
+	}
+	return pyramid.Quantity{Value: f, Unit: unit}
 }
 
 // omeTime reads an OME Timestamp (xsd:dateTime), with or without a zone

@@ -359,7 +359,7 @@ func TestOMEMapping(t *testing.T) {
 func TestOMEMetadata(t *testing.T) {
 	doc := omeDocument(``, `<AcquisitionDate>2021-03-04T05:06:07.5</AcquisitionDate><Description> two &amp; more
 </Description>`+
-		`<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint16" SizeX="8" SizeY="8" SizeZ="2" SizeC="2" SizeT="1" PhysicalSizeX="0.25" PhysicalSizeY="0.5" PhysicalSizeYUnit="nm" PhysicalSizeZ="2" PhysicalSizeZUnit="mm">`+
+		`<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint16" SizeX="8" SizeY="8" SizeZ="2" SizeC="2" SizeT="1" PhysicalSizeX="0.25" PhysicalSizeY="0.5" PhysicalSizeYUnit="nm" PhysicalSizeZ="2" PhysicalSizeZUnit="mm" TimeIncrement="2.5" TimeIncrementUnit="ms">`+
 		`<Channel ID="Channel:0:0" Name="DAPI" Color="-16776961"/><Channel ID="Channel:0:1" Name="GFP"/><TiffData/></Pixels>`+
 		`<AnnotationRef ID="Annotation:1"/>`) // Color: 0xFF0000FF, opaque red
 	doc = strings.Replace(doc, `</OME>`, `<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value><M K="x">no</M></Value></MapAnnotation>`+
@@ -386,9 +386,34 @@ func TestOMEMetadata(t *testing.T) {
 			assert.Equal(t, tt.description, s.Description)
 			assert.Equal(t, tt.date, s.AcquisitionDate)
 			assert.Equal(t, [6]any{0.25, "", 0.5, "nm", 2.0, "mm"}, [6]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit, s.PhysicalSizeZ, s.PhysicalSizeZUnit})
+			assert.Equal(t, pyramid.Quantity{Value: 2.5, Unit: "ms"}, s.TimeIncrement)
 			assert.Equal(t, []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{R: 255, A: 255}}, {Name: "GFP"}}, s.Channels)
 			assert.Equal(t, tt.annotations, s.Annotations)
 		})
+	}
+}
+
+// TestOMETimeIncrement: the Pixels TimeIncrement values the typed field
+// takes, and those it leaves to the carried Image element.
+func TestOMETimeIncrement(t *testing.T) {
+	tests := []struct {
+		value, unit string
+		want        pyramid.Quantity
+	}{
+		{"2", "", pyramid.Quantity{Value: 2, Unit: "s"}}, // OME's default unit
+		{" 0.25 ", "min", pyramid.Quantity{Value: 0.25, Unit: "min"}},
+		{"1e-3", "us", pyramid.Quantity{Value: 1e-3, Unit: "µs"}},
+		{"5", "\u03bcs", pyramid.Quantity{Value: 5, Unit: "µs"}},
+		{"", "s", pyramid.Quantity{}},
+		{"0", "s", pyramid.Quantity{}},
+		{"-1", "s", pyramid.Quantity{}},
+		{"NaN", "s", pyramid.Quantity{}},
+		{"1e39", "s", pyramid.Quantity{}}, // past float32, the schema's type
+		{"one", "s", pyramid.Quantity{}},
+		{"1", "fortnight", pyramid.Quantity{}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, omeTimeIncrement(tt.value, tt.unit), "%q %q", tt.value, tt.unit)
 	}
 }
 
