@@ -83,8 +83,9 @@ func shellQuote(s string) string {
 
 // imageSource is a decoded image: one plane, converted by the writer.
 type imageSource struct {
-	img  image.Image
-	name string
+	img     image.Image
+	name    string
+	density [2]uint32 // an interlaced PNG's pixels per metre, X and Y
 }
 
 // decodeWhole decodes the image in the input.
@@ -102,14 +103,16 @@ func decodeWhole(in *input) (imageSource, error) {
 	if img.Bounds().Empty() {
 		return imageSource{}, fmt.Errorf("%s: the image is empty", in.name)
 	}
-	return imageSource{img, in.name}, nil
+	return imageSource{img: img, name: in.name}, nil
 }
 
 // spec gives the image's size and its one plane; AddImageData takes the
 // pixel type and samples from the image.
 func (s imageSource) spec() pyramid.ImageSpec {
 	b := s.img.Bounds()
-	return pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1}
+	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1}
+	setDensity(&spec, s.density)
+	return spec
 }
 
 // write adds the image to w, with spec's metadata, and returns the spec
@@ -171,7 +174,12 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 		if err := checkWhole(in, lim, "PNG", h.Width, h.Height, whole, outPixel); err != nil {
 			return nil, err
 		}
-		return decodeWhole(in)
+		src, err := decodeWhole(in)
+		if err != nil {
+			return nil, err
+		}
+		src.density = h.PixelsPerMetre
+		return src, nil
 	}
 	if err := lim.checkBands(in.name, h.Width, outPixel); err != nil {
 		return nil, err

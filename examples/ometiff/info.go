@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"image"
 	"image/color"
 	"io"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
+	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -17,17 +24,19 @@ import (
 // infoName prefixes the info command's error lines.
 const infoName = "ometiff info"
 
-// runInfo is the info command: for every TIFF file named in args it
-// prints what convert reads from it: the kind of file, each image with
-// its dimensions, pixel type, metadata and the pages holding its planes,
-// whether convert copies its tiles through, and what convert leaves out
-// with -skip-unsupported (and refuses without). It returns the exit code: 0, 1 if a file could not be read,
-// 2 for a usage error.
+// runInfo is the info command: for every file named in args it prints
+// what convert reads from it. Of a TIFF file: the kind of file, each
+// image with its dimensions, pixel type, metadata and the pages holding
+// its planes, whether convert copies its tiles through, and what convert
+// leaves out with -skip-unsupported (and refuses without); of an image
+// file, its one plane. It returns the exit code: 0, 1 if a file could
+// not be read, 2 for a usage error.
 func runInfo(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet(infoName, "usage: ometiff info file...\n\n"+
 		"Info says how the pages of TIFF, BigTIFF, OME-TIFF and SVS files map to\n"+
 		"the images (series) and planes that ometiff convert writes, with the\n"+
-		"metadata it keeps, the tiles it copies through, and what it cannot convert.\n\n")
+		"metadata it keeps, the tiles it copies through, and what it cannot convert;\n"+
+		"of PNG, JPEG, GIF, BMP and WebP files, the one plane convert writes.\n\n")
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
@@ -38,6 +47,13 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 			if whole, ok := decodedWholeFile(path); ok {
 				fmt.Fprintf(stdout, "TIFF, 1 image, 1 plane\nimage 0: %s\n", whole)
 				return nil
+			}
+			if desc, ok := imageFile(path); ok {
+				fmt.Fprint(stdout, desc)
+				return nil
+			}
+			if errors.Is(err, tiff.ErrNotTIFF) {
+				return fmt.Errorf("%s: not a TIFF, PNG, JPEG, GIF, BMP or WebP file (%w)", path, err)
 			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -60,6 +76,48 @@ func decodedWholeFile(path string) (string, bool) {
 	}
 	l, _ := f.Pages[0].Layout()
 	return fmt.Sprintf("%d x %d, %s", l.Width, l.Height, wholeNote(f.Pages[0])), true
+}
+
+// imageFile describes a PNG, JPEG, GIF, BMP or WebP file as convert
+// writes it: one plane, of the size, layout and (from a PNG's pHYs) pixel
+// size its header gives, if the file is one.
+func imageFile(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	cfg, format, err := image.DecodeConfig(bufio.NewReader(f))
+	if err != nil || format == "tiff" {
+		return "", false
+	}
+	var spec pyramid.ImageSpec
+	how := "decoded whole"
+	if d, err := pngstream.NewDecoder(bufio.NewReader(io.NewSectionReader(f, 0, math.MaxInt64))); err == nil {
+		spec = pngSource{dec: d}.spec()
+		if !d.Header().Interlaced {
+			how = "streamed"
+		}
+	} else {
+		spec.PixelType, spec.SamplesPerPixel = pyramid.Uint8, 3
+		switch outputPixelBytes(cfg.ColorModel) {
+		case 1:
+			spec.SamplesPerPixel = 1
+		case 2:
+			spec.PixelType, spec.SamplesPerPixel = pyramid.Uint16, 1
+		case 6:
+			spec.PixelType = pyramid.Uint16
+		}
+	}
+	rgb := ""
+	if spec.SamplesPerPixel == 3 {
+		rgb = "RGB "
+	}
+	text := fmt.Sprintf("%s, 1 image, 1 plane\nimage 0: %d x %d, %s%s, %s by convert\n", strings.ToUpper(format), cfg.Width, cfg.Height, rgb, spec.PixelType, how)
+	if spec.PhysicalSizeX > 0 && spec.PhysicalSizeY > 0 {
+		text += fmt.Sprintf("  pixel %s x %s\n", length(spec.PhysicalSizeX, spec.PhysicalSizeXUnit), length(spec.PhysicalSizeY, spec.PhysicalSizeYUnit))
+	}
+	return text, true
 }
 
 // describeFile prints what the mapped file at path holds: its images,

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -77,10 +82,19 @@ func TestInfo(t *testing.T) {
 		`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0" Name="timed">` +
 		`<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="2" PhysicalSizeX="0.5" TimeIncrement="30">` +
 		`<Channel ID="Channel:0:0" SamplesPerPixel="1"/><TiffData IFD="0" PlaneCount="2"/></Pixels></Image></OME>`}, gray)
+	var jpg, png16 bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 7, 5)), nil))
+	require.NoError(t, png.Encode(&png16, image.NewRGBA64(image.Rect(0, 0, 9, 4))))
+	interlacedPNG := interlaced(t, 9, 7)
+	at := bytes.Index(interlacedPNG, []byte("IDAT")) - 4 // before it, a density of 2e6 pixels per metre
+	interlacedPNG = append(append(bytes.Clone(interlacedPNG[:at]), pngtest.Chunk("pHYs", []byte{0, 0x1e, 0x84, 0x80, 0, 0x1e, 0x84, 0x80, 1})...), interlacedPNG[at:]...)
 	tests := []struct {
 		file string
 		want string
 	}{
+		{writeFile(t, dir, "gray.jpg", jpg.Bytes()), "JPEG, 1 image, 1 plane\nimage 0: 7 x 5, uint8, decoded whole by convert\n"},
+		{writeFile(t, dir, "rgba.png", png16.Bytes()), "PNG, 1 image, 1 plane\nimage 0: 9 x 4, RGB uint16, streamed by convert\n"},
+		{writeFile(t, dir, "adam7.png", interlacedPNG), "PNG, 1 image, 1 plane\nimage 0: 9 x 7, RGB uint16, decoded whole by convert\n  pixel 0.5 µm x 0.5 µm\n"},
 		{imagej, `TIFF, 1 image, 3 planes
 image 0 "stack": 8 x 6, Z 3 x C 1 x T 1, XYCZT, uint8, page 0 and 2 images stored after its data
 `},
@@ -123,6 +137,9 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 			assert.Equal(t, tt.want, stdout)
 		})
 	}
+	code, _, stderr := clitest.Run(runInfo, writeFile(t, dir, "notes.txt", []byte("notes")))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "notes.txt: not a TIFF, PNG, JPEG, GIF, BMP or WebP file")
 	code, stdout, stderr := clitest.Run(runInfo, ome, filepath.Join(dir, "missing.tif"), plain)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, 3, strings.Count(stdout, "==> "), "a header for every file")

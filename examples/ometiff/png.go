@@ -181,8 +181,21 @@ func packed(row []byte, x, depth int) byte {
 func (s pngSource) spec() pyramid.ImageSpec {
 	h := s.dec.Header()
 	pixelType, samples := pngLayout(h)
-	return pyramid.ImageSpec{SizeX: h.Width, SizeY: h.Height, SizeZ: 1, SizeC: 1, SizeT: 1,
+	spec := pyramid.ImageSpec{SizeX: h.Width, SizeY: h.Height, SizeZ: 1, SizeC: 1, SizeT: 1,
 		PixelType: pixelType, SamplesPerPixel: samples}
+	setDensity(&spec, h.PixelsPerMetre)
+	return spec
+}
+
+// setDensity gives spec the pixel size of a PNG's pHYs density in pixels
+// per metre, as libvips reads it (its resolution); a size of 0 is none.
+func setDensity(spec *pyramid.ImageSpec, perMetre [2]uint32) {
+	if perMetre[0] > 0 {
+		spec.PhysicalSizeX, spec.PhysicalSizeXUnit = 1e6/float64(perMetre[0]), "µm"
+	}
+	if perMetre[1] > 0 {
+		spec.PhysicalSizeY, spec.PhysicalSizeYUnit = 1e6/float64(perMetre[1]), "µm"
+	}
 }
 
 // write adds the image to w with spec and streams its rows into its plane,

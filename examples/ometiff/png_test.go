@@ -153,6 +153,31 @@ func TestInterlacedPNG(t *testing.T) {
 	assert.Contains(t, stderr, "(e.g. vips copy '"+dir+`/slide 1'\''s scan.png' 'slide 1'\''s scan-noninterlaced.png')`)
 }
 
+// TestPNGPixelDensity: a pHYs chunk in pixels per metre gives the pixel
+// size, whether the PNG is streamed or, interlaced, decoded whole.
+func TestPNGPixelDensity(t *testing.T) {
+	phys := pngtest.Chunk("pHYs", []byte{0, 0x1e, 0x84, 0x80, 0, 0x3d, 0x09, 0, 1}) // 2e6 and 4e6 per metre
+	streamed := pngtest.Image{Width: 4, Height: 3, Depth: 8, ColorType: 0, Rows: make([][]byte, 3), Before: phys}
+	for y := range streamed.Rows {
+		streamed.Rows[y] = make([]byte, 4)
+	}
+	adam7 := interlaced(t, 9, 7)
+	at := bytes.Index(adam7, []byte("IDAT")) - 4
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{
+		"streamed.png":   streamed.Encode(),
+		"interlaced.png": append(append(bytes.Clone(adam7[:at]), phys...), adam7[at:]...),
+	} {
+		input := writeFile(t, dir, name, data)
+		output := filepath.Join(dir, name+".ome.tif")
+		code, stdout, stderr := clitest.Run(runConvert, input, output)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, ", pixel 0.5 µm x 0.25 µm, ", name)
+		_, stdout, stderr = clitest.Run(runInfo, output)
+		assert.Contains(t, stdout, "\n  pixel 0.5 µm x 0.25 µm\n", name, stderr)
+	}
+}
+
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"in.png": "in.png", "/data/a_b-c.d@2x:1%+=,.png": "/data/a_b-c.d@2x:1%+=,.png", "": "''",

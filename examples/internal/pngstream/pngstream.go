@@ -66,6 +66,10 @@ type Header struct {
 	// green and blue), in samples of BitDepth bits.
 	Transparent bool
 	Key         [3]uint16
+	// PixelsPerMetre is the pHYs chunk's pixel density, X then Y, when its
+	// unit is the metre; zero without one, or when it gives only the
+	// pixels' aspect ratio (unit 0).
+	PixelsPerMetre [2]uint32
 }
 
 // Channels is the number of samples per pixel in a row: 1 for a paletted
@@ -97,7 +101,7 @@ type Decoder struct {
 	r    *bufio.Reader
 	crc  hash.Hash32
 	h    Header
-	seen struct{ plte, trns bool }
+	seen struct{ plte, trns, phys bool }
 	tmp  [13]byte
 
 	// The IDAT stream: what is left of the current chunk, and a buffer of
@@ -176,6 +180,8 @@ func (d *Decoder) readHeader() error {
 			err = d.parsePLTE(length)
 		case "tRNS":
 			err = d.parseTRNS(length)
+		case "pHYs":
+			err = d.parsePHYs(length)
 		case "IDAT":
 			if d.h.ColorType == Paletted && !d.seen.plte {
 				return formatError("a paletted image without a PLTE chunk")
@@ -309,6 +315,23 @@ func (d *Decoder) parsePLTE(length uint32) error {
 	d.h.Palette = make([]color.NRGBA, n)
 	for i := range d.h.Palette {
 		d.h.Palette[i] = color.NRGBA{p[3*i], p[3*i+1], p[3*i+2], 0xff}
+	}
+	return nil
+}
+
+// parsePHYs reads the pixel density. An ancillary chunk of the wrong
+// length is skipped, as libpng and image/png pass it by.
+func (d *Decoder) parsePHYs(length uint32) error {
+	if length != 9 || d.seen.phys {
+		return d.skipChunk("pHYs", length)
+	}
+	d.seen.phys = true
+	p := d.tmp[:9]
+	if err := d.readChunk("pHYs", p); err != nil {
+		return err
+	}
+	if p[8] == 1 { // the metre
+		d.h.PixelsPerMetre = [2]uint32{binary.BigEndian.Uint32(p[0:4]), binary.BigEndian.Uint32(p[4:8])}
 	}
 	return nil
 }

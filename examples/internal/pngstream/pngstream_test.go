@@ -278,6 +278,39 @@ func TestHeader(t *testing.T) {
 	assert.Equal(t, (1<<31-1)*8, wide.RowBytes(), "no overflow")
 }
 
+// TestPixelDensity: a pHYs chunk in metres gives the pixel density; one
+// giving only the aspect ratio, a second one, and one of the wrong length
+// (skipped, as libpng skips it) give none.
+func TestPixelDensity(t *testing.T) {
+	phys := func(x, y uint32, unit byte) []byte {
+		return pngtest.Chunk("pHYs", append(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, x), y), unit))
+	}
+	tests := []struct {
+		name   string
+		before []byte
+		want   [2]uint32
+	}{
+		{"none", nil, [2]uint32{}},
+		{"metre", phys(4000, 2000, 1), [2]uint32{4000, 2000}},
+		{"aspect ratio only", phys(4000, 2000, 0), [2]uint32{}},
+		{"the first of two", append(phys(10, 20, 1), phys(30, 40, 1)...), [2]uint32{10, 20}},
+		{"wrong length", pngtest.Chunk("pHYs", make([]byte, 8)), [2]uint32{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := randomPNG(rand.New(rand.NewPCG(1, 2)), Gray, 8, 5, 3, false)
+			p.Before = tt.before
+			d, err := NewDecoder(bytes.NewReader(p.Encode()))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, d.Header().PixelsPerMetre)
+			for range 3 {
+				_, err = d.ReadRow()
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
 // corrupt returns a valid 6 x 4 RGB PNG changed by edit.
 func corrupt(edit func(p *pngtest.Image)) []byte {
 	p := randomPNG(rand.New(rand.NewPCG(7, 8)), RGB, 8, 6, 4, false)
@@ -435,6 +468,9 @@ func FuzzDecoder(f *testing.F) {
 			f.Add(randomPNG(rng, ct, depth, 3+rng.IntN(9), 1+rng.IntN(5), ct != GrayAlpha && ct != RGBA).Encode())
 		}
 	}
+	dense := randomPNG(rng, RGB, 8, 4, 3, false)
+	dense.Before = pngtest.Chunk("pHYs", []byte{0, 0, 0x0b, 0x13, 0, 0, 0x0b, 0x13, 1})
+	f.Add(dense.Encode())
 	var buf bytes.Buffer
 	img := image.NewNRGBA(image.Rect(0, 0, 7, 5))
 	fillRandom(img, rng)
