@@ -25,6 +25,11 @@ const (
 	// lookup tables, ...).
 	TagIJMetadataByteCounts uint16 = 50838
 	TagIJMetadata           uint16 = 50839
+	// GDAL's metadata: an XML document of named items, the dataset's and
+	// each band's (its description, scale, offset...), and the value of
+	// pixels that hold no data, as text.
+	TagGDALMetadata uint16 = 42112
+	TagGDALNoData   uint16 = 42113
 )
 
 // Compression values a reader meets and this library does not decode:

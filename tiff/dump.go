@@ -27,6 +27,7 @@ var tagNames = map[uint16]string{
 	TagTileByteCounts: "TileByteCounts", TagSubIFDs: "SubIFDs",
 	TagSampleFormat: "SampleFormat", TagSMinSampleValue: "SMinSampleValue",
 	TagSMaxSampleValue: "SMaxSampleValue", TagDocumentName: "DocumentName", TagFillOrder: "FillOrder", TagIJMetadataByteCounts: "IJMetadataByteCounts", TagIJMetadata: "IJMetadata",
+	TagGDALMetadata: "GDALMetadata", TagGDALNoData: "GDALNoData",
 	TagPageName: "PageName", TagXPosition: "XPosition", TagYPosition: "YPosition",
 	TagPageNumber: "PageNumber", TagJPEGTables: "JPEGTables",
 	TagYCbCrCoefficients: "YCbCrCoefficients", TagYCbCrSubSampling: "YCbCrSubSampling",

@@ -207,6 +207,25 @@ func FuzzShapedDescription(f *testing.F) {
 	fuzzDescription(f, seeds, g, g, g, g, two, two)
 }
 
+// FuzzGDALMetadata maps a page of two samples whose GDAL metadata and
+// no-data value are arbitrary: the channel names and annotations made
+// from them must be text the writer takes (mappedOK).
+func FuzzGDALMetadata(f *testing.F) {
+	f.Add(`<GDALMetadata><Item name="DESCRIPTION" sample="1" role="description">GFP</Item><Item name="x" domain="d">1</Item></GDALMetadata>`, "0", false)
+	f.Add(`<GDALMetadata><Item sample="-1">\x01</Item></GDALMetadata>`, "nan", true)
+	f.Fuzz(func(t *testing.T, metadata, nodata string, skip bool) {
+		if strings.ContainsRune(metadata, 0) || strings.ContainsRune(nodata, 0) || metadata == "" || nodata == "" {
+			return // ASCII fields end at NUL, and hold a character at least
+		}
+		page := testPage{width: 8, height: 8, samples: 2, bits: 8, more: func(b *ifd.Builder) {
+			b.AddASCII(tiff.TagGDALMetadata, metadata)
+			b.AddASCII(tiff.TagGDALNoData, nodata)
+		}}
+		file, _ := fileOf(t, binary.LittleEndian, false, page)
+		mapFuzzed(t, file, skip)
+	})
+}
+
 // FuzzImageJMetadata reads the lookup tables of a page whose ImageJ
 // metadata blocks (tags 50838 and 50839) are arbitrary: counts past the
 // data, headers of any length and kinds must neither panic nor read out of

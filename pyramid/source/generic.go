@@ -124,6 +124,9 @@ func (m *mapper) generic() error {
 				}
 			}
 		}
+		if err := m.gdal(im, g.layout); err != nil {
+			return err
+		}
 		m.add(im)
 	}
 	return nil
