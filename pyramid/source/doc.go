@@ -32,7 +32,9 @@
 //     pages (an 8-bit image shown through a lookup table) are read as
 //     their indices, as Bio-Formats and tifffile read them, the table's
 //     highest colour the channel's colour; so are a composite image's
-//     tables (its IJMetadata), one a channel.
+//     tables (its IJMetadata), one a channel. GDAL's band descriptions
+//     name the channels when each sample is one; its other metadata
+//     items and its no-data value go to a map annotation.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail) are never planes: the writer
