@@ -183,7 +183,7 @@ func TestBombsAreRefusedInLittleMemory(t *testing.T) {
 		{"TIFF, one JPEG tile of 16384 x 16384", jpegTileBomb(), []string{"-compression", "zstd"},
 			"image 0 (16384 x 16384) needs about 2.0 GiB for the bands read and written at tile 256 and the blocks decoded, more than -max-memory 1.0 GiB"},
 		{"TIFF, -max-pixels given", tiffBomb(), []string{"-max-pixels", "4294967296"}, "its header claims 100000 x 100000 pixels, more than -max-pixels 4294967296"},
-		{"TIFF, no memory limit", tiffBomb(), []string{"-max-memory", "0"}, "source: image too large: the page at 8 has bands of 100000 x 100000 pixels"},
+		{"TIFF, no memory limit", tiffBomb(), []string{"-max-memory", "0"}, "source: plane z=0 c=0 t=0 (the page at 8): image too large: the page at 8 has bands of 100000 x 100000 pixels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

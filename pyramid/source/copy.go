@@ -101,13 +101,13 @@ func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Opti
 		}
 		ep, err := dst.EncodedPlane(z, c, t)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return planeError(name, err)
 		}
 		if tile, err = copyPlane(ctx, ep, pl, encoded, rows, opts, tile); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return planeError(name, err)
 		}
 		if err := ep.Close(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return planeError(name, err)
 		}
 	}
 	return nil

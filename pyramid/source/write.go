@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -32,11 +33,17 @@ func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Optio
 		return fmt.Errorf("%w: no destination image (nil)", ErrMismatch)
 	}
 	got, want := dst.Spec(), im.Spec
-	if got.SizeX != want.SizeX || got.SizeY != want.SizeY || got.PixelType != want.PixelType ||
-		max(got.SamplesPerPixel, 1) != max(want.SamplesPerPixel, 1) || got.Planes() != want.Planes() || len(im.Planes) != want.Planes() {
-		return fmt.Errorf("%w: %d x %d, %d x %d samples of %v, %d planes written into %d x %d, %d x %v, %d planes",
-			ErrMismatch, want.SizeX, want.SizeY, max(want.SamplesPerPixel, 1), len(im.Planes), want.PixelType, want.Planes(),
-			got.SizeX, got.SizeY, max(got.SamplesPerPixel, 1), got.PixelType, got.Planes())
+	sizes := func(s pyramid.ImageSpec) string {
+		return fmt.Sprintf("%d x %d, %d x %v, Z %d x C %d x T %d", s.SizeX, s.SizeY, max(s.SamplesPerPixel, 1), s.PixelType,
+			max(s.SizeZ, 1), max(s.SizeC, 1), max(s.SizeT, 1))
+	}
+	// The planes go to the same Z, C and T: sizes of another shape, even
+	// of as many planes, would put some past the destination's.
+	if sizes(got) != sizes(want) {
+		return fmt.Errorf("%w: %s written into %s", ErrMismatch, sizes(want), sizes(got))
+	}
+	if len(im.Planes) != want.Planes() {
+		return fmt.Errorf("%w: %d planes for a spec of %d", ErrMismatch, len(im.Planes), want.Planes())
 	}
 	if dst.EncodedLevels() > 0 {
 		return im.writeEncoded(ctx, dst, opts)
@@ -48,6 +55,24 @@ func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Optio
 	}
 	return nil
 }
+
+// planeError returns err, met writing the plane named, behind this
+// package's prefix (once: an error of this package already has it).
+func planeError(plane string, err error) error {
+	if msg := err.Error(); strings.HasPrefix(msg, "source: ") {
+		return &prefixedError{"source: " + plane + ": " + strings.TrimPrefix(msg, "source: "), err}
+	}
+	return fmt.Errorf("source: %s: %w", plane, err)
+}
+
+// prefixedError is an error with its message rewritten.
+type prefixedError struct {
+	msg string
+	err error
+}
+
+func (e *prefixedError) Error() string { return e.msg }
+func (e *prefixedError) Unwrap() error { return e.err }
 
 // pageRead is one page to read and the planes it holds: by sample, or
 // the whole page (planes[0], when whole).
@@ -90,11 +115,11 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 	}
 	r, err := NewBandReader(ctx, pr.page, opts)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
+		return planeError(name(pr.planes[0]), err)
 	}
 	defer func() {
 		if cerr := r.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("%s: %w", name(pr.planes[0]), cerr)
+			err = planeError(name(pr.planes[0]), cerr)
 		}
 	}()
 	writers := make([]*pyramid.PlaneWriter, len(pr.planes))
@@ -104,7 +129,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		}
 		z, c, t := im.Spec.PlaneCoords(p)
 		if writers[i], err = dst.Plane(z, c, t); err != nil {
-			return fmt.Errorf("%s: %w", name(p), err)
+			return planeError(name(p), err)
 		}
 	}
 	l := r.Layout()
@@ -121,7 +146,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
+			return planeError(name(pr.planes[0]), err)
 		}
 		if half {
 			wide = widenHalves(wide, band)
@@ -129,7 +154,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		}
 		if pr.whole {
 			if _, err := writers[0].Write(band); err != nil {
-				return fmt.Errorf("%s: %w", name(pr.planes[0]), err)
+				return planeError(name(pr.planes[0]), err)
 			}
 			continue
 		}
@@ -139,7 +164,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 				continue
 			}
 			if _, err := w.Write(split[i]); err != nil {
-				return fmt.Errorf("%s: %w", name(pr.planes[i]), err)
+				return planeError(name(pr.planes[i]), err)
 			}
 		}
 	}
@@ -148,7 +173,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 			continue
 		}
 		if err := w.Close(); err != nil {
-			return fmt.Errorf("%s: %w", name(pr.planes[i]), err)
+			return planeError(name(pr.planes[i]), err)
 		}
 	}
 	return nil

@@ -210,11 +210,16 @@ func TestWritePlanesMismatch(t *testing.T) {
 		{SizeX: 8, SizeY: 8, SizeT: 1, PixelType: pyramid.Uint16},
 		{SizeX: 8, SizeY: 9, SizeT: 2, PixelType: pyramid.Uint16},
 		{SizeX: 8, SizeY: 8, SizeT: 2, PixelType: pyramid.Int16},
+		{SizeX: 8, SizeY: 8, SizeZ: 2, PixelType: pyramid.Uint16}, // as many planes, along Z
 	} {
 		dst, err := w.AddImage(s)
 		require.NoError(t, err)
 		assert.ErrorIs(t, f.Images[0].WritePlanes(context.Background(), dst, Options{}), ErrMismatch)
 	}
+	dst, err := w.AddImage(pyramid.ImageSpec{SizeX: 8, SizeY: 8, SizeC: 2, PixelType: pyramid.Uint16})
+	require.NoError(t, err)
+	assert.EqualError(t, f.Images[0].WritePlanes(context.Background(), dst, Options{}),
+		"source: destination image does not match: 8 x 8, 1 x uint16, Z 1 x C 1 x T 2 written into 8 x 8, 1 x uint16, Z 1 x C 2 x T 1")
 	// The image AddEncodedImage did not add, when its error was not looked at.
 	assert.ErrorIs(t, f.Images[0].WritePlanes(context.Background(), nil, Options{}), ErrMismatch, "a nil destination")
 }
@@ -233,7 +238,7 @@ func TestWritePlanesStops(t *testing.T) {
 	cancel()
 	err = f.Images[0].WritePlanes(ctx, dst, Options{})
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.ErrorContains(t, err, "plane z=0 c=0 t=0")
+	assert.ErrorContains(t, err, "source: plane z=0 c=0 t=0", "behind this package's prefix")
 
 	file, _ := fileOf(t, binary.LittleEndian, false, gray(64, 64), gray(64, 64))
 	file[len(file)/3] ^= 0xff // inside the first page's strips
