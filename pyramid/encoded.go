@@ -173,6 +173,9 @@ type EncodedPlaneWriter struct {
 // WritePlane refuse the planes of such an image, and EncodedPlane those of
 // other images (ErrPlane).
 func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
+	if im == nil {
+		return nil, errZero
+	}
 	p, err := im.spec.PlaneIndex(z, c, t)
 	rows, err := im.openPlane(p, err, openEncoded)
 	if err != nil {
@@ -193,7 +196,7 @@ func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
 // uncompressed one of other than TileWidth × TileHeight × the pixel's
 // bytes is ErrData, and nothing is written.
 func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
-	if ep.im == nil {
+	if ep == nil || ep.im == nil {
 		return errZero
 	}
 	if !ep.busy.CompareAndSwap(false, true) {
@@ -236,7 +239,7 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 // PlaneWriter.Write does, to compute the reduced levels from. An image
 // whose levels are all given encoded takes no rows (ErrData).
 func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
-	if ep.im == nil {
+	if ep == nil || ep.im == nil {
 		return 0, errZero
 	}
 	if !ep.busy.CompareAndSwap(false, true) {
@@ -256,7 +259,7 @@ func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
 // given encoded, and every row when the image takes rows. An incomplete
 // plane stays open; the writer's Close reports it missing.
 func (ep *EncodedPlaneWriter) Close() error {
-	if ep.im == nil {
+	if ep == nil || ep.im == nil {
 		return errZero
 	}
 	if !ep.busy.CompareAndSwap(false, true) {

@@ -3,6 +3,7 @@ package pyramid
 import (
 	"context"
 	"errors"
+	"image"
 	"io"
 	"io/fs"
 	"math"
@@ -323,6 +324,50 @@ func TestZeroValues(t *testing.T) {
 	_, err = ep.Write([]byte{1})
 	assert.ErrorIs(t, err, ErrClosed, "EncodedPlaneWriter.Write")
 	assert.ErrorIs(t, ep.Close(), ErrClosed, "EncodedPlaneWriter.Close")
+}
+
+// TestNilValues: nil pointers of the writer's types, a nil handle and a
+// nil reader give errors as zero values do, never a panic (a deferred
+// Abort of a writer Create did not make, say).
+func TestNilValues(t *testing.T) {
+	var w *Writer
+	_, err := w.AddImage(ImageSpec{SizeX: 16, SizeY: 16})
+	assert.ErrorIs(t, err, ErrClosed, "AddImage")
+	_, err = w.AddImageData(ImageSpec{}, image.NewGray(image.Rect(0, 0, 4, 4)))
+	assert.ErrorIs(t, err, ErrClosed, "AddImageData")
+	_, err = w.AddEncodedImage(ImageSpec{SizeX: 16, SizeY: 16})
+	assert.ErrorIs(t, err, ErrClosed, "AddEncodedImage")
+	assert.ErrorIs(t, w.Close(), ErrClosed, "Close")
+	assert.ErrorIs(t, w.Abort(), ErrClosed, "Abort")
+	assert.Equal(t, iohandle.Stats{}, w.Stats())
+
+	var im *Image
+	assert.ErrorIs(t, im.WritePlane(0, 0, 0, nil), ErrClosed, "WritePlane")
+	_, err = im.Plane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrClosed, "Plane")
+	_, err = im.EncodedPlane(0, 0, 0)
+	assert.ErrorIs(t, err, ErrClosed, "EncodedPlane")
+	assert.ErrorIs(t, im.ReadPlanes(strings.NewReader("")), ErrClosed, "ReadPlanes")
+	assert.ErrorIs(t, WriteSamples(im, 0, 0, 0, []uint8{}), ErrClosed, "WriteSamples")
+
+	var pw *PlaneWriter
+	_, err = pw.Write([]byte{1})
+	assert.ErrorIs(t, err, ErrClosed, "PlaneWriter.Write")
+	assert.ErrorIs(t, pw.Close(), ErrClosed, "PlaneWriter.Close")
+	var ep *EncodedPlaneWriter
+	assert.ErrorIs(t, ep.WriteTile(0, []byte{1}), ErrClosed, "WriteTile")
+	_, err = ep.Write([]byte{1})
+	assert.ErrorIs(t, err, ErrClosed, "EncodedPlaneWriter.Write")
+	assert.ErrorIs(t, ep.Close(), ErrClosed, "EncodedPlaneWriter.Close")
+
+	_, err = New(nil, Options{})
+	assert.ErrorIs(t, err, ErrOption, "a nil handle")
+	live, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer live.Abort()
+	gray, err := live.AddImage(ImageSpec{SizeX: 4, SizeY: 4})
+	require.NoError(t, err)
+	assert.ErrorIs(t, gray.ReadPlanes(nil), ErrData, "a nil reader")
 }
 
 // TestPlaneCoordsOutOfRange: an index with no plane gives -1s, not the

@@ -305,7 +305,7 @@ func (im *Image) PlaneBytes() int64 {
 // Writer.AddImageData instead, which converts it, or typed samples to
 // WriteSamples.
 func (im *Image) WritePlane(z, c, t int, pix []byte) error {
-	if im.w == nil {
+	if im == nil || im.w == nil {
 		return errZero
 	}
 	if int64(len(pix)) != im.PlaneBytes() {
@@ -326,6 +326,9 @@ func (im *Image) WritePlane(z, c, t int, pix []byte) error {
 // once. Several planes may be open at once, and written from different
 // goroutines.
 func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
+	if im == nil {
+		return nil, errZero
+	}
 	p, err := im.spec.PlaneIndex(z, c, t)
 	return im.openPlane(p, err, openRows)
 }

@@ -32,8 +32,14 @@ const readChunk = 4 << 20
 // copied straight, the bytes of the plane r ends in stay in the file,
 // unused. Other errors of r are returned wrapped. Neither fails the writer.
 func (im *Image) ReadPlanes(r io.Reader) error {
-	if im.w == nil {
+	if im == nil || im.w == nil {
 		return errZero
+	}
+	if r == nil {
+		if err := im.w.usable(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: ReadPlanes from a nil reader", ErrData)
 	}
 	if err := im.reservePlanes(); err != nil {
 		return err

@@ -28,7 +28,7 @@ type PlaneWriter struct {
 // plane are an error, and nothing of p is taken then. p is not kept after
 // Write returns.
 func (pw *PlaneWriter) Write(p []byte) (int, error) {
-	if pw.im == nil {
+	if pw == nil || pw.im == nil {
 		return 0, errZero
 	}
 	if !pw.busy.CompareAndSwap(false, true) {
@@ -91,7 +91,7 @@ func (pw *PlaneWriter) finish() {
 // Close reports whether the plane is complete. An incomplete plane stays
 // open; the writer's Close reports it missing.
 func (pw *PlaneWriter) Close() error {
-	if pw.im == nil {
+	if pw == nil || pw.im == nil {
 		return errZero
 	}
 	if !pw.busy.CompareAndSwap(false, true) {

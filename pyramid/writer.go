@@ -177,6 +177,9 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrOption)
 	}
+	if h == nil {
+		return nil, fmt.Errorf("%w: no output handle (nil)", ErrOption)
+	}
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -307,6 +310,9 @@ func (w *Writer) bindOME(im *Image) error {
 // method gives zero Stats. It is safe to call from any goroutine, at any
 // time.
 func (w *Writer) Stats() iohandle.Stats {
+	if w == nil {
+		return iohandle.Stats{}
+	}
 	counted, ok := w.h.(interface{ Stats() iohandle.Stats })
 	if !ok {
 		return iohandle.Stats{}
@@ -318,6 +324,9 @@ func (w *Writer) Stats() iohandle.Stats {
 
 // usable returns the error every call must return now, if any.
 func (w *Writer) usable() error {
+	if w == nil {
+		return errZero
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.usableLocked()
@@ -438,6 +447,9 @@ func (w *Writer) progress() (Progress, bool) {
 // Abort stops writing and discards the output. After Close or an earlier
 // Abort it does nothing and returns nil; it never removes a committed file.
 func (w *Writer) Abort() error {
+	if w == nil {
+		return errZero
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.h == nil {
@@ -483,6 +495,9 @@ func (w *Writer) stopPipeline() error {
 // After an earlier Close or Abort it does nothing: it returns nil if the
 // file was committed, and ErrClosed otherwise.
 func (w *Writer) Close() error {
+	if w == nil {
+		return errZero
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.h == nil {

@@ -110,6 +110,9 @@ type Writer struct {
 // NewWriter starts a TIFF file on h, which must be empty. It reserves the
 // first 16 bytes for the header, so the first block starts at offset 16.
 func NewWriter(h iohandle.Handle, opts Options) (*Writer, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: no output handle (nil)", ErrOption)
+	}
 	if h.Len() != 0 {
 		return nil, fmt.Errorf("%w: the output already holds %d bytes", ErrOption, h.Len())
 	}

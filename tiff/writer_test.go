@@ -212,6 +212,10 @@ func TestWriterErrors(t *testing.T) {
 		_, err := NewWriter(h, Options{})
 		assert.ErrorIs(t, err, ErrOption)
 	})
+	t.Run("no output", func(t *testing.T) {
+		_, err := NewWriter(nil, Options{})
+		assert.ErrorIs(t, err, ErrOption)
+	})
 	t.Run("unknown BigTIFF choice", func(t *testing.T) {
 		for _, choice := range []BigTIFF{-1, BigTIFFNever + 1} {
 			_, err := NewWriter(iohandle.NewMemory(), Options{BigTIFF: choice})

@@ -75,6 +75,9 @@ const aheadBytes = 32 << 20
 // BlockFormat returns the layout of a page and how its blocks are stored,
 // for compress.NewDecoder: the fields of the page, checked.
 func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
+	if p == nil {
+		return tiff.Layout{}, compress.BlockFormat{}, fmt.Errorf("%w: no page (nil)", ErrUnsupported)
+	}
 	l, err := p.Layout()
 	if err != nil {
 		return l, compress.BlockFormat{}, fmt.Errorf("source: %w", err)

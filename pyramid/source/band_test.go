@@ -285,6 +285,8 @@ func TestBandReaderBilevel(t *testing.T) {
 // anything like the band: a 1 KB file that claims 10^10 pixels costs
 // nothing.
 func TestBandReaderRefuses(t *testing.T) {
+	_, err := NewBandReader(context.Background(), nil, Options{})
+	assert.ErrorIs(t, err, ErrUnsupported, "no page")
 	huge := func(w, h uint32, tiles bool) []byte {
 		return rawPage(t, func(b *ifd.Builder) {
 			b.AddLong(tiff.TagImageWidth, w)
@@ -346,7 +348,7 @@ func TestBandReaderRefuses(t *testing.T) {
 	}
 	// A caller's limit below the default refuses a page the default takes.
 	file, _ := fileOf(t, binary.LittleEndian, false, testPage{width: 100, height: 70, samples: 1, bits: 16, tileW: 32, tileH: 16})
-	_, err := NewBandReader(context.Background(), pageOf(t, file), Options{MaxBandBytes: 100 * 16 * 2})
+	_, err = NewBandReader(context.Background(), pageOf(t, file), Options{MaxBandBytes: 100 * 16 * 2})
 	require.NoError(t, err)
 	_, err = NewBandReader(context.Background(), pageOf(t, file), Options{MaxBandBytes: 100*16*2 - 1})
 	require.ErrorIs(t, err, ErrSize)
