@@ -89,7 +89,9 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 			return nil, d.conflict(px, size.attr, "%d; the image is %d %s", n, size.want, size.what)
 		}
 	}
-	if v, ok := d.attr(px, "Type"); ok && string(v) != s.PixelType.String() {
+	// A document's 1-bit pixels ("bit") are written as uint8 0 and 1, as
+	// readers give them.
+	if v, ok := d.attr(px, "Type"); ok && string(v) != s.PixelType.String() && (string(v) != "bit" || s.PixelType != Uint8) {
 		return nil, d.conflict(px, "Type", "%q; the pixels are %v", v, s.PixelType)
 	}
 	if v, ok := d.attr(px, "SignificantBits"); ok {

@@ -247,6 +247,11 @@ func TestOMEImageCheck(t *testing.T) {
 	assert.NoError(t, doc.Image(0).Check(spec), "the typed size and wavelength replace the element's; INF is an xsd:float")
 	spec.PhysicalSizeX = 0
 	assert.ErrorIs(t, doc.Image(0).Check(spec), ErrOMEInvalid)
+
+	// 1-bit pixels are written as uint8 0 and 1, as readers give them.
+	bits := mustParseOME(t, omeRoot+`<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="bit" SignificantBits="1" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"/></Image>`+omeEnd)
+	assert.NoError(t, bits.Image(0).Check(ImageSpec{SizeX: 8, SizeY: 6, PixelType: Uint8}))
+	assert.ErrorIs(t, bits.Image(0).Check(ImageSpec{SizeX: 8, SizeY: 6, PixelType: Uint16}), ErrOMEConflict)
 }
 
 // TestCallerOMEImageCount: a document's Images are the images added, one

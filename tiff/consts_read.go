@@ -30,6 +30,10 @@ const (
 	// pixels that hold no data, as text.
 	TagGDALMetadata uint16 = 42112
 	TagGDALNoData   uint16 = 42113
+	// SGI's volumetric fields: the depth of the image and of its tiles,
+	// in planes (tifffile writes them with volumetric=True).
+	TagImageDepth uint16 = 32997
+	TagTileDepth  uint16 = 32998
 )
 
 // Compression values a reader meets and this library does not decode:

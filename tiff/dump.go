@@ -27,7 +27,7 @@ var tagNames = map[uint16]string{
 	TagTileByteCounts: "TileByteCounts", TagSubIFDs: "SubIFDs",
 	TagSampleFormat: "SampleFormat", TagSMinSampleValue: "SMinSampleValue",
 	TagSMaxSampleValue: "SMaxSampleValue", TagDocumentName: "DocumentName", TagFillOrder: "FillOrder", TagIJMetadataByteCounts: "IJMetadataByteCounts", TagIJMetadata: "IJMetadata",
-	TagGDALMetadata: "GDALMetadata", TagGDALNoData: "GDALNoData",
+	TagGDALMetadata: "GDALMetadata", TagGDALNoData: "GDALNoData", TagImageDepth: "ImageDepth", TagTileDepth: "TileDepth",
 	TagPageName: "PageName", TagXPosition: "XPosition", TagYPosition: "YPosition",
 	TagPageNumber: "PageNumber", TagJPEGTables: "JPEGTables",
 	TagYCbCrCoefficients: "YCbCrCoefficients", TagYCbCrSubSampling: "YCbCrSubSampling",
@@ -51,7 +51,9 @@ var valueNames = map[uint16]map[uint64]string{
 		uint64(CompressionJPEG): "JPEG", uint64(CompressionDeflate): "Deflate",
 		uint64(CompressionPackBits): "PackBits", uint64(CompressionDeflateOld): "Deflate (old)",
 		uint64(CompressionZstd): "Zstd", uint64(CompressionWebP): "WebP",
-		uint64(CompressionJPEGXLDraft):       "JPEG XL",
+		uint64(CompressionJPEGXLDraft): "JPEG XL",
+		3:                              "CCITT Group 3 fax", 4: "CCITT Group 4 fax",
+		34661: "JBIG", 34712: "JPEG 2000", 34887: "LERC", 34925: "LZMA",
 		uint64(CompressionJPEG2000Aperio):    "JPEG 2000 (Aperio YCbCr)",
 		uint64(CompressionJPEG2000AperioRGB): "JPEG 2000 (Aperio RGB)",
 	},
@@ -69,6 +71,7 @@ var valueNames = map[uint16]map[uint64]string{
 	TagSampleFormat: {
 		uint64(SampleFormatUint): "uint", uint64(SampleFormatInt): "int",
 		uint64(SampleFormatFloat): "float", uint64(SampleFormatUndefined): "undefined",
+		5: "complex int", 6: "complex float",
 	},
 	TagResolutionUnit: {
 		uint64(ResolutionUnitNone): "none", uint64(ResolutionUnitInch): "inch",

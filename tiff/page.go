@@ -294,7 +294,11 @@ func (p *Page) Layout() (Layout, error) {
 		return l, err
 	}
 	if format < uint64(SampleFormatUint) || format > uint64(SampleFormatUndefined) {
-		return l, fmt.Errorf("%w: SampleFormat of the page at %d is %d", ErrUnsupported, p.Offset, format)
+		name, ok := ValueName(TagSampleFormat, format)
+		if !ok {
+			name = "unknown"
+		}
+		return l, fmt.Errorf("%w: SampleFormat of the page at %d is %d (%s)", ErrUnsupported, p.Offset, format, name)
 	}
 	l.BitsPerSample, l.SampleFormat = int(bps), uint16(format)
 	if err := p.blockLayout(&l); err != nil {

@@ -189,7 +189,21 @@ func openSource(in *input, cfg config, stderr io.Writer) (sourceImages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return oneImage{im, alphaPolicy{drop: cfg.skipUnsupported, stderr: stderr}}, nil
+	// What the image file holds beyond the one image written (frames, a
+	// CMYK JPEG's black) is refused, or left out with -skip-unsupported.
+	var left []error
+	if l, ok := im.(interface{ leftOut() []error }); ok {
+		left = l.leftOut()
+	}
+	if n, ok := im.(interface{ said() []string }); ok {
+		for _, note := range n.said() {
+			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, note)
+		}
+	}
+	if len(left) > 0 && !cfg.skipUnsupported {
+		return nil, cli.InputError{Err: fmt.Errorf("%s: %w (-skip-unsupported converts it so)", in.name, left[0])}
+	}
+	return oneImage{im, alphaPolicy{drop: cfg.skipUnsupported, stderr: stderr}, left}, nil
 }
 
 // imageInput is an input of one image.
@@ -207,10 +221,11 @@ type imageInput interface {
 type oneImage struct {
 	in    imageInput
 	alpha alphaPolicy
+	left  []error // what the conversion leaves out, with -skip-unsupported
 }
 
 func (s oneImage) specs() []pyramid.ImageSpec { return []pyramid.ImageSpec{s.in.spec()} }
-func (s oneImage) skipped() []error           { return nil }
+func (s oneImage) skipped() []error           { return s.left }
 func (s oneImage) write(_ context.Context, w *pyramid.Writer, specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
 	spec, err := s.in.write(w, specs[0], s.alpha)
 	return []pyramid.ImageSpec{spec}, err

@@ -30,6 +30,9 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	if _, err := io.ReadFull(in.header(), sig[:]); err == nil && string(sig[:]) == pngSignature {
 		return openPNG(in, lim)
 	}
+	if animatedWebP(in.header()) {
+		return nil, fmt.Errorf("%s: an animated WebP: golang.org/x/image/webp reads still images only", in.name)
+	}
 	cfg, format, err := image.DecodeConfig(in.header())
 	if errors.Is(err, image.ErrFormat) {
 		return nil, fmt.Errorf("%s: unknown image format (want PNG, JPEG, GIF, BMP, TIFF or WebP, or -raw flags for raw samples)", in.name)
@@ -48,7 +51,37 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	if err := checkWhole(in, lim, strings.ToUpper(format), cfg.Width, cfg.Height, whole, outputPixelBytes(cfg.ColorModel)); err != nil {
 		return nil, err
 	}
-	return decodeWhole(in)
+	src, err := decodeWhole(in)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case format == "gif":
+		if n, err := gifFrames(in.header()); n > 1 {
+			count := fmt.Sprint(n)
+			if err != nil { // a pipe's first MiB, or a file cut short
+				count = "at least " + count
+			}
+			src.left = append(src.left, fmt.Errorf("an animated GIF of %s frames: only the first is written", count))
+		}
+	case format == "jpeg" && frame.multiPicture:
+		src.left = append(src.left, errors.New("a multi-picture JPEG (MPO): only its first picture is written"))
+	}
+	if format == "jpeg" && len(frame.sampling) == 4 {
+		src.left = append(src.left, errors.New("a CMYK JPEG: its colours are converted to RGB, and its black (K) is not kept"))
+	}
+	if frame.orientation > 1 {
+		src.notes = append(src.notes, fmt.Sprintf("EXIF Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", frame.orientation))
+	}
+	return src, nil
+}
+
+// animatedWebP reports whether a WebP file's VP8X header says it is
+// animated.
+func animatedWebP(r io.Reader) bool {
+	var head [21]byte
+	_, err := io.ReadFull(r, head[:])
+	return err == nil && string(head[:4]) == "RIFF" && string(head[8:16]) == "WEBPVP8X" && head[20]&0x02 != 0
 }
 
 // checkWhole refuses an image that must be decoded whole when that, with
@@ -86,7 +119,12 @@ type imageSource struct {
 	img     image.Image
 	name    string
 	density [2]uint32 // an interlaced PNG's pixels per metre, X and Y
+	left    []error   // what the file holds and the conversion leaves out
+	notes   []string  // what the conversion says
 }
+
+func (s imageSource) leftOut() []error { return s.left }
+func (s imageSource) said() []string   { return s.notes }
 
 // decodeWhole decodes the image in the input.
 func decodeWhole(in *input) (imageSource, error) {
@@ -178,7 +216,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 		if err != nil {
 			return nil, err
 		}
-		src.density = h.PixelsPerMetre
+		src.density, src.left = h.PixelsPerMetre, pngFrames(h)
 		return src, nil
 	}
 	if err := lim.checkBands(in.name, h.Width, outPixel); err != nil {

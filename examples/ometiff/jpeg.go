@@ -2,20 +2,32 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 )
 
 // jpegFrame is what a JPEG's frame header (SOF) says about the memory
 // image/jpeg needs: the sampling factors of the components and whether
-// the image is progressive. image.DecodeConfig tells neither.
+// the image is progressive. image.DecodeConfig tells neither. The
+// segments before it say whether the file holds more pictures (an MPO's
+// multi-picture index, in APP2) and how the picture is to be turned for
+// display (EXIF Orientation, in APP1).
 type jpegFrame struct {
-	progressive bool
-	sampling    [][2]int // horizontal and vertical factor of each component
+	progressive  bool
+	sampling     [][2]int // horizontal and vertical factor of each component
+	multiPicture bool
+	orientation  int // 0 when not said
 }
+
+// maxAppSegment is the largest APP1 or APP2 segment read whole; a segment
+// is at most 65533 bytes.
+const maxAppSegment = 1 << 16
 
 // readJPEGFrame reads a JPEG's markers up to its frame header.
 func readJPEGFrame(r io.Reader) (jpegFrame, error) {
+	var f jpegFrame
 	br := bufio.NewReader(r)
 	var soi [2]byte
 	if _, err := io.ReadFull(br, soi[:]); err != nil || soi != [2]byte{0xff, 0xd8} {
@@ -47,6 +59,19 @@ func readJPEGFrame(r io.Reader) (jpegFrame, error) {
 		if length < 0 {
 			return jpegFrame{}, errors.New("bad segment length")
 		}
+		if m == 0xe1 || m == 0xe2 { // APP1, APP2
+			seg := make([]byte, min(length, maxAppSegment))
+			if _, err := io.ReadFull(br, seg); err != nil {
+				return jpegFrame{}, err
+			}
+			switch {
+			case m == 0xe2 && bytes.HasPrefix(seg, []byte("MPF\x00")):
+				f.multiPicture = true
+			case m == 0xe1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) && f.orientation == 0:
+				f.orientation = exifOrientation(seg[6:])
+			}
+			continue
+		}
 		if m < 0xc0 || m > 0xcf || m == 0xc4 || m == 0xc8 || m == 0xcc { // not a SOF
 			if _, err := br.Discard(length); err != nil {
 				return jpegFrame{}, err
@@ -60,13 +85,43 @@ func readJPEGFrame(r io.Reader) (jpegFrame, error) {
 		if len(seg) < 6 || len(seg) < 6+3*int(seg[5]) || seg[5] == 0 {
 			return jpegFrame{}, errors.New("bad frame header")
 		}
-		f := jpegFrame{progressive: m == 0xc2 || m == 0xc6 || m == 0xca || m == 0xce}
+		f.progressive = m == 0xc2 || m == 0xc6 || m == 0xca || m == 0xce
 		for c := range int(seg[5]) {
 			hv := seg[6+3*c+1]
 			f.sampling = append(f.sampling, [2]int{max(1, int(hv>>4)), max(1, int(hv&15))})
 		}
 		return f, nil
 	}
+}
+
+// exifOrientation returns the Orientation (tag 274, a SHORT) of the first
+// directory of EXIF's TIFF structure, 0 when it has none or cannot be
+// read.
+func exifOrientation(t []byte) int {
+	if len(t) < 8 {
+		return 0
+	}
+	var order binary.ByteOrder
+	switch string(t[:2]) {
+	case "II":
+		order = binary.LittleEndian
+	case "MM":
+		order = binary.BigEndian
+	default:
+		return 0
+	}
+	at := uint64(order.Uint32(t[4:]))
+	if at+2 > uint64(len(t)) {
+		return 0
+	}
+	n, entries := int(order.Uint16(t[at:])), t[at+2:]
+	for i := 0; i < n && 12*i+12 <= len(entries); i++ {
+		e := entries[12*i:]
+		if order.Uint16(e) == 274 && order.Uint16(e[2:]) == 3 && order.Uint32(e[4:]) == 1 {
+			return int(order.Uint16(e[8:]))
+		}
+	}
+	return 0
 }
 
 // bytesPerPixel is what image/jpeg holds per pixel: each component's

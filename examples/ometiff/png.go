@@ -187,6 +187,18 @@ func (s pngSource) spec() pyramid.ImageSpec {
 	return spec
 }
 
+// leftOut lists the frames of an animated PNG, which are not written.
+func (s pngSource) leftOut() []error { return pngFrames(s.dec.Header()) }
+
+// pngFrames says an animated PNG's frames past its default image are left
+// out.
+func pngFrames(h pngstream.Header) []error {
+	if h.Frames > 1 {
+		return []error{fmt.Errorf("an animated PNG (APNG) of %d frames: only its default image is written", h.Frames)}
+	}
+	return nil
+}
+
 // setDensity gives spec the pixel size of a PNG's pHYs density in pixels
 // per metre, as libvips reads it (its resolution); a size of 0 is none.
 func setDensity(spec *pyramid.ImageSpec, perMetre [2]uint32) {

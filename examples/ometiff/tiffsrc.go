@@ -116,7 +116,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		return nil, true, cli.InputError{Err: err}
 	}
 	s.planCopy(cfg, stderr)
-	s.noteWhiteIsZero(stderr)
+	s.notePixels(stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize
 	if err := s.checkLimits(); err != nil {
 		s.Close()
@@ -142,14 +142,21 @@ func (s *tiffSource) parts() []string {
 	return out
 }
 
-// noteWhiteIsZero says which images are stored white-is-zero: their values
+// notePixels says which images are stored white-is-zero (their values
 // are kept, as tifffile reads them (it stores bool masks so), and OME-TIFF
-// readers show them black-is-zero, inverted.
-func (s *tiffSource) noteWhiteIsZero(stderr io.Writer) {
+// readers show them black-is-zero, inverted), and which say an
+// Orientation, which is not applied.
+func (s *tiffSource) notePixels(stderr io.Writer) {
 	for i, im := range s.file.Images {
 		if l, err := im.Planes[0].Page.Layout(); err == nil && l.Photometric == tiff.PhotometricWhiteIsZero {
 			fmt.Fprintf(stderr, "%s: %s: image %d: stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted\n",
 				convertName, s.name, i)
+		}
+		// Microscopy readers (tifffile, Bio-Formats) give the pixels as
+		// stored, and so does the output; a photo viewer turns them.
+		if o, ok := im.Planes[0].Page.Uint(tiff.TagOrientation); ok && o > 1 {
+			fmt.Fprintf(stderr, "%s: %s: image %d: Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them\n",
+				convertName, s.name, i, o)
 		}
 	}
 }

@@ -28,6 +28,7 @@ type page struct {
 	photometric                  uint16
 	description                  string
 	subfile                      uint32
+	orientation                  uint16 // written when not 0
 	seed                         int
 	pix                          []byte
 }
@@ -69,6 +70,9 @@ func writeTIFF(t *testing.T, path string, pages ...page) {
 		f.AddShort(tiff.TagPhotometricInterpretation, p.photometric)
 		if p.description != "" {
 			f.AddASCII(tiff.TagImageDescription, p.description)
+		}
+		if p.orientation != 0 {
+			f.AddShort(tiff.TagOrientation, p.orientation)
 		}
 		f.AddShort(tiff.TagSamplesPerPixel, uint16(p.samples))
 		f.AddUint(tiff.TagRowsPerStrip, uint64(p.height))

@@ -78,6 +78,12 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 	if p == nil {
 		return tiff.Layout{}, compress.BlockFormat{}, fmt.Errorf("%w: no page (nil)", ErrUnsupported)
 	}
+	for _, tag := range []uint16{tiff.TagImageDepth, tiff.TagTileDepth} {
+		if depth, ok := p.Uint(tag); ok && depth > 1 {
+			return tiff.Layout{}, compress.BlockFormat{}, fmt.Errorf("%w: %s %d of the page at %d (volumetric blocks, as tifffile writes with volumetric=True)",
+				ErrUnsupported, tiff.TagName(tag), depth, p.Offset)
+		}
+	}
 	l, err := p.Layout()
 	if err != nil {
 		return l, compress.BlockFormat{}, fmt.Errorf("source: %w", err)

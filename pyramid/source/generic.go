@@ -503,6 +503,7 @@ type imageJ struct {
 	spacing                  float64 // between slices, in unit
 	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
 	pixels                   bool    // the unit is "pixel": the image is not calibrated
+	unitGiven                bool    // a unit is said, known (unit) or not
 	interval                 float64 // between frames, in tunit
 	tunit                    string  // OME's spelling; "s" when not said
 }
@@ -542,6 +543,7 @@ func parseImageJ(d string) (imageJ, bool) {
 		case key == "unit":
 			ij.unit = imageJUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
 			ij.pixels = value == "pixel" || value == "pixels"
+			ij.unitGiven = strings.TrimSpace(value) != ""
 		}
 	}
 	return ij, true
@@ -568,7 +570,7 @@ var imageJTimeUnits = map[string]string{
 var imageJUnits = map[string]string{
 	"micron": "µm", "microns": "µm", "um": "µm", "µm": "µm", "nm": "nm", "nanometer": "nm",
 	"mm": "mm", "millimeter": "mm", "cm": "cm", "centimeter": "cm", "m": "m", "meter": "m",
-	"inch": "in", "in": "in", "pixel": "", "": "",
+	"inch": "in", "in": "in", "km": "km", "pm": "pm", "Å": "Å", "angstrom": "Å", "\u212b": "Å", "pixel": "", "": "",
 }
 
 // apply spreads the n pages of im over channels, slices and frames, in
@@ -596,8 +598,9 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		// Bio-Formats' layout: a page's samples are the channels.
 		s.SizeZ, s.SizeT = ij.slices, ij.frames
 	}
-	unit, ok := im.Planes[0].Page.Uint(tiff.TagResolutionUnit)
-	if ok && unit == uint64(tiff.ResolutionUnitNone) && ij.unit != "" {
+	// ImageJ takes the resolution in its unit, whatever ResolutionUnit
+	// says; without a unit, in ResolutionUnit's (genericImage read it so).
+	if ij.unit != "" {
 		s.PhysicalSizeX = sizeOf(im.Planes[0].Page, tiff.TagXResolution, 1)
 		s.PhysicalSizeY = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1)
 		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = ij.unit, ij.unit
@@ -609,10 +612,21 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		}
 		s.TimeIncrement = pyramid.Quantity{Value: ij.interval, Unit: unit}
 	}
-	if ij.spacing > 0 && s.SizeZ > 1 && !ij.pixels { // a spacing in pixels is no length
+	// The spacing is in ImageJ's unit; in none when the unit said is not
+	// known, or is pixels (the image is not calibrated); without a unit,
+	// in ResolutionUnit's, as ImageJ reads it, or in µm, as Bio-Formats
+	// does, when that is none.
+	if ij.spacing > 0 && s.SizeZ > 1 && (ij.unit != "" || !ij.unitGiven) {
 		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.unit
-		if ij.unit == "" {
-			s.PhysicalSizeZUnit = "µm"
+		if !ij.unitGiven {
+			resUnit, ok := im.Planes[0].Page.Uint(tiff.TagResolutionUnit)
+			if !ok {
+				resUnit = uint64(tiff.ResolutionUnitInch) // TIFF's default
+			}
+			s.PhysicalSizeZUnit = map[uint64]string{uint64(tiff.ResolutionUnitInch): "in", uint64(tiff.ResolutionUnitCentimeter): "cm"}[resUnit]
+			if _, ok := im.Planes[0].Page.Field(tiff.TagXResolution); !ok || s.PhysicalSizeZUnit == "" {
+				s.PhysicalSizeZUnit = "µm"
+			}
 		}
 	}
 }

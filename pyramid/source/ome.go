@@ -310,6 +310,7 @@ var omeLengthUnits = map[string]bool{
 var omeTypes = map[string]pyramid.PixelType{
 	"uint8": pyramid.Uint8, "int8": pyramid.Int8, "uint16": pyramid.Uint16, "int16": pyramid.Int16,
 	"uint32": pyramid.Uint32, "int32": pyramid.Int32, "float": pyramid.Float32, "double": pyramid.Float64,
+	"bit": pyramid.Uint8, // 1-bit samples, read as 0 and 1
 }
 
 // omeImage maps one Image element.

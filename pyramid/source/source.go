@@ -343,6 +343,7 @@ type pageLayout struct {
 	samples       int  // of the page
 	rgb           bool // the samples are interleaved RGB the writer keeps
 	mask          bool // a transparency mask (NewSubfileType bit 2)
+	inverted      bool // WhiteIsZero: kept as stored, so no plane of a BlackIsZero image
 }
 
 // planesPerPage is the number of planes a page holds: 1 for RGB or a
@@ -395,7 +396,7 @@ func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 		return pageLayout{}, fmt.Errorf("%w: FillOrder %d of the page at %d (bits least significant first)", ErrUnsupported, order, p.Offset)
 	}
 	out := pageLayout{width: l.Width, height: l.Height, samples: l.SamplesPerPixel,
-		mask: p.NewSubfileType()&tiff.SubfileMask != 0}
+		mask: p.NewSubfileType()&tiff.SubfileMask != 0, inverted: l.Photometric == tiff.PhotometricWhiteIsZero}
 	if out.pixelType, err = pixelTypeOf(l, p.Offset); err != nil {
 		return out, err
 	}

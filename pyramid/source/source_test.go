@@ -184,17 +184,46 @@ func TestGenericMetadata(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, f.Images[0].Spec.TimeIncrement, "%q: the frame interval", tunit)
 	}
-	for unit, want := range map[string][2]any{"unit=pixel\n": {0.0, ""}, "": {1.5, "µm"}, "unit=nm\n": {1.5, "nm"}} {
+	for unit, want := range map[string][2]any{"unit=pixel\n": {0.0, ""}, "": {1.5, "µm"}, "unit=nm\n": {1.5, "nm"}, "unit=furlong\n": {0.0, ""}} {
 		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\nspacing=1.5\n"+unit)), gray(8, 8))
 		require.NoError(t, err)
 		s = f.Images[0].Spec
-		assert.Equal(t, want, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit}, "%q: a spacing in pixels is no length", unit)
+		assert.Equal(t, want, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit}, "%q: a spacing in pixels, or in a unit not known, is no length", unit)
+	}
+
+	// ImageJ's unit holds whatever ResolutionUnit says; without one, the
+	// spacing is in ResolutionUnit's, as ImageJ reads it.
+	tests := []struct {
+		unit    string
+		resUnit uint16
+		want    [6]any
+	}{
+		{"unit=micron\n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
+		{"", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 1.5, "cm"}},
+		{"unit=furlong\n", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 0.0, ""}},
+	}
+	for _, tt := range tests {
+		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\nspacing=1.5\n"+tt.unit),
+			rational(tiff.TagXResolution, 4, 1), rational(tiff.TagYResolution, 2, 1), short(tiff.TagResolutionUnit, tt.resUnit)), gray(8, 8))
+		require.NoError(t, err)
+		s = f.Images[0].Spec
+		assert.Equal(t, tt.want, [6]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit, s.PhysicalSizeZ, s.PhysicalSizeZUnit},
+			"%q, ResolutionUnit %d", tt.unit, tt.resUnit)
 	}
 }
 
 // TestUnsupportedPages checks that a page that cannot be converted fails
 // New with a typed error naming its field, or with SkipUnsupported is
 // left out and listed, its images' other pages kept.
+// TestWhiteIsZeroApart: white-is-zero pages, kept as stored, are no
+// planes of black-is-zero pages of the same shape.
+func TestWhiteIsZeroApart(t *testing.T) {
+	inverted := gray(8, 8, short(tiff.TagPhotometricInterpretation, tiff.PhotometricWhiteIsZero))
+	f, _, err := mapPages(t, Options{}, gray(8, 8), inverted, inverted, gray(8, 8))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 3:*`, `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 1:* 2:*`}, summary(f))
+}
+
 func TestUnsupportedPages(t *testing.T) {
 	tests := []struct {
 		name string
@@ -214,7 +243,10 @@ func TestUnsupportedPages(t *testing.T) {
 		{"1-bit signed", testPage{width: 8, height: 8, samples: 1, bits: 8, more: fields(short(tiff.TagBitsPerSample, 1), short(tiff.TagSampleFormat, tiff.SampleFormatInt))},
 			ErrUnsupported, "BitsPerSample 1 of integer samples"},
 		{"JPEG 2000", gray(8, 8, short(tiff.TagCompression, tiff.CompressionJPEG2000Aperio)), ErrUnsupported, "Compression 33003 (JPEG 2000"},
-		{"unknown compression", gray(8, 8, short(tiff.TagCompression, 34712)), ErrUnsupported, "34712"},
+		{"unknown compression", gray(8, 8, short(tiff.TagCompression, 34712)), ErrUnsupported, "34712 (JPEG 2000)"},
+		{"volumetric", gray(8, 8, short(tiff.TagImageDepth, 4)), ErrUnsupported, "ImageDepth 4 of the page at"},
+		{"volumetric tiles", gray(8, 8, short(tiff.TagTileDepth, 2)), ErrUnsupported, "TileDepth 2 of the page at"},
+		{"complex", gray(8, 8, short(tiff.TagSampleFormat, 6)), tiff.ErrUnsupported, "is 6 (complex float)"},
 		{"unknown predictor", gray(8, 8, short(tiff.TagPredictor, 5)), ErrUnsupported, "predictor"},
 		{"too many samples", testPage{width: 2, height: 2, samples: 257, bits: 8}, ErrUnsupported, "SamplesPerPixel 257"},
 	}

@@ -70,6 +70,9 @@ type Header struct {
 	// unit is the metre; zero without one, or when it gives only the
 	// pixels' aspect ratio (unit 0).
 	PixelsPerMetre [2]uint32
+	// Frames is an animated PNG's (APNG's) number of frames, from its acTL
+	// chunk; 0 for a still image. Only the default image (IDAT) is read.
+	Frames int
 }
 
 // Channels is the number of samples per pixel in a row: 1 for a paletted
@@ -182,6 +185,8 @@ func (d *Decoder) readHeader() error {
 			err = d.parseTRNS(length)
 		case "pHYs":
 			err = d.parsePHYs(length)
+		case "acTL":
+			err = d.parseACTL(length)
 		case "IDAT":
 			if d.h.ColorType == Paletted && !d.seen.plte {
 				return formatError("a paletted image without a PLTE chunk")
@@ -316,6 +321,20 @@ func (d *Decoder) parsePLTE(length uint32) error {
 	for i := range d.h.Palette {
 		d.h.Palette[i] = color.NRGBA{p[3*i], p[3*i+1], p[3*i+2], 0xff}
 	}
+	return nil
+}
+
+// parseACTL reads an APNG's animation control: its number of frames. A
+// chunk of the wrong length is skipped, as an ancillary chunk.
+func (d *Decoder) parseACTL(length uint32) error {
+	if length != 8 {
+		return d.skipChunk("acTL", length)
+	}
+	p := d.tmp[:8]
+	if err := d.readChunk("acTL", p); err != nil {
+		return err
+	}
+	d.h.Frames = int(min(binary.BigEndian.Uint32(p), math.MaxInt32))
 	return nil
 }
 

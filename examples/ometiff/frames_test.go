@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"image"
+	"image/color/palette"
+	"image/gif"
+	"image/jpeg"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// animatedGIF returns a GIF of n frames of 6 x 4.
+func animatedGIF(t testing.TB, n int) []byte {
+	g := &gif.GIF{}
+	for i := range n {
+		p := image.NewPaletted(image.Rect(0, 0, 6, 4), palette.Plan9)
+		p.Pix[i] = byte(i + 1)
+		g.Image, g.Delay = append(g.Image, p), append(g.Delay, 10)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, gif.EncodeAll(&buf, g))
+	return buf.Bytes()
+}
+
+// withSegment returns a JPEG with a segment of marker m holding data
+// inserted after its SOI.
+func withSegment(jpg []byte, m byte, data []byte) []byte {
+	seg := append([]byte{0xff, m, byte((len(data) + 2) >> 8), byte(len(data) + 2)}, data...)
+	return append(append(bytes.Clone(jpg[:2]), seg...), jpg[2:]...)
+}
+
+// exif returns an APP1 EXIF payload whose first directory holds
+// Orientation o, in the byte order of order ("II" or "MM").
+func exif(order string, o uint16) []byte {
+	le := order == "II"
+	u16 := func(v uint16) []byte {
+		if le {
+			return []byte{byte(v), byte(v >> 8)}
+		}
+		return []byte{byte(v >> 8), byte(v)}
+	}
+	u32 := func(v uint32) []byte {
+		if le {
+			return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}
+		}
+		return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+	}
+	t := append([]byte(order), u16(42)...)
+	t = append(t, u32(8)...)
+	t = append(t, u16(1)...)                                         // one entry
+	t = append(append(append(t, u16(274)...), u16(3)...), u32(1)...) // Orientation, SHORT, 1
+	t = append(append(t, u16(o)...), 0, 0)
+	t = append(t, u32(0)...)
+	return append([]byte("Exif\x00\x00"), t...)
+}
+
+// TestImagesOfSeveralFrames: an image file holding more than the one
+// picture written (an animated GIF, PNG or WebP, a multi-picture JPEG),
+// or a CMYK JPEG's black, is refused, naming it; -skip-unsupported writes
+// the first picture and says what it left out.
+func TestImagesOfSeveralFrames(t *testing.T) {
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 6, 4)), nil))
+	apng := pngtest.Image{Width: 6, Height: 4, Depth: 8, ColorType: 0, Rows: make([][]byte, 4),
+		Before: pngtest.Chunk("acTL", []byte{0, 0, 0, 3, 0, 0, 0, 0})}
+	for y := range apng.Rows {
+		apng.Rows[y] = make([]byte, 6)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name, data string
+		refused    string
+	}{
+		{"anim.gif", string(animatedGIF(t, 3)), "an animated GIF of 3 frames: only the first is written"},
+		{"anim.png", string(apng.Encode()), "an animated PNG (APNG) of 3 frames: only its default image is written"},
+		{"pictures.mpo", string(withSegment(jpg.Bytes(), 0xe2, []byte("MPF\x00MM\x00\x2a\x00\x00\x00\x08"))), "a multi-picture JPEG (MPO): only its first picture is written"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, out := writeFile(t, dir, tt.name, []byte(tt.data)), filepath.Join(dir, tt.name+".ome.tif")
+			code, _, stderr := clitest.Run(runConvert, in, out)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, stderr, tt.refused+" (-skip-unsupported converts it so)")
+			assert.NoFileExists(t, out)
+			code, stdout, stderr := clitest.Run(runConvert, "-skip-unsupported", in, out)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "6 x 4")
+			assert.Contains(t, stderr, "left out (-skip-unsupported): "+tt.refused)
+		})
+	}
+	still := writeFile(t, dir, "still.gif", animatedGIF(t, 1))
+	code, _, stderr := clitest.Run(runConvert, still, filepath.Join(dir, "still.ome.tif"))
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "a GIF of one frame")
+
+	webp := writeFile(t, dir, "anim.webp", []byte("RIFF\x30\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x02\x00\x00\x00\x05\x00\x00\x03\x00\x00ANIM"))
+	code, _, stderr = clitest.Run(runConvert, webp, filepath.Join(dir, "webp.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "an animated WebP: golang.org/x/image/webp reads still images only")
+}
+
+// TestOrientationNoted: an EXIF or TIFF Orientation is not applied, and
+// stderr says so.
+func TestOrientationNoted(t *testing.T) {
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 6, 4)), nil))
+	dir := t.TempDir()
+	for _, order := range []string{"II", "MM"} {
+		in := writeFile(t, dir, order+".jpg", withSegment(jpg.Bytes(), 0xe1, exif(order, 6)))
+		code, stdout, stderr := clitest.Run(runConvert, in, filepath.Join(dir, order+".ome.tif"))
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, "6 x 4", "as stored")
+		assert.Contains(t, stderr, "EXIF Orientation 6 is not applied: the pixels are written as stored", order)
+	}
+	upright := writeFile(t, dir, "upright.jpg", withSegment(jpg.Bytes(), 0xe1, exif("II", 1)))
+	_, _, stderr := clitest.Run(runConvert, upright, filepath.Join(dir, "upright.ome.tif"))
+	assert.Empty(t, stderr)
+
+	turned := filepath.Join(dir, "turned.tif")
+	writeTIFF(t, turned, page{width: 6, height: 4, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, orientation: 8})
+	code, _, stderr := clitest.Run(runConvert, turned, filepath.Join(dir, "turned.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: Orientation 8 is not applied: the pixels are written as stored")
+}
+
+// TestJPEGFrameSegments: what the segments before a JPEG's frame header say.
+func TestJPEGFrameSegments(t *testing.T) {
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewRGBA(image.Rect(0, 0, 6, 4)), nil))
+	f, err := readJPEGFrame(bytes.NewReader(jpg.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, jpegFrame{sampling: [][2]int{{2, 2}, {1, 1}, {1, 1}}}, f)
+	f, err = readJPEGFrame(bytes.NewReader(withSegment(withSegment(jpg.Bytes(), 0xe2, []byte("MPF\x00")), 0xe1, exif("MM", 3))))
+	require.NoError(t, err)
+	assert.True(t, f.multiPicture)
+	assert.Equal(t, 3, f.orientation)
+	assert.Zero(t, exifOrientation([]byte("II*\x00\xff\xff\xff\xff")), "a directory past the end")
+	assert.Zero(t, exifOrientation([]byte("MM\x00\x2a\x00\x00\x00\x08\x00\x05")), "entries past the end")
+}
+
+// FuzzImageHeaders reads arbitrary bytes as a GIF's blocks and a JPEG's
+// segments: neither panics, a GIF's count is at most one frame for each
+// 10 bytes after its header (an image's descriptor, code size and
+// terminator), and an orientation read is a SHORT's value.
+func FuzzImageHeaders(f *testing.F) {
+	f.Add(animatedGIF(f, 3))
+	var jpg bytes.Buffer
+	_ = jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 6, 4)), nil)
+	f.Add(withSegment(withSegment(jpg.Bytes(), 0xe2, []byte("MPF\x00")), 0xe1, exif("II", 6)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if n, _ := gifFrames(bytes.NewReader(data)); n < 0 || n > max(0, len(data)-13)/10 {
+			t.Fatalf("%d frames in %d bytes", n, len(data))
+		}
+		if f, err := readJPEGFrame(bytes.NewReader(data)); err == nil && (f.orientation < 0 || f.orientation > 0xffff) {
+			t.Fatalf("orientation %d", f.orientation)
+		}
+		_ = animatedWebP(bytes.NewReader(data))
+	})
+}
