@@ -680,3 +680,22 @@ print(json.dumps({'Descriptions': descriptions, 'Channels': channels, 'Annotatio
 	assert.Contains(t, got.Annotations, [2]string{"GDAL_NODATA", "0"})
 	assert.True(t, got.Equal, "the pixels differ")
 }
+
+// TestInteropSparseNoData converts a sparse GTiff that GDAL creates with a
+// no-data value and no data at all: its empty tiles are that value in the
+// output, as tifffile (and GDAL) read the source.
+func TestInteropSparseNoData(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "gdal_create", "tifffile")
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "sparse.tif"), filepath.Join(dir, "sparse.ome.tif")
+	interop.MustRun(t, "gdal_create", "-of", "GTiff", "-outsize", "300", "200", "-bands", "2", "-ot", "Int16", "-a_nodata", "-5",
+		"-co", "TILED=YES", "-co", "SPARSE_OK=TRUE", in)
+	code, _, stderr := clitest.Run(runConvert, "-compression", "deflate", "-predictor", "none", in, out)
+	require.Equal(t, 0, code, stderr)
+	got := interop.RunPython(t, `import sys, numpy as np, tifffile
+a, b = tifffile.imread(sys.argv[1]), tifffile.imread(sys.argv[2])  # YXS, and CYX: each band a channel
+a = np.moveaxis(a, -1, 0)
+print(a.shape == b.shape and bool(np.array_equal(a, b)), int(b.min()), int(b.max()))`, in, out)
+	assert.Equal(t, "True -5 -5", strings.TrimSpace(got))
+}

@@ -2,11 +2,15 @@ package source
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ometiff-go/ometiff/compress"
@@ -125,11 +129,12 @@ type BandReader struct {
 	pixel     int // bytes of a pixel in a band
 	sample    int // bytes of a sample
 	rowBytes  int
-	blockRows int // block rows of one band
-	bandRows  int // rows of one band: blockRows × the block height
-	perRow    int // blocks of one block row: across × planes
-	perBand   int // blocks of a full band
-	bands     int // bands of the page
+	blockRows int    // block rows of one band
+	bandRows  int    // rows of one band: blockRows × the block height
+	perRow    int    // blocks of one block row: across × planes
+	perBand   int    // blocks of a full band
+	bands     int    // bands of the page
+	fill      []byte // a sample of a sparse block: GDAL's no-data value, or nil for zeros
 	ring      [][]byte
 	pipe      *compress.Pipeline
 	ctx       context.Context // the caller's
@@ -185,6 +190,9 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 		return nil, err
 	}
 	r := &BandReader{page: page, l: l, sample: max(1, l.BitsPerSample/8)} // 1-bit samples are decoded to bytes
+	if nodata, ok := page.Text(tiff.TagGDALNoData); ok {
+		r.fill = noDataSample(nodata, l)
+	}
 	r.pixel = l.SamplesPerPixel * r.sample
 	limit := opts.MaxBandBytes
 	if limit <= 0 {
@@ -362,13 +370,14 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // Encode decodes the block into its band (the pipeline calls every
 // transformation Encode) and returns dst unchanged. A block of 0 bytes is
-// sparse: zeros, as GDAL writes and libtiff and tifffile read them.
+// sparse: GDAL's no-data value when the page has one, zeros otherwise, as
+// GDAL writes them and reads them, and tifffile too.
 func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
 	r := j.r
 	if r.l.Planes == 1 && r.l.BlockWidth == r.l.Width { // a strip: its rows are the band's
 		region := j.band[: j.imageRows*r.rowBytes : j.imageRows*r.rowBytes]
 		if len(src) == 0 {
-			clear(region)
+			fillSamples(region, r.fill)
 			return dst, nil
 		}
 		out, err := r.dec.DecodeRows(region[:0], src, j.rows)
@@ -383,7 +392,7 @@ func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
 	if len(src) == 0 {
 		n := r.dec.BlockBytes(j.rows)
 		*buf = slices.Grow((*buf)[:0], n)[:n]
-		clear(*buf)
+		fillSamples(*buf, r.fill)
 	} else {
 		*buf, err = r.dec.DecodeRows((*buf)[:0], src, j.rows)
 	}
@@ -391,6 +400,51 @@ func (j *blockJob) Encode(dst, src []byte) ([]byte, error) {
 		j.place(*buf)
 	}
 	return dst, j.failed(err)
+}
+
+// fillSamples fills b with copies of sample, or zeros when it is nil.
+func fillSamples(b, sample []byte) {
+	if len(sample) == 0 {
+		clear(b)
+		return
+	}
+	for i := 0; i+len(sample) <= len(b); i += len(sample) {
+		copy(b[i:], sample)
+	}
+}
+
+// noDataSample returns GDAL's no-data value (its text, as GDAL writes it)
+// as a decoded sample of the layout: little-endian, of its type; nil (zeros)
+// for a value the type does not hold, or for zero.
+func noDataSample(text string, l tiff.Layout) []byte {
+	v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil || v == 0 {
+		return nil
+	}
+	size := max(1, l.BitsPerSample/8)
+	out := make([]byte, 8)
+	switch {
+	case l.SampleFormat == tiff.SampleFormatFloat && size == 4:
+		binary.LittleEndian.PutUint32(out, math.Float32bits(float32(v)))
+	case l.SampleFormat == tiff.SampleFormatFloat && size == 8:
+		binary.LittleEndian.PutUint64(out, math.Float64bits(v))
+	case l.SampleFormat == tiff.SampleFormatFloat && size == 2:
+		return nil // half floats are widened after decoding: their zeros stay
+	case v != math.Trunc(v) || math.IsInf(v, 0):
+		return nil
+	case l.SampleFormat == tiff.SampleFormatInt:
+		bits := 8 * size
+		if v < -math.Ldexp(1, bits-1) || v >= math.Ldexp(1, bits-1) {
+			return nil
+		}
+		binary.LittleEndian.PutUint64(out, uint64(int64(v)))
+	default:
+		if v < 0 || v >= math.Ldexp(1, 8*size) || l.BitsPerSample == 1 && v > 1 {
+			return nil
+		}
+		binary.LittleEndian.PutUint64(out, uint64(v))
+	}
+	return out[:size]
 }
 
 // failed records a decoding error, naming the block.

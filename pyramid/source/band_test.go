@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -488,4 +489,50 @@ func TestBandReaderMemory(t *testing.T) {
 	// blocks the pipeline kept for reuse grew to its default bound of 4 MiB
 	// before that bound followed the ring).
 	assert.Less(t, tall, short+4*band+256<<10, "no growth with the height")
+}
+
+// TestBandReaderNoData: the sparse blocks of a page with GDAL's no-data
+// value hold it, as GDAL and tifffile read them; the other blocks are as
+// stored.
+func TestBandReaderNoData(t *testing.T) {
+	nodata := func(v string) func(*ifd.Builder) { return ascii(tiff.TagGDALNoData, v) }
+	// A float32 page of two 16 x 16 tiles, the second sparse.
+	p := testPage{width: 32, height: 16, samples: 1, bits: 32, float: true, tileW: 16, tileH: 16, sparse: []int{1}, more: nodata(" -9999.5 ")}
+	file, images := fileOf(t, binary.LittleEndian, false, p)
+	want := images[0]
+	for y := range 16 {
+		for x := 16; x < 32; x++ {
+			binary.LittleEndian.PutUint32(want[4*(32*y+x):], math.Float32bits(-9999.5))
+		}
+	}
+	for _, workers := range []int{1, 3} {
+		got, err := readAll(t, file, Options{Workers: workers})
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "%d workers", workers)
+	}
+	// An int16 strip of nothing else.
+	file, _ = fileOf(t, binary.BigEndian, false, testPage{width: 5, height: 3, samples: 1, bits: 16, signed: true, sparse: []int{0}, more: nodata("-5")})
+	got, err := readAll(t, file, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, bytes.Repeat([]byte{0xfb, 0xff}, 15), got)
+
+	tests := []struct {
+		text   string
+		layout tiff.Layout
+		want   []byte
+	}{
+		{"-5", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatInt}, []byte{0xfb, 0xff}},
+		{"255", tiff.Layout{BitsPerSample: 8, SampleFormat: tiff.SampleFormatUint}, []byte{0xff}},
+		{"1", tiff.Layout{BitsPerSample: 1, SampleFormat: tiff.SampleFormatUint}, []byte{1}},
+		{"nan", tiff.Layout{BitsPerSample: 64, SampleFormat: tiff.SampleFormatFloat}, binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.NaN()))},
+		{"0", tiff.Layout{BitsPerSample: 32, SampleFormat: tiff.SampleFormatFloat}, nil},
+		{"256", tiff.Layout{BitsPerSample: 8, SampleFormat: tiff.SampleFormatUint}, nil}, // not held: zeros
+		{"-1", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatUint}, nil},
+		{"2.5", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatInt}, nil},
+		{"-32769", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatInt}, nil},
+		{"none", tiff.Layout{BitsPerSample: 8, SampleFormat: tiff.SampleFormatUint}, nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, noDataSample(tt.text, tt.layout), "%q as %d bits", tt.text, tt.layout.BitsPerSample)
+	}
 }

@@ -372,3 +372,21 @@ func FuzzDataset(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNoData parses arbitrary no-data text for every sample type: the
+// sample made is nil or one sample's bytes.
+func FuzzNoData(f *testing.F) {
+	for _, s := range []string{"-5", "nan", "1e+20", " 255 ", "-inf", "0x10"} {
+		f.Add(s)
+	}
+	layouts := []tiff.Layout{{BitsPerSample: 1}, {BitsPerSample: 8}, {BitsPerSample: 16, SampleFormat: tiff.SampleFormatInt},
+		{BitsPerSample: 32, SampleFormat: tiff.SampleFormatUint}, {BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat},
+		{BitsPerSample: 32, SampleFormat: tiff.SampleFormatFloat}, {BitsPerSample: 64, SampleFormat: tiff.SampleFormatFloat}}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, l := range layouts {
+			if b := noDataSample(text, l); b != nil && len(b) != max(1, l.BitsPerSample/8) {
+				t.Fatalf("%q: %d bytes for %d bits", text, len(b), l.BitsPerSample)
+			}
+		}
+	})
+}
