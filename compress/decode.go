@@ -77,7 +77,7 @@ type Decoder struct {
 	f        BlockFormat
 	l        layout
 	rowBytes int
-	packed   int // bytes of a stored row of 1-bit samples; 0 for whole bytes
+	packed   int // bytes of a stored row of 1-, 2- or 4-bit samples; 0 for whole bytes
 	codec    func(d *Decoder, out, src []byte) error
 
 	zstdOnce sync.Once
@@ -94,7 +94,7 @@ type Decoder struct {
 func NewDecoder(f BlockFormat) (*Decoder, error) {
 	d := &Decoder{f: f}
 	format := f.Format
-	if format.BitsPerSample == 1 {
+	if packedBits(format.BitsPerSample) {
 		if err := checkBilevel(f); err != nil {
 			return nil, err
 		}
@@ -107,8 +107,8 @@ func NewDecoder(f BlockFormat) (*Decoder, error) {
 	if f.Width <= 0 || f.Height <= 0 {
 		return nil, fmt.Errorf("%w: blocks of %d x %d pixels", ErrFormat, f.Width, f.Height)
 	}
-	if f.Format.BitsPerSample == 1 {
-		d.packed = (f.Width + 7) / 8
+	if packedBits(f.Format.BitsPerSample) {
+		d.packed = (f.Width*f.Format.BitsPerSample + 7) / 8
 	}
 	if f.Width > math.MaxInt/d.l.pixelBytes() || f.Height > math.MaxInt/(f.Width*d.l.pixelBytes()) {
 		return nil, fmt.Errorf("%w: blocks of %d x %d pixels of %d bytes are too large", ErrFormat, f.Width, f.Height, d.l.pixelBytes())
@@ -157,27 +157,33 @@ func (d *Decoder) DecodeRows(dst, src []byte, rows int) ([]byte, error) {
 	return dst, nil
 }
 
-// checkBilevel checks the format of 1-bit samples, which are decoded one
-// sample a pixel, uncompressed or losslessly compressed, without a
-// predictor (libtiff refuses horizontal differencing of 1-bit samples).
+// packedBits reports whether samples of the size are packed in bytes:
+// 1, 2 or 4 bits.
+func packedBits(bits int) bool { return bits == 1 || bits == 2 || bits == 4 }
+
+// checkBilevel checks the format of 1-, 2- or 4-bit samples, which are
+// decoded one sample a pixel, uncompressed or losslessly compressed,
+// without a predictor (libtiff refuses horizontal differencing of samples
+// below a byte).
 func checkBilevel(f BlockFormat) error {
+	bits := f.Format.BitsPerSample
 	switch {
 	case f.Format.SamplesPerPixel > 1:
-		return fmt.Errorf("%w: 1-bit samples, %d a pixel (one is decoded)", ErrFormat, f.Format.SamplesPerPixel)
+		return fmt.Errorf("%w: %d-bit samples, %d a pixel (one is decoded)", ErrFormat, bits, f.Format.SamplesPerPixel)
 	case f.Format.Float:
-		return fmt.Errorf("%w: 1-bit floating point", ErrFormat)
+		return fmt.Errorf("%w: %d-bit floating point", ErrFormat, bits)
 	case f.Compression == tiff.CompressionJPEG:
-		return fmt.Errorf("%w: JPEG of 1-bit samples", ErrCompression)
+		return fmt.Errorf("%w: JPEG of %d-bit samples", ErrCompression, bits)
 	case f.Predictor > tiff.PredictorNone && f.Compression != 0 && f.Compression != tiff.CompressionNone && f.Compression != tiff.CompressionPackBits:
-		return fmt.Errorf("%w: predictor %d on 1-bit samples", ErrPredictor, f.Predictor)
+		return fmt.Errorf("%w: predictor %d on %d-bit samples", ErrPredictor, f.Predictor, bits)
 	}
 	return nil
 }
 
-// decodeBilevel decodes a block of 1-bit samples, rows of bits packed
-// most significant first, each row starting a byte, into one byte a
-// sample: 0 or 1 as stored, as tifffile reads them (bool), whatever the
-// photometric interpretation.
+// decodeBilevel decodes a block of 1-, 2- or 4-bit samples, rows of
+// samples packed most significant first, each row starting a byte, into
+// one byte a sample: its value as stored (0 or 1 for 1 bit, as tifffile
+// reads them: bool), whatever the photometric interpretation.
 func (d *Decoder) decodeBilevel(dst, src []byte, rows int) ([]byte, error) {
 	start := len(dst) - rows*d.rowBytes
 	out := dst[start:]
@@ -185,10 +191,13 @@ func (d *Decoder) decodeBilevel(dst, src []byte, rows int) ([]byte, error) {
 	if err := d.codec(d, packed, src); err != nil {
 		return dst[:start], err
 	}
+	n := uint(d.f.Format.BitsPerSample)
+	mask := byte(1)<<n - 1
 	for y := range rows {
 		row, bits := out[y*d.rowBytes:][:d.rowBytes], packed[y*d.packed:][:d.packed]
 		for x := range row {
-			row[x] = bits[x>>3] >> (7 - x&7) & 1
+			at := uint(x) * n
+			row[x] = bits[at>>3] >> (8 - n - at&7) & mask
 		}
 	}
 	return dst, nil

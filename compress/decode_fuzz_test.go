@@ -32,8 +32,8 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		if layout&32 != 0 {
 			bf.Format.ByteOrder = binary.BigEndian
 		}
-		if layout&48 == 48 { // 1-bit samples in place of big-endian floats
-			bf.Format.BitsPerSample, bf.Format.Float = 1, false
+		if layout&48 == 48 { // 1-, 2- or 4-bit samples in place of big-endian floats
+			bf.Format.BitsPerSample, bf.Format.Float = 1<<(layout&3%3), false
 		}
 		if compression == tiff.CompressionJPEG {
 			bf.Format = Format{SamplesPerPixel: 1 + 2*int(layout&1)}
@@ -69,8 +69,8 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		if len(got)-3 != d.BlockBytes(rows) {
 			t.Fatalf("decoded %d bytes, want %d", len(got)-3, d.BlockBytes(rows))
 		}
-		if bf.Format.BitsPerSample == 1 && slices.ContainsFunc(got[3:], func(b byte) bool { return b > 1 }) {
-			t.Fatalf("1-bit samples decoded to other values than 0 and 1")
+		if bits := bf.Format.BitsPerSample; bits < 8 && slices.ContainsFunc(got[3:], func(b byte) bool { return b >= 1<<bits }) {
+			t.Fatalf("%d-bit samples decoded to values past %d", bits, 1<<bits-1)
 		}
 	})
 }

@@ -101,6 +101,28 @@ func TestDecodePackBits(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// TestDecodePackedSamples decodes 2- and 4-bit samples, packed most
+// significant first in rows that each start a byte, to their values.
+func TestDecodePackedSamples(t *testing.T) {
+	for _, tt := range []struct {
+		bits   int
+		packed []byte
+		want   []byte
+	}{
+		{2, []byte{0b11100100, 0b01000000, 0b00011011, 0b10000000}, []byte{3, 2, 1, 0, 1, 0, 1, 2, 3, 2}},
+		{4, []byte{0xf1, 0x20, 0x3e, 0x40}, []byte{15, 1, 2, 3, 14, 4}},
+	} {
+		width := len(tt.want) / 2
+		d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionNone, Format: Format{BitsPerSample: tt.bits}, Width: width, Height: 2})
+		require.NoError(t, err)
+		got, err := d.Decode(nil, tt.packed)
+		require.NoError(t, err, "%d bits", tt.bits)
+		assert.Equal(t, tt.want, got, "%d bits", tt.bits)
+	}
+	_, err := NewDecoder(BlockFormat{Format: Format{BitsPerSample: 4, SamplesPerPixel: 3}, Width: 8, Height: 1})
+	assert.ErrorIs(t, err, ErrFormat, "4-bit samples, 3 a pixel")
+}
+
 // TestDecodeBilevel decodes 1-bit samples, packed most significant bit
 // first in rows that each start a byte, to bytes of 0 and 1, whatever the
 // codec, and a last strip of fewer rows.

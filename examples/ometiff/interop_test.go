@@ -699,3 +699,31 @@ a = np.moveaxis(a, -1, 0)
 print(a.shape == b.shape and bool(np.array_equal(a, b)), int(b.min()), int(b.max()))`, in, out)
 	assert.Equal(t, "True -5 -5", strings.TrimSpace(got))
 }
+
+// TestInteropPackedSamples converts 2- and 4-bit gray TIFFs that libvips
+// writes (--bitdepth): the output holds the values as stored, as tifffile
+// and Bio-Formats read them; libvips reads the source scaled to 0-255, so
+// its values are the output's times 255 / (2^bits - 1).
+func TestInteropPackedSamples(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "tifffile")
+	dir := t.TempDir()
+	ramp := filepath.Join(dir, "ramp.tif")
+	interop.RunPython(t, `import sys, numpy as np, tifffile
+tifffile.imwrite(sys.argv[1], (np.arange(23 * 37).reshape(23, 37) % 256).astype(np.uint8))`, ramp)
+	for _, bits := range []int{2, 4} {
+		in, out := filepath.Join(dir, fmt.Sprintf("b%d.tif", bits)), filepath.Join(dir, fmt.Sprintf("b%d.ome.tif", bits))
+		interop.MustRun(t, "vips", "tiffsave", ramp, in, "--bitdepth", fmt.Sprint(bits), "--compression", "deflate", "--predictor", "none")
+		code, _, stderr := clitest.Run(runConvert, "-compression", "deflate", "-predictor", "none", in, out)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, fmt.Sprintf("%d-bit samples are written as uint8, their values as stored", bits))
+		ref := filepath.Join(dir, fmt.Sprintf("b%d.v", bits))
+		interop.MustRun(t, "vips", "tiffload", in, ref)
+		interop.MustRun(t, "vips", "rawsave", ref, ref+".raw")
+		got := interop.RunPython(t, `import sys, numpy as np, tifffile
+scale = 255 // (2 ** int(sys.argv[3]) - 1)
+ref, out = np.fromfile(sys.argv[2], np.uint8).reshape(23, 37), tifffile.imread(sys.argv[1])
+print(out.dtype, int(out.max()), bool(np.array_equal(ref, out * scale)))`, out, ref+".raw", fmt.Sprint(bits))
+		assert.Equal(t, fmt.Sprintf("uint8 %d True", 1<<bits-1), strings.TrimSpace(got), "%d bits", bits)
+	}
+}

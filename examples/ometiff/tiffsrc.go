@@ -152,6 +152,10 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 			fmt.Fprintf(stderr, "%s: %s: image %d: stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted\n",
 				convertName, s.name, i)
 		}
+		if l, err := im.Planes[0].Page.Layout(); err == nil && (l.BitsPerSample == 2 || l.BitsPerSample == 4) {
+			fmt.Fprintf(stderr, "%s: %s: image %d: %d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them\n",
+				convertName, s.name, i, l.BitsPerSample, 1<<l.BitsPerSample-1)
+		}
 		// Microscopy readers (tifffile, Bio-Formats) give the pixels as
 		// stored, and so does the output; a photo viewer turns them.
 		if o, ok := im.Planes[0].Page.Uint(tiff.TagOrientation); ok && o > 1 {
@@ -162,23 +166,19 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 }
 
 // decodedWhole reports whether a page is one the image decoders read and
-// the streaming reader does not: palette colours, or samples of 2 or 4
-// bits (it reads 1-bit samples as 0 and 1). An ImageJ palette page is
+// the streaming reader does not: the colours of an 8-bit palette page
+// (golang.org/x/image/tiff reads no other). An ImageJ palette page is
 // streamed: its values are the indices, the palette ImageJ's lookup table.
 func decodedWhole(p *tiff.Page) bool {
 	l, err := p.Layout()
 	palette := l.Photometric == tiff.PhotometricPalette && !strings.HasPrefix(p.Description(), "ImageJ=")
-	return err == nil && (palette || l.BitsPerSample > 1 && l.BitsPerSample < 8)
+	return err == nil && palette && l.BitsPerSample == 8 && l.SamplesPerPixel == 1
 }
 
 // wholeNote says what the image decoders change of a page decodedWhole
 // takes: its samples are not written as stored.
-func wholeNote(p *tiff.Page) string {
-	l, _ := p.Layout()
-	if l.Photometric == tiff.PhotometricPalette {
-		return "a palette image, decoded whole: its colours are written as RGB, not its indices"
-	}
-	return fmt.Sprintf("%d-bit samples, decoded whole: written as uint8, scaled to 0-255", l.BitsPerSample)
+func wholeNote(*tiff.Page) string {
+	return "a palette image, decoded whole: its colours are written as RGB, not its indices"
 }
 
 // checkLimits refuses images that -max-pixels (when given) or -max-memory

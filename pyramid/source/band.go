@@ -158,8 +158,8 @@ var errStopped = errors.New("source: stopped")
 
 // checkBits refuses samples the band reader cannot hand out whole.
 func checkBits(page *tiff.Page, bits int) error {
-	if bits%8 != 0 && bits != 1 {
-		return fmt.Errorf("source: %w: BitsPerSample %d of the page at %d (whole bytes, or 1 bit)", compress.ErrFormat, bits, page.Offset)
+	if bits%8 != 0 && bits != 1 && bits != 2 && bits != 4 {
+		return fmt.Errorf("source: %w: BitsPerSample %d of the page at %d (whole bytes, or 1, 2 or 4 bits)", compress.ErrFormat, bits, page.Offset)
 	}
 	return nil
 }

@@ -320,7 +320,7 @@ func TestBandReaderRefuses(t *testing.T) {
 			b.AddLong(tiff.TagTileOffsets, 200)
 			b.AddLong(tiff.TagTileByteCounts, 10)
 		}), tiff.ErrMalformed},
-		{"2-bit samples", strip(t, 2, 0), compress.ErrFormat},
+		{"3-bit samples", strip(t, 3, 0), compress.ErrFormat},
 		{"JPEG 2000", strip(t, 8, tiff.CompressionJPEG2000Aperio), compress.ErrCompression},
 		{"YCbCr planes", rawPage(t, func(b *ifd.Builder) {
 			b.AddShort(tiff.TagImageWidth, 8)

@@ -448,6 +448,9 @@ func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
 		// Bilevel images and masks: 0 and 1 as bytes, as Bio-Formats
 		// (type bit) and tifffile (bool) read them.
 		return pyramid.Uint8, nil
+	case (l.BitsPerSample == 2 || l.BitsPerSample == 4) && l.SampleFormat == tiff.SampleFormatUint:
+		// Values as stored (0-3, 0-15), as tifffile reads them.
+		return pyramid.Uint8, nil
 	case l.BitsPerSample == 8 && !float:
 		return map[bool]pyramid.PixelType{false: pyramid.Uint8, true: pyramid.Int8}[signed], nil
 	case l.BitsPerSample == 16 && !float:
