@@ -60,7 +60,7 @@ func (k quantityKind) check(field string, q Quantity) error {
 		return fmt.Errorf("%w: %s: %q is not an OME %s unit", ErrMetadata, field, q.Unit, k.name)
 	case math.IsNaN(q.Value) || math.IsInf(q.Value, 0) || math.Abs(q.Value) > math.MaxFloat32:
 		return fmt.Errorf("%w: %s is %v", ErrMetadata, field, q.Value)
-	case k.positive && q.Value <= 0:
+	case k.positive && (q.Value <= 0 || float32(q.Value) == 0): // xsd:float's positive values
 		return fmt.Errorf("%w: %s is %v; it must be positive", ErrMetadata, field, q.Value)
 	}
 	return nil

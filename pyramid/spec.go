@@ -216,19 +216,26 @@ func (s ImageSpec) withDefaults() ImageSpec {
 // checkPhysical validates physical sizes and fills in default units.
 func (s *ImageSpec) checkPhysical() error {
 	sizes := []struct {
+		axis string
 		v    float64
 		unit *string
-	}{{s.PhysicalSizeX, &s.PhysicalSizeXUnit}, {s.PhysicalSizeY, &s.PhysicalSizeYUnit}, {s.PhysicalSizeZ, &s.PhysicalSizeZUnit}}
+	}{{"X", s.PhysicalSizeX, &s.PhysicalSizeXUnit}, {"Y", s.PhysicalSizeY, &s.PhysicalSizeYUnit}, {"Z", s.PhysicalSizeZ, &s.PhysicalSizeZUnit}}
 	for _, p := range sizes {
-		if p.v < 0 || math.IsNaN(p.v) || math.IsInf(p.v, 0) {
-			return fmt.Errorf("%w: physical size %v", ErrMetadata, p.v)
+		// OME's sizes are xsd:float: a value that rounds to 0 in it is
+		// none of the schema's positive ones.
+		if p.v < 0 || math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v > 0 && float32(p.v) == 0 {
+			return fmt.Errorf("%w: PhysicalSize%s %v", ErrMetadata, p.axis, p.v)
 		}
 		if *p.unit == "" {
 			*p.unit = "µm"
 		}
 		if _, ok := lengthUnits[*p.unit]; !ok {
-			return fmt.Errorf("%w: unknown length unit %q", ErrMetadata, *p.unit)
+			return fmt.Errorf("%w: PhysicalSize%sUnit %q is no OME length unit", ErrMetadata, p.axis, *p.unit)
 		}
+	}
+	// xsd:dateTime has no year 0, nor years before it.
+	if !s.AcquisitionDate.IsZero() && s.AcquisitionDate.Year() < 1 {
+		return fmt.Errorf("%w: AcquisitionDate %v is before year 1", ErrMetadata, s.AcquisitionDate)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -530,6 +531,21 @@ func TestBadInputErrors(t *testing.T) {
 		}, ErrMetadata},
 		{"unknown unit", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 1, PhysicalSizeXUnit: "furlong"})
+			return err
+		}, ErrMetadata},
+		{"a size xsd:float rounds to 0", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 1, PhysicalSizeY: 1e-50})
+			if err != nil && !strings.Contains(err.Error(), "PhysicalSizeY 1e-50") {
+				return fmt.Errorf("the field is not named: %w", err)
+			}
+			return err
+		}, ErrMetadata},
+		{"a wavelength xsd:float rounds to 0", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Channels: []Channel{{EmissionWavelength: Quantity{5e-324, "nm"}}}})
+			return err
+		}, ErrMetadata},
+		{"year 0", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, AcquisitionDate: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)})
 			return err
 		}, ErrMetadata},
 		{"too many channel names", func(w *Writer) error {

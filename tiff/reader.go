@@ -110,6 +110,13 @@ type ReadCloser struct {
 // Open reads the structure of the named file, as Read does. The file stays
 // open for reading blocks until Close.
 func Open(name string) (*ReadCloser, error) {
+	// A FIFO or a device would block the open, or never end: only a
+	// regular file (a link to one too) is opened.
+	if info, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (but a pipe, device, socket or directory)", ErrNotTIFF, name)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,9 @@ func openImage(in *input, lim limits) (imageInput, error) {
 		return nil, fmt.Errorf("%s: unknown image format (want PNG, JPEG, GIF, BMP, TIFF or WebP, or -raw flags for raw samples)", in.name)
 	}
 	if err != nil {
+		if format == "tiff" { // named, since its errors start "tiff:" as those of this module's package tiff do
+			err = fmt.Errorf("golang.org/x/image/tiff: %w", err)
+		}
 		return nil, in.headerError(err)
 	}
 	if err := lim.checkPixels(in.name, cfg.Width, cfg.Height); err != nil {

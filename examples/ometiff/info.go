@@ -52,8 +52,11 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprint(stdout, desc)
 				return nil
 			}
-			if errors.Is(err, tiff.ErrNotTIFF) {
-				return fmt.Errorf("%s: not a TIFF, PNG, JPEG, GIF, BMP or WebP file (%w)", path, err)
+			rc, terr := tiff.Open(path) // the file itself, not a file it names
+			if terr == nil {
+				rc.Close()
+			} else if errors.Is(terr, tiff.ErrNotTIFF) {
+				return fmt.Errorf("%s: not a TIFF, PNG, JPEG, GIF, BMP or WebP file (%w)", path, terr)
 			}
 			return fmt.Errorf("%s: %w", path, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -104,6 +105,10 @@ var errNoCompanion = errors.New("not an OME-XML document")
 // dir, of at most pyramid.MaxOMEXMLSize bytes. A file that does not start
 // as XML is errNoCompanion, told from its first bytes.
 func readCompanion(dir, name string) (string, error) {
+	// A FIFO or a device would block the open, or never end.
+	if info, err := os.Stat(filepath.Join(dir, name)); err == nil && !info.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: the companion %q is not a regular file (but a pipe, device, socket or directory)", ErrMetadata, name)
+	}
 	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
 		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)
@@ -263,7 +268,9 @@ func (m *mapper) openPart(name string) (*part, error) {
 		return fail(fmt.Errorf("%w: the dataset's file %q: %w", ErrMetadata, name, err))
 	case errors.Is(err, tiff.ErrMalformed) || errors.Is(err, tiff.ErrUnsupported) || errors.Is(err, tiff.ErrNotTIFF):
 		return fail(fmt.Errorf("%w: the dataset's file %q: %w", ErrUnsupported, name, err))
-	default: // the system's (too many open files, permissions), not the input's
+	case errors.Is(err, syscall.EMFILE):
+		return fail(fmt.Errorf("source: the dataset's file %q: %w (the dataset's files are open at once: raise the limit, ulimit -n)", name, err))
+	default: // the system's (permissions), not the input's
 		return fail(fmt.Errorf("source: the dataset's file %q: %w", name, err))
 	}
 	if len(rc.Pages) == 0 {

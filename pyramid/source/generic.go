@@ -488,11 +488,7 @@ func sizeOf(p *tiff.Page, tag uint16, perUnit float64) float64 {
 	if err != nil || len(v) == 0 || !(v[0] > 0) || perUnit == 0 {
 		return 0
 	}
-	size := perUnit / v[0]
-	if size > 1e12 { // not a pixel size: the writer would refuse it
-		return 0
-	}
-	return size
+	return positive(perUnit / v[0]) // not a pixel size otherwise: the writer would refuse it
 }
 
 // imageJ is what an ImageJ description ("ImageJ=1.x\nimages=..\n...")

@@ -206,8 +206,34 @@ func (m *mapper) ome(text string) error {
 			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
 		}
 	}
+	// A page (or a sample of one) is one plane: mapped to two, of one
+	// image or two, it would be read for each (a small file of many
+	// Images naming one page would cost what no file size justifies).
+	type sampleOf struct {
+		page   *tiff.Page
+		sample int
+	}
+	planeOf := map[sampleOf]int{} // the OME image
 	for i, oi := range doc.Images {
 		im, err := m.omeImage(oi, maps)
+		if err == nil {
+			mine := map[sampleOf]bool{}
+			for _, p := range im.Planes {
+				k := sampleOf{p.Page, p.Sample}
+				j, ok := planeOf[k]
+				if ok || mine[k] {
+					if !ok {
+						j = i
+					}
+					err = fmt.Errorf("%w: %v is a plane of OME image %d already", ErrMetadata, partPage{m.pages[p.Page].part, m.pages[p.Page].ifd}, j)
+					break
+				}
+				mine[k] = true
+			}
+			for k := range mine {
+				planeOf[k] = i
+			}
+		}
 		if err == nil {
 			im.OMEImage = i
 			for _, p := range im.Planes {
@@ -609,9 +635,10 @@ func value(v *uint32) uint32 {
 	return *v
 }
 
-// positive returns v when it is a usable size, else 0.
+// positive returns v when it is a usable size, else 0: a positive
+// xsd:float (not 0 when rounded to one), below 1e12.
 func positive(v float64) float64 {
-	if v > 0 && v < 1e12 {
+	if v > 0 && float32(v) > 0 && v < 1e12 {
 		return v
 	}
 	return 0

@@ -992,3 +992,19 @@ func TestImageJLUTs(t *testing.T) {
 		assert.Empty(t, f.Images[0].Spec.Channels, name)
 	}
 }
+
+// TestOMEPageTwice: a page is one plane; a document that maps it to two,
+// in two images or in one, is refused, or the later image left out.
+func TestOMEPageTwice(t *testing.T) {
+	twoImages := omeDocument("", pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`), pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`))
+	_, _, err := mapPages(t, Options{}, grays(2, twoImages)...)
+	assert.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "OME image 1 (Image:1): source: bad metadata: page 0 is a plane of OME image 0 already")
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(2, twoImages)...)
+	require.NoError(t, err)
+	assert.Len(t, f.Images, 1)
+
+	overlap := omeDocument("", pixels(3, 1, 1, "XYZCT", `<TiffData IFD="0" PlaneCount="2"/><TiffData IFD="1" FirstZ="2"/>`))
+	_, _, err = mapPages(t, Options{}, grays(3, overlap)...)
+	assert.ErrorContains(t, err, "page 1 is a plane of OME image 0 already")
+}

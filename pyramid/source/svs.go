@@ -236,7 +236,7 @@ func (a aperio) describe(s *pyramid.ImageSpec) {
 		}
 	}
 	if v, ok := a.field("MPP"); ok {
-		if mpp, err := strconv.ParseFloat(v, 64); err == nil && mpp > 0 && mpp < 1e12 {
+		if mpp, err := strconv.ParseFloat(v, 64); err == nil && positive(mpp) > 0 {
 			s.PhysicalSizeX, s.PhysicalSizeY = mpp, mpp
 			s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = "µm", "µm"
 		}

@@ -1,0 +1,46 @@
+//go:build unix
+
+package source
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// TestDatasetFIFO: a dataset's file or companion that is a FIFO is
+// refused, not opened (the open would block until a writer came).
+func TestDatasetFIFO(t *testing.T) {
+	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	write := func(name, d string) string {
+		data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(d)))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+		return filepath.Join(dir, name)
+	}
+	part := write("part.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
+		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="fifo">`+uuidB+`</UUID></TiffData>`)))
+	_, err := Open(part, Options{})
+	assert.ErrorIs(t, err, tiff.ErrNotTIFF)
+	assert.ErrorContains(t, err, `the dataset's file "fifo": tiff: not a TIFF file: `)
+	assert.ErrorContains(t, err, "is not a regular file")
+
+	binaryOnly := write("binary.ome.tif", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="`+uuidA+`">`+
+		`<BinaryOnly MetadataFile="fifo" UUID="`+uuidB+`"/></OME>`)
+	_, err = Open(binaryOnly, Options{})
+	assert.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, `the companion "fifo" is not a regular file`)
+
+	_, err = tiff.Open(filepath.Join(dir, "fifo"))
+	assert.ErrorIs(t, err, tiff.ErrNotTIFF)
+	_, err = tiff.Open(dir)
+	assert.ErrorIs(t, err, tiff.ErrNotTIFF, "a directory")
+}
