@@ -14,7 +14,8 @@ import (
 // I/O failure of the output, the cancellation of the writer's context) are
 // returned as they are, as the standard library's writers return their
 // writers' errors, or inside ErrClosed once they failed the writer;
-// errors.Is finds them either way. One that this package has a sentinel
+// errors.Is finds them either way. A context cancelled with a cause
+// (context.WithCancelCause) gives its cause, not context.Canceled. One that this package has a sentinel
 // for is described in its words and matches both: a file too large for
 // classic TIFF is ErrTooLarge, a compression level the codec lacks is
 // ErrOption (and compress.ErrLevel).
@@ -94,6 +95,9 @@ const (
 	JPEGRGB = compress.JPEGRGB
 )
 
+// String returns the compression's name as the README and the commands
+// print it ("LZW", "Deflate", "none"); MarshalText gives the lower-case
+// name the flags and JSON take.
 func (c Compression) String() string {
 	switch c {
 	case LZW:

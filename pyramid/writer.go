@@ -57,9 +57,9 @@ import (
 // The writer goes on, and Close succeeds once every plane is written. A
 // failure of the writing itself fails the writer: an error of the output
 // handle, of an encoder, the cancellation of the context given to
-// CreateContext or NewContext, or ErrTooLarge. Every later call then
-// returns ErrClosed wrapping that first failure, and Close discards the
-// output.
+// CreateContext or NewContext, or ErrTooLarge. Close then returns that
+// failure itself and discards the output; every other call, and Close
+// again, returns ErrClosed wrapping it.
 //
 // # Closing
 //

@@ -120,8 +120,9 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // the height of the page.
 //
 // Blocks are decoded in parallel by a compress.Pipeline, which hands them
-// back in order. A BandReader is used by one goroutine; Close it to stop
-// its pipeline.
+// back in order. A BandReader is used by one goroutine. Its pipeline
+// stops when Next returns io.EOF; Close stops it before that (and is
+// harmless after).
 type BandReader struct {
 	page      *tiff.Page
 	l         tiff.Layout
@@ -146,6 +147,7 @@ type BandReader struct {
 	submitted int // bands whose blocks are all submitted
 	cur       []byte
 	closed    bool
+	drained   bool // every band was returned, and the pipeline stopped
 
 	mu     sync.Mutex
 	done   sync.Cond
@@ -263,6 +265,9 @@ func (r *BandReader) Next() (y int, band []byte, err error) {
 	if r.closed {
 		return 0, nil, ErrClosed
 	}
+	if r.drained {
+		return 0, nil, io.EOF
+	}
 	// A context done is seen here too: its callback runs on a goroutine
 	// of its own, maybe after the bands still to come are decoded.
 	if r.ctx.Err() != nil {
@@ -272,6 +277,12 @@ func (r *BandReader) Next() (y int, band []byte, err error) {
 		return 0, nil, err
 	}
 	if r.next == r.bands {
+		// Every band is read: the decoding goroutines end now, not at
+		// Close.
+		r.drained = true
+		r.cancel(errStopped)
+		_ = r.pipe.Close()
+		r.stopAfter()
 		return 0, nil, io.EOF
 	}
 	for r.submitted < r.bands && r.submitted < r.next+len(r.ring) {
@@ -301,6 +312,9 @@ func (r *BandReader) Next() (y int, band []byte, err error) {
 func (r *BandReader) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.drained && errors.Is(r.err, errStopped) {
+		return nil
+	}
 	return r.err
 }
 

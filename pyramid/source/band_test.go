@@ -444,7 +444,17 @@ func TestBandReaderContext(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, r.Close())
 		}
-		// synctest.Test fails if a goroutine of the bubble is left.
+		// Read to its end, a reader ends its goroutines before Close.
+		r, err = NewBandReader(context.Background(), page, Options{Workers: 4})
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, r)
+		require.NoError(t, err)
+		synctest.Wait()
+		_, _, err = r.Next()
+		assert.ErrorIs(t, err, io.EOF, "still at its end")
+		assert.NoError(t, r.Err())
+		// Not closed: synctest.Test fails if a goroutine of the bubble is
+		// left.
 	})
 }
 
