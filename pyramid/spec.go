@@ -242,19 +242,14 @@ func (s *ImageSpec) checkPhysical() error {
 
 // checkText validates every string that goes into the OME-XML.
 func (s *ImageSpec) checkText() error {
-	texts := []string{s.Name, s.Description}
-	for _, c := range s.Channels {
-		texts = append(texts, c.Name)
+	errs := []error{checkTextField("Name", s.Name), checkTextField("Description", s.Description)}
+	for i, c := range s.Channels {
+		errs = append(errs, checkTextField(fmt.Sprintf("Channels[%d].Name", i), c.Name))
 	}
-	for _, kv := range s.Annotations {
-		texts = append(texts, kv.Key, kv.Value)
+	for i, kv := range s.Annotations {
+		errs = append(errs, checkTextField(fmt.Sprintf("Annotations[%d].Key", i), kv.Key), checkTextField(fmt.Sprintf("Annotations[%d].Value", i), kv.Value))
 	}
-	for _, t := range texts {
-		if err := checkXMLText(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstError(errs)
 }
 
 // Planes is the number of planes of the image: SizeZ x SizeC x SizeT,

@@ -527,6 +527,9 @@ func TestBadInputErrors(t *testing.T) {
 		{"invalid UTF-8", func(w *Writer) error { _, err := w.AddImage(ImageSpec{Name: "a\xffb", SizeX: 4, SizeY: 4}); return err }, ErrMetadata},
 		{"control character", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Annotations: []KeyValue{{"k", "\x01"}}})
+			if err != nil && !strings.Contains(err.Error(), "(Annotations[0].Value)") {
+				return fmt.Errorf("the field is not named: %v", err)
+			}
 			return err
 		}, ErrMetadata},
 		{"unknown unit", func(w *Writer) error {
@@ -536,7 +539,7 @@ func TestBadInputErrors(t *testing.T) {
 		{"a size xsd:float rounds to 0", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 1, PhysicalSizeY: 1e-50})
 			if err != nil && !strings.Contains(err.Error(), "PhysicalSizeY 1e-50") {
-				return fmt.Errorf("the field is not named: %w", err)
+				return fmt.Errorf("the field is not named: %v", err)
 			}
 			return err
 		}, ErrMetadata},
