@@ -48,15 +48,20 @@
 // Bio-Formats inverts WhiteIsZero); a mask is an image of its own, its
 // reduced pages its levels. Half floats are read as float32,
 // exactly, as Bio-Formats reads them (OME has no 16-bit float type), so
-// their tiles are not copied through. What cannot be read (palettes,
-// 2- or 4-bit or 64-bit integer samples, FillOrder 2, JPEG 2000, a dataset's file
-// missing or of another UUID, a dataset without Options.DatasetDir) is
+// their tiles are not copied through; 2- and 4-bit samples are read as
+// uint8, their values as stored. What cannot be read (palettes, 64-bit
+// integer samples, FillOrder 2, JPEG 2000, volumetric blocks, a page mapped
+// to two planes, a dataset's file missing, of another UUID or not a
+// regular file, a dataset without Options.DatasetDir) is
 // refused with an error naming it, matching ErrUnsupported, ErrMetadata or
 // ErrMultiFile; Options.SkipUnsupported leaves such images out instead and
 // lists them in File.Skipped. So is an OME-XML document the writer cannot
 // carry (of another schema version than 2016-06, otherwise refused by
 // pyramid.ParseOME, or with an Image element unlike its pixels): with
-// SkipUnsupported, the images keep their typed metadata only.
+// SkipUnsupported, the images keep their typed metadata only. Images
+// whose blocks share their data and that decode to over 1024 times the
+// size of their files are refused (ErrSize) as decompression bombs: a
+// sound file stores each block once.
 //
 // Image.WritePlanes streams every plane into an image of a pyramid
 // writer. Underneath, a BandReader gives the rows of one page, top to

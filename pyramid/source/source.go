@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -256,6 +257,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		// SkipUnsupported has no File to list the skipped images from.
 		err = noImageError{skipped: out.Skipped}
 	}
+	if err == nil {
+		err = m.checkShared()
+	}
 	if err != nil {
 		out.Close()
 		return nil, err
@@ -302,6 +306,62 @@ type mapper struct {
 	uuidNames map[string]string
 	pages     map[*tiff.Page]partPage
 	explicit  map[*part][][2]int // the runs of pages TiffData elements map themselves
+}
+
+// sharedRatio is how many times its files' size an input may decode to
+// when blocks share their data: past it, such a file is a decompression
+// bomb (a sound file, however well it compresses, stores each block once).
+const sharedRatio = 1024
+
+// checkShared refuses images whose planes decode to more than sharedRatio
+// times the size of their files when two of their blocks are stored at
+// one offset: one small block named by every tile of a huge page, or by
+// thousands of pages, would cost what the file's size cannot justify.
+func (m *mapper) checkShared() error {
+	var size, decoded int64
+	for _, p := range m.parts {
+		if p.tf != nil {
+			size += p.tf.Size
+		}
+	}
+	if size == 0 && m.file.TIFF != nil {
+		size = m.file.TIFF.Size
+	}
+	for _, im := range m.file.Images {
+		s := im.Spec
+		plane := int64(s.SizeX) * int64(s.SizeY) * int64(max(s.SamplesPerPixel, 1)) * int64(s.PixelType.Size())
+		decoded += min(plane*int64(len(im.Planes)), math.MaxInt64/2-decoded) // saturates: sizes are below 2^32
+	}
+	if decoded/sharedRatio <= size {
+		return nil
+	}
+	type at struct {
+		part   *part
+		offset uint64
+	}
+	stored, seen := map[at]*tiff.Page{}, map[*tiff.Page]bool{}
+	for _, im := range m.file.Images {
+		for _, pl := range im.Planes {
+			if seen[pl.Page] { // a page of several planes (samples)
+				continue
+			}
+			seen[pl.Page] = true
+			for i := range pl.Page.NumBlocks() {
+				b, err := pl.Page.Block(i)
+				if err != nil || b.Size == 0 {
+					continue
+				}
+				k := at{m.pages[pl.Page].part, b.Offset}
+				if q, ok := stored[k]; ok {
+					return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, their blocks sharing their data "+
+						"(block %d of the page at %d is stored at %d, as a block of the page at %d is): a decompression bomb",
+						ErrSize, decoded, size, i, pl.Page.Offset, b.Offset, q.Offset)
+				}
+				stored[k] = pl.Page
+			}
+		}
+	}
+	return nil
 }
 
 // layoutResult is what layoutOf returned for a page.

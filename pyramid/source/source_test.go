@@ -1008,3 +1008,38 @@ func TestOMEPageTwice(t *testing.T) {
 	_, _, err = mapPages(t, Options{}, grays(3, overlap)...)
 	assert.ErrorContains(t, err, "page 1 is a plane of OME image 0 already")
 }
+
+// TestSharedBlocksBomb: a page whose strips are all stored at one offset,
+// decoding to far more than the file's size, is refused as a
+// decompression bomb; the same strips stored apart, or few enough to
+// decode to little, are read.
+func TestSharedBlocksBomb(t *testing.T) {
+	page := func(height int, shared bool) []byte {
+		return rawPage(t, func(b *ifd.Builder) {
+			b.AddLong(tiff.TagImageWidth, 4096)
+			b.AddLong(tiff.TagImageLength, uint32(height))
+			b.AddShort(tiff.TagCompression, tiff.CompressionDeflate)
+			b.AddLong(tiff.TagRowsPerStrip, 64)
+			strips := (height + 63) / 64
+			offsets, counts := make([]uint32, strips), make([]uint32, strips)
+			for i := range offsets {
+				offsets[i], counts[i] = 300, 10
+				if !shared {
+					offsets[i] += 10 * uint32(i)
+				}
+			}
+			b.AddLong(tiff.TagStripOffsets, offsets...)
+			b.AddLong(tiff.TagStripByteCounts, counts...)
+		})
+	}
+	_, err := mapFile(t, page(4096, true), "bomb.tif", Options{})
+	assert.ErrorIs(t, err, ErrSize)
+	assert.ErrorContains(t, err, "their blocks sharing their data (block 1 of the page at 8 is stored at 300, as a block of the page at 8 is): a decompression bomb")
+	_, err = mapFile(t, page(4096, true), "bomb.tif", Options{SkipUnsupported: true})
+	assert.ErrorIs(t, err, ErrSize, "even so")
+
+	_, err = mapFile(t, page(4096, false), "apart.tif", Options{})
+	assert.NoError(t, err, "stored apart")
+	_, err = mapFile(t, page(128, true), "small.tif", Options{})
+	assert.NoError(t, err, "shared, decoding to little")
+}
