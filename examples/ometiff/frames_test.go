@@ -124,9 +124,15 @@ func TestOrientationNoted(t *testing.T) {
 	_, _, stderr := clitest.Run(runConvert, upright, filepath.Join(dir, "upright.ome.tif"))
 	assert.Empty(t, stderr)
 
+	profiled := filepath.Join(dir, "profiled.tif")
+	writeTIFF(t, profiled, page{width: 6, height: 4, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, icc: []byte("profile")})
+	code, _, stderr := clitest.Run(runConvert, profiled, filepath.Join(dir, "profiled.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: its ICC colour profile is not kept")
+
 	turned := filepath.Join(dir, "turned.tif")
 	writeTIFF(t, turned, page{width: 6, height: 4, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, orientation: 8})
-	code, _, stderr := clitest.Run(runConvert, turned, filepath.Join(dir, "turned.ome.tif"))
+	code, _, stderr = clitest.Run(runConvert, turned, filepath.Join(dir, "turned.ome.tif"))
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: Orientation 8 is not applied: the pixels are written as stored")
 }

@@ -144,8 +144,9 @@ func (s *tiffSource) parts() []string {
 
 // notePixels says which images are stored white-is-zero (their values
 // are kept, as tifffile reads them (it stores bool masks so), and OME-TIFF
-// readers show them black-is-zero, inverted), and which say an
-// Orientation, which is not applied.
+// readers show them black-is-zero, inverted), which hold 2- or 4-bit
+// samples, which an ICC profile, not kept, and which say an Orientation,
+// which is not applied.
 func (s *tiffSource) notePixels(stderr io.Writer) {
 	for i, im := range s.file.Images {
 		if l, err := im.Planes[0].Page.Layout(); err == nil && l.Photometric == tiff.PhotometricWhiteIsZero {
@@ -155,6 +156,9 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 		if l, err := im.Planes[0].Page.Layout(); err == nil && (l.BitsPerSample == 2 || l.BitsPerSample == 4) {
 			fmt.Fprintf(stderr, "%s: %s: image %d: %d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them\n",
 				convertName, s.name, i, l.BitsPerSample, 1<<l.BitsPerSample-1)
+		}
+		if _, ok := im.Planes[0].Page.Field(tiff.TagICCProfile); ok {
+			fmt.Fprintf(stderr, "%s: %s: image %d: its ICC colour profile is not kept (OME has no field for it)\n", convertName, s.name, i)
 		}
 		// Microscopy readers (tifffile, Bio-Formats) give the pixels as
 		// stored, and so does the output; a photo viewer turns them.

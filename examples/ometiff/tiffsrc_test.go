@@ -29,6 +29,7 @@ type page struct {
 	description                  string
 	subfile                      uint32
 	orientation                  uint16 // written when not 0
+	icc                          []byte // an ICC profile, written when set
 	seed                         int
 	pix                          []byte
 }
@@ -73,6 +74,9 @@ func writeTIFF(t *testing.T, path string, pages ...page) {
 		}
 		if p.orientation != 0 {
 			f.AddShort(tiff.TagOrientation, p.orientation)
+		}
+		if p.icc != nil {
+			f.AddByte(tiff.TagICCProfile, p.icc...)
 		}
 		f.AddShort(tiff.TagSamplesPerPixel, uint16(p.samples))
 		f.AddUint(tiff.TagRowsPerStrip, uint64(p.height))
