@@ -3,6 +3,7 @@ package source
 import (
 	"cmp"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -142,6 +143,12 @@ func parseOME(text string) (*omeDoc, error) {
 		return nil, fmt.Errorf("%w: OME-XML: the root element is %s, not OME", ErrMetadata, start.Name.Local)
 	}
 	if err := d.DecodeElement(&doc, &start); err != nil {
+		if ne, ok := errors.AsType[*strconv.NumError](err); ok {
+			line, _ := d.InputPos()
+			want := map[string]string{"ParseUint": "a whole number of 0 or more", "ParseInt": "a whole number", "ParseFloat": "a number of float's range"}[ne.Func]
+			return nil, fmt.Errorf("%w: OME-XML, by line %d: %q, the value of a numeric attribute (a size, IFD, PlaneCount, First..., PhysicalSize...), is not %s",
+				ErrMetadata, line, ne.Num, cmp.Or(want, "a number"))
+		}
 		return nil, fmt.Errorf("%w: OME-XML: %w", ErrMetadata, err)
 	}
 	return &doc, nil

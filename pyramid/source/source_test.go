@@ -1043,3 +1043,15 @@ func TestSharedBlocksBomb(t *testing.T) {
 	_, err = mapFile(t, page(128, true), "small.tif", Options{})
 	assert.NoError(t, err, "shared, decoding to little")
 }
+
+// TestOMENumbers: an attribute that is no number of its type is refused
+// saying so, and near which line.
+func TestOMENumbers(t *testing.T) {
+	for value, says := range map[string]string{`IFD="-1"`: `"-1", the value of a numeric attribute`, `PlaneCount="two"`: `"two", the value of a numeric attribute`} {
+		doc := omeDocument("", pixels(1, 1, 1, "XYZCT", `<TiffData `+value+`/>`))
+		_, _, err := mapPages(t, Options{}, grays(1, doc)...)
+		assert.ErrorIs(t, err, ErrMetadata)
+		assert.ErrorContains(t, err, "OME-XML, by line 1: "+says)
+		assert.ErrorContains(t, err, "is not a whole number of 0 or more")
+	}
+}
