@@ -69,7 +69,7 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		if len(got)-3 != d.BlockBytes(rows) {
 			t.Fatalf("decoded %d bytes, want %d", len(got)-3, d.BlockBytes(rows))
 		}
-		if bits := bf.Format.BitsPerSample; bits < 8 && slices.ContainsFunc(got[3:], func(b byte) bool { return b >= 1<<bits }) {
+		if bits := bf.Format.BitsPerSample; bits > 0 && bits < 8 && slices.ContainsFunc(got[3:], func(b byte) bool { return b >= 1<<bits }) {
 			t.Fatalf("%d-bit samples decoded to values past %d", bits, 1<<bits-1)
 		}
 	})
