@@ -258,7 +258,7 @@ func TestConvertSparseTile(t *testing.T) {
 	code, _, stderr := clitest.Run(runConvert, in, out)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, convertName+": "+in+": image 0: encoded again as LZW: "+
-		"tile 4 of level 0 of plane 0 is sparse (0 bytes), which the writer does not write and libtiff cannot read (decoded, it is zeros)\n", stderr)
+		"tile 4 of level 0 of plane 0 is sparse (0 bytes), which the writer does not write and libtiff cannot read (decoded, it is zeros, or GDAL's no-data value)\n", stderr)
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
 	file, err := readback.Parse(data)

@@ -54,29 +54,42 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	if err := checkWhole(in, lim, strings.ToUpper(format), cfg.Width, cfg.Height, whole, outputPixelBytes(cfg.ColorModel)); err != nil {
 		return nil, err
 	}
+	// Before decoding: a pipe's header is read once, and the decoder reads
+	// past it.
+	left := headerLeftOut(in.header(), format, frame)
 	src, err := decodeWhole(in)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case format == "gif":
-		if n, err := gifFrames(in.header()); n > 1 {
-			count := fmt.Sprint(n)
-			if err != nil { // a pipe's first MiB, or a file cut short
-				count = "at least " + count
-			}
-			src.left = append(src.left, fmt.Errorf("an animated GIF of %s frames: only the first is written", count))
-		}
-	case format == "jpeg" && frame.multiPicture:
-		src.left = append(src.left, errors.New("a multi-picture JPEG (MPO): only its first picture is written"))
-	}
-	if format == "jpeg" && len(frame.sampling) == 4 {
-		src.left = append(src.left, errors.New("a CMYK JPEG: its colours are converted to RGB, and its black (K) is not kept"))
-	}
+	src.left = left
 	if frame.orientation > 1 {
 		src.notes = append(src.notes, fmt.Sprintf("EXIF Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", frame.orientation))
 	}
 	return src, nil
+}
+
+// headerLeftOut lists what an image file of format holds past the one
+// picture written, as its header (r, from its start) tells: an animated
+// GIF's other frames, a multi-picture JPEG's other pictures, a CMYK
+// JPEG's black.
+func headerLeftOut(r io.Reader, format string, frame jpegFrame) []error {
+	var left []error
+	switch {
+	case format == "gif":
+		if n, err := gifFrames(r); n > 1 {
+			count := fmt.Sprint(n)
+			if err != nil { // a pipe's first MiB, or a file cut short
+				count = "at least " + count
+			}
+			left = append(left, fmt.Errorf("an animated GIF of %s frames: only the first is written", count))
+		}
+	case format == "jpeg" && frame.pictures > 1:
+		left = append(left, fmt.Errorf("a multi-picture JPEG (MPO) of %d pictures (or a picture and its HDR gain map): only its first is written", frame.pictures))
+	}
+	if format == "jpeg" && len(frame.sampling) == 4 {
+		left = append(left, errors.New("a CMYK JPEG: its colours are converted to RGB, and its black (K) is not kept"))
+	}
+	return left
 }
 
 // animatedWebP reports whether a WebP file's VP8X header says it is

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"image"
 	"image/color/palette"
 	"image/gif"
@@ -37,6 +38,29 @@ func withSegment(jpg []byte, m byte, data []byte) []byte {
 	return append(append(bytes.Clone(jpg[:2]), seg...), jpg[2:]...)
 }
 
+// withFCTL returns an APNG whose default image is its first frame: an
+// fcTL chunk before IDAT.
+func withFCTL(p pngtest.Image) pngtest.Image {
+	p.Before = append(bytes.Clone(p.Before), pngtest.Chunk("fcTL", make([]byte, 26))...)
+	return p
+}
+
+// mpf returns an APP2 multi-picture index (big-endian) of pictures of the
+// MP types given, the first the image itself.
+func mpf(types ...uint32) []byte {
+	t := []byte("MM\x00\x2a\x00\x00\x00\x08\x00\x01") // the header, then one entry
+	t = binary.BigEndian.AppendUint16(t, 0xb002)
+	t = binary.BigEndian.AppendUint16(t, 7)
+	t = binary.BigEndian.AppendUint32(t, uint32(16*len(types)))
+	t = binary.BigEndian.AppendUint32(t, 26) // after the next directory's offset
+	t = binary.BigEndian.AppendUint32(t, 0)
+	for _, typ := range types {
+		t = binary.BigEndian.AppendUint32(t, typ)
+		t = append(t, make([]byte, 12)...)
+	}
+	return append([]byte("MPF\x00"), t...)
+}
+
 // exif returns an APP1 EXIF payload whose first directory holds
 // Orientation o, in the byte order of order ("II" or "MM").
 func exif(order string, o uint16) []byte {
@@ -64,8 +88,10 @@ func exif(order string, o uint16) []byte {
 
 // TestImagesOfSeveralFrames: an image file holding more than the one
 // picture written (an animated GIF, PNG or WebP, a multi-picture JPEG),
-// or a CMYK JPEG's black, is refused, naming it; -skip-unsupported writes
-// the first picture and says what it left out.
+// is refused, naming it; -skip-unsupported writes the first picture and
+// says what it left out. (A CMYK JPEG's black is refused so too; Go has no
+// CMYK JPEG encoder to make one here: TestJPEGFrameSegments gives
+// headerLeftOut its four components.)
 func TestImagesOfSeveralFrames(t *testing.T) {
 	var jpg bytes.Buffer
 	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 6, 4)), nil))
@@ -80,8 +106,10 @@ func TestImagesOfSeveralFrames(t *testing.T) {
 		refused    string
 	}{
 		{"anim.gif", string(animatedGIF(t, 3)), "an animated GIF of 3 frames: only the first is written"},
-		{"anim.png", string(apng.Encode()), "an animated PNG (APNG) of 3 frames: only its default image is written"},
-		{"pictures.mpo", string(withSegment(jpg.Bytes(), 0xe2, []byte("MPF\x00MM\x00\x2a\x00\x00\x00\x08"))), "a multi-picture JPEG (MPO): only its first picture is written"},
+		{"anim.png", string(apng.Encode()), "an animated PNG (APNG) of 3 frames besides its default image: only the default image is written"},
+		{"first.png", string(withFCTL(apng).Encode()), "an animated PNG (APNG) of 3 frames: only the first is written"},
+		{"pictures.mpo", string(withSegment(jpg.Bytes(), 0xe2, mpf(0x030000, 0x020002, 0x010001))),
+			"a multi-picture JPEG (MPO) of 2 pictures (or a picture and its HDR gain map): only its first is written"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,8 +124,14 @@ func TestImagesOfSeveralFrames(t *testing.T) {
 			assert.Contains(t, stderr, "left out (-skip-unsupported): "+tt.refused)
 		})
 	}
+	one := withFCTL(apng)
+	one.Before = append(pngtest.Chunk("acTL", []byte{0, 0, 0, 1, 0, 0, 0, 0}), one.Before[len(pngtest.Chunk("acTL", make([]byte, 8))):]...)
+	code, _, stderr := clitest.Run(runConvert, writeFile(t, dir, "one.png", one.Encode()), filepath.Join(dir, "one.ome.tif"))
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "an APNG of one frame, its default image")
+
 	still := writeFile(t, dir, "still.gif", animatedGIF(t, 1))
-	code, _, stderr := clitest.Run(runConvert, still, filepath.Join(dir, "still.ome.tif"))
+	code, _, stderr = clitest.Run(runConvert, still, filepath.Join(dir, "still.ome.tif"))
 	assert.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr, "a GIF of one frame")
 
@@ -144,10 +178,17 @@ func TestJPEGFrameSegments(t *testing.T) {
 	f, err := readJPEGFrame(bytes.NewReader(jpg.Bytes()))
 	require.NoError(t, err)
 	assert.Equal(t, jpegFrame{sampling: [][2]int{{2, 2}, {1, 1}, {1, 1}}}, f)
-	f, err = readJPEGFrame(bytes.NewReader(withSegment(withSegment(jpg.Bytes(), 0xe2, []byte("MPF\x00")), 0xe1, exif("MM", 3))))
+	f, err = readJPEGFrame(bytes.NewReader(withSegment(withSegment(jpg.Bytes(), 0xe2, mpf(0x030000, 0)), 0xe1, exif("MM", 3))))
 	require.NoError(t, err)
-	assert.True(t, f.multiPicture)
+	assert.Equal(t, 2, f.pictures, "Pillow's second picture, of no type")
 	assert.Equal(t, 3, f.orientation)
+	f, err = readJPEGFrame(bytes.NewReader(withSegment(jpg.Bytes(), 0xe2, mpf(0x030000, 0x010001, 0x010002))))
+	require.NoError(t, err)
+	assert.Equal(t, 1, f.pictures, "thumbnails are no pictures of the image")
+	left := headerLeftOut(nil, "jpeg", jpegFrame{sampling: [][2]int{{1, 1}, {1, 1}, {1, 1}, {1, 1}}})
+	require.Len(t, left, 1)
+	assert.ErrorContains(t, left[0], "a CMYK JPEG: its colours are converted to RGB, and its black (K) is not kept")
+	assert.Zero(t, mpfPictures([]byte("MM\x00\x2a\x00\x00\x00\x08\x00\x01\xb0\x02\x00\x07\x00\x00\x10\x00\x00\x00\x00\x1a")), "entries past the end")
 	assert.Zero(t, exifOrientation([]byte("II*\x00\xff\xff\xff\xff")), "a directory past the end")
 	assert.Zero(t, exifOrientation([]byte("MM\x00\x2a\x00\x00\x00\x08\x00\x05")), "entries past the end")
 }
@@ -155,18 +196,19 @@ func TestJPEGFrameSegments(t *testing.T) {
 // FuzzImageHeaders reads arbitrary bytes as a GIF's blocks and a JPEG's
 // segments: neither panics, a GIF's count is at most one frame for each
 // 10 bytes after its header (an image's descriptor, code size and
-// terminator), and an orientation read is a SHORT's value.
+// terminator), and a JPEG's pictures at most one for each 16 bytes of
+// its multi-picture index.
 func FuzzImageHeaders(f *testing.F) {
 	f.Add(animatedGIF(f, 3))
 	var jpg bytes.Buffer
 	_ = jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 6, 4)), nil)
-	f.Add(withSegment(withSegment(jpg.Bytes(), 0xe2, []byte("MPF\x00")), 0xe1, exif("II", 6)))
+	f.Add(withSegment(withSegment(jpg.Bytes(), 0xe2, mpf(0x030000, 0x020001)), 0xe1, exif("II", 6)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if n, _ := gifFrames(bytes.NewReader(data)); n < 0 || n > max(0, len(data)-13)/10 {
 			t.Fatalf("%d frames in %d bytes", n, len(data))
 		}
-		if f, err := readJPEGFrame(bytes.NewReader(data)); err == nil && (f.orientation < 0 || f.orientation > 0xffff) {
-			t.Fatalf("orientation %d", f.orientation)
+		if f, err := readJPEGFrame(bytes.NewReader(data)); err == nil && f.pictures > len(data)/16 {
+			t.Fatalf("%d pictures in %d bytes", f.pictures, len(data))
 		}
 		_ = animatedWebP(bytes.NewReader(data))
 	})

@@ -85,6 +85,9 @@ func decodedWholeFile(path string) (string, bool) {
 // writes it: one plane, of the size, layout and (from a PNG's pHYs) pixel
 // size its header gives, if the file is one.
 func imageFile(path string) (string, bool) {
+	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+		return "", false // a FIFO's open would block
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false
@@ -95,13 +98,23 @@ func imageFile(path string) (string, bool) {
 		return "", false
 	}
 	var spec pyramid.ImageSpec
+	var left []error
 	how := "decoded whole"
-	if d, err := pngstream.NewDecoder(bufio.NewReader(io.NewSectionReader(f, 0, math.MaxInt64))); err == nil {
-		spec = pngSource{dec: d}.spec()
+	start := func() io.Reader { return bufio.NewReader(io.NewSectionReader(f, 0, math.MaxInt64)) }
+	if d, err := pngstream.NewDecoder(start()); err == nil {
+		spec, left = pngSource{dec: d}.spec(), pngFrames(d.Header())
 		if !d.Header().Interlaced {
 			how = "streamed"
 		}
 	} else {
+		var frame jpegFrame
+		if format == "jpeg" {
+			frame, _ = readJPEGFrame(start())
+		}
+		left = headerLeftOut(start(), format, frame)
+		if animatedWebP(start()) {
+			return "WEBP, animated\nnot converted: an animated WebP: golang.org/x/image/webp reads still images only\n", true
+		}
 		spec.PixelType, spec.SamplesPerPixel = pyramid.Uint8, 3
 		switch outputPixelBytes(cfg.ColorModel) {
 		case 1:
@@ -119,6 +132,9 @@ func imageFile(path string) (string, bool) {
 	text := fmt.Sprintf("%s, 1 image, 1 plane\nimage 0: %d x %d, %s%s, %s by convert\n", strings.ToUpper(format), cfg.Width, cfg.Height, rgb, spec.PixelType, how)
 	if spec.PhysicalSizeX > 0 && spec.PhysicalSizeY > 0 {
 		text += fmt.Sprintf("  pixel %s x %s\n", length(spec.PhysicalSizeX, spec.PhysicalSizeXUnit), length(spec.PhysicalSizeY, spec.PhysicalSizeYUnit))
+	}
+	for _, err := range left {
+		text += fmt.Sprintf("not converted but with -skip-unsupported: %v\n", err)
 	}
 	return text, true
 }

@@ -15,10 +15,10 @@ import (
 // multi-picture index, in APP2) and how the picture is to be turned for
 // display (EXIF Orientation, in APP1).
 type jpegFrame struct {
-	progressive  bool
-	sampling     [][2]int // horizontal and vertical factor of each component
-	multiPicture bool
-	orientation  int // 0 when not said
+	progressive bool
+	sampling    [][2]int // horizontal and vertical factor of each component
+	pictures    int      // of a multi-picture file: its first and its frames; 0 when not said
+	orientation int      // 0 when not said
 }
 
 // maxAppSegment is the largest APP1 or APP2 segment read whole; a segment
@@ -65,8 +65,8 @@ func readJPEGFrame(r io.Reader) (jpegFrame, error) {
 				return jpegFrame{}, err
 			}
 			switch {
-			case m == 0xe2 && bytes.HasPrefix(seg, []byte("MPF\x00")):
-				f.multiPicture = true
+			case m == 0xe2 && bytes.HasPrefix(seg, []byte("MPF\x00")) && f.pictures == 0:
+				f.pictures = mpfPictures(seg[4:])
 			case m == 0xe1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) && f.orientation == 0:
 				f.orientation = exifOrientation(seg[6:])
 			}
@@ -92,6 +92,49 @@ func readJPEGFrame(r io.Reader) (jpegFrame, error) {
 		}
 		return f, nil
 	}
+}
+
+// mpfPictures counts the pictures of a multi-picture JPEG (CIPA DC-007)
+// from its index (APP2 "MPF", a TIFF structure): the first, and each
+// other but a thumbnail (MP Type 0x01xxxx). Pillow writes its further
+// pictures with no type, as HDR gain maps are written, so those count.
+// It returns 0 when the index cannot be read.
+func mpfPictures(t []byte) int {
+	if len(t) < 8 {
+		return 0
+	}
+	var order binary.ByteOrder
+	switch string(t[:2]) {
+	case "II":
+		order = binary.LittleEndian
+	case "MM":
+		order = binary.BigEndian
+	default:
+		return 0
+	}
+	at := uint64(order.Uint32(t[4:]))
+	if at+2 > uint64(len(t)) {
+		return 0
+	}
+	n, entries := int(order.Uint16(t[at:])), t[at+2:]
+	for i := 0; i < n && 12*i+12 <= len(entries); i++ {
+		e := entries[12*i:]
+		if order.Uint16(e) != 0xb002 { // MPEntry: 16 bytes a picture
+			continue
+		}
+		count, off := uint64(order.Uint32(e[4:])), uint64(order.Uint32(e[8:]))
+		if count%16 != 0 || off > uint64(len(t)) || count > uint64(len(t))-off {
+			return 0
+		}
+		pictures := 1
+		for k := uint64(16); k < count; k += 16 { // the first is the image itself
+			if order.Uint32(t[off+k:])&0xff0000 != 0x010000 {
+				pictures++
+			}
+		}
+		return pictures
+	}
+	return 0
 }
 
 // exifOrientation returns the Orientation (tag 274, a SHORT) of the first

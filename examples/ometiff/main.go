@@ -32,17 +32,17 @@
 // magnification, the other fields of its description as a map
 // annotation) and its label and macro images; a plain TIFF its pages of
 // one shape as planes along T, and pages of other shapes as further
-// images. 1-bit pages (bilevel images, GDAL's masks) are read as uint8
-// 0 and 1, as stored (tifffile reads them so). What the input holds
-// and the output cannot carry (a palette or 2- or 4-bit page among
+// images. 1-, 2- and 4-bit pages (bilevel images, GDAL's masks) are
+// read as uint8, their values as stored (tifffile reads them so). What
+// the input holds and the output cannot carry (a palette page among
 // others, JPEG 2000, a plane no TiffData maps, OME-XML of another schema
-// version than 2016-06) is
-// refused with an error naming it; with -skip-unsupported the rest is
+// version than 2016-06, the frames past the first of an animated image)
+// is refused with an error naming it; with -skip-unsupported the rest is
 // converted (an OME-TIFF's images with the metadata their typed fields
 // hold: names, descriptions, dates, physical sizes, channels, map
 // annotations) and what was left out is reported on stderr. ometiff info
-// shows the mapping without converting. A TIFF of one palette, 2-bit or
-// 4-bit page is decoded whole, as an image.
+// shows the mapping without converting. A TIFF of one 1- or 8-bit
+// palette page is decoded whole, as an image: its colours are written.
 //
 // # Tiles copied through
 //

@@ -93,6 +93,8 @@ func TestInfo(t *testing.T) {
 		want string
 	}{
 		{writeFile(t, dir, "gray.jpg", jpg.Bytes()), "JPEG, 1 image, 1 plane\nimage 0: 7 x 5, uint8, decoded whole by convert\n"},
+		{writeFile(t, dir, "anim.gif", animatedGIF(t, 2)), "GIF, 1 image, 1 plane\nimage 0: 6 x 4, RGB uint8, decoded whole by convert\n" +
+			"not converted but with -skip-unsupported: an animated GIF of 2 frames: only the first is written\n"},
 		{writeFile(t, dir, "rgba.png", png16.Bytes()), "PNG, 1 image, 1 plane\nimage 0: 9 x 4, RGB uint16, streamed by convert\n"},
 		{writeFile(t, dir, "adam7.png", interlacedPNG), "PNG, 1 image, 1 plane\nimage 0: 9 x 7, RGB uint16, decoded whole by convert\n  pixel 0.5 µm x 0.5 µm\n"},
 		{imagej, `TIFF, 1 image, 3 planes

@@ -72,3 +72,27 @@ func TestPipedTIFF(t *testing.T) {
 	}()
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, fifo+": a TIFF file is read where its blocks lie: give a file, not a pipe", fifo, "out.ome.tif")
 }
+
+// TestPipedAnimatedGIF: an animated GIF read from a pipe is refused as
+// one read from a file is: its frames are counted before the decoder
+// reads past the pipe's header.
+func TestPipedAnimatedGIF(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	done := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write(animatedGIF(t, 3))
+			f.Close()
+		}
+		done <- err
+	}()
+	output := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, fifo, output)
+	<-done
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "an animated GIF of 3 frames: only the first is written")
+	assert.NoFileExists(t, output)
+}

@@ -193,8 +193,11 @@ func (s pngSource) leftOut() []error { return pngFrames(s.dec.Header()) }
 // pngFrames says an animated PNG's frames past its default image are left
 // out.
 func pngFrames(h pngstream.Header) []error {
-	if h.Frames > 1 {
-		return []error{fmt.Errorf("an animated PNG (APNG) of %d frames: only its default image is written", h.Frames)}
+	switch {
+	case h.DefaultIsFrame && h.Frames > 1:
+		return []error{fmt.Errorf("an animated PNG (APNG) of %d frames: only the first is written", h.Frames)}
+	case !h.DefaultIsFrame && h.Frames > 0:
+		return []error{fmt.Errorf("an animated PNG (APNG) of %d frames besides its default image: only the default image is written", h.Frames)}
 	}
 	return nil
 }

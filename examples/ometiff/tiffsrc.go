@@ -59,8 +59,8 @@ func isXML(head []byte) bool {
 // openTIFF opens the input as a TIFF file when it is one (ok), or as the
 // companion of a multi-file OME-TIFF dataset, and checks it against the
 // limits before anything large is allocated. A one-page file of palette
-// colours or samples of fewer than 8 bits, which the streaming reader
-// does not read, is left to the image decoders (not ok). The source
+// colours, which the streaming reader reads as indices only, is left to
+// the image decoders (not ok). The source
 // holds the other files of a multi-file dataset open until it is closed.
 func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok bool, err error) {
 	// A TIFF header, or the start of an XML document (64 bytes, as
@@ -170,13 +170,14 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 }
 
 // decodedWhole reports whether a page is one the image decoders read and
-// the streaming reader does not: the colours of an 8-bit palette page
-// (golang.org/x/image/tiff reads no other). An ImageJ palette page is
-// streamed: its values are the indices, the palette ImageJ's lookup table.
+// the streaming reader does not: the colours of a 1- or 8-bit palette
+// page (golang.org/x/image/tiff takes a 16-bit page's indices modulo 256,
+// and reads no 2- or 4-bit one). An ImageJ palette page is streamed: its
+// values are the indices, the palette ImageJ's lookup table.
 func decodedWhole(p *tiff.Page) bool {
 	l, err := p.Layout()
 	palette := l.Photometric == tiff.PhotometricPalette && !strings.HasPrefix(p.Description(), "ImageJ=")
-	return err == nil && palette && l.BitsPerSample == 8 && l.SamplesPerPixel == 1
+	return err == nil && palette && (l.BitsPerSample == 1 || l.BitsPerSample == 8) && l.SamplesPerPixel == 1
 }
 
 // wholeNote says what the image decoders change of a page decodedWhole

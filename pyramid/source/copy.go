@@ -52,7 +52,7 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 			}
 			if i := sparseBlock(page); i >= 0 {
 				return nil, fmt.Errorf("%w: tiles copied through: tile %d of level %d of plane %d is sparse (0 bytes), which the writer "+
-					"does not write and libtiff cannot read (decoded, it is zeros)", ErrUnsupported, i, k, p)
+					"does not write and libtiff cannot read (decoded, it is zeros, or GDAL's no-data value)", ErrUnsupported, i, k, p)
 			}
 			if p == 0 {
 				out = append(out, e)

@@ -213,32 +213,25 @@ func (m *mapper) ome(text string) error {
 			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
 		}
 	}
-	// A page (or a sample of one) is one plane: mapped to two, of one
-	// image or two, it would be read for each (a small file of many
-	// Images naming one page would cost what no file size justifies).
+	// A page (or a sample of one) is one plane of an image: TiffData
+	// elements that map it to two overlap. Images that share pages are
+	// read as Bio-Formats reads them; what they cost is bounded with the
+	// blocks shared (checkShared).
 	type sampleOf struct {
 		page   *tiff.Page
 		sample int
 	}
-	planeOf := map[sampleOf]int{} // the OME image
 	for i, oi := range doc.Images {
 		im, err := m.omeImage(oi, maps)
 		if err == nil {
 			mine := map[sampleOf]bool{}
 			for _, p := range im.Planes {
 				k := sampleOf{p.Page, p.Sample}
-				j, ok := planeOf[k]
-				if ok || mine[k] {
-					if !ok {
-						j = i
-					}
-					err = fmt.Errorf("%w: %v is a plane of OME image %d already", ErrMetadata, partPage{m.pages[p.Page].part, m.pages[p.Page].ifd}, j)
+				if mine[k] {
+					err = fmt.Errorf("%w: %v is a plane of OME image %d twice (its TiffData elements overlap)", ErrMetadata, partPage{m.pages[p.Page].part, m.pages[p.Page].ifd}, i)
 					break
 				}
 				mine[k] = true
-			}
-			for k := range mine {
-				planeOf[k] = i
 			}
 		}
 		if err == nil {
@@ -396,7 +389,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	effC := max(sizeC/l.samples, 1)
 	spec.SizeC = effC * l.planesPerPage()
 	spec.Channels = omeChannels(px.Channels, effC, l)
-	if t, ok := omeTime(oi.AcquisitionDate); ok {
+	if t, ok := omeTime(oi.AcquisitionDate); ok && t.Year() >= 1 { // xsd:dateTime's years
 		spec.AcquisitionDate = t
 	}
 	spec.TimeIncrement = omeTimeIncrement(px.TimeIncrement, px.TimeIncrementUnit)
@@ -449,8 +442,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			return nil, err
 		}
 		if !sameShape(pl, l) {
-			return nil, fmt.Errorf("%w: %v is %d x %d, %d samples of %v, unlike %v (%d x %d, %d samples of %v)",
-				ErrMetadata, ref, pl.width, pl.height, pl.samples, pl.pixelType, first, l.width, l.height, l.samples, l.pixelType)
+			return nil, fmt.Errorf("%w: %v is %s, unlike %v (%s)", ErrMetadata, ref, pl, first, l)
 		}
 		pageAt[p] = page
 	}

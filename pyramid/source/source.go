@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -329,8 +330,13 @@ func (m *mapper) checkShared() error {
 	}
 	for _, im := range m.file.Images {
 		s := im.Spec
-		plane := int64(s.SizeX) * int64(s.SizeY) * int64(max(s.SamplesPerPixel, 1)) * int64(s.PixelType.Size())
-		decoded += min(plane*int64(len(im.Planes)), math.MaxInt64/2-decoded) // saturates: sizes are below 2^32
+		plane := uint64(s.SizeX) * uint64(s.SizeY) * uint64(max(s.SamplesPerPixel, 1)) * uint64(s.PixelType.Size()) // below 2^64 * 2^-1
+		hi, lo := bits.Mul64(plane, uint64(len(im.Planes)))
+		if hi != 0 || lo > math.MaxInt64/2 || decoded+int64(lo) > math.MaxInt64/2 {
+			decoded = math.MaxInt64 / 2 // saturated: past any file's size
+			break
+		}
+		decoded += int64(lo)
 	}
 	if decoded/sharedRatio <= size {
 		return nil
@@ -339,13 +345,16 @@ func (m *mapper) checkShared() error {
 		part   *part
 		offset uint64
 	}
-	stored, seen := map[at]*tiff.Page{}, map[*tiff.Page]bool{}
+	stored, seen := map[at]*tiff.Page{}, map[*tiff.Page]*Image{}
 	for _, im := range m.file.Images {
 		for _, pl := range im.Planes {
-			if seen[pl.Page] { // a page of several planes (samples)
+			if other, ok := seen[pl.Page]; ok && other != im {
+				return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, and the page at %d is a plane of two of them: a decompression bomb",
+					ErrSize, decoded, size, pl.Page.Offset)
+			} else if ok { // a page of several planes (samples)
 				continue
 			}
-			seen[pl.Page] = true
+			seen[pl.Page] = im
 			for i := range pl.Page.NumBlocks() {
 				b, err := pl.Page.Block(i)
 				if err != nil || b.Size == 0 {
@@ -404,6 +413,22 @@ type pageLayout struct {
 	rgb           bool // the samples are interleaved RGB the writer keeps
 	mask          bool // a transparency mask (NewSubfileType bit 2)
 	inverted      bool // WhiteIsZero: kept as stored, so no plane of a BlackIsZero image
+}
+
+// String describes the layout, as the errors about pages unlike others
+// say it.
+func (l pageLayout) String() string {
+	s := fmt.Sprintf("%d x %d, %d samples of %v", l.width, l.height, l.samples, l.pixelType)
+	if l.rgb {
+		s += ", RGB"
+	}
+	if l.mask {
+		s += ", a mask"
+	}
+	if l.inverted {
+		s += ", white-is-zero"
+	}
+	return s
 }
 
 // planesPerPage is the number of planes a page holds: 1 for RGB or a

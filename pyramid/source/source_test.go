@@ -162,6 +162,10 @@ func TestGenericMetadata(t *testing.T) {
 	assert.InDelta(t, 2.5, s.PhysicalSizeX, 1e-12, "10,000 µm a centimeter over 4000 pixels")
 	assert.InDelta(t, 5, s.PhysicalSizeY, 1e-12)
 
+	f, _, err = mapPages(t, Options{}, gray(8, 8, ascii(tiff.TagDateTime, "0000:01:01 00:00:00")))
+	require.NoError(t, err)
+	assert.Zero(t, f.Images[0].Spec.AcquisitionDate, "no xsd:dateTime has year 0")
+
 	f, _, err = mapPages(t, Options{}, gray(8, 8, rational(tiff.TagXResolution, 254, 1), rational(tiff.TagYResolution, 254, 1)))
 	require.NoError(t, err)
 	assert.InDelta(t, 100, f.Images[0].Spec.PhysicalSizeX, 1e-12, "inches by default")
@@ -212,9 +216,6 @@ func TestGenericMetadata(t *testing.T) {
 	}
 }
 
-// TestUnsupportedPages checks that a page that cannot be converted fails
-// New with a typed error naming its field, or with SkipUnsupported is
-// left out and listed, its images' other pages kept.
 // TestWhiteIsZeroApart: white-is-zero pages, kept as stored, are no
 // planes of black-is-zero pages of the same shape.
 func TestWhiteIsZeroApart(t *testing.T) {
@@ -224,6 +225,9 @@ func TestWhiteIsZeroApart(t *testing.T) {
 	assert.Equal(t, []string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 3:*`, `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 1:* 2:*`}, summary(f))
 }
 
+// TestUnsupportedPages checks that a page that cannot be converted fails
+// New with a typed error naming its field, or with SkipUnsupported is
+// left out and listed, its images' other pages kept.
 func TestUnsupportedPages(t *testing.T) {
 	tests := []struct {
 		name string
@@ -993,20 +997,21 @@ func TestImageJLUTs(t *testing.T) {
 	}
 }
 
-// TestOMEPageTwice: a page is one plane; a document that maps it to two,
-// in two images or in one, is refused, or the later image left out.
+// TestOMEPageTwice: a page is one plane of an image; TiffData elements
+// that map it to two overlap, and are refused. Images sharing a page are
+// read, as Bio-Formats reads them, unless they decode to far more than
+// the file's size (TestSharedBlocksBomb).
 func TestOMEPageTwice(t *testing.T) {
 	twoImages := omeDocument("", pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`), pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`))
-	_, _, err := mapPages(t, Options{}, grays(2, twoImages)...)
-	assert.ErrorIs(t, err, ErrMetadata)
-	assert.ErrorContains(t, err, "OME image 1 (Image:1): source: bad metadata: page 0 is a plane of OME image 0 already")
-	f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(2, twoImages)...)
+	f, _, err := mapPages(t, Options{}, grays(1, twoImages)...)
 	require.NoError(t, err)
-	assert.Len(t, f.Images, 1)
+	require.Len(t, f.Images, 2)
+	assert.Equal(t, f.Images[0].Planes[0].Page, f.Images[1].Planes[0].Page)
 
 	overlap := omeDocument("", pixels(3, 1, 1, "XYZCT", `<TiffData IFD="0" PlaneCount="2"/><TiffData IFD="1" FirstZ="2"/>`))
 	_, _, err = mapPages(t, Options{}, grays(3, overlap)...)
-	assert.ErrorContains(t, err, "page 1 is a plane of OME image 0 already")
+	assert.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "page 1 is a plane of OME image 0 twice (its TiffData elements overlap)")
 }
 
 // TestSharedBlocksBomb: a page whose strips are all stored at one offset,
@@ -1014,8 +1019,11 @@ func TestOMEPageTwice(t *testing.T) {
 // decompression bomb; the same strips stored apart, or few enough to
 // decode to little, are read.
 func TestSharedBlocksBomb(t *testing.T) {
-	page := func(height int, shared bool) []byte {
+	page := func(height int, shared bool, description ...string) []byte {
 		return rawPage(t, func(b *ifd.Builder) {
+			if len(description) > 0 {
+				b.AddASCII(tiff.TagImageDescription, description[0])
+			}
 			b.AddLong(tiff.TagImageWidth, 4096)
 			b.AddLong(tiff.TagImageLength, uint32(height))
 			b.AddShort(tiff.TagCompression, tiff.CompressionDeflate)
@@ -1040,6 +1048,10 @@ func TestSharedBlocksBomb(t *testing.T) {
 
 	_, err = mapFile(t, page(4096, false), "apart.tif", Options{})
 	assert.NoError(t, err, "stored apart")
+	px := `<Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="4096" SizeY="4096" SizeZ="1" SizeC="1" SizeT="1"><TiffData IFD="0"/></Pixels>`
+	_, err = mapFile(t, page(4096, false, omeDocument("", px, px)), "images.ome.tif", Options{}) // two OME images of one such page
+	assert.ErrorIs(t, err, ErrSize)
+	assert.ErrorContains(t, err, "and the page at 8 is a plane of two of them: a decompression bomb")
 	_, err = mapFile(t, page(128, true), "small.tif", Options{})
 	assert.NoError(t, err, "shared, decoding to little")
 }

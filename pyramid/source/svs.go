@@ -247,7 +247,7 @@ func (a aperio) describe(s *pyramid.ImageSpec) {
 		return
 	}
 	zone, _ := a.field("Time Zone")
-	if t, ok := aperioTime(date, clock, zone); ok {
+	if t, ok := aperioTime(date, clock, zone); ok && t.Year() >= 1 { // xsd:dateTime's years
 		s.AcquisitionDate = t
 	}
 }

@@ -71,8 +71,11 @@ type Header struct {
 	// pixels' aspect ratio (unit 0).
 	PixelsPerMetre [2]uint32
 	// Frames is an animated PNG's (APNG's) number of frames, from its acTL
-	// chunk; 0 for a still image. Only the default image (IDAT) is read.
-	Frames int
+	// chunk; 0 for a still image. Only the default image (IDAT) is read:
+	// the first frame when DefaultIsFrame (an fcTL chunk precedes IDAT),
+	// else an image besides the frames.
+	Frames         int
+	DefaultIsFrame bool
 }
 
 // Channels is the number of samples per pixel in a row: 1 for a paletted
@@ -187,6 +190,9 @@ func (d *Decoder) readHeader() error {
 			err = d.parsePHYs(length)
 		case "acTL":
 			err = d.parseACTL(length)
+		case "fcTL":
+			d.h.DefaultIsFrame = true
+			err = d.skipChunk(typ, length)
 		case "IDAT":
 			if d.h.ColorType == Paletted && !d.seen.plte {
 				return formatError("a paletted image without a PLTE chunk")
