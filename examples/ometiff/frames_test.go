@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color/palette"
 	"image/gif"
@@ -212,4 +213,26 @@ func FuzzImageHeaders(f *testing.F) {
 		}
 		_ = animatedWebP(bytes.NewReader(data))
 	})
+}
+
+// TestPalettePages: a lone 1- or 8-bit palette page is decoded whole, its
+// colours written as RGB; a 4-bit one, which golang.org/x/image/tiff does
+// not read, is refused up front, naming the palette.
+func TestPalettePages(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		bits int
+		ok   bool
+	}{{1, true}, {8, true}, {4, false}} {
+		in := filepath.Join(dir, fmt.Sprintf("palette%d.tif", tt.bits))
+		writeTIFF(t, in, page{width: 16, height: 4, samples: 1, bits: tt.bits, photometric: tiff.PhotometricPalette})
+		code, stdout, stderr := clitest.Run(runConvert, in, filepath.Join(dir, fmt.Sprintf("palette%d.ome.tif", tt.bits)))
+		if tt.ok {
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "16 x 4 RGB uint8", "%d bits", tt.bits)
+			continue
+		}
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "PhotometricInterpretation palette", "%d bits", tt.bits)
+	}
 }
