@@ -51,12 +51,51 @@ func (m *OMEImage) channels() []int32 {
 	return out
 }
 
+// specChannels returns the Channel element each channel of s is written
+// from: one each, or, for an image of one sample a pixel whose document
+// gives a Channel several samples (tifffile's RGBA, or 2 or 5 samples a
+// pixel), that Channel for each of its samples, since the writer stores
+// samples other than RGB's as channels of their own. It is nil when the
+// elements describe other channels; Check says how.
+func (m *OMEImage) specChannels(s ImageSpec) []int32 {
+	channels := m.channels()
+	if len(channels) == 0 || len(channels) == s.SizeC {
+		return channels
+	}
+	if max(s.SamplesPerPixel, 1) != 1 {
+		return nil
+	}
+	var out []int32
+	for _, c := range channels {
+		n := 1
+		if v, ok := m.doc.attr(c, "SamplesPerPixel"); ok {
+			var valid bool
+			if n, valid = xmlInt(v); !valid || n < 1 || n > s.SizeC {
+				return nil
+			}
+		}
+		for range n {
+			out = append(out, c)
+		}
+		if len(out) > s.SizeC {
+			return nil
+		}
+	}
+	if len(out) != s.SizeC {
+		return nil
+	}
+	return out
+}
+
 // Check reports whether the image's element describes the pixels of spec
 // as AddImage requires of an ImageSpec.OME: its Pixels' sizes (SizeC
-// counting samples) and Type, its Channel elements and their samples,
-// its Planes, and the quantities of its Pixels and Channels that spec's
-// typed fields do not replace (a number; a unit of the schema's). It returns nil, or the *OMEError AddImage would return for
-// spec with this element. A reader that maps a file's pages to specs
+// counting samples) and Type, its Channel elements and their samples
+// (one each, or, for a spec of one sample a pixel, a Channel of several
+// samples for as many channels: the writer stores them so, each with the
+// Channel's attributes), its Planes, and the quantities of its Pixels and
+// Channels that spec's typed fields do not replace (a number; a unit of
+// the schema's). It returns nil, or the *OMEError AddImage would return
+// for spec with this element. A reader that maps a file's pages to specs
 // checks with it that the file's document can be carried as it is.
 func (m *OMEImage) Check(spec ImageSpec) error {
 	_, err := m.check(spec.withDefaults())
@@ -116,13 +155,14 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 			}
 		}
 	}
-	channels := m.channels()
-	if len(channels) > 0 && len(channels) != s.SizeC {
+	channels := m.specChannels(s)
+	if all := m.channels(); len(all) > 0 && channels == nil {
 		return nil, d.conflict(px, "", "%d Channel elements; the image has %d channels (SizeC) of %d samples",
-			len(channels), s.SizeC, s.SamplesPerPixel)
+			len(all), s.SizeC, s.SamplesPerPixel)
 	}
+	split := len(channels) != len(m.channels()) // a Channel's samples are channels
 	for i, c := range channels {
-		if v, ok := d.attr(c, "SamplesPerPixel"); ok {
+		if v, ok := d.attr(c, "SamplesPerPixel"); ok && !split {
 			if n, ok := xmlInt(v); !ok || n != s.SamplesPerPixel {
 				return nil, d.conflict(c, "SamplesPerPixel", "%q; the image has %d samples per pixel", v, s.SamplesPerPixel)
 			}

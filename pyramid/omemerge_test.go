@@ -248,6 +248,32 @@ func TestOMEImageCheck(t *testing.T) {
 	spec.PhysicalSizeX = 0
 	assert.ErrorIs(t, doc.Image(0).Check(spec), ErrOMEInvalid)
 
+	// A Channel of several samples, which the writer stores as channels of
+	// one sample each: its element goes to each, the first keeping its ID.
+	split := mustParseOME(t, omeRoot+`<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="4" SizeT="1">`+
+		`<Channel ID="Channel:rgba" SamplesPerPixel="4" Name="rgba" Fluor="none"/><TiffData/></Pixels></Image>`+omeEnd)
+	four := ImageSpec{SizeX: 8, SizeY: 6, SizeC: 4}
+	require.NoError(t, split.Image(0).Check(four))
+	assert.Equal(t, []int32{split.Image(0).channels()[0], split.Image(0).channels()[0], split.Image(0).channels()[0], split.Image(0).channels()[0]},
+		split.Image(0).specChannels(four))
+	assert.ErrorIs(t, split.Image(0).Check(ImageSpec{SizeX: 8, SizeY: 6, SizeC: 3}), ErrOMEConflict, "samples for 4 channels, not 3")
+	h := iohandle.NewMemory()
+	w, err := New(h, Options{})
+	require.NoError(t, err)
+	four.OME = split.Image(0)
+	im, err := w.AddImage(four)
+	require.NoError(t, err)
+	for c := range 4 {
+		require.NoError(t, im.WritePlane(0, c, 0, make([]byte, 48)))
+	}
+	require.NoError(t, w.Close())
+	written := descriptionOf(t, h.Bytes())
+	for _, want := range []string{`<Channel ID="Channel:rgba" SamplesPerPixel="1" Name="rgba" Fluor="none"`, `SamplesPerPixel="1" Name="rgba" Fluor="none"`} {
+		assert.Contains(t, written, want)
+	}
+	assert.Equal(t, 4, strings.Count(written, `Name="rgba" Fluor="none"`), "the Channel's attributes on each of its samples")
+	assert.Equal(t, 1, strings.Count(written, `"Channel:rgba"`), "its ID on the first only")
+
 	// 1-bit pixels are written as uint8 0 and 1, as readers give them.
 	bits := mustParseOME(t, omeRoot+`<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="bit" SignificantBits="1" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"/></Image>`+omeEnd)
 	assert.NoError(t, bits.Image(0).Check(ImageSpec{SizeX: 8, SizeY: 6, PixelType: Uint8}))

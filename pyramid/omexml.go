@@ -295,13 +295,13 @@ func (g *omeBuilder) planImage(i int) error {
 			return err
 		}
 		p.planes = planes
-		d, image, pixels, channels = p.caller.doc, p.caller.node, p.caller.pixels(), p.caller.channels()
+		d, image, pixels, channels = p.caller.doc, p.caller.node, p.caller.pixels(), p.caller.specChannels(s)
 	}
 	p.id = g.callerID(d, image, fmt.Sprintf("Image:%d", i))
 	p.pixelsID = g.callerID(d, pixels, fmt.Sprintf("Pixels:%d", i))
 	for c := range s.SizeC {
 		n := int32(-1)
-		if c < len(channels) {
+		if c < len(channels) && (c == 0 || channels[c] != channels[c-1]) { // a Channel's other samples get IDs of their own
 			n = channels[c]
 		}
 		p.channelIDs = append(p.channelIDs, g.callerID(d, n, fmt.Sprintf("Channel:%d:%d", i, c)))
@@ -704,7 +704,7 @@ func (g *omeBuilder) writePixels(i int) {
 	w.closeStart(false)
 	var channels []int32
 	if p.caller != nil {
-		channels = p.caller.channels()
+		channels = p.caller.specChannels(s)
 	}
 	for c := range s.SizeC {
 		n := int32(-1)

@@ -727,3 +727,30 @@ print(out.dtype, int(out.max()), bool(np.array_equal(ref, out * scale)))`, out, 
 		assert.Equal(t, fmt.Sprintf("uint8 %d True", 1<<bits-1), strings.TrimSpace(got), "%d bits", bits)
 	}
 }
+
+// TestInteropOMESamplesAsChannels converts tifffile OME-TIFFs whose one
+// Channel holds 4 (RGBA) or 5 samples: each sample becomes a channel of
+// its own, the Channel's attributes on each, the pixels equal.
+func TestInteropOMESamplesAsChannels(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tifffile")
+	dir := t.TempDir()
+	interop.RunPython(t, `import sys, numpy as np, tifffile
+rng = np.random.default_rng(3)
+tifffile.imwrite(sys.argv[1] + '/s5.ome.tif', rng.integers(0, 65535, (60, 80, 5), np.uint16), photometric='minisblack', planarconfig='contig',
+    compression='zlib', metadata={'axes': 'YXS', 'Channel': {'Name': 'five'}})
+tifffile.imwrite(sys.argv[1] + '/rgba.ome.tif', rng.integers(0, 255, (60, 80, 4), np.uint8), photometric='rgb', compression='zlib', metadata={'axes': 'YXS'})`, dir)
+	for name, want := range map[string]string{"s5": "5 five", "rgba": "4"} {
+		in, out := filepath.Join(dir, name+".ome.tif"), filepath.Join(dir, name+".out.ome.tif")
+		code, _, stderr := clitest.Run(runConvert, "-compression", "deflate", "-predictor", "none", in, out)
+		require.Equal(t, 0, code, stderr)
+		assert.Empty(t, stderr, "the Channel is carried: nothing is left out")
+		got := interop.RunPython(t, `import sys, numpy as np, tifffile, xml.etree.ElementTree as ET
+with tifffile.TiffFile(sys.argv[1]) as src, tifffile.TiffFile(sys.argv[2]) as dst:
+    channels = [c for c in ET.fromstring(dst.ome_metadata).iter() if c.tag.endswith('}Channel')]
+    names = {c.get('Name', '') for c in channels}
+    equal = np.array_equal(np.moveaxis(src.asarray(), -1, 0), dst.asarray())
+    print(len(channels), *names, equal)`, in, out)
+		assert.Equal(t, want+" True", strings.TrimSpace(strings.ReplaceAll(got, "  ", " ")), name)
+	}
+}
