@@ -481,7 +481,11 @@ func TestOMESamples(t *testing.T) {
 		{"RGB with SizeC 1", rgb, px(1, ``), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, nil, false, "Pixels@SizeC"},
 		{"RGB described sample by sample", rgb, px(3, `<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"r"},
 			false, "3 Channel elements"},
+		// One Channel of both samples: each sample a channel with its
+		// attributes, as the writer stores them (pyramid.OMEImage.Check).
 		{"two samples as channels", two, px(2, `<Channel Name="a" SamplesPerPixel="2"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "a"},
+			true, ""},
+		{"two samples as channels, three said", two, px(2, `<Channel Name="a" SamplesPerPixel="3"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "a"},
 			false, "1 Channel elements"},
 		{"two samples, a Channel each", two, px(2, `<Channel Name="a"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "b"}, true, ""},
 	}
