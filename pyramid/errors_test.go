@@ -44,7 +44,11 @@ func TestBadOptionNamesItsField(t *testing.T) {
 		want string
 	}{
 		{Options{Levels: -1}, "pyramid: bad option: Levels -1 is negative"},
-		{Options{Downsampling: 5}, "pyramid: bad option: downsampling 5"},
+		{Options{Downsampling: 5}, "pyramid: bad option: Downsampling 5"},
+		{Options{Compression: 9}, "pyramid: bad option: Compression 9"},
+		{Options{Predictor: 7}, "pyramid: bad option: Predictor 7"},
+		{Options{TileSize: 24}, "pyramid: bad option: TileSize 24 is not a multiple of 16 between 16 and 32768"},
+		{Options{BigTIFF: 4}, "pyramid: bad option: BigTIFF 4"},
 		{Options{Workers: -1}, "pyramid: bad option: Workers -1 is negative"},
 		{Options{Levels: -1, Workers: -2}, "pyramid: bad option: Levels -1 is negative"},
 		{Options{Compression: Deflate, Level: 99}, "pyramid: bad option: Level 99: Deflate takes 1 to 9 (0 for the default, 3)"},

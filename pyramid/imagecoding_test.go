@@ -126,7 +126,7 @@ func TestImageCodingRefused(t *testing.T) {
 		says   string
 	}{
 		{"quality without JPEG", LZW, ImageSpec{Coding: &Coding{Quality: 50}}, "Quality 50 is for JPEG, not LZW (Level sets Deflate's and Zstd's) (ImageSpec.Coding)"},
-		{"unknown compression", LZW, ImageSpec{Coding: &Coding{Compression: 9}}, "compression 9"},
+		{"unknown compression", LZW, ImageSpec{Coding: &Coding{Compression: 9}}, "Compression 9 (ImageSpec.Coding)"},
 		{"bad level", LZW, ImageSpec{Coding: &Coding{Compression: Deflate, Level: 99}}, "Level 99"},
 		{"predictor on JPEG", LZW, ImageSpec{Coding: &Coding{Compression: JPEG, Predictor: PredictorHorizontal}}, "a predictor needs lossless compression, not JPEG"},
 		{"JPEG of uint16", LZW, ImageSpec{PixelType: Uint16, Coding: &Coding{Compression: JPEG}}, "JPEG takes uint8 samples"},

@@ -252,13 +252,13 @@ func (o Options) coding() Coding {
 // check checks the coding's fields against each other.
 func (c Coding) check() error {
 	if c.Compression < LZW || c.Compression > JPEG {
-		return fmt.Errorf("%w: compression %d", ErrOption, int(c.Compression))
+		return fmt.Errorf("%w: Compression %d", ErrOption, int(c.Compression))
 	}
 	if err := c.checkJPEG(); err != nil {
 		return err
 	}
 	if c.Predictor < PredictorAuto || c.Predictor > PredictorFloatingPoint {
-		return fmt.Errorf("%w: predictor %d", ErrOption, int(c.Predictor))
+		return fmt.Errorf("%w: Predictor %d", ErrOption, int(c.Predictor))
 	}
 	if (c.Compression == None || c.Compression == JPEG) && (c.Predictor == PredictorHorizontal || c.Predictor == PredictorFloatingPoint) {
 		return fmt.Errorf("%w: a predictor needs lossless compression, not %v", ErrOption, c.Compression)
@@ -272,7 +272,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.TileSize = 256
 	}
 	if o.TileSize < 16 || o.TileSize%16 != 0 || o.TileSize > 1<<15 {
-		return o, fmt.Errorf("%w: tile size %d is not a multiple of 16 between 16 and 32768", ErrOption, o.TileSize)
+		return o, fmt.Errorf("%w: TileSize %d is not a multiple of 16 between 16 and 32768", ErrOption, o.TileSize)
 	}
 	if err := o.coding().check(); err != nil {
 		return o, err
@@ -281,7 +281,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: Levels %d is negative", ErrOption, o.Levels)
 	}
 	if o.Downsampling < Mean || o.Downsampling > Mode {
-		return o, fmt.Errorf("%w: downsampling %d", ErrOption, int(o.Downsampling))
+		return o, fmt.Errorf("%w: Downsampling %d", ErrOption, int(o.Downsampling))
 	}
 	if o.Workers < 0 {
 		return o, fmt.Errorf("%w: Workers %d is negative", ErrOption, o.Workers)

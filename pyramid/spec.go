@@ -158,8 +158,14 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 		c := *s.Coding
 		s.Coding = &c
 	}
-	if s.SizeX <= 0 || s.SizeY <= 0 || s.SizeZ < 0 || s.SizeC < 0 || s.SizeT < 0 || s.SizeX > math.MaxUint32 || s.SizeY > math.MaxUint32 {
-		return s, fmt.Errorf("%w: %dx%d, Z %d, C %d, T %d", ErrSize, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
+	for _, size := range []struct {
+		name string
+		v    int
+		min  int
+	}{{"SizeX", s.SizeX, 1}, {"SizeY", s.SizeY, 1}, {"SizeZ", s.SizeZ, 0}, {"SizeC", s.SizeC, 0}, {"SizeT", s.SizeT, 0}} {
+		if size.v < size.min || size.v > math.MaxUint32 {
+			return s, fmt.Errorf("%w: %s %d (image %d x %d, Z %d, C %d, T %d)", ErrSize, size.name, size.v, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
+		}
 	}
 	if planes, ok := mul(s.SizeZ, s.SizeC, s.SizeT); !ok || planes > maxPlanes {
 		return s, fmt.Errorf("%w: %d x %d x %d planes", ErrSize, s.SizeZ, s.SizeC, s.SizeT)
