@@ -137,6 +137,7 @@ type imageSource struct {
 	density [2]uint32 // an interlaced PNG's pixels per metre, X and Y
 	left    []error   // what the file holds and the conversion leaves out
 	notes   []string  // what the conversion says
+	gray    bool      // gray and alpha decoded as NRGBA: written as gray, its alpha left out
 }
 
 func (s imageSource) leftOut() []error { return s.left }
@@ -175,7 +176,11 @@ func (s imageSource) write(w *pyramid.Writer, spec pyramid.ImageSpec, alpha alph
 	if err := alpha.check(s.name, firstTranslucent(s.img)); err != nil {
 		return spec, err
 	}
-	im, err := w.AddImageData(spec, s.img)
+	img := s.img
+	if s.gray {
+		img = grayOf(img)
+	}
+	im, err := w.AddImageData(spec, img)
 	if err != nil {
 		return spec, err
 	}
@@ -233,6 +238,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 			return nil, err
 		}
 		src.density, src.left = h.PixelsPerMetre, pngFrames(h)
+		src.gray = h.ColorType == pngstream.GrayAlpha
 		return src, nil
 	}
 	if err := lim.checkBands(in.name, h.Width, outPixel); err != nil {

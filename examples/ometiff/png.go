@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image"
 	"io"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -17,21 +18,47 @@ type pngSource struct {
 	rows int // per band: a tile row, so that the writer tiles it without a copy
 }
 
-// pngLayout is the layout a PNG's pixels get, as image/png's decoding
-// followed by AddImageData's conversion gives them, so that a PNG converts
-// to the same file whether it is streamed or decoded whole: gray without
-// transparency keeps one channel of 8 or 16 bits; everything else becomes
-// RGB, uint16 from 16-bit samples and uint8 otherwise (gray with alpha or
-// a transparent colour, which image/png decodes as NRGBA, included).
+// pngLayout is the layout a PNG's pixels get, the same whether it is
+// streamed or decoded whole: gray keeps one channel of 8 or 16 bits (its
+// alpha, when opaque, dropped), but gray with a transparent colour, which
+// image/png decodes as NRGBA; everything else becomes RGB, uint16 from
+// 16-bit samples and uint8 otherwise.
 func pngLayout(h pngstream.Header) (pyramid.PixelType, int) {
 	pixelType := pyramid.Uint8
 	if h.BitDepth == 16 {
 		pixelType = pyramid.Uint16
 	}
-	if h.ColorType == pngstream.Gray && !h.Transparent {
+	if h.ColorType == pngstream.Gray && !h.Transparent || h.ColorType == pngstream.GrayAlpha {
 		return pixelType, 1
 	}
 	return pixelType, 3
+}
+
+// grayOf returns the gray of an image/png decoding of gray and alpha
+// (NRGBA or NRGBA64, each colour sample the gray), alpha left out.
+func grayOf(img image.Image) image.Image {
+	b := img.Bounds()
+	switch m := img.(type) {
+	case *image.NRGBA:
+		g := image.NewGray(b)
+		for y := range b.Dy() {
+			row, src := g.Pix[y*g.Stride:][:b.Dx()], m.Pix[y*m.Stride:]
+			for x := range row {
+				row[x] = src[4*x]
+			}
+		}
+		return g
+	case *image.NRGBA64:
+		g := image.NewGray16(b)
+		for y := range b.Dy() {
+			row, src := g.Pix[y*g.Stride:][:2*b.Dx()], m.Pix[y*m.Stride:]
+			for x := range b.Dx() {
+				row[2*x], row[2*x+1] = src[8*x], src[8*x+1]
+			}
+		}
+		return g
+	}
+	return img
 }
 
 // pngModelBytes is the size of a pixel as image/png decodes it: Gray,

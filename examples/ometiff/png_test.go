@@ -83,6 +83,9 @@ func TestStreamedPNGsConvertAsDecoded(t *testing.T) {
 						assert.Empty(t, stderr)
 					}
 					require.Equal(t, 0, code, stderr)
+					if colorType == 4 { // gray and alpha: its gray
+						decoded = grayOf(decoded)
+					}
 					bytesPerSample, samples, want := wantPixels(decoded)
 					got := clitest.Planes(t, output)[0]
 					assert.Equal(t, [2]int{bytesPerSample, samples}, [2]int{got.BytesPerSample, got.Samples}, "layout")
@@ -176,6 +179,37 @@ func TestPNGPixelDensity(t *testing.T) {
 		_, stdout, stderr = clitest.Run(runInfo, output)
 		assert.Contains(t, stdout, "\n  pixel 0.5 µm x 0.25 µm\n", name, stderr)
 	}
+}
+
+// TestInterlacedGrayAlpha: an interlaced PNG of gray and opaque alpha,
+// decoded whole, is written as gray, as a streamed one is.
+func TestInterlacedGrayAlpha(t *testing.T) {
+	const width, height = 11, 9
+	m := pngtest.Image{Width: width, Height: height, Depth: 8, ColorType: 4, Interlace: 1}
+	passes := []struct{ x0, y0, dx, dy int }{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
+	want := make([]byte, width*height)
+	for i := range want {
+		want[i] = byte(7 * i)
+	}
+	for _, p := range passes {
+		for y := p.y0; y < height; y += p.dy {
+			var row []byte
+			for x := p.x0; x < width; x += p.dx {
+				row = append(row, want[y*width+x], 0xff)
+			}
+			if len(row) > 0 {
+				m.Rows = append(m.Rows, row)
+			}
+		}
+	}
+	dir := t.TempDir()
+	output := filepath.Join(dir, "out.ome.tif")
+	code, stdout, stderr := clitest.Run(runConvert, "-compression", "none", writeFile(t, dir, "ga.png", m.Encode()), output)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "11 x 9 uint8")
+	got := clitest.Planes(t, output)[0]
+	assert.Equal(t, 1, got.Samples)
+	assert.Equal(t, want, got.Pix)
 }
 
 func TestShellQuote(t *testing.T) {
