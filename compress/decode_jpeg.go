@@ -45,7 +45,10 @@ func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) error, error) {
 	if len(t) == 0 {
 		return d.jpegDecode(), nil
 	}
-	if len(t) < 4 || t[0] != 0xff || t[1] != 0xd8 {
+	switch {
+	case len(t) < 4: // SOI and EOI at least
+		return nil, fmt.Errorf("%w: JPEGTables of %d bytes", ErrCorrupt, len(t))
+	case t[0] != 0xff || t[1] != 0xd8:
 		return nil, fmt.Errorf("%w: JPEGTables do not start with SOI", ErrCorrupt)
 	}
 	return d.jpegDecode(), nil

@@ -257,6 +257,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"no width", BlockFormat{Height: 1}, ErrFormat},
 		{"overflowing block", BlockFormat{Format: Format{BitsPerSample: 64, SamplesPerPixel: 4}, Width: 1 << 31, Height: 1 << 31}, ErrFormat},
 		{"JPEGTables without SOI", BlockFormat{Compression: tiff.CompressionJPEG, JPEGTables: []byte{1, 2, 3, 4}, Width: 1, Height: 1}, ErrCorrupt},
+		{"JPEGTables of SOI alone", BlockFormat{Compression: tiff.CompressionJPEG, JPEGTables: []byte{0xff, 0xd8}, Width: 1, Height: 1}, ErrCorrupt},
 	}
 	for _, tt := range settings {
 		t.Run(tt.name, func(t *testing.T) {
