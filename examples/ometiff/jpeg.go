@@ -94,75 +94,64 @@ func readJPEGFrame(r io.Reader) (jpegFrame, error) {
 	}
 }
 
+// firstEntry returns the first entry of the first directory of a TIFF
+// structure held in t (EXIF's, a multi-picture index) whose tag is tag,
+// with the structure's byte order; ok is false when there is none or t
+// cannot be read so far.
+func firstEntry(t []byte, tag uint16) (e []byte, order binary.ByteOrder, ok bool) {
+	if len(t) < 8 {
+		return nil, nil, false
+	}
+	switch string(t[:2]) {
+	case "II":
+		order = binary.LittleEndian
+	case "MM":
+		order = binary.BigEndian
+	default:
+		return nil, nil, false
+	}
+	at := uint64(order.Uint32(t[4:]))
+	if at+2 > uint64(len(t)) {
+		return nil, nil, false
+	}
+	n, entries := int(order.Uint16(t[at:])), t[at+2:]
+	for i := 0; i < n && 12*i+12 <= len(entries); i++ {
+		if e := entries[12*i : 12*i+12]; order.Uint16(e) == tag {
+			return e, order, true
+		}
+	}
+	return nil, nil, false
+}
+
 // mpfPictures counts the pictures of a multi-picture JPEG (CIPA DC-007)
 // from its index (APP2 "MPF", a TIFF structure): the first, and each
 // other but a thumbnail (MP Type 0x01xxxx). Pillow writes its further
 // pictures with no type, as HDR gain maps are written, so those count.
 // It returns 0 when the index cannot be read.
 func mpfPictures(t []byte) int {
-	if len(t) < 8 {
+	e, order, ok := firstEntry(t, 0xb002) // MPEntry: 16 bytes a picture
+	if !ok {
 		return 0
 	}
-	var order binary.ByteOrder
-	switch string(t[:2]) {
-	case "II":
-		order = binary.LittleEndian
-	case "MM":
-		order = binary.BigEndian
-	default:
+	count, off := uint64(order.Uint32(e[4:])), uint64(order.Uint32(e[8:]))
+	if count%16 != 0 || off > uint64(len(t)) || count > uint64(len(t))-off {
 		return 0
 	}
-	at := uint64(order.Uint32(t[4:]))
-	if at+2 > uint64(len(t)) {
-		return 0
+	pictures := 1
+	for k := uint64(16); k < count; k += 16 { // the first is the image itself
+		if order.Uint32(t[off+k:])&0xff0000 != 0x010000 {
+			pictures++
+		}
 	}
-	n, entries := int(order.Uint16(t[at:])), t[at+2:]
-	for i := 0; i < n && 12*i+12 <= len(entries); i++ {
-		e := entries[12*i:]
-		if order.Uint16(e) != 0xb002 { // MPEntry: 16 bytes a picture
-			continue
-		}
-		count, off := uint64(order.Uint32(e[4:])), uint64(order.Uint32(e[8:]))
-		if count%16 != 0 || off > uint64(len(t)) || count > uint64(len(t))-off {
-			return 0
-		}
-		pictures := 1
-		for k := uint64(16); k < count; k += 16 { // the first is the image itself
-			if order.Uint32(t[off+k:])&0xff0000 != 0x010000 {
-				pictures++
-			}
-		}
-		return pictures
-	}
-	return 0
+	return pictures
 }
 
 // exifOrientation returns the Orientation (tag 274, a SHORT) of the first
 // directory of EXIF's TIFF structure, 0 when it has none or cannot be
 // read.
 func exifOrientation(t []byte) int {
-	if len(t) < 8 {
-		return 0
-	}
-	var order binary.ByteOrder
-	switch string(t[:2]) {
-	case "II":
-		order = binary.LittleEndian
-	case "MM":
-		order = binary.BigEndian
-	default:
-		return 0
-	}
-	at := uint64(order.Uint32(t[4:]))
-	if at+2 > uint64(len(t)) {
-		return 0
-	}
-	n, entries := int(order.Uint16(t[at:])), t[at+2:]
-	for i := 0; i < n && 12*i+12 <= len(entries); i++ {
-		e := entries[12*i:]
-		if order.Uint16(e) == 274 && order.Uint16(e[2:]) == 3 && order.Uint32(e[4:]) == 1 {
-			return int(order.Uint16(e[8:]))
-		}
+	if e, order, ok := firstEntry(t, 274); ok && order.Uint16(e[2:]) == 3 && order.Uint32(e[4:]) == 1 {
+		return int(order.Uint16(e[8:]))
 	}
 	return 0
 }

@@ -17,6 +17,23 @@ import (
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 )
 
+// feedFIFO makes a named pipe "in" in dir and writes data into it from a
+// goroutine, once a reader opens it; the channel gives the write's error.
+func feedFIFO(t *testing.T, dir string, data []byte) (string, <-chan error) {
+	fifo := filepath.Join(dir, "in")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	done := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write(data)
+			f.Close()
+		}
+		done <- err
+	}()
+	return fifo, done
+}
+
 // TestPipedInputs converts images read from a named pipe, which can be
 // read only once: the header is peeked, then the data read.
 func TestPipedInputs(t *testing.T) {
@@ -31,17 +48,7 @@ func TestPipedInputs(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			fifo := filepath.Join(dir, "in")
-			require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-			done := make(chan error, 1)
-			go func() {
-				f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-				if err == nil {
-					_, err = f.Write(tt.data)
-					f.Close()
-				}
-				done <- err
-			}()
+			fifo, done := feedFIFO(t, dir, tt.data)
 			output := filepath.Join(dir, "out.ome.tif")
 			code, _, stderr := clitest.Run(runConvert, "-compression", "none", fifo, output)
 			require.NoError(t, <-done)
@@ -78,17 +85,7 @@ func TestPipedTIFF(t *testing.T) {
 // reads past the pipe's header.
 func TestPipedAnimatedGIF(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "in")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	done := make(chan error, 1)
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err == nil {
-			_, err = f.Write(animatedGIF(t, 3))
-			f.Close()
-		}
-		done <- err
-	}()
+	fifo, done := feedFIFO(t, dir, animatedGIF(t, 3))
 	output := filepath.Join(dir, "out.ome.tif")
 	code, _, stderr := clitest.Run(runConvert, fifo, output)
 	<-done
