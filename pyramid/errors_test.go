@@ -287,54 +287,11 @@ func TestEndingTwice(t *testing.T) {
 	}
 }
 
-// TestZeroValues: the writer's types are made by this package; their zero
-// values, and a nil PlaneWriter, give ErrClosed (or ErrPlane) naming it,
-// never a panic.
-func TestZeroValues(t *testing.T) {
-	var w Writer
-	_, err := w.AddImage(ImageSpec{SizeX: 16, SizeY: 16})
-	assert.ErrorIs(t, err, ErrClosed, "AddImage")
-	_, err = w.AddEncodedImage(ImageSpec{SizeX: 16, SizeY: 16})
-	assert.ErrorIs(t, err, ErrClosed, "AddEncodedImage")
-	assert.ErrorIs(t, w.Close(), ErrClosed, "Close")
-	assert.ErrorIs(t, w.Abort(), ErrClosed, "Abort")
-	assert.Equal(t, iohandle.Stats{}, w.Stats())
-	assert.ErrorContains(t, w.Close(), "a zero value, not made by New, Create")
-
-	var im Image
-	assert.ErrorIs(t, im.WritePlane(0, 0, 0, nil), ErrClosed, "WritePlane")
-	_, err = im.Plane(0, 0, 0)
-	assert.ErrorIs(t, err, ErrClosed, "Plane")
-	_, err = im.EncodedPlane(0, 0, 0)
-	assert.ErrorIs(t, err, ErrClosed, "EncodedPlane")
-	assert.ErrorIs(t, im.ReadPlanes(strings.NewReader("")), ErrClosed, "ReadPlanes")
-	assert.ErrorIs(t, WriteSamples(&im, 0, 0, 0, []uint8{}), ErrClosed, "WriteSamples")
-
-	var pw PlaneWriter
-	_, err = pw.Write([]byte{1})
-	assert.ErrorIs(t, err, ErrClosed, "PlaneWriter.Write")
-	_, err = NewSampleWriter[uint8](&pw)
-	assert.ErrorIs(t, err, ErrClosed, "NewSampleWriter of a zero PlaneWriter")
-	_, err = NewSampleWriter[uint8](nil)
-	assert.ErrorIs(t, err, ErrPlane, "NewSampleWriter(nil)")
-	assert.ErrorIs(t, pw.Close(), ErrClosed, "PlaneWriter.Close")
-	var sw SampleWriter[uint16]
-	_, err = sw.Write([]uint16{1})
-	assert.ErrorIs(t, err, ErrClosed, "SampleWriter.Write")
-	assert.ErrorIs(t, sw.Close(), ErrClosed, "SampleWriter.Close")
-
-	var ep EncodedPlaneWriter
-	assert.ErrorIs(t, ep.WriteTile(0, []byte{1}), ErrClosed, "WriteTile")
-	_, err = ep.Write([]byte{1})
-	assert.ErrorIs(t, err, ErrClosed, "EncodedPlaneWriter.Write")
-	assert.ErrorIs(t, ep.Close(), ErrClosed, "EncodedPlaneWriter.Close")
-}
-
-// TestNilValues: nil pointers of the writer's types, a nil handle and a
-// nil reader give errors as zero values do, never a panic (a deferred
-// Abort of a writer Create did not make, say).
-func TestNilValues(t *testing.T) {
-	var w *Writer
+// assertUnmade checks the calls on a writer, an image and plane writers
+// this package did not make (zero values, or nil pointers): each gives
+// ErrClosed, never a panic.
+func assertUnmade(t *testing.T, w *Writer, im *Image, pw *PlaneWriter, ep *EncodedPlaneWriter) {
+	t.Helper()
 	_, err := w.AddImage(ImageSpec{SizeX: 16, SizeY: 16})
 	assert.ErrorIs(t, err, ErrClosed, "AddImage")
 	_, err = w.AddImageData(ImageSpec{}, image.NewGray(image.Rect(0, 0, 4, 4)))
@@ -344,8 +301,8 @@ func TestNilValues(t *testing.T) {
 	assert.ErrorIs(t, w.Close(), ErrClosed, "Close")
 	assert.ErrorIs(t, w.Abort(), ErrClosed, "Abort")
 	assert.Equal(t, iohandle.Stats{}, w.Stats())
+	assert.ErrorContains(t, w.Close(), "a zero value, not made by New, Create")
 
-	var im *Image
 	assert.ErrorIs(t, im.WritePlane(0, 0, 0, nil), ErrClosed, "WritePlane")
 	_, err = im.Plane(0, 0, 0)
 	assert.ErrorIs(t, err, ErrClosed, "Plane")
@@ -354,17 +311,43 @@ func TestNilValues(t *testing.T) {
 	assert.ErrorIs(t, im.ReadPlanes(strings.NewReader("")), ErrClosed, "ReadPlanes")
 	assert.ErrorIs(t, WriteSamples(im, 0, 0, 0, []uint8{}), ErrClosed, "WriteSamples")
 
-	var pw *PlaneWriter
 	_, err = pw.Write([]byte{1})
 	assert.ErrorIs(t, err, ErrClosed, "PlaneWriter.Write")
 	assert.ErrorIs(t, pw.Close(), ErrClosed, "PlaneWriter.Close")
-	var ep *EncodedPlaneWriter
 	assert.ErrorIs(t, ep.WriteTile(0, []byte{1}), ErrClosed, "WriteTile")
 	_, err = ep.Write([]byte{1})
 	assert.ErrorIs(t, err, ErrClosed, "EncodedPlaneWriter.Write")
 	assert.ErrorIs(t, ep.Close(), ErrClosed, "EncodedPlaneWriter.Close")
+}
 
-	_, err = New(nil, Options{})
+// TestZeroValues: the writer's types are made by this package; their zero
+// values, and a nil PlaneWriter, give ErrClosed (or ErrPlane) naming it,
+// never a panic.
+func TestZeroValues(t *testing.T) {
+	var (
+		w  Writer
+		im Image
+		pw PlaneWriter
+		ep EncodedPlaneWriter
+	)
+	assertUnmade(t, &w, &im, &pw, &ep)
+	_, err := NewSampleWriter[uint8](&pw)
+	assert.ErrorIs(t, err, ErrClosed, "NewSampleWriter of a zero PlaneWriter")
+	_, err = NewSampleWriter[uint8](nil)
+	assert.ErrorIs(t, err, ErrPlane, "NewSampleWriter(nil)")
+	var sw SampleWriter[uint16]
+	_, err = sw.Write([]uint16{1})
+	assert.ErrorIs(t, err, ErrClosed, "SampleWriter.Write")
+	assert.ErrorIs(t, sw.Close(), ErrClosed, "SampleWriter.Close")
+}
+
+// TestNilValues: nil pointers of the writer's types, a nil handle and a
+// nil reader give errors as zero values do, never a panic (a deferred
+// Abort of a writer Create did not make, say).
+func TestNilValues(t *testing.T) {
+	assertUnmade(t, nil, nil, nil, nil)
+
+	_, err := New(nil, Options{})
 	assert.ErrorIs(t, err, ErrOption, "a nil handle")
 	live, err := New(iohandle.NewMemory(), Options{})
 	require.NoError(t, err)

@@ -8,12 +8,29 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/tiff"
 )
+
+// within returns open's error, or fails the test when open blocks (as the
+// open of a FIFO does until a writer comes): the goroutine is left
+// blocked, the test failed.
+func within(t *testing.T, open func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- open() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the open blocks: the FIFO was opened")
+		return nil
+	}
+}
 
 // TestDatasetFIFO: a dataset's file or companion that is a FIFO is
 // refused, not opened (the open would block until a writer came).
@@ -28,18 +45,18 @@ func TestDatasetFIFO(t *testing.T) {
 	}
 	part := write("part.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
 		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="fifo">`+uuidB+`</UUID></TiffData>`)))
-	_, err := Open(part, Options{})
+	err := within(t, func() error { _, err := Open(part, Options{}); return err })
 	assert.ErrorIs(t, err, tiff.ErrNotTIFF)
 	assert.ErrorContains(t, err, `the dataset's file "fifo": tiff: not a TIFF file: `)
 	assert.ErrorContains(t, err, "is not a regular file")
 
 	binaryOnly := write("binary.ome.tif", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="`+uuidA+`">`+
 		`<BinaryOnly MetadataFile="fifo" UUID="`+uuidB+`"/></OME>`)
-	_, err = Open(binaryOnly, Options{})
+	err = within(t, func() error { _, err := Open(binaryOnly, Options{}); return err })
 	assert.ErrorIs(t, err, ErrMetadata)
 	assert.ErrorContains(t, err, `the companion "fifo" is not a regular file`)
 
-	_, err = tiff.Open(filepath.Join(dir, "fifo"))
+	err = within(t, func() error { _, err := tiff.Open(filepath.Join(dir, "fifo")); return err })
 	assert.ErrorIs(t, err, tiff.ErrNotTIFF)
 	_, err = tiff.Open(dir)
 	assert.ErrorIs(t, err, tiff.ErrNotTIFF, "a directory")
