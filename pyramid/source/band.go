@@ -443,7 +443,11 @@ func noDataSample(text string, l tiff.Layout) []byte {
 	case l.SampleFormat == tiff.SampleFormatFloat && size == 8:
 		binary.LittleEndian.PutUint64(out, math.Float64bits(v))
 	case l.SampleFormat == tiff.SampleFormatFloat && size == 2:
-		return nil // half floats are widened after decoding: their zeros stay
+		h, ok := halfBits(v)
+		if !ok {
+			return nil
+		}
+		binary.LittleEndian.PutUint16(out, h)
 	case v != math.Trunc(v) || math.IsInf(v, 0):
 		return nil
 	case l.SampleFormat == tiff.SampleFormatInt:
@@ -459,6 +463,36 @@ func noDataSample(text string, l tiff.Layout) []byte {
 		binary.LittleEndian.PutUint64(out, uint64(v))
 	}
 	return out[:size]
+}
+
+// halfBits returns v as an IEEE half float, rounded to the nearest (ties
+// to even), as GDAL converts a no-data value to its band's type; false for
+// a finite value beyond the half floats' range.
+func halfBits(v float64) (uint16, bool) {
+	var sign uint16
+	if math.Signbit(v) {
+		sign, v = 0x8000, -v
+	}
+	switch {
+	case math.IsNaN(v):
+		return 0x7e00, true
+	case math.IsInf(v, 0):
+		return sign | 0x7c00, true
+	case v == 0:
+		return sign, true
+	case v >= 65520: // rounds past the largest half, 65504
+		return 0, false
+	}
+	_, e := math.Frexp(v) // v < 2^e
+	if e-1 < -14 {        // subnormal, in units of 2^-24; 1024 of them is the smallest normal
+		return sign | uint16(math.RoundToEven(math.Ldexp(v, 24))), true
+	}
+	exp := e - 1
+	m := math.RoundToEven(math.Ldexp(v, 10-exp)) // 1024 to 2048
+	if m == 2048 {
+		m, exp = 1024, exp+1
+	}
+	return sign | uint16(exp+15)<<10 | uint16(m-1024), true
 }
 
 // failed records a decoding error, naming the block.

@@ -501,6 +501,40 @@ func TestBandReaderMemory(t *testing.T) {
 	assert.Less(t, tall, short+4*band+256<<10, "no growth with the height")
 }
 
+// TestHalfBits converts every half float's value back to its bits, and
+// values between halves to the nearest, ties to the even one.
+func TestHalfBits(t *testing.T) {
+	for h := range 1 << 16 {
+		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
+			continue // NaNs: one bit pattern stands for them all
+		}
+		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(widenHalves(nil, binary.LittleEndian.AppendUint16(nil, uint16(h))))))
+		got, ok := halfBits(v)
+		require.True(t, ok, "%#04x", h)
+		require.Equal(t, uint16(h), got, "%#04x (%g)", h, v)
+	}
+	tests := []struct {
+		v    float64
+		want uint16
+		ok   bool
+	}{
+		{1 + 1.0/2048, 0x3c00, true},          // a tie: to the even 1
+		{1 + 3.0/2048, 0x3c02, true},          // a tie: to the even 1 + 2/1024
+		{1 + 1.1/2048, 0x3c01, true},          // nearer 1 + 1/1024
+		{65519, 0x7bff, true},                 // 65504, the largest
+		{65520, 0, false},                     // rounds to infinity
+		{math.Ldexp(1, -25), 0, true},         // half the smallest subnormal: a tie, to 0
+		{math.Ldexp(1.5, -25), 0x0001, true},  // nearer the smallest subnormal
+		{math.Ldexp(2047, -25), 0x0400, true}, // rounds up to the smallest normal
+		{-2, 0xc000, true},
+	}
+	for _, tt := range tests {
+		got, ok := halfBits(tt.v)
+		assert.Equal(t, tt.ok, ok, "%g", tt.v)
+		assert.Equal(t, tt.want, got, "%g", tt.v)
+	}
+}
+
 // TestBandReaderNoData: the sparse blocks of a page with GDAL's no-data
 // value hold it, as GDAL and tifffile read them; the other blocks are as
 // stored.
@@ -520,9 +554,14 @@ func TestBandReaderNoData(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "%d workers", workers)
 	}
+	// A half-float strip of nothing else holds the value's half.
+	file, _ = fileOf(t, binary.LittleEndian, false, testPage{width: 3, height: 2, samples: 1, bits: 16, float: true, sparse: []int{0}, more: nodata("-9999")})
+	got, err := readAll(t, file, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, bytes.Repeat([]byte{0xe2, 0xf0}, 6), got, "-9999 rounds to the half -10000, 0xf0e2")
 	// An int16 strip of nothing else.
 	file, _ = fileOf(t, binary.BigEndian, false, testPage{width: 5, height: 3, samples: 1, bits: 16, signed: true, sparse: []int{0}, more: nodata("-5")})
-	got, err := readAll(t, file, Options{})
+	got, err = readAll(t, file, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, bytes.Repeat([]byte{0xfb, 0xff}, 15), got)
 
@@ -541,6 +580,10 @@ func TestBandReaderNoData(t *testing.T) {
 		{"2.5", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatInt}, nil},
 		{"-32769", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatInt}, nil},
 		{"none", tiff.Layout{BitsPerSample: 8, SampleFormat: tiff.SampleFormatUint}, nil},
+		{"1.5", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0x3e}},
+		{"-inf", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0xfc}},
+		{"nan", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0x7e}},
+		{"1e6", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, nil}, // beyond the halves: zeros
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, noDataSample(tt.text, tt.layout), "%q as %d bits", tt.text, tt.layout.BitsPerSample)
