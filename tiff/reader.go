@@ -23,6 +23,12 @@ type File struct {
 	Size int64
 	// Pages are the directories of the main chain, in order.
 	Pages []*Page
+	// LoopsTo is the offset of a page of the chain that the last page
+	// names as the next one, when the main chain loops back; 0 when it
+	// ends. Read stops the chain there and keeps the pages before, as
+	// libtiff does (with a warning): every directory the chain reaches is
+	// then read, once. (A chain that reaches a SubIFD is malformed.)
+	LoopsTo int64
 
 	r io.ReaderAt
 }
@@ -65,8 +71,9 @@ const (
 // The directories are parsed by github.com/google/tiff (and its bigtiff
 // package). Read adds what that parser leaves out, checked before the
 // parser runs so that it never allocates what the file cannot hold:
-//   - a directory reached twice (a loop in the chain or the SubIFDs),
-//     SubIFDs nested too deep, or too many directories;
+//   - a directory reached twice (a loop of SubIFDs, or the chain reaching
+//     a SubIFD), SubIFDs nested too deep, or too many directories; a main
+//     chain that loops back to one of its pages ends there (File.LoopsTo);
 //   - entry counts, value sizes and offsets past the end of the file, and
 //     more values in all than the file can justify;
 //   - SubIFDs, which google/tiff does not follow;
@@ -90,7 +97,13 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	}
 	f := &File{Header: h, Size: size, r: r}
 	w := newWalker(f)
+	chain := map[uint64]bool{} // a directory the chain reached: its end
 	for off := h.FirstIFD; off != 0; {
+		if chain[off] {
+			f.LoopsTo = int64(off)
+			break
+		}
+		chain[off] = true
 		p, err := w.page(off, 0)
 		if err != nil {
 			return nil, err

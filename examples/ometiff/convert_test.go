@@ -473,7 +473,6 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"PNG rows cut short", []string{"IN", "OUT"}, truncatedRows(t), 1, "not enough image data: 20 of 64 rows"},
 		{"PNG too short for its size", []string{"-max-pixels", "0", "IN", "OUT"}, pngBomb(t), 1, "a 1243-byte file cannot hold this 100000 x 100000 PNG"},
 		{"TIFF cut short", []string{"IN", "OUT"}, tiffFile(t)[:150], 1, "tiff: malformed"},
-		{"TIFF whose directory loops", []string{"IN", "OUT"}, loopingTIFF(t), 1, "reached twice (a loop)"},
 		{"TIFF cut in its directories", []string{"IN", "OUT"}, tiffFile(t)[:len(tiffFile(t))-200], 1, "past the end"},
 		{"TIFF whose strip does not decode", []string{"IN", "OUT"}, corruptTIFF(t), 1, "compress: corrupt block"},
 	}

@@ -172,6 +172,23 @@ func TestOrientationNoted(t *testing.T) {
 	assert.Contains(t, stderr, "image 0: Orientation 8 is not applied: the pixels are written as stored")
 }
 
+// TestChainLoopNoted: a TIFF whose chain of directories loops back is
+// converted up to the loop, both its pages, as libtiff reads it; convert
+// and info say where it loops.
+func TestChainLoopNoted(t *testing.T) {
+	dir := t.TempDir()
+	data := loopingTIFF(t)
+	in := writeFile(t, dir, "loop.tif", data)
+	says := fmt.Sprintf("the chain of directories loops back to the one at %d after 2 pages: read up to there", binary.LittleEndian.Uint32(data[4:]))
+	code, stdout, stderr := clitest.Run(runConvert, in, filepath.Join(dir, "loop.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Z 1 x C 1 x T 2")
+	assert.Contains(t, stderr, says)
+	code, stdout, stderr = clitest.Run(runInfo, in)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "TIFF, 1 image, 2 planes\n"+says)
+}
+
 // TestJPEGFrameSegments: what the segments before a JPEG's frame header say.
 func TestJPEGFrameSegments(t *testing.T) {
 	var jpg bytes.Buffer

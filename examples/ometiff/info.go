@@ -162,6 +162,9 @@ func describeFile(w io.Writer, f *source.File, path string) {
 	if slices.ContainsFunc(f.Images, func(im *source.Image) bool { return im.Spec.OME != nil }) {
 		fmt.Fprintln(w, "OME-XML kept whole, but for what the writer writes itself")
 	}
+	if f.TIFF != nil && f.TIFF.LoopsTo != 0 {
+		fmt.Fprintln(w, loopNote(f.TIFF))
+	}
 	index := map[*tiff.Page]pageAt{} // of the main chains' pages
 	if f.TIFF != nil {
 		own := "" // named when the images span files

@@ -84,6 +84,9 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		if tf, err = tiff.Read(in.f, in.size); err != nil {
 			return nil, true, fmt.Errorf("%s: %w", in.name, err)
 		}
+		if tf.LoopsTo != 0 {
+			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, loopNote(tf))
+		}
 		if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
 			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
 			return nil, false, nil
@@ -167,6 +170,13 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 				convertName, s.name, i, o)
 		}
 	}
+}
+
+// loopNote says where the main chain of a file's directories loops back,
+// and that the pages before are read, as libtiff reads them.
+func loopNote(f *tiff.File) string {
+	return fmt.Sprintf("the chain of directories loops back to the one at %d after %s: read up to there, as libtiff reads it",
+		f.LoopsTo, plural(len(f.Pages), "page"))
 }
 
 // decodedWhole reports whether a page is one the image decoders read and
