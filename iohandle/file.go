@@ -94,10 +94,12 @@ var _ Handle = (*File)(nil)
 // file system refuses O_TMPFILE, /proc is not mounted, the system is not
 // Linux, or the environment variable OMETIFF_NO_TMPFILE is true, the file
 // is created with O_CREAT|O_EXCL as .BASE.<16 hex digits>.tmp, where BASE
-// is path's base name, and holds an exclusive flock while the handle is
+// is path's base name (its first bytes, when the whole would pass 255
+// bytes), and holds an exclusive flock while the handle is
 // open; Commit renames it onto path, and Abort, Close or a failure removes
 // it. Create first removes the .BASE.<16 hex digits>.tmp files beside
-// path whose lock it can take: those of earlier writers that died.
+// path whose lock it can take: those of earlier writers that died (also
+// when it then refuses an existing path).
 //
 // OMETIFF_NO_TMPFILE is an environment variable rather than an option
 // because whether O_TMPFILE works is a property of the file system a
@@ -115,8 +117,13 @@ const noTmpfileEnv = "OMETIFF_NO_TMPFILE"
 // create is Create, with unnamed false to use a named temporary file even
 // where an unnamed one is possible.
 func create(path string, opts Options, unnamed bool) (*File, error) {
-	if !opts.Replace {
-		if _, err := os.Lstat(path); err == nil {
+	// A dead writer's temporary file goes whatever this Create does.
+	removeStale(path)
+	if info, err := os.Lstat(path); err == nil {
+		switch {
+		case info.IsDir(): // not replaced by a rename either
+			return nil, fmt.Errorf("%w: %s is a directory", ErrExist, path)
+		case !opts.Replace:
 			return nil, fmt.Errorf("%w: %s", ErrExist, path)
 		}
 	}
@@ -124,7 +131,6 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 	if perm == 0 {
 		perm = 0o666
 	}
-	removeStale(path)
 	var f osFile
 	tmp, err := "", errors.ErrUnsupported
 	if unnamed {
@@ -334,7 +340,7 @@ func (h *File) Commit() error {
 	if !h.opts.NoSync {
 		h.stats.Syncs++
 		if err := h.f.Sync(); err != nil {
-			return h.fail(fmt.Errorf("iohandle: sync: %w", err))
+			return h.fail(h.opError("sync", err))
 		}
 	}
 	commit := h.commitNamed
@@ -414,7 +420,7 @@ func (h *File) commitNamed() error {
 	defer hold.Close()
 	if err := h.f.Close(); err != nil {
 		h.f = nil
-		return fmt.Errorf("iohandle: close: %w", err)
+		return h.opError("close", err)
 	}
 	h.f = nil
 	if err := h.publish(); err != nil {
@@ -430,7 +436,10 @@ func (h *File) commitNamed() error {
 // and falls back to a checked rename where links are not supported.
 func (h *File) publish() error {
 	if h.opts.Replace {
-		return renameFile(h.tmp, h.path)
+		if err := renameFile(h.tmp, h.path); err != nil {
+			return h.opError("rename", err)
+		}
+		return nil
 	}
 	err := renameNoReplace(h.tmp, h.path)
 	switch {
@@ -439,7 +448,7 @@ func (h *File) publish() error {
 	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("%w: %s", ErrExist, h.path)
 	case !errors.Is(err, errors.ErrUnsupported):
-		return fmt.Errorf("iohandle: rename: %w", err)
+		return h.opError("rename", err)
 	}
 	err = linkFile(h.tmp, h.path)
 	switch {
@@ -452,9 +461,12 @@ func (h *File) publish() error {
 		if _, statErr := os.Lstat(h.path); statErr == nil {
 			return fmt.Errorf("%w: %s", ErrExist, h.path)
 		}
-		return renameFile(h.tmp, h.path)
+		if err := renameFile(h.tmp, h.path); err != nil {
+			return h.opError("rename", err)
+		}
+		return nil
 	default:
-		return fmt.Errorf("iohandle: link: %w", err)
+		return h.opError("link", err)
 	}
 }
 
@@ -505,7 +517,7 @@ func (h *File) writeOS(p []byte) error {
 	h.stats.Bytes += int64(n)
 	h.flushed += int64(n)
 	if err != nil {
-		return h.fail(fmt.Errorf("iohandle: write: %w", err))
+		return h.fail(h.opError("write", err))
 	}
 	return nil
 }
@@ -519,7 +531,7 @@ func (h *File) patchOS(p []byte, off int64) error {
 	n, err := h.f.WriteAt(p, off)
 	h.stats.Bytes += int64(n)
 	if err != nil {
-		return h.fail(fmt.Errorf("iohandle: write at %d: %w", off, err))
+		return h.fail(h.opError(fmt.Sprintf("write at %d", off), err))
 	}
 	return nil
 }
@@ -535,6 +547,21 @@ func (h *File) endDirect() error {
 		return h.fail(fmt.Errorf("iohandle: leave direct I/O: %w", err))
 	}
 	return nil
+}
+
+// opError describes err, of an operation on the output, naming the
+// destination: the name the system's error gives is that of the directory
+// (an unnamed file is opened on it) or of the temporary file.
+func (h *File) opError(op string, err error) error {
+	var pathErr *fs.PathError
+	var linkErr *os.LinkError
+	switch {
+	case errors.As(err, &pathErr):
+		err = pathErr.Err
+	case errors.As(err, &linkErr):
+		err = linkErr.Err
+	}
+	return fmt.Errorf("iohandle: %s %s: %w", op, h.path, err)
 }
 
 // fail records err as the sticky error and discards the output, so a failed

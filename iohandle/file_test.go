@@ -378,23 +378,27 @@ type failingFile struct {
 
 var errDisk = errors.New("disk on fire")
 
+// errDiskAt is errDisk as an *os.File reports it: on the name it was
+// opened by, the directory for an unnamed file.
+func errDiskAt(op string) error { return &fs.PathError{Op: op, Path: "dir", Err: errDisk} }
+
 func (f *failingFile) Write(p []byte) (int, error) {
 	if f.failWrite {
-		return len(p) / 2, errDisk
+		return len(p) / 2, errDiskAt("write")
 	}
 	return f.osFile.Write(p)
 }
 
 func (f *failingFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.failWriteAt {
-		return 0, errDisk
+		return 0, errDiskAt("write")
 	}
 	return f.osFile.WriteAt(p, off)
 }
 
 func (f *failingFile) Sync() error {
 	if f.failSync {
-		return errDisk
+		return errDiskAt("sync")
 	}
 	return f.osFile.Sync()
 }
@@ -404,20 +408,21 @@ func TestOSFailuresDiscardOutput(t *testing.T) {
 		name string
 		file failingFile
 		run  func(h *File) error
+		says string // the operation the error names, with the destination
 	}{
 		{"write", failingFile{failWrite: true}, func(h *File) error {
 			_, err := h.Write(make([]byte, 64))
 			return err
-		}},
-		{"flush", failingFile{failWrite: true}, func(h *File) error { return h.Flush() }},
+		}, "write"},
+		{"flush", failingFile{failWrite: true}, func(h *File) error { return h.Flush() }, "write"},
 		{"positioned write", failingFile{failWriteAt: true}, func(h *File) error {
 			if err := h.Flush(); err != nil {
 				return err
 			}
 			_, err := h.WriteAt([]byte("x"), 0)
 			return err
-		}},
-		{"sync", failingFile{failSync: true}, func(h *File) error { return h.Commit() }},
+		}, "write at 0"},
+		{"sync", failingFile{failSync: true}, func(h *File) error { return h.Commit() }, "sync"},
 	}
 	for _, kind := range tempKinds {
 		for _, tt := range tests {
@@ -431,6 +436,7 @@ func TestOSFailuresDiscardOutput(t *testing.T) {
 
 				err = tt.run(h)
 				require.ErrorIs(t, err, errDisk)
+				assert.Equal(t, "iohandle: "+tt.says+" "+path+": disk on fire", err.Error())
 				assert.Empty(t, dirEntries(t, filepath.Dir(path)), "failure removes the temporary file")
 				_, err = h.Write([]byte("x"))
 				assert.ErrorIs(t, err, errDisk, "sticky")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,6 +86,54 @@ func TestCreateRemovesStaleTemporaries(t *testing.T) {
 			got, err := os.ReadFile(path)
 			require.NoError(t, err)
 			assert.Equal(t, "live", string(got))
+		})
+	}
+}
+
+// TestStaleRemovedBesideExisting: a dead writer's temporary file goes
+// even when Create refuses the existing destination.
+func TestStaleRemovedBesideExisting(t *testing.T) {
+	skipWithoutLocks(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.tif")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".out.tif.0123456789abcdef.tmp"), []byte("left"), 0o644))
+	_, err := Create(path, Options{})
+	require.ErrorIs(t, err, ErrExist)
+	assert.Equal(t, []string{"out.tif"}, dirEntries(t, dir))
+}
+
+// TestLongNames: a destination of 255 bytes, the longest name file systems
+// take, gets a temporary name (cut to fit) in both kinds of file, is
+// committed, replaced, and its dead writers' files are cleaned.
+func TestLongNames(t *testing.T) {
+	skipWithoutLocks(t)
+	long := strings.Repeat("é", 120) + strings.Repeat("a", 7) + ".tif" // 251 bytes
+	require.Len(t, long, 251)
+	cut := tempBase(long)
+	assert.Len(t, cut, 232, "233 bytes fit; the 233rd starts inside an é")
+	assert.True(t, utf8.ValidString(cut))
+	assert.Equal(t, "short.tif", tempBase("short.tif"))
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, long)
+			for i, replace := range []bool{false, true} {
+				h, err := create(path, Options{NoSync: true, Replace: replace}, kind.unnamed)
+				require.NoError(t, err)
+				_, err = h.Write([]byte{byte('0' + i)})
+				require.NoError(t, err)
+				require.NoError(t, h.Commit())
+			}
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "1", string(got))
+			stale := "." + cut + ".0123456789abcdef.tmp"
+			require.Len(t, stale, maxNameBytes-1)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, stale), []byte("left"), 0o644))
+			_, err = create(path, Options{NoSync: true}, kind.unnamed)
+			require.ErrorIs(t, err, ErrExist)
+			assert.Equal(t, []string{long}, dirEntries(t, dir))
 		})
 	}
 }

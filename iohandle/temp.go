@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // Temporary names beside a destination NAME are .NAME.<hex>.tmp, with
@@ -26,17 +27,37 @@ const maxTempNames = 100
 
 var errNoTempName = errors.New("no unused temporary name")
 
+// maxNameBytes is the longest file name most file systems take (NAME_MAX
+// of ext4, XFS, Btrfs, NTFS and APFS, in bytes).
+const maxNameBytes = 255
+
+// tempBase returns the part of base a temporary name holds: all of it,
+// or, where the name would pass maxNameBytes, as many of its first bytes
+// as fit, cut before a UTF-8 character, so that a destination of the
+// longest name a file system takes has a temporary name too. (Two such
+// destinations alike in those bytes share their dead writers' cleaning.)
+func tempBase(base string) string {
+	room := maxNameBytes - len(".."+tempSuffix) - tempHexDigits
+	if len(base) <= room {
+		return base
+	}
+	for room > 0 && !utf8.RuneStart(base[room]) {
+		room--
+	}
+	return base[:room]
+}
+
 // tempName returns a new random temporary name beside dir/base.
 func tempName(dir, base string) string {
 	var suffix [tempHexDigits / 2]byte
 	_, _ = rand.Read(suffix[:])
-	return filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+tempSuffix)
+	return filepath.Join(dir, "."+tempBase(base)+"."+hex.EncodeToString(suffix[:])+tempSuffix)
 }
 
 // isTempName reports whether name is a temporary name tempName gives
 // beside base.
 func isTempName(name, base string) bool {
-	rest, ok := strings.CutPrefix(name, "."+base+".")
+	rest, ok := strings.CutPrefix(name, "."+tempBase(base)+".")
 	if !ok {
 		return false
 	}

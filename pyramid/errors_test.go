@@ -85,6 +85,30 @@ func TestCreateExistingNamesReplace(t *testing.T) {
 	assert.Equal(t, "II", string(data[:2]), "the file replaced")
 }
 
+// TestCreateRefusesUpFront: what Create and New can tell before any work,
+// they refuse with this package's errors: no path, a directory (which
+// Options.Replace could not replace either), a handle holding bytes.
+func TestCreateRefusesUpFront(t *testing.T) {
+	_, err := Create("", Options{})
+	require.ErrorIs(t, err, ErrOption)
+	assert.Equal(t, `pyramid: bad option: no path ("")`, err.Error())
+
+	dir := t.TempDir()
+	_, err = Create(dir, Options{})
+	require.ErrorIs(t, err, fs.ErrExist)
+	assert.Equal(t, "pyramid: "+dir+" is a directory", err.Error())
+	_, err = iohandle.Create(dir, iohandle.Options{Replace: true})
+	require.ErrorIs(t, err, iohandle.ErrExist)
+	assert.ErrorContains(t, err, dir+" is a directory")
+
+	h := iohandle.NewMemory()
+	_, err = h.Write([]byte("II*\x00"))
+	require.NoError(t, err)
+	_, err = New(h, Options{})
+	require.ErrorIs(t, err, ErrOption)
+	assert.Equal(t, "pyramid: bad option: the output handle already holds 4 bytes", err.Error())
+}
+
 // TestWrapLower: errors of the layers below pass unchanged, whatever their
 // text says, except tiff's ErrTooLarge, described as this package's; this
 // package's own errors pass unchanged.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -138,8 +139,16 @@ func Create(path string, opts Options) (*Writer, error) {
 // CreateContext is Create with a context that cancels the writing: once
 // ctx is done, the writer fails with ctx's error, as NewContext says.
 func CreateContext(ctx context.Context, path string, opts Options) (*Writer, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: no path (\"\")", ErrOption)
+	}
 	h, err := iohandle.Create(path, iohandle.Options{BufferSize: iohandle.BigBuffer})
 	if errors.Is(err, iohandle.ErrExist) {
+		// A directory cannot be replaced by a file: Replace would fail at
+		// Close, after the work.
+		if info, serr := os.Stat(path); serr == nil && info.IsDir() {
+			return nil, &describedError{msg: fmt.Sprintf("%s%s is a directory", prefix, path), errs: []error{err}}
+		}
 		return nil, &describedError{msg: fmt.Sprintf("%s%s exists (to replace it, give New a handle from iohandle.Create with Options.Replace)", prefix, path), errs: []error{err}}
 	}
 	if err != nil {
@@ -179,6 +188,9 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	}
 	if h == nil {
 		return nil, fmt.Errorf("%w: no output handle (nil)", ErrOption)
+	}
+	if n := h.Len(); n != 0 {
+		return nil, fmt.Errorf("%w: the output handle already holds %d bytes", ErrOption, n)
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
