@@ -8,13 +8,16 @@
 // stderr prefixed with its name.
 //
 // A program that does its work through Run treats SIGTERM, which batch
-// schedulers such as Slurm and Kubernetes send at a time limit, like
-// SIGINT (Ctrl-C): the first one cancels the work, which discards its
-// output (a writer from package pyramid removes its temporary file, if it
-// has one), and the program exits with 128 plus the signal's number, as a
-// shell reports a process the signal killed: 130 for SIGINT, 143 for
-// SIGTERM. A second signal kills the program at once; on Linux that still
-// leaves no partial output (see package iohandle).
+// schedulers such as Slurm and Kubernetes send at a time limit, and SIGHUP
+// (its terminal closed) like SIGINT (Ctrl-C): the first one cancels the
+// work, which discards its output (a writer from package pyramid removes
+// its temporary file, if it has one), and the program exits with 128 plus
+// the signal's number, as a shell reports a process the signal killed: 130
+// for SIGINT, 143 for SIGTERM. A second signal kills the program at once,
+// and so does the first when the work has not stopped 5 seconds after it
+// (blocked reading a pipe that sends nothing, say), even where the signal
+// was ignored when the program started. On Linux that still leaves no
+// partial output (see package iohandle).
 package cli
 
 import (
@@ -29,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -146,7 +150,12 @@ func (e InputError) Unwrap() error { return e.Err }
 // the signal's number. Work that succeeds despite a signal, because it was
 // done before it looked, succeeds.
 func Run(name string, stderr io.Writer, work func(ctx context.Context) error) int {
-	ctx, stop := notifyContext(context.Background())
+	ctx, stop := notifyContext(context.Background(), func(sig os.Signal, late bool) {
+		if late {
+			fmt.Fprintf(stderr, "%s: %v, and not stopped %v after it: ended\n", name, stoppedError{sig}, graceTime)
+		}
+		kill(sig)
+	})
 	defer stop()
 	err := work(ctx)
 	var stopped stoppedError
@@ -163,22 +172,36 @@ func Run(name string, stderr io.Writer, work func(ctx context.Context) error) in
 }
 
 // stopSignals are the signals that cancel Run's work.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// graceTime is how long the work has to stop after the first signal.
+var graceTime = 5 * time.Second
 
 // notifyContext returns a context that the first of stopSignals cancels
-// with a stoppedError as its cause, and then lets the next one take its
-// default action. stop releases the signals.
-func notifyContext(parent context.Context) (ctx context.Context, stop func()) {
+// with a stoppedError as its cause. A second signal, or the first one's
+// graceTime passing, calls end (with late true for the latter). stop
+// releases the signals.
+func notifyContext(parent context.Context, end func(sig os.Signal, late bool)) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, stopSignals...)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		var sig os.Signal
 		select {
-		case sig := <-signals:
-			signal.Stop(signals)
+		case sig = <-signals:
 			cancel(stoppedError{sig})
+		case <-done:
+			return
+		}
+		grace := time.NewTimer(graceTime)
+		defer grace.Stop()
+		select {
+		case again := <-signals:
+			end(again, false)
+		case <-grace.C:
+			end(sig, true)
 		case <-done:
 		}
 	})
@@ -188,6 +211,19 @@ func notifyContext(parent context.Context) (ctx context.Context, stop func()) {
 		wg.Wait()
 		cancel(nil)
 	}
+}
+
+// kill ends the program as sig does by default: it gives the signal back
+// its default action and sends it again; where that action is not taken
+// (the signal was ignored when the program started, which the default it
+// is given back is then), it exits with 128 plus the signal's number.
+func kill(sig os.Signal) {
+	signal.Reset(sig)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Signal(sig)
+		time.Sleep(100 * time.Millisecond) // delivery is asynchronous
+	}
+	os.Exit(stoppedError{sig}.exitCode())
 }
 
 // stoppedError is the cause of a context that a signal cancelled.
@@ -201,6 +237,8 @@ func (e stoppedError) Error() string {
 		name = "SIGINT"
 	case syscall.SIGTERM:
 		name = "SIGTERM"
+	case syscall.SIGHUP:
+		name = "SIGHUP"
 	}
 	return "stopped by " + name
 }

@@ -39,6 +39,7 @@ func TestRunStopsOnSignal(t *testing.T) {
 	}{
 		{"SIGTERM", syscall.SIGTERM, func(ctx context.Context) error { return fmt.Errorf("writing: %w", ctx.Err()) }, 143, "prog: stopped by SIGTERM\n"},
 		{"SIGINT", syscall.SIGINT, func(ctx context.Context) error { return ctx.Err() }, 130, "prog: stopped by SIGINT\n"},
+		{"SIGHUP", syscall.SIGHUP, func(ctx context.Context) error { return ctx.Err() }, 129, "prog: stopped by SIGHUP\n"},
 		{"the cause", syscall.SIGTERM, func(ctx context.Context) error { return fmt.Errorf("writing: %w", context.Cause(ctx)) }, 143, "prog: stopped by SIGTERM\n"},
 		{"another error", syscall.SIGTERM, func(context.Context) error { return errDisk }, 143, "prog: stopped by SIGTERM: disk full\n"},
 		{"done anyway", syscall.SIGTERM, func(context.Context) error { return nil }, 0, ""},
@@ -68,14 +69,19 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	})
 }
 
-// secondSignalChild makes the test binary, re-run by TestSecondSignalKills,
-// run work that ignores its cancellation.
-const secondSignalChild = "CLI_SECOND_SIGNAL_CHILD"
+// stuckChild makes the test binary, re-run by TestStuckWorkEnds, run
+// work that ignores its cancellation, with the grace time the variable's
+// value gives.
+const stuckChild = "CLI_STUCK_CHILD"
 
-// TestSecondSignalKills: after the first SIGTERM has cancelled the work, a
-// second one kills a program whose work does not stop.
-func TestSecondSignalKills(t *testing.T) {
-	if os.Getenv(secondSignalChild) != "" {
+// TestStuckWorkEnds: after the first signal has cancelled the work, a
+// program whose work does not stop ends at a second signal, or when the
+// grace time has passed; by the signal itself, or, where the signal was
+// ignored when the program started (a job started with & by a script),
+// with 128 plus its number.
+func TestStuckWorkEnds(t *testing.T) {
+	if grace := os.Getenv(stuckChild); grace != "" {
+		graceTime, _ = time.ParseDuration(grace)
 		Run("prog", os.Stderr, func(ctx context.Context) error {
 			fmt.Println("working")
 			<-ctx.Done()
@@ -84,30 +90,62 @@ func TestSecondSignalKills(t *testing.T) {
 		})
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSecondSignalKills$", "-test.count=1")
-	cmd.Env = append(os.Environ(), secondSignalChild+"=1")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	lines := bufio.NewScanner(stdout)
-	require.True(t, lines.Scan())
-	require.Equal(t, "working", lines.Text())
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	require.True(t, lines.Scan())
-	require.Equal(t, "cancelled", lines.Text())
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatal("the second SIGTERM did not kill the program")
+	tests := []struct {
+		name     string
+		sig      syscall.Signal
+		twice    bool
+		ignored  bool   // the signal ignored when the program starts
+		grace    string // the child's graceTime
+		signaled bool   // killed by sig, else exited with 128 + sig
+		stderr   string
+	}{
+		{"second SIGTERM", syscall.SIGTERM, true, false, "1h", true, ""},
+		{"SIGTERM, not stopped in time", syscall.SIGTERM, false, false, "200ms", true, "prog: stopped by SIGTERM, and not stopped 200ms after it: ended\n"},
+		{"second SIGHUP", syscall.SIGHUP, true, false, "1h", true, ""},
+		{"second SIGINT, ignored at start", syscall.SIGINT, true, true, "1h", false, ""},
+		{"SIGINT ignored at start, not stopped in time", syscall.SIGINT, false, true, "200ms", false, "prog: stopped by SIGINT, and not stopped 200ms after it: ended\n"},
 	}
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit)
-	status := exit.Sys().(syscall.WaitStatus)
-	assert.True(t, status.Signaled(), "killed by the signal: %v", err)
-	assert.Equal(t, syscall.SIGTERM, status.Signal())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{os.Args[0], "-test.run=^TestStuckWorkEnds$", "-test.count=1"}
+			if tt.ignored { // sh's trap "" makes the signal ignored in what it runs
+				args = append([]string{"sh", "-c", `trap "" INT; exec "$@"`, "sh"}, args...)
+			}
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Env = append(os.Environ(), stuckChild+"="+tt.grace)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			lines := bufio.NewScanner(stdout)
+			require.True(t, lines.Scan())
+			require.Equal(t, "working", lines.Text())
+			require.NoError(t, cmd.Process.Signal(tt.sig))
+			require.True(t, lines.Scan())
+			require.Equal(t, "cancelled", lines.Text())
+			if tt.twice {
+				require.NoError(t, cmd.Process.Signal(tt.sig))
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatal("the program did not end")
+			}
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			status := exit.Sys().(syscall.WaitStatus)
+			if tt.signaled {
+				assert.True(t, status.Signaled(), "killed by the signal: %v", err)
+				assert.Equal(t, tt.sig, status.Signal())
+			} else {
+				assert.Equal(t, 128+int(tt.sig), status.ExitStatus(), "%v", err)
+			}
+			assert.Equal(t, tt.stderr, stderr.String())
+		})
+	}
 }
