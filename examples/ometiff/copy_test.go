@@ -95,9 +95,11 @@ func TestConvertCopyThrough(t *testing.T) {
 	}
 }
 
-// TestConvertCopyEachCoding converts a file of two images, of Zstd tiles
-// and of LZW tiles: each is copied in its own codec, which its computed
-// levels take too. (TestInteropConvertSVSCopy has images not copied.)
+// TestConvertCopyEachCoding converts a file of three images, of Zstd
+// tiles and of LZW tiles, one shorter than a tile (its tiles 32 x 16, as
+// the writer cuts them): each is copied in its own codec, which its
+// computed levels take too. (TestInteropConvertSVSCopy has images not
+// copied.)
 func TestConvertCopyEachCoding(t *testing.T) {
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in.ome.tif"), filepath.Join(dir, "out.ome.tif")
@@ -106,6 +108,7 @@ func TestConvertCopyEachCoding(t *testing.T) {
 	for _, spec := range []pyramid.ImageSpec{
 		{Name: "zstd", SizeX: 90, SizeY: 70, PixelType: pyramid.Uint16, Coding: &pyramid.Coding{Compression: pyramid.Zstd, Level: 1}},
 		{Name: "lzw", SizeX: 50, SizeY: 40, PixelType: pyramid.Uint16},
+		{Name: "short", SizeX: 50, SizeY: 10, PixelType: pyramid.Uint16},
 	} {
 		im, err := w.AddImage(spec)
 		require.NoError(t, err)
@@ -120,13 +123,14 @@ func TestConvertCopyEachCoding(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: Zstd tiles of 32 x 32 copied through, the levels computed")
 	assert.Contains(t, stderr, "image 1: LZW tiles of 32 x 32 copied through, the levels computed")
+	assert.Contains(t, stderr, "image 2: LZW tiles of 32 x 16 copied through, the levels computed")
 	src, err := tiff.Open(in)
 	require.NoError(t, err)
 	defer src.Close()
 	dst, err := tiff.Open(out)
 	require.NoError(t, err)
 	defer dst.Close()
-	for i, want := range []uint16{tiff.CompressionZstd, tiff.CompressionLZW} {
+	for i, want := range []uint16{tiff.CompressionZstd, tiff.CompressionLZW, tiff.CompressionLZW} {
 		require.NotEmpty(t, dst.Pages[i].SubIFDs, "image %d has levels", i)
 		for l, p := range append([]*tiff.Page{dst.Pages[i]}, dst.Pages[i].SubIFDs...) {
 			layout, err := p.Layout()
@@ -134,6 +138,31 @@ func TestConvertCopyEachCoding(t *testing.T) {
 			assert.Equal(t, [2]uint16{want, 2}, [2]uint16{layout.Compression, layout.Predictor}, "image %d level %d", i, l)
 		}
 		assert.True(t, slices.EqualFunc(pageTiles(t, src.Pages[i]), pageTiles(t, dst.Pages[i]), bytes.Equal), "image %d copied", i)
+	}
+}
+
+// TestTileSide: tiles the writer would cut are copied, square or shrunk
+// to an image narrower or shorter than a tile; other oblong tiles are not.
+func TestTileSide(t *testing.T) {
+	tests := []struct {
+		w, h, tileW, tileH int
+		side               int
+		ok                 bool
+	}{
+		{300, 200, 256, 256, 256, true},
+		{300, 200, 256, 208, 256, true},
+		{200, 100, 208, 112, 208, true},
+		{200, 300, 208, 256, 256, true},
+		{300, 200, 256, 128, 256, false}, // strips of tiles
+		{300, 200, 256, 224, 256, false}, // not the height rounded up to 16
+		{1000, 1000, 512, 256, 512, false},
+	}
+	for _, tt := range tests {
+		side, ok := tileSide(pyramid.ImageSpec{SizeX: tt.w, SizeY: tt.h}, pyramid.TileCoding{TileWidth: tt.tileW, TileHeight: tt.tileH})
+		assert.Equal(t, tt.ok, ok, "%+v", tt)
+		if ok {
+			assert.Equal(t, tt.side, side, "%+v", tt)
+		}
 	}
 }
 

@@ -337,11 +337,12 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			continue
 		}
 		c := levels[0].TileCoding
+		side, square := tileSide(im.Spec, c)
 		switch {
-		case c.TileWidth != c.TileHeight:
+		case !square:
 			say("image %d: %s: the source's are %d x %d, and the writer's square", i, again, c.TileWidth, c.TileHeight)
 			continue
-		case cfg.set["tile"] && o.TileSize != c.TileWidth:
+		case cfg.set["tile"] && o.TileSize != side:
 			say("image %d: %s: -tile %d, the source's are %d x %d", i, again, o.TileSize, c.TileWidth, c.TileHeight)
 			continue
 		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
@@ -362,7 +363,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			continue
 		}
 		if !cfg.set["tile"] && !slices.ContainsFunc(s.coding, func(c *pyramid.Coding) bool { return c != nil }) {
-			s.wopts.TileSize = c.TileWidth // the computed levels' tiles
+			s.wopts.TileSize = side // the computed levels' tiles
 		}
 		coding := s.copyCoding(cfg, im, c)
 		s.coding[i], s.encoded[i] = &coding, levels
@@ -391,6 +392,17 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	if copiedLevel {
 		s.wopts.Level = 0
 	}
+}
+
+// tileSide returns the side of the square tiles the writer would cut an
+// image in tiles coded as c with, and whether it would: tiles are square,
+// but where the image is narrower or shorter than a tile, shrunk to it
+// rounded up to 16 (a 300 x 200 image in tiles of 256 x 208), as this
+// writer, libtiff and libvips cut them.
+func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (int, bool) {
+	side := max(c.TileWidth, c.TileHeight)
+	shrunk := func(size int) int { return min(side, (size+15)&^15) }
+	return side, c.TileWidth == c.TileHeight || c.TileWidth == shrunk(spec.SizeX) && c.TileHeight == shrunk(spec.SizeY)
 }
 
 // planJPEG gives LZW to the images JPEG cannot code (other samples than
