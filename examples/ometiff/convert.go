@@ -75,6 +75,9 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %v)",
 			options.Level, options.Compression)}
 	}
+	if _, ok := src.(*tiffSource); !ok && cfg.images != nil && (len(cfg.images) > 1 || cfg.images[0] != 0) {
+		return nil, cli.UsageError{Err: fmt.Errorf("-images %d: %s holds 1 image (0)", cfg.images[len(cfg.images)-1], in.name)}
+	}
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -141,27 +142,82 @@ func TestConvertCopyEachCoding(t *testing.T) {
 	}
 }
 
+// TestConvertImages: -images converts the images it numbers, as ometiff
+// info numbers them, in the file's order; the messages name them by those
+// numbers. Numbers the input does not hold are a usage error.
+func TestConvertImages(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.ome.tif")
+	w, err := pyramid.Create(in, pyramid.Options{TileSize: 32})
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b", "c"} {
+		im, err := w.AddImage(pyramid.ImageSpec{Name: name, SizeX: 40, SizeY: 40})
+		require.NoError(t, err)
+		require.NoError(t, im.WritePlane(0, 0, 0, bytes.Repeat([]byte(name), 1600)))
+	}
+	require.NoError(t, w.Close())
+
+	out := filepath.Join(dir, "out.ome.tif")
+	code, stdout, stderr := clitest.Run(runConvert, "-images", "2, 0,2", in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "image 0 \"a\"")
+	assert.Contains(t, stdout, "image 1 \"c\"")
+	assert.Contains(t, stderr, "image 2: LZW tiles of 32 x 32 copied through")
+	assert.NotContains(t, stderr, "image 1:")
+	back, err := source.Open(out, source.Options{})
+	require.NoError(t, err)
+	defer back.Close()
+	require.Len(t, back.Images, 2)
+	for i, name := range []string{"a", "c"} {
+		assert.Equal(t, name, back.Images[i].Spec.Name)
+	}
+
+	png := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(8, 8, false), encodePNG))
+	code, _, stderr = clitest.Run(runConvert, "-images", "0", png, filepath.Join(dir, "png.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	for _, tt := range []struct {
+		input, images, says string
+	}{
+		{in, "3", "-images 3: " + in + " holds 3 images (ometiff info lists them)"},
+		{png, "0,1", "-images 1: " + png + " holds 1 image (0)"},
+		{in, "-1", `-images "-1": want image numbers from 0`},
+		{in, " , ", `-images " , ": want image numbers from 0`},
+		{in, "", `-images "": name at least one image`},
+	} {
+		code, _, stderr := clitest.Run(runConvert, "-force", "-images", tt.images, tt.input, filepath.Join(dir, "bad.ome.tif"))
+		assert.Equal(t, 2, code, tt.images)
+		assert.Contains(t, stderr, tt.says, tt.images)
+		assert.NoFileExists(t, filepath.Join(dir, "bad.ome.tif"))
+	}
+}
+
 // TestTileSide: tiles the writer would cut are copied, square or shrunk
 // to an image narrower or shorter than a tile; other oblong tiles are not.
+// An image in one tile shrunk to it would be cut so at any larger side.
 func TestTileSide(t *testing.T) {
 	tests := []struct {
 		w, h, tileW, tileH int
-		side               int
-		ok                 bool
+		square             bool
+		fits               []int // sides that cut these tiles
+		not                []int // sides that do not
 	}{
-		{300, 200, 256, 256, 256, true},
-		{300, 200, 256, 208, 256, true},
-		{200, 100, 208, 112, 208, true},
-		{200, 300, 208, 256, 256, true},
-		{300, 200, 256, 128, 256, false}, // strips of tiles
-		{300, 200, 256, 224, 256, false}, // not the height rounded up to 16
-		{1000, 1000, 512, 256, 512, false},
+		{300, 200, 256, 256, true, []int{256}, []int{240, 272}},
+		{300, 200, 256, 208, true, []int{256}, []int{240, 272}},
+		{200, 300, 208, 256, true, []int{256}, []int{208, 512}},
+		{200, 100, 208, 112, true, []int{208, 256, 1024}, []int{192}},
+		{100, 100, 112, 112, true, []int{112, 256}, []int{96}},
+		{300, 200, 256, 128, false, nil, nil}, // strips of tiles
+		{300, 200, 256, 224, false, nil, nil}, // not the height rounded up to 16
+		{1000, 1000, 512, 256, false, nil, nil},
 	}
 	for _, tt := range tests {
-		side, ok := tileSide(pyramid.ImageSpec{SizeX: tt.w, SizeY: tt.h}, pyramid.TileCoding{TileWidth: tt.tileW, TileHeight: tt.tileH})
-		assert.Equal(t, tt.ok, ok, "%+v", tt)
-		if ok {
-			assert.Equal(t, tt.side, side, "%+v", tt)
+		_, square, fits := tileSide(pyramid.ImageSpec{SizeX: tt.w, SizeY: tt.h}, pyramid.TileCoding{TileWidth: tt.tileW, TileHeight: tt.tileH})
+		assert.Equal(t, tt.square, square, "%+v", tt)
+		for _, side := range tt.fits {
+			assert.True(t, fits(side), "%+v: side %d", tt, side)
+		}
+		for _, side := range tt.not {
+			assert.False(t, fits(side), "%+v: side %d", tt, side)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -34,6 +35,9 @@ type config struct {
 	// direct writes the output around the page cache when the converter
 	// compresses tiles itself (directIO); off by default.
 	direct bool
+	// images are the numbers of the input's images to convert, ascending
+	// (-images); nil for all.
+	images []int
 }
 
 // rawFormat describes a raw input: planes of little-endian samples, one
@@ -99,6 +103,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&cfg.physicalSize, "physical-size", 0, "pixel width and height of the (first) image; 0 is unknown (the input's by default)")
 	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes of the (first) image; 0 is unknown")
 	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes given (um for µm)")
+	images := fs.String("images", "", "`numbers` of the input's images (series) to convert, as ometiff info lists them,\n"+
+		"separated by commas (0,2); all by default")
 	fs.BoolVar(&cfg.skipUnsupported, "skip-unsupported", false,
 		"convert the images of a TIFF file that can be, and report on stderr those left out\n"+
 			"(refused otherwise)")
@@ -139,6 +145,12 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		cfg.name = baseName(cfg.input)
 	}
 	cfg.channelNames = splitNames(*channels)
+	if cfg.set["images"] {
+		var err error
+		if cfg.images, err = parseImages(*images); err != nil {
+			return cfg, err
+		}
+	}
 	if cfg.unit == "um" {
 		cfg.unit = "µm"
 	}
@@ -170,6 +182,24 @@ func checkOutputName(name string) error {
 		return fmt.Errorf("output %q has no extension: ometiff writes OME-TIFF; name it .ome.tif", name)
 	}
 	return fmt.Errorf("output %q: ometiff writes OME-TIFF, not %s; name it .ome.tif", name, ext)
+}
+
+// parseImages reads -images: image numbers separated by commas, at least
+// one, returned ascending and once each.
+func parseImages(list string) ([]int, error) {
+	var out []int
+	for _, field := range splitNames(list) {
+		n, err := strconv.Atoi(field)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("-images %q: want image numbers from 0, separated by commas (0,2)", list)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-images %q: name at least one image (0 is the first)", list)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // splitNames splits a comma-separated list, trimming spaces.

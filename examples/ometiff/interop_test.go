@@ -584,6 +584,25 @@ func TestInteropConvertSVSCopy(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, map[bool]uint16{true: tiff.CompressionJPEG, false: tiff.CompressionLZW}[i == 0], layout.Compression, "image %d", i)
 	}
+	// Viv's loader reads the slide written alone (-images 0), every level;
+	// of the whole file it misplaces the images after the RGB slide, as the
+	// README says.
+	alone := filepath.Join(dir, "alone.ome.tif")
+	code, _, stderr = clitest.Run(runConvert, "-images", "0", in, alone)
+	require.Equal(t, 0, code, stderr)
+	script := interop.Viv(t)
+	var viv []struct {
+		Levels []struct{ Width, Height int } `json:"levels"`
+	}
+	out := interop.MustRun(t, "node", script, alone, filepath.Join(dir, "viv.raw"))
+	require.NoError(t, json.Unmarshal([]byte(out), &viv), out)
+	require.Len(t, viv, 1)
+	require.Len(t, viv[0].Levels, len(got[1]))
+	for l, lv := range viv[0].Levels {
+		assert.Equal(t, got[1][l].Size, []int{lv.Width, lv.Height}, "Viv's level %d", l)
+	}
+	assert.Error(t, interop.Run("node", script, computed, filepath.Join(dir, "viv.raw")).Err, "Viv on the slide, label and macro")
+
 	for i, page := range map[int]int{1: 4, 2: 5} { // the label and the macro: pages 4 and 5 of the slide
 		maxDiff, mean := vipsPageDiff(t, in, page, computed, i)
 		t.Logf("image %d: max |difference| %d, mean %.4f", i, maxDiff, mean)

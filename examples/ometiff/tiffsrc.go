@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -35,6 +36,9 @@ type tiffSource struct {
 	// -jpeg-color (nil: the writer's).
 	encoded [][]pyramid.EncodedLevel
 	coding  []*pyramid.Coding
+	// number is each image's number in the file, as ometiff info gives
+	// it: the messages name images so when -images selects some.
+	number []int
 }
 
 // isTIFF reports whether a file's first bytes are a TIFF or BigTIFF
@@ -118,6 +122,10 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		}
 		return nil, true, cli.InputError{Err: err}
 	}
+	if err := s.selectImages(cfg.images); err != nil {
+		s.Close()
+		return nil, true, err
+	}
 	s.planCopy(cfg, stderr)
 	s.notePixels(stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize
@@ -126,6 +134,26 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		return nil, true, err
 	}
 	return s, true, nil
+}
+
+// selectImages keeps the images numbered in images (all when nil).
+func (s *tiffSource) selectImages(images []int) error {
+	all := s.file.Images
+	if images == nil {
+		s.number = make([]int, len(all))
+		for i := range all {
+			s.number[i] = i
+		}
+		return nil
+	}
+	if last := images[len(images)-1]; last >= len(all) {
+		return cli.UsageError{Err: fmt.Errorf("-images %d: %s holds %s (ometiff info lists them)", last, s.name, plural(len(all), "image"))}
+	}
+	s.file.Images, s.number = nil, images
+	for _, i := range images {
+		s.file.Images = append(s.file.Images, all[i])
+	}
+	return nil
 }
 
 // Close closes the other files of a multi-file dataset, and the
@@ -154,20 +182,20 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 	for i, im := range s.file.Images {
 		if l, err := im.Planes[0].Page.Layout(); err == nil && l.Photometric == tiff.PhotometricWhiteIsZero {
 			fmt.Fprintf(stderr, "%s: %s: image %d: stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted\n",
-				convertName, s.name, i)
+				convertName, s.name, s.number[i])
 		}
 		if l, err := im.Planes[0].Page.Layout(); err == nil && (l.BitsPerSample == 2 || l.BitsPerSample == 4) {
 			fmt.Fprintf(stderr, "%s: %s: image %d: %d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them\n",
-				convertName, s.name, i, l.BitsPerSample, 1<<l.BitsPerSample-1)
+				convertName, s.name, s.number[i], l.BitsPerSample, 1<<l.BitsPerSample-1)
 		}
 		if _, ok := im.Planes[0].Page.Field(tiff.TagICCProfile); ok {
-			fmt.Fprintf(stderr, "%s: %s: image %d: its ICC colour profile is not kept (OME has no field for it)\n", convertName, s.name, i)
+			fmt.Fprintf(stderr, "%s: %s: image %d: its ICC colour profile is not kept (OME has no field for it)\n", convertName, s.name, s.number[i])
 		}
 		// Microscopy readers (tifffile, Bio-Formats) give the pixels as
 		// stored, and so does the output; a photo viewer turns them.
 		if o, ok := im.Planes[0].Page.Uint(tiff.TagOrientation); ok && o > 1 {
 			fmt.Fprintf(stderr, "%s: %s: image %d: Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them\n",
-				convertName, s.name, i, o)
+				convertName, s.name, s.number[i], o)
 		}
 	}
 }
@@ -211,7 +239,7 @@ func (s *tiffSource) checkLimits() error {
 		need := s.planned(im)
 		if lim.overBudget(need) {
 			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d and the blocks decoded, more than -max-memory %v (raise it, or use a smaller -tile)",
-				s.name, i, spec.SizeX, spec.SizeY, byteSize(need), lim.tileSize(), lim.maxMemory)
+				s.name, s.number[i], spec.SizeX, spec.SizeY, byteSize(need), lim.tileSize(), lim.maxMemory)
 		}
 	}
 	return nil
@@ -277,13 +305,13 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 			dsts[i], err = w.AddImage(spec)
 		}
 		if err != nil {
-			return specs, fmt.Errorf("image %d (%q): %w", i, spec.Name, err)
+			return specs, fmt.Errorf("image %d (%q): %w", s.number[i], spec.Name, err)
 		}
 		specs[i] = dsts[i].Spec()
 	}
 	for i, im := range s.file.Images {
 		if err := im.WritePlanes(ctx, dsts[i], s.opts); err != nil {
-			return specs, fmt.Errorf("%s: image %d (%q): %w", s.name, i, specs[i].Name, err)
+			return specs, fmt.Errorf("%s: image %d (%q): %w", s.name, s.number[i], specs[i].Name, err)
 		}
 	}
 	return specs, nil
@@ -328,26 +356,27 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	}
 	o := cfg.options
 	copiedJPEG, copiedLevel := false, false
+	sized := cfg.set["tile"] // the writer's tile size is set
 	for i, im := range s.file.Images {
 		levels, why, err := encoded(im)
 		if err != nil {
 			if why, ok := notCopied(im, err); ok || cfg.copyLevels {
-				say("image %d: %s: %s", i, again, why)
+				say("image %d: %s: %s", s.number[i], again, why)
 			}
 			continue
 		}
 		c := levels[0].TileCoding
-		side, square := tileSide(im.Spec, c)
+		side, square, fits := tileSide(im.Spec, c)
 		switch {
 		case !square:
-			say("image %d: %s: the source's are %d x %d, and the writer's square", i, again, c.TileWidth, c.TileHeight)
+			say("image %d: %s: the source's are %d x %d, and the writer's square", s.number[i], again, c.TileWidth, c.TileHeight)
 			continue
-		case cfg.set["tile"] && o.TileSize != side:
-			say("image %d: %s: -tile %d, the source's are %d x %d", i, again, o.TileSize, c.TileWidth, c.TileHeight)
+		case cfg.set["tile"] && !fits(o.TileSize):
+			say("image %d: %s: -tile %d, the source's are %d x %d", s.number[i], again, o.TileSize, c.TileWidth, c.TileHeight)
 			continue
 		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
 			name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
-			say("image %d: %s: -predictor %s, the source's is %s", i, again, name(o.Predictor), name(c.Predictor))
+			say("image %d: %s: -predictor %s, the source's is %s", s.number[i], again, name(o.Predictor), name(c.Predictor))
 			continue
 		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && im.Spec.SamplesPerPixel == 3 &&
 			(o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
@@ -358,22 +387,24 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			coding := s.copyCoding(cfg, im, c)
 			s.coding[i] = &coding
 			copiedJPEG = true
-			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", i, o.JPEGColor,
+			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", s.number[i], o.JPEGColor,
 				cmp.Or(coding.Quality, compress.DefaultJPEGQuality), o.JPEGColor, map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
 			continue
 		}
-		if !cfg.set["tile"] && !slices.ContainsFunc(s.coding, func(c *pyramid.Coding) bool { return c != nil }) {
-			s.wopts.TileSize = side // the computed levels' tiles
+		// The computed levels' tiles are the first copied image's, unless
+		// its one tile says nothing of them.
+		if !sized && !fits(side+16) {
+			s.wopts.TileSize, sized = side, true
 		}
 		coding := s.copyCoding(cfg, im, c)
 		s.coding[i], s.encoded[i] = &coding, levels
 		copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
 		copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
 		if why != nil {
-			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", i, why)
+			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", s.number[i], why)
 		}
 		if len(levels) > 1 && (cfg.set["levels"] || cfg.set["downsampling"]) {
-			say("image %d: -levels and -downsampling do not apply: the source's %s are copied", i, plural(len(levels)-1, "reduced level"))
+			say("image %d: -levels and -downsampling do not apply: the source's %s are copied", s.number[i], plural(len(levels)-1, "reduced level"))
 		}
 		how := "the levels computed"
 		if len(levels) > 1 {
@@ -382,7 +413,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality)) // 0: the writer's default
 		}
 		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
-			i, c.Compression, c.TileWidth, c.TileHeight, how)
+			s.number[i], c.Compression, c.TileWidth, c.TileHeight, how)
 	}
 	// The flags of the copied images' codecs were theirs, not the writer's
 	// LZW's (which refuses them when nothing takes them).
@@ -398,11 +429,18 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 // image in tiles coded as c with, and whether it would: tiles are square,
 // but where the image is narrower or shorter than a tile, shrunk to it
 // rounded up to 16 (a 300 x 200 image in tiles of 256 x 208), as this
-// writer, libtiff and libvips cut them.
-func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (int, bool) {
-	side := max(c.TileWidth, c.TileHeight)
-	shrunk := func(size int) int { return min(side, (size+15)&^15) }
-	return side, c.TileWidth == c.TileHeight || c.TileWidth == shrunk(spec.SizeX) && c.TileHeight == shrunk(spec.SizeY)
+// writer, libtiff and libvips cut them. Tiles shrunk to the image both
+// ways (its one tile) would be cut at any larger side too: fits reports
+// whether a side gives them.
+func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (side int, square bool, fits func(int) bool) {
+	side = max(c.TileWidth, c.TileHeight)
+	fits = func(side int) bool {
+		return c.TileWidth == min(side, (spec.SizeX+15)&^15) && c.TileHeight == min(side, (spec.SizeY+15)&^15)
+	}
+	if fits(math.MaxInt) { // one tile, shrunk to the image: any side from its own
+		return side, true, func(s int) bool { return s >= side }
+	}
+	return side, c.TileWidth == c.TileHeight || fits(side), func(s int) bool { return s == side }
 }
 
 // planJPEG gives LZW to the images JPEG cannot code (other samples than
@@ -421,7 +459,7 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 	for i, im := range s.file.Images {
 		if !jpegable(im.Spec) {
 			s.coding[i] = &pyramid.Coding{Compression: pyramid.LZW}
-			say("image %d: LZW, not JPEG, which takes 8-bit gray or RGB samples, not %d x %v", i, im.Spec.SamplesPerPixel, im.Spec.PixelType)
+			say("image %d: LZW, not JPEG, which takes 8-bit gray or RGB samples, not %d x %v", s.number[i], im.Spec.SamplesPerPixel, im.Spec.PixelType)
 		}
 	}
 }
