@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Encoder encodes one tile: it appends the encoded src to dst and returns
@@ -16,6 +17,11 @@ type Encoder interface {
 
 // ErrClosed reports a Submit after Close.
 var ErrClosed = errors.New("compress: pipeline closed")
+
+// ErrConcurrent reports a Submit or Close called while another goroutine's
+// is under way: a Pipeline has one producer. It fails the pipeline, whose
+// stream of tiles is then incomplete.
+var ErrConcurrent = errors.New("compress: pipeline used by two producers at once")
 
 // Defaults of Options.
 const (
@@ -50,7 +56,8 @@ type Options struct {
 //
 // The producer, a single goroutine, calls Buffer for a raw tile buffer,
 // fills it, passes it to Submit with the Encoder to use, and calls Close at
-// the end. The consumer function is called once per tile, in order, never
+// the end. A Submit or Close while another goroutine's is under way fails
+// the pipeline with ErrConcurrent. The consumer function is called once per tile, in order, never
 // concurrently; the encoded slice it receives is reused after it returns,
 // so it must not retain it. Raw tiles are recycled as soon as they are
 // encoded, encoded tiles after the consumer returns.
@@ -68,11 +75,12 @@ type Pipeline struct {
 	maxInFlight int
 	autoLimit   bool // maxInFlight follows the largest job
 
-	// Owned by the producer.
-	batch   *job   // tiles not yet dispatched
-	seq     int64  // sequence number of the next tile submitted
-	syncOut []byte // encoding buffer of the synchronous mode
-	closed  bool
+	// Owned by the producer, which producing guards.
+	producing atomic.Bool
+	batch     *job   // tiles not yet dispatched
+	seq       int64  // sequence number of the next tile submitted
+	syncOut   []byte // encoding buffer of the synchronous mode
+	closed    bool
 
 	mu       sync.Mutex
 	work     sync.Cond // a job was queued, or the pipeline stops
@@ -151,6 +159,11 @@ func (p *Pipeline) Buffer(n int) []byte {
 // should come from Buffer. It blocks while too many bytes are in flight, and
 // returns the pipeline's first error, if any, or ErrClosed after Close.
 func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
+	if !p.producing.CompareAndSwap(false, true) {
+		p.fail(ErrConcurrent)
+		return ErrConcurrent
+	}
+	defer p.producing.Store(false)
 	if p.closed {
 		return ErrClosed
 	}
@@ -189,6 +202,11 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 // pipeline fails, stops all goroutines and returns the first error. Later
 // calls return the same error.
 func (p *Pipeline) Close() error {
+	if !p.producing.CompareAndSwap(false, true) {
+		p.fail(ErrConcurrent)
+		return ErrConcurrent
+	}
+	defer p.producing.Store(false)
 	if !p.closed {
 		p.closed = true
 		if p.batch != nil {

@@ -203,8 +203,12 @@ func (p *Part) Abort() error {
 // taking its planes from fill: for each plane of the file, in the order of
 // Planes, fill gets the plane's reference and a buffer of its size (the
 // image's PlaneBytes) to fill with its pixels. An error of fill stops the
-// writing and is returned as it is; the file is then discarded.
+// writing and is returned as it is; the file is then discarded. A nil fill
+// is an ErrOption.
 func (d *Dataset) WritePart(ctx context.Context, dir string, i int, opts PartOptions, fill func(ref PlaneRef, pix []byte) error) error {
+	if fill == nil {
+		return fmt.Errorf("%w: no fill function (nil)", ErrOption)
+	}
 	p, err := d.CreatePart(ctx, dir, i, opts)
 	if err != nil {
 		return err

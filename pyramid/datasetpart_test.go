@@ -200,7 +200,8 @@ func TestPartRefuses(t *testing.T) {
 }
 
 // TestWritePartFillFails: an error of fill stops the part and comes back
-// as it is; no file is left, and the other parts are untouched.
+// as it is; no file is left, and the other parts are untouched. A nil fill
+// is refused (it panicked).
 func TestWritePartFillFails(t *testing.T) {
 	d := mustDataset(t, stackPlan(3, 2, 2, 16, Split{Files: 3}))
 	dir := t.TempDir()
@@ -215,6 +216,11 @@ func TestWritePartFillFails(t *testing.T) {
 		return fillPlane(ref, pix)
 	})
 	require.ErrorIs(t, err, boom)
+	assert.Equal(t, before, readFiles(t, dir))
+
+	err = d.WritePart(context.Background(), dir, 1, PartOptions{}, nil)
+	require.ErrorIs(t, err, ErrOption)
+	assert.EqualError(t, err, "pyramid: bad option: no fill function (nil)")
 	assert.Equal(t, before, readFiles(t, dir))
 }
 
