@@ -461,6 +461,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"raw too wide for the memory", []string{"-raw-width", "1000000", "-raw-height", "1", "-max-memory", "100MiB", "IN", "OUT"},
 			make([]byte, 1000000), 1, "rows of 1000000 pixels need about 732.4 MiB for the pyramid's bands at tile 256, more than -max-memory 100.0 MiB"},
 		{"negative max-pixels", []string{"-max-pixels", "-1", "IN", "OUT"}, png, 2, "-max-pixels -1"},
+		{"too many workers", []string{"-workers", "100000", "IN", "OUT"}, png, 2, "-workers 100000: want 0 (one per CPU) to 256"},
+		{"negative workers", []string{"-workers", "-1", "IN", "OUT"}, png, 2, "-workers -1: want 0 (one per CPU) to 256"},
 		{"bad max-memory", []string{"-max-memory", "lots", "IN", "OUT"}, png, 2, `"lots" is not a size`},
 		{"more pixels than -max-pixels", []string{"-max-pixels", "1000", "IN", "OUT"}, png, 1,
 			"its header claims 32 x 32 pixels, more than -max-pixels 1000"},

@@ -91,7 +91,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		"`predictor`: auto, none, horizontal or floating-point; auto is one of the last two when compressed")
 	fs.IntVar(&o.Levels, "levels", 0, "resolutions including the full one; 0 halves until one tile")
 	fs.TextVar(&o.Downsampling, "downsampling", pyramid.Mean, "`method` computing each level: mean, nearest or mode")
-	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines; 0 is one per CPU")
+	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines, up to 256 (each holds its tiles); 0 is one per CPU")
 	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
 	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists")
 	fs.BoolVar(&cfg.direct, "direct", false,
@@ -157,6 +157,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	for name := range cfg.set {
 		r.set = r.set || strings.HasPrefix(name, "raw-")
 	}
+	if o.Workers < 0 || o.Workers > maxWorkers {
+		return cfg, fmt.Errorf("-workers %d: want 0 (one per CPU) to %d", o.Workers, maxWorkers)
+	}
 	cfg.limits.pixelsGiven = cfg.set["max-pixels"]
 	if cfg.limits.maxPixels < 0 {
 		return cfg, fmt.Errorf("-max-pixels %d: want 0 (no limit) or more", cfg.limits.maxPixels)
@@ -164,6 +167,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	cfg.limits.tile = o.TileSize
 	return cfg, r.check()
 }
+
+// maxWorkers bounds -workers: each worker holds the tiles it encodes,
+// and beyond the CPUs more of them only take memory and time.
+const maxWorkers = 256
 
 // tiffExtensions are the extensions of an output, after ".ome" or not:
 // those of TIFF and BigTIFF files that Bio-Formats' OME-TIFF reader takes

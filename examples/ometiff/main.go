@@ -41,14 +41,16 @@
 // converted (an OME-TIFF's images with the metadata their typed fields
 // hold: names, descriptions, dates, physical sizes, channels, map
 // annotations) and what was left out is reported on stderr. ometiff info
-// shows the mapping without converting. A TIFF of one 1- or 8-bit
+// shows the mapping without converting; -images converts the images it
+// numbers alone (Viv's loader, for one, reads a file of one image). A TIFF of one 1- or 8-bit
 // palette page is decoded whole, as an image: its colours are written.
 //
 // # Tiles copied through
 //
 // When an image of a TIFF file is tiled in a codec the writer writes
-// (JPEG, LZW, Deflate, Zstd or none), in square tiles of a multiple of 16,
-// and -compression is not given, its tiles are copied into the output
+// (JPEG, LZW, Deflate, Zstd or none), in square tiles of a multiple of 16
+// (or shrunk to an image smaller than one, as the writer cuts them), and
+// -compression is not given, its tiles are copied into the output
 // byte for byte, with their JPEGTables and YCbCr fields: no generation is
 // lost, and no time goes to encoding them. The image keeps the source's
 // codec and predictor for the levels it computes (and for JPEG the
@@ -165,7 +167,36 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runChecked(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// runChecked is run with stdout's write errors checked: a command whose
+// output was lost (stdout a full disk, a closed pipe) fails with exit
+// status 1 and says so, whatever it returned.
+func runChecked(args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := run(args, out, stderr)
+	if out.err != nil && code == 0 {
+		fmt.Fprintf(stderr, "ometiff: writing the output: %v\n", out.err)
+		return 1
+	}
+	return code
+}
+
+// checkedWriter keeps the first error of writes to w, and writes nothing
+// after it.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 // command is a subcommand: its name, what it does in one line, and its

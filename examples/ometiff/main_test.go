@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,6 +59,26 @@ func TestCommands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fullWriter fails every write, as stdout on a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestLostOutputFails: a command whose stdout could not be written fails,
+// whatever it returned (info, version and help returned 0).
+func TestLostOutputFails(t *testing.T) {
+	file := writeOMETIFF(t, t.TempDir())
+	for _, args := range [][]string{{"help"}, {"version"}, {"info", file}, {"inspect", file}} {
+		var stderr strings.Builder
+		assert.Equal(t, 1, runChecked(args, fullWriter{}, &stderr), "%v", args)
+		assert.Contains(t, stderr.String(), "no space left on device", "%v", args)
+	}
+	var stdout, stderr strings.Builder
+	assert.Equal(t, 0, runChecked([]string{"version"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), thisBuildJPEG)
+	assert.Empty(t, stderr.String())
 }
 
 // TestInfo describes files of every kind: how their pages map to images,
