@@ -23,7 +23,9 @@ import (
 )
 
 // Writer writes one pyramidal OME-TIFF file. Add images with AddImage, write
-// their planes in any order, then Close.
+// their planes in any order, then Close. Every Writer must end with Close or
+// Abort (defer Abort after New or Create: it does nothing after Close): its
+// encoding goroutines (Options.Workers) and its output stay until then.
 //
 // # Concurrency
 //
