@@ -13,11 +13,14 @@
 // work, which discards its output (a writer from package pyramid removes
 // its temporary file, if it has one), and the program exits with 128 plus
 // the signal's number, as a shell reports a process the signal killed: 130
-// for SIGINT, 143 for SIGTERM. A second signal kills the program at once,
-// and so does the first when the work has not stopped 5 seconds after it
-// (blocked reading a pipe that sends nothing, say), even where the signal
-// was ignored when the program started. On Linux that still leaves no
-// partial output (see package iohandle).
+// for SIGINT, 143 for SIGTERM. A signal ignored when the program started
+// (SIGHUP under nohup, SIGINT in a job a script started in the
+// background) stays ignored. A second signal kills the program at once,
+// and so does the first when the work has not ended 10 seconds after it
+// (blocked reading a pipe that sends nothing, say), losing whatever it had
+// not finished writing. On Linux that still leaves no partial output (see
+// package iohandle); elsewhere a temporary file may stay until the next
+// run for the same output.
 package cli
 
 import (
@@ -143,12 +146,14 @@ func (e InputError) Error() string { return e.Err.Error() }
 // Unwrap returns the problem.
 func (e InputError) Unwrap() error { return e.Err }
 
-// Run calls work with a context that SIGINT or SIGTERM cancels, and
-// returns the exit code of the error work returns, which Exit reports.
-// When a signal came and work failed (it stopped for the signal), Run
-// reports "stopped by SIGTERM" (or SIGINT) instead, and returns 128 plus
-// the signal's number. Work that succeeds despite a signal, because it was
-// done before it looked, succeeds.
+// Run calls work with a context that SIGINT, SIGTERM or SIGHUP cancels
+// (those not ignored when the program started), and returns the exit code
+// of the error work returns, which Exit reports. When a signal came and
+// work failed (it stopped for the signal), Run reports "stopped by
+// SIGTERM" (or SIGINT, SIGHUP) instead, and returns 128 plus the signal's
+// number. Work that succeeds despite a signal, because it was done before
+// it looked, succeeds, unless it took longer than graceTime (or a second
+// signal came): the program is ended then.
 func Run(name string, stderr io.Writer, work func(ctx context.Context) error) int {
 	ctx, stop := notifyContext(context.Background(), func(sig os.Signal, late bool) {
 		if late {
@@ -171,11 +176,21 @@ func Run(name string, stderr io.Writer, work func(ctx context.Context) error) in
 	return stopped.exitCode()
 }
 
-// stopSignals are the signals that cancel Run's work.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+// stopSignals are the signals that cancel Run's work: SIGINT, SIGTERM and
+// SIGHUP, but those ignored when the program started, which Notify would
+// otherwise catch (nohup's SIGHUP, a background job's SIGINT).
+var stopSignals = func() []os.Signal {
+	var out []os.Signal
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			out = append(out, sig)
+		}
+	}
+	return out
+}()
 
-// graceTime is how long the work has to stop after the first signal.
-var graceTime = 5 * time.Second
+// graceTime is how long the work has to end after the first signal.
+var graceTime = 10 * time.Second
 
 // notifyContext returns a context that the first of stopSignals cancels
 // with a stoppedError as its cause. A second signal, or the first one's
@@ -214,9 +229,8 @@ func notifyContext(parent context.Context, end func(sig os.Signal, late bool)) (
 }
 
 // kill ends the program as sig does by default: it gives the signal back
-// its default action and sends it again; where that action is not taken
-// (the signal was ignored when the program started, which the default it
-// is given back is then), it exits with 128 plus the signal's number.
+// its default action and sends it again, and exits with 128 plus the
+// signal's number should that action not be taken.
 func kill(sig os.Signal) {
 	signal.Reset(sig)
 	if p, err := os.FindProcess(os.Getpid()); err == nil {
