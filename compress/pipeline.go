@@ -20,7 +20,8 @@ var ErrClosed = errors.New("compress: pipeline closed")
 
 // ErrConcurrent reports a Submit or Close called while another goroutine's
 // is under way: a Pipeline has one producer. It fails the pipeline, whose
-// stream of tiles is then incomplete.
+// stream of tiles is then incomplete; a Close refused so closes nothing,
+// and the producer's own Close still stops the goroutines.
 var ErrConcurrent = errors.New("compress: pipeline used by two producers at once")
 
 // Defaults of Options.

@@ -117,15 +117,21 @@ const noTmpfileEnv = "OMETIFF_NO_TMPFILE"
 // create is Create, with unnamed false to use a named temporary file even
 // where an unnamed one is possible.
 func create(path string, opts Options, unnamed bool) (*File, error) {
+	if path == "" {
+		return nil, fmt.Errorf("iohandle: create: %w: no path", fs.ErrInvalid)
+	}
 	// A dead writer's temporary file goes whatever this Create does.
 	removeStale(path)
-	if info, err := os.Lstat(path); err == nil {
-		switch {
-		case info.IsDir(): // not replaced by a rename either
-			return nil, fmt.Errorf("%w: %s is a directory", ErrExist, path)
-		case !opts.Replace:
-			return nil, fmt.Errorf("%w: %s", ErrExist, path)
-		}
+	// What would fail the commit, after the work, fails here: a path too
+	// long, in a directory missing or not searchable.
+	info, err := os.Lstat(path)
+	switch {
+	case err == nil && info.IsDir(): // not replaced by a rename either
+		return nil, fmt.Errorf("%w: %s is a directory", ErrExist, path)
+	case err == nil && !opts.Replace:
+		return nil, fmt.Errorf("%w: %s", ErrExist, path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("iohandle: create %s: %w", path, unwrapPath(err))
 	}
 	perm := opts.Perm
 	if perm == 0 {
@@ -373,7 +379,7 @@ func (h *File) commitUnnamed() error {
 	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("%w: %s", ErrExist, h.path)
 	case err != nil:
-		return fmt.Errorf("iohandle: commit %s: %w", h.path, err)
+		return h.opError("commit", err)
 	}
 	// The output has its name now, which an error of close could not take
 	// back. Unless NoSync, fsync has reported every error of storing the
@@ -553,15 +559,21 @@ func (h *File) endDirect() error {
 // destination: the name the system's error gives is that of the directory
 // (an unnamed file is opened on it) or of the temporary file.
 func (h *File) opError(op string, err error) error {
+	return fmt.Errorf("iohandle: %s %s: %w", op, h.path, unwrapPath(err))
+}
+
+// unwrapPath returns the system's error inside a *fs.PathError or an
+// *os.LinkError, whose names are not the destination's.
+func unwrapPath(err error) error {
 	var pathErr *fs.PathError
 	var linkErr *os.LinkError
 	switch {
 	case errors.As(err, &pathErr):
-		err = pathErr.Err
+		return pathErr.Err
 	case errors.As(err, &linkErr):
-		err = linkErr.Err
+		return linkErr.Err
 	}
-	return fmt.Errorf("iohandle: %s %s: %w", op, h.path, err)
+	return err
 }
 
 // fail records err as the sticky error and discards the output, so a failed

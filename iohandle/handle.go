@@ -56,7 +56,8 @@ var (
 	// Abort or Commit.
 	ErrClosed = errors.New("iohandle: handle is closed")
 	// ErrExist is returned when the destination exists and Options.Replace is
-	// false. errors.Is(ErrExist, fs.ErrExist) holds too.
+	// false, or is a directory, which Replace does not replace.
+	// errors.Is(ErrExist, fs.ErrExist) holds too.
 	ErrExist error = existError{}
 	// ErrRange is returned by WriteAt for a range that is not entirely inside
 	// the bytes written so far.

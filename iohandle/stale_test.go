@@ -2,12 +2,14 @@ package iohandle
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -103,9 +105,10 @@ func TestStaleRemovedBesideExisting(t *testing.T) {
 	assert.Equal(t, []string{"out.tif"}, dirEntries(t, dir))
 }
 
-// TestLongNames: a destination of 255 bytes, the longest name file systems
-// take, gets a temporary name (cut to fit) in both kinds of file, is
-// committed, replaced, and its dead writers' files are cleaned.
+// TestLongNames: a destination of 251 bytes (of the 255 file systems
+// take) gets a temporary name (cut to fit, before a UTF-8 character) in
+// both kinds of file, is committed, replaced, and its dead writers' files
+// are cleaned. A name too long is refused at Create, not after the work.
 func TestLongNames(t *testing.T) {
 	skipWithoutLocks(t)
 	long := strings.Repeat("é", 120) + strings.Repeat("a", 7) + ".tif" // 251 bytes
@@ -134,8 +137,14 @@ func TestLongNames(t *testing.T) {
 			_, err = create(path, Options{NoSync: true}, kind.unnamed)
 			require.ErrorIs(t, err, ErrExist)
 			assert.Equal(t, []string{long}, dirEntries(t, dir))
+			_, err = create(filepath.Join(dir, strings.Repeat("a", maxNameBytes+1)), Options{NoSync: true}, kind.unnamed)
+			require.ErrorIs(t, err, syscall.ENAMETOOLONG)
+			assert.Equal(t, []string{long}, dirEntries(t, dir))
 		})
 	}
+	_, err := Create("", Options{})
+	require.ErrorIs(t, err, fs.ErrInvalid)
+	assert.EqualError(t, err, "iohandle: create: invalid argument: no path")
 }
 
 // TestLockTemp: a new named file that a cleaner locked first, or removed

@@ -171,13 +171,14 @@ func main() {
 }
 
 // runChecked is run with stdout's write errors checked: a command whose
-// output was lost (stdout a full disk, a closed pipe) fails with exit
-// status 1 and says so, whatever it returned.
+// output was lost (stdout on a full disk) fails with exit status 1 and
+// says so, whatever it returned. (A convert's file is written then; only
+// what it said of it is lost.)
 func runChecked(args []string, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	code := run(args, out, stderr)
 	if out.err != nil && code == 0 {
-		fmt.Fprintf(stderr, "ometiff: writing the output: %v\n", out.err)
+		fmt.Fprintf(stderr, "ometiff: writing to stdout: %v\n", out.err)
 		return 1
 	}
 	return code

@@ -466,8 +466,11 @@ func noDataSample(text string, l tiff.Layout) []byte {
 }
 
 // halfBits returns v as an IEEE half float, rounded to the nearest (ties
-// to even), as GDAL converts a no-data value to its band's type; false for
-// a finite value beyond the half floats' range.
+// to even), as the page's own no-data pixels hold it (GDAL rounds them so
+// when it writes them); false for a finite value beyond the half floats'
+// range. The image is then the same wherever it holds no data. (GDAL
+// reads such a band as float32, and its sparse blocks as v itself: -9999,
+// where the pixels stored hold -10000.)
 func halfBits(v float64) (uint16, bool) {
 	var sign uint16
 	if math.Signbit(v) {
