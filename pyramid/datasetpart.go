@@ -41,8 +41,9 @@ type Part struct {
 	companionDir string           // where Close writes the companion; "" for none
 	fileOptions  iohandle.Options // and how
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex
+	closed   bool
+	closeErr error // of a Close that failed before the writer's Close
 }
 
 // CreatePart writes file i of the dataset in dir, under the name the plan
@@ -169,6 +170,9 @@ func (p *Part) Stats() iohandle.Stats { return p.w.Stats() }
 func (p *Part) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closeErr != nil { // a later Close says the same
+		return p.closeErr
+	}
 	if !p.closed && p.companionDir != "" {
 		// The companion goes first, so that no part is committed without
 		// it; but not for a part that cannot be closed.
@@ -182,7 +186,7 @@ func (p *Part) Close() error {
 			err = p.d.WriteCompanion(p.companionDir, p.fileOptions)
 		}
 		if err != nil {
-			p.closed = true
+			p.closed, p.closeErr = true, err
 			_ = p.w.Abort()
 			return err
 		}

@@ -275,6 +275,16 @@ func TestDatasetCompanion(t *testing.T) {
 	require.ErrorIs(t, err, fs.ErrExist)
 	assert.Contains(t, err.Error(), "is another companion")
 	assert.NoFileExists(t, filepath.Join(other, d.File(0).Name), "a part is not committed without its companion")
+	p, err := d.CreatePart(context.Background(), other, 0, PartOptions{})
+	require.NoError(t, err)
+	for ref := range d.Planes(0) {
+		pix := make([]byte, d.planeBytesOf(ref.Image))
+		require.NoError(t, fillPlane(ref, pix))
+		require.NoError(t, p.WritePlane(ref, pix))
+	}
+	first := p.Close()
+	require.ErrorIs(t, first, fs.ErrExist)
+	assert.Equal(t, first, p.Close(), "a second Close says the same")
 	require.NoError(t, d.WritePart(context.Background(), other, 0, PartOptions{File: iohandle.Options{Replace: true}}, fillPlane))
 	replaced, err := os.ReadFile(filepath.Join(other, name))
 	require.NoError(t, err)
