@@ -75,9 +75,6 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %v)",
 			options.Level, options.Compression)}
 	}
-	if _, ok := src.(*tiffSource); !ok && cfg.images != nil && (len(cfg.images) > 1 || cfg.images[0] != 0) {
-		return nil, cli.UsageError{Err: fmt.Errorf("-images %d: %s holds 1 image (0)", cfg.images[len(cfg.images)-1], in.name)}
-	}
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
 	}
@@ -178,14 +175,28 @@ type sourceImages interface {
 func openSource(in *input, cfg config, stderr io.Writer) (sourceImages, error) {
 	var im imageInput
 	var err error
+	// An input of one image is image 0: other -images are refused before
+	// it is read.
+	onlyImage0 := func() error {
+		if cfg.images != nil && (len(cfg.images) > 1 || cfg.images[0] != 0) {
+			return cli.UsageError{Err: fmt.Errorf("-images %d: %s holds 1 image (0)", cfg.images[len(cfg.images)-1], in.name)}
+		}
+		return nil
+	}
 	switch {
 	case cfg.raw.set:
+		if err := onlyImage0(); err != nil {
+			return nil, err
+		}
 		im, err = newRawSource(in, cfg.raw, cfg.limits)
 	default:
 		var src sourceImages
 		var ok bool
 		if src, ok, err = openTIFF(in, cfg, stderr); ok || err != nil {
 			return src, err
+		}
+		if err := onlyImage0(); err != nil {
+			return nil, err
 		}
 		im, err = openImage(in, cfg.limits)
 	}

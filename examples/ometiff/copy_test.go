@@ -173,6 +173,7 @@ func TestConvertImages(t *testing.T) {
 	}
 
 	png := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(8, 8, false), encodePNG))
+	jpg := writeFile(t, dir, "in.jpg", encoded(t, nrgbaImage(300, 200, false), encodeJPEG))
 	code, _, stderr = clitest.Run(runConvert, "-images", "0", png, filepath.Join(dir, "png.ome.tif"))
 	require.Equal(t, 0, code, stderr)
 	for _, tt := range []struct {
@@ -180,11 +181,12 @@ func TestConvertImages(t *testing.T) {
 	}{
 		{in, "3", "-images 3: " + in + " holds 3 images (ometiff info lists them)"},
 		{png, "0,1", "-images 1: " + png + " holds 1 image (0)"},
+		{jpg, "1", "-images 1: " + jpg + " holds 1 image (0)"}, // before -max-memory refuses its decoding
 		{in, "-1", `-images "-1": want image numbers from 0`},
 		{in, " , ", `-images " , ": want image numbers from 0`},
 		{in, "", `-images "": name at least one image`},
 	} {
-		code, _, stderr := clitest.Run(runConvert, "-force", "-images", tt.images, tt.input, filepath.Join(dir, "bad.ome.tif"))
+		code, _, stderr := clitest.Run(runConvert, "-force", "-max-memory", "100KiB", "-images", tt.images, tt.input, filepath.Join(dir, "bad.ome.tif"))
 		assert.Equal(t, 2, code, tt.images)
 		assert.Contains(t, stderr, tt.says, tt.images)
 		assert.NoFileExists(t, filepath.Join(dir, "bad.ome.tif"))
