@@ -434,8 +434,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 // whether a side gives them.
 func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (side int, square bool, fits func(int) bool) {
 	side = max(c.TileWidth, c.TileHeight)
-	fits = func(side int) bool {
-		return c.TileWidth == min(side, (spec.SizeX+15)&^15) && c.TileHeight == min(side, (spec.SizeY+15)&^15)
+	fits = func(s int) bool {
+		return c.TileWidth == min(s, (spec.SizeX+15)&^15) && c.TileHeight == min(s, (spec.SizeY+15)&^15)
 	}
 	if fits(math.MaxInt) { // one tile, shrunk to the image: any side from its own
 		return side, true, func(s int) bool { return s >= side }

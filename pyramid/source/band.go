@@ -443,11 +443,7 @@ func noDataSample(text string, l tiff.Layout) []byte {
 	case l.SampleFormat == tiff.SampleFormatFloat && size == 8:
 		binary.LittleEndian.PutUint64(out, math.Float64bits(v))
 	case l.SampleFormat == tiff.SampleFormatFloat && size == 2:
-		h, ok := halfBits(v)
-		if !ok {
-			return nil
-		}
-		binary.LittleEndian.PutUint16(out, h)
+		binary.LittleEndian.PutUint16(out, halfBits(v))
 	case v != math.Trunc(v) || math.IsInf(v, 0):
 		return nil
 	case l.SampleFormat == tiff.SampleFormatInt:
@@ -465,37 +461,30 @@ func noDataSample(text string, l tiff.Layout) []byte {
 	return out[:size]
 }
 
-// halfBits returns v as an IEEE half float, rounded to the nearest (ties
-// to even), as the page's own no-data pixels hold it (GDAL rounds them so
-// when it writes them); false for a finite value beyond the half floats'
-// range. The image is then the same wherever it holds no data. (GDAL
-// reads such a band as float32, and its sparse blocks as v itself: -9999,
-// where the pixels stored hold -10000.)
-func halfBits(v float64) (uint16, bool) {
+// halfBits returns v as an IEEE half float as GDAL stores it in a 16-bit
+// float band (CPLFloatToHalf): rounded toward zero, and infinite past the
+// largest half. The sparse blocks then hold what the page's own no-data
+// pixels hold (-9992 for -9999). GDAL reads such a band as float32, and
+// its sparse blocks as v itself.
+func halfBits(v float64) uint16 {
 	var sign uint16
 	if math.Signbit(v) {
 		sign, v = 0x8000, -v
 	}
 	switch {
 	case math.IsNaN(v):
-		return 0x7e00, true
-	case math.IsInf(v, 0):
-		return sign | 0x7c00, true
+		return 0x7e00
+	case v >= 65536: // past 65504 + the last step: infinite
+		return sign | 0x7c00
 	case v == 0:
-		return sign, true
-	case v >= 65520: // rounds past the largest half, 65504
-		return 0, false
+		return sign
 	}
 	_, e := math.Frexp(v) // v < 2^e
-	if e-1 < -14 {        // subnormal, in units of 2^-24; 1024 of them is the smallest normal
-		return sign | uint16(math.RoundToEven(math.Ldexp(v, 24))), true
+	if e-1 < -14 {        // subnormal, in units of 2^-24
+		return sign | uint16(math.Ldexp(v, 24))
 	}
-	exp := e - 1
-	m := math.RoundToEven(math.Ldexp(v, 10-exp)) // 1024 to 2048
-	if m == 2048 {
-		m, exp = 1024, exp+1
-	}
-	return sign | uint16(exp+15)<<10 | uint16(m-1024), true
+	m := uint16(math.Ldexp(v, 11-e)) // 1024 to 2047
+	return sign | uint16(e-1+15)<<10 | (m - 1024)
 }
 
 // failed records a decoding error, naming the block.

@@ -502,36 +502,34 @@ func TestBandReaderMemory(t *testing.T) {
 }
 
 // TestHalfBits converts every half float's value back to its bits, and
-// values between halves to the nearest, ties to the even one.
+// values between halves as GDAL stores them in a 16-bit float band:
+// rounded toward zero, infinite past the largest (read back from files
+// gdal_create -ot Float32 -co NBITS=16 -burn V wrote, GDAL 3.6).
 func TestHalfBits(t *testing.T) {
 	for h := range 1 << 16 {
 		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
 			continue // NaNs: one bit pattern stands for them all
 		}
 		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(widenHalves(nil, binary.LittleEndian.AppendUint16(nil, uint16(h))))))
-		got, ok := halfBits(v)
-		require.True(t, ok, "%#04x", h)
-		require.Equal(t, uint16(h), got, "%#04x (%g)", h, v)
+		require.Equal(t, uint16(h), halfBits(v), "%#04x (%g)", h, v)
 	}
 	tests := []struct {
 		v    float64
 		want uint16
-		ok   bool
 	}{
-		{1 + 1.0/2048, 0x3c00, true},          // a tie: to the even 1
-		{1 + 3.0/2048, 0x3c02, true},          // a tie: to the even 1 + 2/1024
-		{1 + 1.1/2048, 0x3c01, true},          // nearer 1 + 1/1024
-		{65519, 0x7bff, true},                 // 65504, the largest
-		{65520, 0, false},                     // rounds to infinity
-		{math.Ldexp(1, -25), 0, true},         // half the smallest subnormal: a tie, to 0
-		{math.Ldexp(1.5, -25), 0x0001, true},  // nearer the smallest subnormal
-		{math.Ldexp(2047, -25), 0x0400, true}, // rounds up to the smallest normal
-		{-2, 0xc000, true},
+		{-9999, 0xf0e1},    // -9992
+		{2049.9, 0x6800},   // 2048
+		{0.000123, 0x0807}, // 0.00012290...
+		{1.00097, 0x3c00},  // 1
+		{65535, 0x7bff},    // 65504, the largest
+		{70000, 0x7c00},    // infinite
+		{1e-6, 0x0010},     // a subnormal: 16 x 2^-24
+		{3e-8, 0x0000},     // below the smallest subnormal
+		{math.NaN(), 0x7e00},
+		{math.Inf(-1), 0xfc00},
 	}
 	for _, tt := range tests {
-		got, ok := halfBits(tt.v)
-		assert.Equal(t, tt.ok, ok, "%g", tt.v)
-		assert.Equal(t, tt.want, got, "%g", tt.v)
+		assert.Equal(t, tt.want, halfBits(tt.v), "%g", tt.v)
 	}
 }
 
@@ -558,7 +556,7 @@ func TestBandReaderNoData(t *testing.T) {
 	file, _ = fileOf(t, binary.LittleEndian, false, testPage{width: 3, height: 2, samples: 1, bits: 16, float: true, sparse: []int{0}, more: nodata("-9999")})
 	got, err := readAll(t, file, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, bytes.Repeat([]byte{0xe2, 0xf0}, 6), got, "-9999 rounds to the half -10000, 0xf0e2")
+	assert.Equal(t, bytes.Repeat([]byte{0xe1, 0xf0}, 6), got, "-9999 is the half -9992, 0xf0e1, as GDAL stores it")
 	// An int16 strip of nothing else.
 	file, _ = fileOf(t, binary.BigEndian, false, testPage{width: 5, height: 3, samples: 1, bits: 16, signed: true, sparse: []int{0}, more: nodata("-5")})
 	got, err = readAll(t, file, Options{})
@@ -583,7 +581,7 @@ func TestBandReaderNoData(t *testing.T) {
 		{"1.5", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0x3e}},
 		{"-inf", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0xfc}},
 		{"nan", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0x7e}},
-		{"1e6", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, nil}, // beyond the halves: zeros
+		{"1e6", tiff.Layout{BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat}, []byte{0x00, 0x7c}}, // beyond the halves: infinite
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, noDataSample(tt.text, tt.layout), "%q as %d bits", tt.text, tt.layout.BitsPerSample)
