@@ -104,7 +104,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes of the (first) image; 0 is unknown")
 	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes given (um for µm)")
 	images := fs.String("images", "", "`numbers` of the input's images (series) to convert, as ometiff info lists them,\n"+
-		"separated by commas (0,2); all by default")
+		"separated by commas (0,2); all by default. Pages it cannot read that ometiff info\n"+
+		"leaves out need no -skip-unsupported then")
 	fs.BoolVar(&cfg.skipUnsupported, "skip-unsupported", false,
 		"convert the images of a TIFF file that can be, and report on stderr those left out\n"+
 			"(refused otherwise)")

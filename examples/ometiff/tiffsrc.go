@@ -106,21 +106,32 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		if tf == nil && errors.Is(err, tiff.ErrNotTIFF) { // XML, but no companion
 			return nil, false, nil
 		}
-		// What New refuses is the input's, whatever package pyramid's
-		// errors it wraps (the writer's refusal of its OME-XML).
-		err = fmt.Errorf("%s: %w", in.name, err)
-		// The hint is given when mapping the file again with it leaves
+		// Mapped with -skip-unsupported, the file may still have
 		// something to convert: metadata the writer cannot carry left
-		// out, or other pages. A file of one page has no rest.
-		if !cfg.skipUnsupported && (errors.Is(err, source.ErrUnsupported) && (tf == nil || len(tf.Pages) > 1) || errors.Is(err, source.ErrMetadata)) {
+		// out, or other pages.
+		var rest *source.File
+		if !cfg.skipUnsupported {
 			opts := s.opts
 			opts.SkipUnsupported = true
-			if again, err2 := mapFile(opts); err2 == nil {
-				again.Close()
+			rest, _ = mapFile(opts)
+		}
+		// -images numbers the images as ometiff info does, mapped so:
+		// the images it leaves out whole are in no selection, and the
+		// images selected lose nothing unless something else was left
+		// out (metadata, or the pages of some image's planes).
+		if rest != nil && cfg.images != nil && !slices.ContainsFunc(rest.Skipped, func(err error) bool { return !errors.Is(err, source.ErrLeftOut) }) {
+			s.file, err = rest, nil
+			s.file.Skipped = nil
+		} else {
+			// What New refuses is the input's, whatever package pyramid's
+			// errors it wraps (the writer's refusal of its OME-XML).
+			err = fmt.Errorf("%s: %w", in.name, err)
+			if rest != nil {
+				rest.Close()
 				err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
 			}
+			return nil, true, cli.InputError{Err: err}
 		}
-		return nil, true, cli.InputError{Err: err}
 	}
 	if err := s.selectImages(cfg.images); err != nil {
 		s.Close()

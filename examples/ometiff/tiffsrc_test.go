@@ -29,6 +29,7 @@ type page struct {
 	description                  string
 	subfile                      uint32
 	orientation                  uint16 // written when not 0
+	sampleFormat                 uint16 // written when not 0
 	icc                          []byte // an ICC profile, written when set
 	seed                         int
 	pix                          []byte
@@ -74,6 +75,9 @@ func writeTIFF(t *testing.T, path string, pages ...page) {
 		}
 		if p.orientation != 0 {
 			f.AddShort(tiff.TagOrientation, p.orientation)
+		}
+		if p.sampleFormat != 0 {
+			f.AddShort(tiff.TagSampleFormat, p.sampleFormat)
 		}
 		if p.icc != nil {
 			f.AddByte(tiff.TagICCProfile, p.icc...)
@@ -228,6 +232,31 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, convertName+": "+input+": left out (-skip-unsupported): page 1: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 322\n", stderr)
 	assert.Contains(t, stdout, ": 8 x 8 uint8, Z 1 x C 1 x T 2,")
+
+	// The refusal suggests the flag whatever the package of the error
+	// (the complex samples are tiff's), and -images converts the images
+	// selected, numbered as ometiff info numbers them: the page left out
+	// is in no selection.
+	mixed := filepath.Join(dir, "mixed.tif")
+	complexPage := page{width: 8, height: 8, samples: 1, bits: 64, photometric: tiff.PhotometricBlackIsZero, sampleFormat: 6}
+	wide := page{width: 12, height: 8, samples: 1, bits: 16, photometric: tiff.PhotometricBlackIsZero}
+	writeTIFF(t, mixed, gray, complexPage, wide)
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "(complex float) (-skip-unsupported converts the rest)\n", mixed, "out.ome.tif")
+	code, stdout, stderr = clitest.Run(runInfo, mixed)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `image 1 "mixed #1": 12 x 8`)
+	selected := filepath.Join(dir, "selected.ome.tif")
+	code, stdout, stderr = clitest.Run(runConvert, "-images", "1", mixed, selected)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, ": 12 x 8 uint16, Z 1 x C 1 x T 1")
+	// What would be left out of the image selected is still refused: here
+	// the planes its ImageJ description counts.
+	short := filepath.Join(dir, "short.tif")
+	imagej := gray
+	imagej.description = "ImageJ=1.54f\nimages=3\nslices=3\n"
+	writeTIFF(t, short, imagej, gray)
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "says 3 planes", "-images", "0", short, "out.ome.tif")
 
 	// With nothing left, the refusal says why, and does not suggest the
 	// flag that was given.

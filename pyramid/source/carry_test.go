@@ -138,6 +138,7 @@ func TestOMEImageNotCarried(t *testing.T) {
 	assert.Nil(t, f.Images[1].Spec.OME)
 	require.Len(t, f.Skipped, 1)
 	assert.ErrorContains(t, f.Skipped[0], "OME image 1 (Image:1) cannot be carried")
+	assert.NotErrorIs(t, f.Skipped[0], ErrLeftOut, "the image is kept")
 
 	got := omexmltest.Parse(t, []byte(mapOME(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
 	assert.Equal(t, "40", got.Element("Instrument", "Objective").Attr("NominalMagnification"))

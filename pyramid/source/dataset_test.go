@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -166,6 +167,9 @@ func TestDatasetRefused(t *testing.T) {
 			assert.Len(t, f.Images, tt.kept)
 			require.NotEmpty(t, f.Skipped)
 			assert.ErrorContains(t, f.Skipped[0], tt.says)
+			// The image of the other file is left out whole; a stray page
+			// is kept as an image of its own.
+			assert.Equal(t, tt.kept == 1, errors.Is(f.Skipped[0], ErrLeftOut))
 			require.NoError(t, f.Close())
 		})
 	}

@@ -71,5 +71,6 @@ func TestGDALMetadata(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Skipped, 1)
 	assert.ErrorContains(t, f.Skipped[0], "(left out)")
+	assert.NotErrorIs(t, f.Skipped[0], ErrLeftOut, "the metadata is left out, not the image")
 	assert.Equal(t, []pyramid.KeyValue{{Key: "GDAL_NODATA", Value: "1"}}, f.Images[0].Spec.Annotations, "the no-data value is kept")
 }

@@ -63,7 +63,7 @@ func (m *mapper) generic() error {
 		}
 		l, err := pageLayoutOf(p, isImageJ0)
 		if err != nil {
-			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
+			if err := m.skipImage(fmt.Errorf("page %d: %w", i, err)); err != nil {
 				return err
 			}
 			continue

@@ -243,7 +243,7 @@ func (m *mapper) ome(text string) error {
 			m.add(im)
 			continue
 		}
-		if err := m.skip(fmt.Errorf("OME image %d (%s): %w", i, oi.ID, err)); err != nil {
+		if err := m.skipImage(fmt.Errorf("OME image %d (%s): %w", i, oi.ID, err)); err != nil {
 			return err
 		}
 	}

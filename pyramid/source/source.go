@@ -30,7 +30,22 @@ var (
 	// not to read: no Options.DatasetDir is given, a TiffData names its
 	// file by UUID alone, or the dataset names more than 4096 files.
 	ErrMultiFile = errors.New("source: multi-file dataset")
+	// ErrLeftOut marks the errors of whole images that cannot be mapped:
+	// a page of a generic TIFF, an Image element of an OME-TIFF, the label
+	// or macro of an SVS file. Left out with Options.SkipUnsupported, they
+	// leave the images kept as they would be otherwise, while the other
+	// File.Skipped entries take something from a kept image (its metadata,
+	// or the pages of its planes).
+	ErrLeftOut = errors.New("source: image left out")
 )
+
+// leftOut is the error of an image that cannot be mapped whole: it says
+// what err says, and is ErrLeftOut too.
+type leftOut struct{ error }
+
+func (e leftOut) Unwrap() error { return e.error }
+
+func (e leftOut) Is(target error) bool { return target == ErrLeftOut }
 
 // Kind is what a TIFF file was recognized as, which decides how its pages
 // map to images.
@@ -86,7 +101,8 @@ type File struct {
 	OMEXML string
 	// Skipped lists the images, or pages, that could not be mapped and
 	// were left out because Options.SkipUnsupported was set; each error
-	// says what and why. It is empty otherwise: New fails instead.
+	// says what and why, and is ErrLeftOut when it left out an image
+	// whole. It is empty otherwise: New fails instead.
 	Skipped []error
 	// TIFF is the file's structure; nil when the file opened is the
 	// companion of a multi-file dataset (its OME-XML alone).
@@ -392,7 +408,7 @@ func (m *mapper) layout(p *tiff.Page) (pageLayout, error) {
 	return l, err
 }
 
-// skip records an image that cannot be mapped, or fails with it.
+// skip records what cannot be mapped, or fails with it.
 func (m *mapper) skip(err error) error {
 	if !m.opts.SkipUnsupported {
 		return err
@@ -400,6 +416,9 @@ func (m *mapper) skip(err error) error {
 	m.file.Skipped = append(m.file.Skipped, err)
 	return nil
 }
+
+// skipImage is skip for an image that cannot be mapped whole.
+func (m *mapper) skipImage(err error) error { return m.skip(leftOut{err}) }
 
 // add appends an image whose planes are all set.
 func (m *mapper) add(im *Image) { m.file.Images = append(m.file.Images, im) }

@@ -266,6 +266,7 @@ func TestUnsupportedPages(t *testing.T) {
 			assert.Equal(t, []string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 2:*`}, summary(f))
 			require.Len(t, f.Skipped, 1)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			assert.ErrorIs(t, f.Skipped[0], ErrLeftOut, "a page left out whole")
 
 			_, _, err = mapPages(t, Options{SkipUnsupported: true}, tt.page)
 			assert.ErrorIs(t, err, ErrUnsupported, "no image left")
@@ -515,6 +516,7 @@ func TestOMESamples(t *testing.T) {
 			if !tt.carried {
 				require.Len(t, f.Skipped, 1)
 				assert.ErrorIs(t, f.Skipped[0], ErrMetadata)
+				assert.NotErrorIs(t, f.Skipped[0], ErrLeftOut, "the image is kept")
 				assert.ErrorContains(t, f.Skipped[0], "without it, the image keeps only its typed metadata")
 			}
 			// Either way the spec is one the writer takes.

@@ -136,7 +136,7 @@ func (m *mapper) svs() error {
 		}
 		l, err := layoutOf(p)
 		if err != nil {
-			if err := m.skip(fmt.Errorf("the %s of the SVS file (page %d): %w", kinds[i], i, err)); err != nil {
+			if err := m.skipImage(fmt.Errorf("the %s of the SVS file (page %d): %w", kinds[i], i, err)); err != nil {
 				return err
 			}
 			continue

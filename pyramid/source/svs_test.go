@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -200,11 +201,12 @@ func TestSVSRefused(t *testing.T) {
 		pages []testPage
 		says  string
 		kept  []string
+		whole bool // an image left out (ErrLeftOut), not pages of one
 	}{
 		{"JPEG 2000", []testPage{svsPage(64, 48, true, description(svsHead), short(tiff.TagCompression, tiff.CompressionJPEG2000AperioRGB)), label},
-			"the image of the SVS file (page 0): source: unsupported layout: Compression 33005 (JPEG 2000", []string{`"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 1:*`}},
+			"the image of the SVS file (page 0): source: unsupported layout: Compression 33005 (JPEG 2000", []string{`"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 1:*`}, true},
 		{"focal planes", []testPage{svsPage(64, 48, true, description(svsHead)), svsPage(64, 48, true, description(svsHead)), label},
-			"page 1 of the SVS file has the size of page 0", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}},
+			"page 1 of the SVS file has the size of page 0", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,7 +216,8 @@ func TestSVSRefused(t *testing.T) {
 			f, _, err := mapPages(t, Options{SkipUnsupported: true}, tt.pages...)
 			require.NoError(t, err)
 			assert.Equal(t, tt.kept, summary(f))
-			assert.Len(t, f.Skipped, 1)
+			require.Len(t, f.Skipped, 1)
+			assert.Equal(t, tt.whole, errors.Is(f.Skipped[0], ErrLeftOut))
 		})
 	}
 }
