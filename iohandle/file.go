@@ -82,6 +82,9 @@ type File struct {
 	state   handleState
 	stats   Stats
 	direct  bool // the file is open with O_DIRECT (Options.DirectIO)
+	// unsynced counts the bytes appended through the page cache since
+	// their writeback was last started (startWriteback).
+	unsynced int64
 }
 
 var _ Handle = (*File)(nil)
@@ -525,7 +528,29 @@ func (h *File) writeOS(p []byte) error {
 	if err != nil {
 		return h.fail(h.opError("write", err))
 	}
+	h.writeback(int64(n))
 	return nil
+}
+
+// writebackChunk is how many appended bytes the page cache gathers before
+// File asks the system to start writing them to the device.
+const writebackChunk = 8 << 20
+
+// writeback starts writing the last writebackChunk bytes appended to the
+// device, once that many are in the page cache, when Commit is to fsync
+// the file: the device then writes while the program computes, rather
+// than all of the file during the fsync.
+func (h *File) writeback(n int64) {
+	if h.opts.NoSync || h.direct {
+		return
+	}
+	h.unsynced += n
+	if h.unsynced >= writebackChunk {
+		if startWriteback(h.f, h.flushed-h.unsynced, h.unsynced) == nil {
+			h.stats.Writebacks++
+		}
+		h.unsynced = 0
+	}
 }
 
 // patchOS overwrites bytes already in the file with one positioned write.

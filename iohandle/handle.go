@@ -97,6 +97,10 @@ type Stats struct {
 	// DirectWrites counts the Appends that went around the page cache
 	// (Options.DirectIO).
 	DirectWrites int64
+	// Writebacks counts the requests to start writing appended bytes to
+	// the device early, ahead of the fsync at Commit (Linux, without
+	// Options.NoSync).
+	Writebacks int64
 }
 
 // Writes is the number of write calls of both kinds.
