@@ -204,7 +204,9 @@ type Options struct {
 	BigTIFF BigTIFF
 	// Progress, if set, is called after each tile is written, from one
 	// goroutine at a time. It must not call the Writer's methods other than
-	// Stats.
+	// Stats: the writing waits for it to return, so they would wait for
+	// ever. To stop the writing from it (a user's cancel), cancel the
+	// context given to CreateContext or NewContext.
 	Progress func(Progress)
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
 	// derives one from a hash of the encoded tiles and the metadata, so

@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -112,8 +113,8 @@ func (im *Image) copyPlanes(r io.Reader) error {
 	src := &fingerprintReader{r: r, tile: n, hash: w.hashed}
 	perChunk := max(1, int(readChunk/n))
 	for first := 0; first < len(im.planes); first += perChunk {
-		if err := w.ctx.Err(); err != nil {
-			return w.fail(err)
+		if w.ctx.Err() != nil {
+			return w.fail(context.Cause(w.ctx))
 		}
 		read, readErr, err := im.copyChunk(src, first, min(perChunk, len(im.planes)-first))
 		if err != nil {

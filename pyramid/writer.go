@@ -178,8 +178,8 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 // UUID and refer to the file they are in.
 //
 // Once ctx is done, the writing stops: the next tile written fails the
-// writer with ctx's error (context.Cause(ctx) when tiles are compressed),
-// Close returns it, and the output is discarded. A context done after
+// writer with context.Cause(ctx) (ctx's error, unless it was cancelled
+// with a cause), Close returns it, and the output is discarded. A context done after
 // Close returned changes nothing. A nil ctx is an ErrOption.
 func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
@@ -408,8 +408,8 @@ func (w *Writer) submit(dir *levelDir, enc compress.Encoder, tile []byte) error 
 	if w.pipe != nil {
 		return w.pipe.Submit(enc, tile)
 	}
-	if err := w.ctx.Err(); err != nil {
-		return err
+	if w.ctx.Err() != nil {
+		return context.Cause(w.ctx)
 	}
 	return w.consume(w.seq-1, tile)
 }

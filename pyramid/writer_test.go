@@ -698,29 +698,47 @@ func TestBadOptions(t *testing.T) {
 	assert.ErrorIs(t, err, ErrOption, "horizontal predictor on floats")
 }
 
+// TestCancelledContext: a context cancelled during the writing fails it
+// with the cause it was cancelled with (context.Canceled without one),
+// whether tiles are compressed, stored unchanged, or copied straight by
+// ReadPlanes; no file is left.
 func TestCancelledContext(t *testing.T) {
+	stop := errors.New("stopped by the user")
 	for _, comp := range []Compression{LZW, None} {
-		t.Run(comp.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			ctx, cancel := context.WithCancel(context.Background())
-			w, err := CreateContext(ctx, filepath.Join(dir, "x.ome.tif"), Options{Compression: comp, TileSize: 16})
-			require.NoError(t, err)
-			im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 50})
-			require.NoError(t, err)
-			require.NoError(t, im.WritePlane(0, 0, 0, plane8(64*64)))
-			cancel()
-			for z := 1; z < 50 && err == nil; z++ {
-				err = im.WritePlane(z, 0, 0, plane8(64*64))
+		for _, read := range []bool{false, true} {
+			for _, cause := range []error{nil, stop} {
+				t.Run(fmt.Sprintf("%v/ReadPlanes %v/%v", comp, read, cause), func(t *testing.T) {
+					want := cause
+					if want == nil {
+						want = context.Canceled
+					}
+					dir := t.TempDir()
+					ctx, cancel := context.WithCancelCause(context.Background())
+					w, err := CreateContext(ctx, filepath.Join(dir, "x.ome.tif"), Options{Compression: comp, TileSize: 64, Levels: 1})
+					require.NoError(t, err)
+					im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 50})
+					require.NoError(t, err)
+					if !read {
+						require.NoError(t, im.WritePlane(0, 0, 0, plane8(64*64)))
+					}
+					cancel(cause)
+					if read {
+						err = im.ReadPlanes(bytes.NewReader(make([]byte, 50*64*64)))
+					}
+					for z := 1; z < 50 && err == nil; z++ {
+						err = im.WritePlane(z, 0, 0, plane8(64*64))
+					}
+					if err == nil {
+						err = w.Close()
+					} else {
+						assert.ErrorIs(t, w.Close(), want)
+					}
+					assert.ErrorIs(t, err, want)
+					entries, _ := os.ReadDir(dir)
+					assert.Empty(t, entries)
+				})
 			}
-			if err == nil {
-				err = w.Close()
-			} else {
-				assert.ErrorIs(t, w.Close(), context.Canceled)
-			}
-			assert.ErrorIs(t, err, context.Canceled)
-			entries, _ := os.ReadDir(dir)
-			assert.Empty(t, entries)
-		})
+		}
 	}
 }
 
