@@ -68,8 +68,26 @@ func newImage(w *Writer, spec ImageSpec, encoded []EncodedLevel) (*Image, error)
 	if err != nil {
 		return nil, err
 	}
+	// Refused before its bookkeeping is allocated: an image the file
+	// cannot hold alone (addImage checks the file's sum).
+	if dirs := im.directories(); dirs > tiff.MaxDirectories {
+		return nil, im.tooManyDirectories(0)
+	}
 	im.planes = make([]planeState, im.spec.Planes())
 	return im, nil
+}
+
+// directories returns the directories the image takes in the file: one a
+// plane and level.
+func (im *Image) directories() int64 {
+	return int64(im.spec.Planes()) * int64(len(im.levels))
+}
+
+// tooManyDirectories is the error of an image whose directories, added to
+// the before of the file's other images, pass what package tiff reads.
+func (im *Image) tooManyDirectories(before int64) error {
+	return fmt.Errorf("%w: the image takes %d directories (%d planes x %d levels): the file's %d would pass %d, the most package tiff reads",
+		ErrSize, im.directories(), im.spec.Planes(), len(im.levels), before+im.directories(), tiff.MaxDirectories)
 }
 
 // layoutImage is newImage without the planes' bookkeeping: it validates

@@ -22,8 +22,10 @@ import (
 var (
 	// ErrOption is an option the writer cannot honour.
 	ErrOption = errors.New("pyramid: bad option")
-	// ErrSize is a zero, negative or overflowing image size, or one whose
-	// level has more tiles than a TIFF directory holds.
+	// ErrSize is a zero, negative or overflowing image size, one whose
+	// level has more tiles than a TIFF directory holds, or images whose
+	// planes and levels would give a file more directories than package
+	// tiff reads (tiff.MaxDirectories).
 	ErrSize = errors.New("pyramid: bad image size")
 	// ErrPixelType is an unsupported pixel type and samples combination.
 	ErrPixelType = errors.New("pyramid: unsupported pixel type")

@@ -94,6 +94,7 @@ type Writer struct {
 	// path to the output, the read buffer and the writer's state.
 	mu        sync.Mutex
 	images    []*Image
+	dirs      int64 // directories the images take, a plane and level each
 	seq       int64  // tiles submitted
 	readBuf   []byte // ReadPlanes's buffer, shared by the images; nil while one uses it
 	err       error  // first failure
@@ -286,9 +287,14 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 		return nil, err
 	}
 	im.index = len(w.images)
+	// Package tiff reads no file of more than tiff.MaxDirectories.
+	if w.dirs+im.directories() > tiff.MaxDirectories {
+		return nil, im.tooManyDirectories(w.dirs)
+	}
 	if err := w.bindOME(im); err != nil {
 		return nil, err
 	}
+	w.dirs += im.directories()
 	if _, callerNamed := im.spec.OME.name(); named && im.spec.Name == "" && !callerNamed {
 		im.spec.Name = fmt.Sprintf("image %d", im.index)
 	}

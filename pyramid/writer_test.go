@@ -510,6 +510,27 @@ func TestBadInputErrors(t *testing.T) {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, SizeZ: 1 << 30, SizeC: 1 << 30, SizeT: 1 << 30})
 			return err
 		}, ErrSize},
+		{"planes past what package tiff reads", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, SizeT: tiff.MaxDirectories + 1})
+			if err != nil && !strings.Contains(err.Error(), "the image takes 1048577 directories (1048577 planes x 1 levels): the file's 1048577 would pass 1048576") {
+				return fmt.Errorf("the limit is not named: %v", err)
+			}
+			return err
+		}, ErrSize},
+		{"directories past what package tiff reads", func(w *Writer) error {
+			// 3 levels of 2^18 planes and 1 level of 2^18 planes fill the
+			// file; no image is refused alone, but one more plane is.
+			for i, spec := range []ImageSpec{{SizeX: 1024, SizeY: 1024, SizeT: 1 << 18}, {SizeX: 64, SizeY: 64, SizeT: 1 << 18}} {
+				if _, err := w.AddImage(spec); err != nil {
+					return fmt.Errorf("image %d: %v", i, err)
+				}
+			}
+			_, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64})
+			if err != nil && !strings.Contains(err.Error(), "the image takes 1 directories (1 planes x 1 levels): the file's 1048577 would pass 1048576") {
+				return fmt.Errorf("the count is not said: %v", err)
+			}
+			return err
+		}, ErrSize},
 		{"width past 32 bits", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeX: 1 << 33, SizeY: 1}); return err }, ErrSize},
 		{"RGB float", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PixelType: Float32, SamplesPerPixel: 3})

@@ -33,11 +33,16 @@ type File struct {
 	r io.ReaderAt
 }
 
+// MaxDirectories is the most directories Read takes in one file, main
+// chain and SubIFDs: a file of more is ErrMalformed. Package pyramid
+// writes no file of more.
+const MaxDirectories = 1 << 20
+
 // Limits of what Read parses, so that a hostile file can make it neither
 // loop nor allocate without end. A sound file stays far below them.
 const (
 	// maxPages bounds the directories of a file, main chain and SubIFDs.
-	maxPages = 1 << 20
+	maxPages = MaxDirectories
 	// maxSubIFDDepth bounds how deep SubIFDs nest below the main chain.
 	maxSubIFDDepth = 8
 	// maxEntries bounds the entries of one directory; a classic TIFF
