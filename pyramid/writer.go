@@ -94,7 +94,7 @@ type Writer struct {
 	// path to the output, the read buffer and the writer's state.
 	mu        sync.Mutex
 	images    []*Image
-	dirs      int64 // directories the images take, a plane and level each
+	dirs      int64  // directories the images take, a plane and level each
 	seq       int64  // tiles submitted
 	readBuf   []byte // ReadPlanes's buffer, shared by the images; nil while one uses it
 	err       error  // first failure
