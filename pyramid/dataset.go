@@ -317,7 +317,7 @@ func planOptions(o Options) (Options, error) {
 		set  bool
 	}{{"Workers", o.Workers != 0}, {"Progress", o.Progress != nil}, {"UUID", o.UUID != ""}, {"OME", o.OME != nil}} {
 		if f.set {
-			return o, planErrorf("Options.%s is set: it is the writing process's (PartOptions) or the dataset's, not the plan's", f.name)
+			return o, planError("Options."+f.name, fmt.Errorf("%w: set, but it is the writing process's (PartOptions) or the dataset's, not the plan's", ErrOption))
 		}
 	}
 	o, err := o.withDefaults()

@@ -99,8 +99,8 @@ func TestNewDatasetRefuses(t *testing.T) {
 		{"bad image", with(func(s *DatasetSpec) { s.Images[1].SizeX = 0 }), ErrSize, "Images[1]: bad image size: SizeX 0 (image 0 x 16"},
 		{"bad metadata", with(func(s *DatasetSpec) { s.Images[0].PhysicalSizeXUnit = "parsec" }), ErrMetadata, `Images[0]: bad metadata: PhysicalSizeXUnit "parsec" is no OME length unit`},
 		{"image with OME", with(func(s *DatasetSpec) { s.Images[0].OME = &OMEImage{} }), nil, "Images[0].OME is set"},
-		{"workers", with(func(s *DatasetSpec) { s.Options.Workers = 2 }), nil, "Options.Workers is set"},
-		{"uuid", with(func(s *DatasetSpec) { s.Options.UUID = "x" }), nil, "Options.UUID is set"},
+		{"workers", with(func(s *DatasetSpec) { s.Options.Workers = 2 }), ErrOption, "Options.Workers: bad option: set, but"},
+		{"uuid", with(func(s *DatasetSpec) { s.Options.UUID = "x" }), ErrOption, "Options.UUID: bad option: set, but"},
 		{"bad option", with(func(s *DatasetSpec) { s.Options.TileSize = 17 }), ErrOption, "Options: bad option: TileSize 17"},
 		{"bad level", with(func(s *DatasetSpec) { s.Options.Compression, s.Options.Level = Deflate, 99 }), ErrOption, "Options: bad option: Level 99"},
 		{"predictor of floats", with(func(s *DatasetSpec) { s.Options.Predictor = PredictorFloatingPoint }), ErrOption, "Images[0]: bad option: floating-point predictor on uint16"},
@@ -366,7 +366,8 @@ func TestPlanOptionsCoverEveryOption(t *testing.T) {
 			spec := stackPlan(1, 1, 1, 16, Split{})
 			set(&spec.Options)
 			_, err := NewDataset(spec)
-			assert.ErrorContains(t, err, "Options."+f.Name+" is set")
+			assert.ErrorContains(t, err, "Options."+f.Name+": bad option: set")
+			assert.ErrorIs(t, err, ErrOption)
 		}
 	}
 }

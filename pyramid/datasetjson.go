@@ -150,8 +150,9 @@ func imageToJSON(s ImageSpec, index map[*Instrument]int, list *[]*Instrument) im
 }
 
 // ParseDataset reads a plan written as JSON (see MarshalJSON) and checks it
-// as NewDataset does. Keys are DatasetSpec's and ImageSpec's field names;
-// unknown keys are refused. Instead of Files, a plan may give Split, which
+// as NewDataset does. Keys are DatasetSpec's and ImageSpec's field names,
+// and "Version", which must be 1 (the plan format's version, which
+// MarshalJSON writes); unknown keys are refused. Instead of Files, a plan may give Split, which
 // ParseDataset resolves. A plan longer than MaxPlanSize is refused before
 // it is parsed.
 func ParseDataset(data []byte) (*Dataset, error) {
