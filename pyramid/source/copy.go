@@ -41,10 +41,23 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 		if p > 0 && len(pages) != len(out) {
 			return nil, fmt.Errorf("%w: tiles copied through: plane %d has %d levels, plane 0 %d", ErrUnsupported, p, len(pages), len(out))
 		}
+		var format uint16 // of the full resolution, which gives the spec's
 		for k, page := range pages {
-			if l, err := page.Layout(); err == nil && l.BitsPerSample != 8*im.Spec.PixelType.Size() {
+			l, err := page.Layout()
+			if err == nil && l.BitsPerSample != 8*im.Spec.PixelType.Size() {
 				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: samples of %d bits, widened to the image's %v",
 					ErrUnsupported, k, p, l.BitsPerSample, im.Spec.PixelType)
+			}
+			// A level that says its samples are of another format (signed
+			// under unsigned) would be read as the image's. One that says
+			// nothing is taken as the image's: libvips writes the levels
+			// of signed and float pyramids without SampleFormat.
+			if _, said := page.Field(tiff.TagSampleFormat); err == nil && k > 0 && said && l.SampleFormat != format {
+				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: SampleFormat %d, the full resolution's %d",
+					ErrUnsupported, k, p, l.SampleFormat, format)
+			}
+			if k == 0 {
+				format = l.SampleFormat
 			}
 			e, err := pyramid.EncodedLevelOf(page)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -165,6 +166,37 @@ func TestEncodedRefuses(t *testing.T) {
 	_, err = sparse.Images[0].Encoded(false)
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "tile 4 of level 0 of plane 0 is sparse (0 bytes)")
+
+	// A reduced level that says its samples are signed, under unsigned
+	// ones, is refused; one that says nothing is taken as the image's (as
+	// libvips writes the levels of signed pyramids).
+	lzw := mustCodec(tiff.CompressionLZW)
+	reduced := long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)
+	for _, tt := range []struct {
+		name        string
+		full, level testPage
+		says        string
+	}{
+		{"signed under unsigned", testPage{width: 32, height: 32, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: lzw},
+			testPage{width: 16, height: 16, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: lzw, signed: true, more: reduced},
+			"level 1 of plane 0: SampleFormat 2, the full resolution's 1"},
+		{"unsaid under signed", testPage{width: 32, height: 32, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: lzw, signed: true},
+			testPage{width: 16, height: 16, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: lzw, more: func(b *ifd.Builder) {
+				reduced(b)
+				b.Remove(tiff.TagSampleFormat)
+			}}, ""},
+	} {
+		f, _, err := mapPages(t, Options{}, tt.full, tt.level)
+		require.NoError(t, err, tt.name)
+		require.Len(t, f.Images, 1, tt.name)
+		_, err = f.Images[0].Encoded(true)
+		if tt.says == "" {
+			assert.NoError(t, err, tt.name)
+			continue
+		}
+		assert.ErrorIs(t, err, ErrUnsupported, tt.name)
+		assert.ErrorContains(t, err, tt.says, tt.name)
+	}
 }
 
 // TestCopyUncompressedBlockSize copies an uncompressed tile stored shorter
