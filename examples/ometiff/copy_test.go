@@ -65,7 +65,12 @@ func TestConvertCopyThrough(t *testing.T) {
 	}{
 		{"copied", []string{lzw}, "image 0: LZW tiles of 64 x 64 copied through, the levels computed (-compression encodes them again)\n", "LZW", false},
 		{"levels copied", []string{"-copy-levels", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied", "LZW", false},
-		{"levels copied, -levels", []string{"-copy-levels", "-levels", "2", lzw}, "image 0: -levels and -downsampling do not apply: the source's 2 reduced levels are copied\n", "LZW", false},
+		{"levels copied, -levels", []string{"-copy-levels", "-levels", "2", lzw}, "image 0: -levels does not apply: the source's 2 reduced levels are copied\n", "LZW", false},
+		{"levels copied, -levels and -downsampling", []string{"-copy-levels", "-downsampling", "nearest", "-levels", "3", lzw},
+			"image 0: -levels, -downsampling do not apply: the source's 2 reduced levels are copied\n", "LZW", false},
+		{"no levels", []string{"-levels", "1", lzw}, "image 0: LZW tiles of 64 x 64 copied through, no reduced levels (-levels 1)", "LZW", false},
+		{"-copy-levels and -compression", []string{"-copy-levels", "-compression", "deflate", lzw},
+			"-copy-levels does not apply: -compression encodes every image again\n", "Deflate", false},
 		{"one level copied", []string{"-copy-levels", two}, "image 0: LZW tiles of 64 x 64 copied through, 1 level copied (-compression", "LZW", false},
 		{"another codec", []string{"-compression", "deflate", lzw}, "", "Deflate", false},
 		{"another tile", []string{"-tile", "128", lzw}, "encoded again as LZW: -tile 128, the source's are 64 x 64\n", "LZW", false},

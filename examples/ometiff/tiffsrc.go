@@ -345,6 +345,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
 	}
 	if cfg.set["compression"] {
+		if cfg.copyLevels {
+			say("-copy-levels does not apply: -compression encodes every image again")
+		}
 		s.planJPEG(cfg, say)
 		return
 	}
@@ -414,14 +417,30 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		if why != nil {
 			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", s.number[i], why)
 		}
-		if len(levels) > 1 && (cfg.set["levels"] || cfg.set["downsampling"]) {
-			say("image %d: -levels and -downsampling do not apply: the source's %s are copied", s.number[i], plural(len(levels)-1, "reduced level"))
+		if len(levels) > 1 {
+			var unused []string // the flags of computed levels
+			for _, f := range []string{"levels", "downsampling", "quality", "level"} {
+				if cfg.set[f] {
+					unused = append(unused, "-"+f)
+				}
+			}
+			if len(unused) > 0 {
+				say("image %d: %s %s: the source's %s are copied", s.number[i], strings.Join(unused, ", "),
+					map[bool]string{true: "does not apply", false: "do not apply"}[len(unused) == 1], plural(len(levels)-1, "reduced level"))
+			}
 		}
 		how := "the levels computed"
-		if len(levels) > 1 {
+		switch {
+		case len(levels) > 1:
 			how = plural(len(levels)-1, "level") + " copied"
-		} else if coding.Compression == pyramid.JPEG {
+		case cfg.options.Levels == 1:
+			how = "no reduced levels (-levels 1)"
+		case coding.Compression == pyramid.JPEG:
 			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality)) // 0: the writer's default
+			if c.Photometric == tiff.PhotometricYCbCr && c.YCbCrSubSampling != [2]int{2, 2} && coding.JPEGColor == pyramid.JPEGYCbCr420 {
+				how += fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma)",
+					c.YCbCrSubSampling[0], c.YCbCrSubSampling[1])
+			}
 		}
 		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
 			s.number[i], c.Compression, c.TileWidth, c.TileHeight, how)
