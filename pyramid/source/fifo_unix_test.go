@@ -60,4 +60,13 @@ func TestDatasetFIFO(t *testing.T) {
 	assert.ErrorIs(t, err, tiff.ErrNotTIFF)
 	_, err = tiff.Open(dir)
 	assert.ErrorIs(t, err, tiff.ErrNotTIFF, "a directory")
+
+	// Opened, a FIFO or a directory is said to be neither a TIFF nor a
+	// companion, not a companion that is no regular file.
+	for _, name := range []string{filepath.Join(dir, "fifo"), dir} {
+		err = within(t, func() error { _, err := Open(name, Options{}); return err })
+		assert.ErrorIs(t, err, tiff.ErrNotTIFF, name)
+		assert.ErrorContains(t, err, name+" is not a regular file")
+		assert.NotContains(t, err.Error(), "companion", name)
+	}
 }

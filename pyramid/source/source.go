@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -170,7 +171,9 @@ func Open(name string, opts Options) (*File, error) {
 		opts.DatasetDir = filepath.Dir(name)
 	}
 	rc, err := tiff.Open(name)
-	if errors.Is(err, tiff.ErrNotTIFF) {
+	// A file that is no TIFF may be a companion; a directory, pipe or
+	// device is neither, as tiff.Open says.
+	if info, serr := os.Stat(name); errors.Is(err, tiff.ErrNotTIFF) && serr == nil && info.Mode().IsRegular() {
 		text, cerr := readCompanion(filepath.Dir(name), filepath.Base(name))
 		if cerr == nil {
 			return NewCompanion(text, filepath.Base(name), opts)
