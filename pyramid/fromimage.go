@@ -26,9 +26,10 @@ func WriteImage(path string, img image.Image, opts Options) error {
 // AddImageData adds img as an image of one plane and writes it. spec gives
 // the metadata (name, physical sizes, channel, annotations); the pixel
 // layout comes from img, so spec's sizes, pixel type and samples must be
-// zero or agree with it. Gray images become one uint8 or uint16 channel;
-// everything else becomes RGB, uint16 for 16-bit colour models and uint8
-// otherwise. Alpha is dropped (colours are taken un-premultiplied). An
+// zero or agree with it. Gray images (colour models Gray and Gray16)
+// become one uint8 or uint16 channel; everything else becomes RGB, uint16
+// for the colour models RGBA64 and NRGBA64 and uint8 otherwise (Alpha16
+// too). Alpha is dropped (colours are taken un-premultiplied). An
 // empty name becomes "image N". It returns the image, whose Spec tells the
 // layout chosen.
 func (w *Writer) AddImageData(spec ImageSpec, img image.Image) (*Image, error) {

@@ -89,12 +89,12 @@ func (p *omeParser) check() error {
 	root := d.name(0)
 	switch {
 	case root.space != omeNamespace && root.local == "OME":
-		space := root.space
-		if space == "" {
+		space := "namespace " + root.space
+		if root.space == "" {
 			space = "no namespace"
 		}
 		return &OMEError{Err: ErrOMEVersion, Element: "OME", Line: int(d.nodes[0].line),
-			Detail: fmt.Sprintf("namespace %s; the writer takes %s only", space, omeNamespace)}
+			Detail: fmt.Sprintf("%s; the writer takes %s only", space, omeNamespace)}
 	case root.space != omeNamespace || root.local != "OME":
 		return &OMEError{Err: ErrOMEInvalid, Element: root.local, Line: int(d.nodes[0].line), Detail: "the root element is not OME"}
 	}

@@ -220,9 +220,9 @@ func (im *Image) streamPlanes(r io.Reader) error {
 // end is ErrData (and io.ErrUnexpectedEOF), any other error is r's.
 func (im *Image) readError(p int, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: image %d: the input ends in plane %d of %d: %w", ErrData, im.index, p, len(im.planes), io.ErrUnexpectedEOF)
+		return fmt.Errorf("%w: image %d: the input ends in plane index %d (of planes 0 to %d): %w", ErrData, im.index, p, len(im.planes)-1, io.ErrUnexpectedEOF)
 	}
-	return fmt.Errorf("pyramid: image %d: reading plane %d of %d: %w", im.index, p, len(im.planes), err)
+	return fmt.Errorf("pyramid: image %d: reading plane index %d (of planes 0 to %d): %w", im.index, p, len(im.planes)-1, err)
 }
 
 // takeReadBuffer returns a buffer of n bytes for ReadPlanes: the one the

@@ -43,7 +43,7 @@ func (pw *PlaneWriter) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("%w: the plane is complete", ErrData)
 	}
 	if int64(len(p)) > pw.size-pw.written {
-		return 0, fmt.Errorf("%w: %d bytes past the end of the plane", ErrData, int64(len(p))-(pw.size-pw.written))
+		return 0, fmt.Errorf("%w: %s past the end of the plane", ErrData, byteCount(int64(len(p))-(pw.size-pw.written)))
 	}
 	if err := pw.stream.write(p); err != nil {
 		return 0, w.fail(err)
@@ -238,4 +238,12 @@ func repeatLast(p []byte, pb int) {
 	for n := pb; n < len(p); n *= 2 {
 		copy(p[n:], p[:n])
 	}
+}
+
+// byteCount says n bytes, in the singular for one.
+func byteCount(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
