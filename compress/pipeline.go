@@ -60,8 +60,9 @@ type Options struct {
 // the end. A Submit or Close while another goroutine's is under way fails
 // the pipeline with ErrConcurrent. The consumer function is called once per
 // tile, in order, never concurrently; the encoded slice it receives is
-// reused after it returns, so it must not retain it. Raw tiles are recycled as soon as they are
-// encoded, encoded tiles after the consumer returns.
+// reused after it returns, so it must not retain it. Raw tiles are
+// recycled as soon as they are encoded, encoded tiles after the consumer
+// returns.
 //
 // The first error of an encoder or of the consumer, or the cancellation of
 // the context, stops the pipeline: its goroutines exit at once, and Submit

@@ -11,8 +11,8 @@ import (
 
 // TestWriteback checks that a handle to be synced at Commit starts the
 // writeback of every writebackChunk bytes appended through the page cache,
-// whatever the sizes of the writes, and that one not to be synced (or
-// writing around the page cache) leaves it to the system.
+// whatever the sizes of the writes, and that one not to be synced leaves
+// it to the system.
 func TestWriteback(t *testing.T) {
 	const total = 2*writebackChunk + writebackChunk/2
 	cases := []struct {

@@ -152,9 +152,9 @@ func imageToJSON(s ImageSpec, index map[*Instrument]int, list *[]*Instrument) im
 // ParseDataset reads a plan written as JSON (see MarshalJSON) and checks it
 // as NewDataset does. Keys are DatasetSpec's and ImageSpec's field names,
 // and "Version", which must be 1 (the plan format's version, which
-// MarshalJSON writes); unknown keys are refused. Instead of Files, a plan may give Split, which
-// ParseDataset resolves. A plan longer than MaxPlanSize is refused before
-// it is parsed.
+// MarshalJSON writes); unknown keys are refused. Instead of Files, a plan
+// may give Split, which ParseDataset resolves. A plan longer than
+// MaxPlanSize is refused before it is parsed.
 func ParseDataset(data []byte) (*Dataset, error) {
 	if len(data) > MaxPlanSize {
 		return nil, planErrorf("%d bytes of JSON, more than MaxPlanSize (%d)", len(data), MaxPlanSize)

@@ -180,8 +180,8 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 //
 // Once ctx is done, the writing stops: the next tile written fails the
 // writer with context.Cause(ctx) (ctx's error, unless it was cancelled
-// with a cause), Close returns it, and the output is discarded. A context done after
-// Close returned changes nothing. A nil ctx is an ErrOption.
+// with a cause), Close returns it, and the output is discarded. A context
+// done after Close returned changes nothing. A nil ctx is an ErrOption.
 func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)

@@ -238,7 +238,7 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 	// selected, numbered as ometiff info numbers them: the page left out
 	// is in no selection.
 	mixed := filepath.Join(dir, "mixed.tif")
-	complexPage := page{width: 8, height: 8, samples: 1, bits: 64, photometric: tiff.PhotometricBlackIsZero, sampleFormat: 6}
+	complexPage := page{width: 10, height: 10, samples: 1, bits: 64, photometric: tiff.PhotometricBlackIsZero, sampleFormat: 6}
 	wide := page{width: 12, height: 8, samples: 1, bits: 16, photometric: tiff.PhotometricBlackIsZero}
 	writeTIFF(t, mixed, gray, complexPage, wide)
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "(complex float) (-skip-unsupported converts the rest)\n", mixed, "out.ome.tif")
@@ -250,8 +250,14 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 	assert.Contains(t, stdout, ": 12 x 8 uint16, Z 1 x C 1 x T 1")
-	// What would be left out of the image selected is still refused: here
-	// the planes its ImageJ description counts.
+	// What might be left out of the image selected is still refused: a
+	// page unread of its size (pages of one shape are planes of one
+	// image), or the planes its ImageJ description counts.
+	planes := filepath.Join(dir, "planes.tif")
+	sameSize := complexPage
+	sameSize.width, sameSize.height = gray.width, gray.height
+	writeTIFF(t, planes, gray, sameSize, wide)
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "(complex float) (-skip-unsupported converts the rest)\n", "-images", "0", planes, "out.ome.tif")
 	short := filepath.Join(dir, "short.tif")
 	imagej := gray
 	imagej.description = "ImageJ=1.54f\nimages=3\nslices=3\n"

@@ -38,8 +38,7 @@ const DefaultMaxBandBytes = 256 << 20
 
 // Options tune the mapping of a file (New, Open: SkipUnsupported,
 // DatasetDir) and its reading (a BandReader, WritePlanes: Workers,
-// MaxBandBytes, Rows).
-// The zero value is ready to use.
+// MaxBandBytes, Rows). The zero value is ready to use.
 type Options struct {
 	// Workers is the number of goroutines decoding blocks. 0 (or less)
 	// means GOMAXPROCS; 1 decodes synchronously, in Next, with no

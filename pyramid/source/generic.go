@@ -47,6 +47,10 @@ func (m *mapper) generic() error {
 	// and the last mask's, as GDAL writes a COG with an internal mask
 	// (image, mask, the image's overviews, the mask's).
 	var last [2]*tiff.Page
+	// The pages left out, by their index in File.Skipped: each is an image
+	// left out whole unless it has the size of a page mapped, whose image
+	// it might belong to, read (see markLeftOut).
+	unread := map[int]*tiff.Page{}
 	for i, p := range pages {
 		kind := min(p.NewSubfileType()&tiff.SubfileMask, 1)
 		if len(pages) > 1 && p.NewSubfileType()&tiff.SubfileReducedImage != 0 {
@@ -63,9 +67,10 @@ func (m *mapper) generic() error {
 		}
 		l, err := pageLayoutOf(p, isImageJ0)
 		if err != nil {
-			if err := m.skipImage(fmt.Errorf("page %d: %w", i, err)); err != nil {
+			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
 				return err
 			}
+			unread[len(m.file.Skipped)-1] = p
 			continue
 		}
 		found := false
@@ -79,6 +84,11 @@ func (m *mapper) generic() error {
 			groups = append(groups, &group{layout: l, series: series, pages: []*tiff.Page{p}})
 		}
 	}
+	var mapped []*tiff.Page
+	for _, g := range groups {
+		mapped = append(mapped, g.pages...)
+	}
+	markLeftOut(m.file.Skipped, unread, mapped)
 	for i, g := range groups {
 		var ij imageJ
 		var sh shaped
@@ -623,6 +633,30 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 			if _, ok := im.Planes[0].Page.Field(tiff.TagXResolution); !ok || s.PhysicalSizeZUnit == "" {
 				s.PhysicalSizeZUnit = "µm"
 			}
+		}
+	}
+}
+
+// markLeftOut marks as ErrLeftOut the entries of skipped for the pages
+// unread that have the size of no page mapped: read, such a page would be
+// an image of its own, as pages of one shape are one image. One of the
+// size of a page mapped might have been a plane of its image.
+func markLeftOut(skipped []error, unread map[int]*tiff.Page, mapped []*tiff.Page) {
+	type size struct{ w, h uint64 }
+	sizeOf := func(p *tiff.Page) (size, bool) {
+		w, okW := p.Uint(tiff.TagImageWidth)
+		h, okH := p.Uint(tiff.TagImageLength)
+		return size{w, h}, okW && okH
+	}
+	sizes := map[size]bool{}
+	for _, p := range mapped {
+		if s, ok := sizeOf(p); ok {
+			sizes[s] = true
+		}
+	}
+	for i, p := range unread {
+		if s, ok := sizeOf(p); ok && !sizes[s] {
+			skipped[i] = leftOut{skipped[i]}
 		}
 	}
 }

@@ -32,8 +32,9 @@ var (
 	// file by UUID alone, or the dataset names more than 4096 files.
 	ErrMultiFile = errors.New("source: multi-file dataset")
 	// ErrLeftOut marks the errors of whole images that cannot be mapped:
-	// a page of a generic TIFF, an Image element of an OME-TIFF, the label
-	// or macro of an SVS file. Left out with Options.SkipUnsupported, they
+	// a page of a generic TIFF of a size no page mapped has (one of such a
+	// size might have been a plane of its image), an Image element of an
+	// OME-TIFF, the image, label or macro of an SVS file. Left out with Options.SkipUnsupported, they
 	// leave the images kept as they would be otherwise, while the other
 	// File.Skipped entries take something from a kept image (its metadata,
 	// or the pages of its planes).
@@ -173,7 +174,7 @@ func Open(name string, opts Options) (*File, error) {
 	rc, err := tiff.Open(name)
 	// A file that is no TIFF may be a companion; a directory, pipe or
 	// device is neither, as tiff.Open says.
-	if info, serr := os.Stat(name); errors.Is(err, tiff.ErrNotTIFF) && serr == nil && info.Mode().IsRegular() {
+	if errors.Is(err, tiff.ErrNotTIFF) && isRegular(name) {
 		text, cerr := readCompanion(filepath.Dir(name), filepath.Base(name))
 		if cerr == nil {
 			return NewCompanion(text, filepath.Base(name), opts)
@@ -192,6 +193,12 @@ func Open(name string, opts Options) (*File, error) {
 	}
 	f.closers = append(f.closers, rc.Close)
 	return f, nil
+}
+
+// isRegular reports whether name is a regular file (or a link to one).
+func isRegular(name string) bool {
+	info, err := os.Stat(name)
+	return err == nil && info.Mode().IsRegular()
 }
 
 // NewCompanion maps the images a companion file of a multi-file OME-TIFF
