@@ -353,7 +353,7 @@ func TestTwoGoroutinesOnOnePlane(t *testing.T) {
 		n, err := pw.Write(base.pix[:96])
 		assert.ErrorIs(t, err, ErrPlane, "Write while another goroutine writes")
 		assert.Zero(t, n)
-		assert.ErrorContains(t, err, "in use by another goroutine")
+		assert.ErrorContains(t, err, "in use by a call under way")
 		assert.ErrorIs(t, pw.Close(), ErrPlane, "Close while another goroutine writes")
 		sw, err := NewSampleWriter[uint16](pw)
 		require.NoError(t, err)

@@ -168,6 +168,17 @@ func (p *Part) Stats() iohandle.Stats { return p.w.Stats() }
 // CreatePart said so, as Writer.Close does: every plane of the part must
 // have been written. On any error the file is discarded.
 func (p *Part) Close() error {
+	if err := p.closing(); err != nil {
+		return err
+	}
+	// Not under p.mu: the writer's Close calls Options.Progress, which may
+	// call the part's methods.
+	return p.w.Close()
+}
+
+// closing marks the part closed and, at its first Close, writes the
+// companion, unless the part cannot be closed.
+func (p *Part) closing() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closeErr != nil { // a later Close says the same
@@ -192,7 +203,7 @@ func (p *Part) Close() error {
 		}
 	}
 	p.closed = true
-	return p.w.Close()
+	return nil
 }
 
 // Abort stops writing and discards the file, as Writer.Abort does.

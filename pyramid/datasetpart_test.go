@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -236,6 +237,67 @@ func TestPartCancelled(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, readFiles(t, dir))
+}
+
+// TestPartProgressMayCallThePart calls the part's Close and Abort from
+// Progress: Close at the report of a committed file returns nil, Abort at
+// the first report discards the part; neither waits for ever.
+func TestPartProgressMayCallThePart(t *testing.T) {
+	spec := stackPlan(2, 2, 2, 16, Split{Files: 2})
+	spec.Companion = true
+	d := mustDataset(t, spec)
+	for _, abort := range []bool{false, true} {
+		dir := t.TempDir()
+		done := make(chan error)
+		go func() {
+			var p *Part
+			var calls []error
+			closing := false // Progress is called from the part's Close
+			p, err := d.CreatePart(context.Background(), dir, 0, PartOptions{Workers: 1, Progress: func(pr Progress) {
+				switch {
+				case abort:
+					calls = append(calls, p.Abort())
+				case closing:
+					calls = append(calls, p.Close())
+				}
+			}})
+			if err != nil {
+				done <- err
+				return
+			}
+			for k, r := range d.spec.Files[0].Planes {
+				for i := r.First; i < r.First+r.Count; i++ {
+					z, c, tt := d.images[r.Image].PlaneCoords(i)
+					pix := make([]byte, p.images[k].PlaneBytes())
+					ref := PlaneRef{Image: r.Image, Z: z, C: c, T: tt}
+					require.NoError(t, fillPlane(ref, pix))
+					if err := p.WritePlane(ref, pix); err != nil {
+						assert.True(t, abort, "%v", err)
+						assert.ErrorIs(t, err, ErrClosed)
+					}
+				}
+			}
+			closing = true
+			err = p.Close()
+			assert.NotEmpty(t, calls)
+			for _, c := range calls {
+				assert.NoError(t, c)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if abort {
+				assert.ErrorIs(t, err, ErrClosed)
+				assert.Empty(t, readFiles(t, dir))
+			} else {
+				assert.NoError(t, err)
+				assert.Len(t, readFiles(t, dir), 2, "the part and the companion")
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a call from Progress waits for ever")
+		}
+	}
 }
 
 // TestDatasetCompanion: in the companion layout each TIFF holds a

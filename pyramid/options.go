@@ -204,11 +204,16 @@ type Options struct {
 	Workers int
 	// BigTIFF says when to write BigTIFF.
 	BigTIFF BigTIFF
-	// Progress, if set, is called after each tile is written, from one
-	// goroutine at a time. It must not call the Writer's methods other than
-	// Stats: the writing waits for it to return, so they would wait for
-	// ever. To stop the writing from it (a user's cancel), cancel the
-	// context given to CreateContext or NewContext.
+	// Progress, if set, is told the tiles stored so far as planes are
+	// written, and the whole file's at a Close that commits it. It is
+	// called from one goroutine at a time: from a call writing a plane
+	// (PlaneWriter.Write, WritePlane, ReadPlanes...) or from Close, with
+	// none of the Writer's locks held, so it may call the Writer's methods,
+	// Abort included; a call writing the plane being written is ErrPlane,
+	// as from another goroutine. A call may report several tiles at once
+	// (the encoding goroutines run ahead), never fewer than before. Its
+	// last tile may be reported before the call writing it returns: a
+	// Close from that report finds the plane missing.
 	Progress func(Progress)
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
 	// derives one from a hash of the encoded tiles and the metadata, so

@@ -120,6 +120,7 @@ func (im *Image) copyPlanes(r io.Reader) error {
 		if err != nil {
 			return err
 		}
+		w.report()
 		if readErr != nil {
 			return im.readError(first+read, readErr)
 		}
@@ -157,13 +158,9 @@ func (im *Image) copyChunk(src *fingerprintReader, first, count int) (read int, 
 		}
 		w.out.Lock()
 		err := w.record(tiff.Block{Offset: b.Offset + uint64(i)*uint64(n), Size: uint64(n)}, sum)
-		p, report := w.progress()
 		w.out.Unlock()
 		if err != nil {
 			return 0, nil, w.failLocked(err)
-		}
-		if report {
-			w.opts.Progress(p)
 		}
 	}
 	src.sums = src.sums[:0]

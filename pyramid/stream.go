@@ -70,7 +70,7 @@ func (pw *PlaneWriter) busyError() error { return pw.im.busyError(pw.index) }
 // another is under way.
 func (im *Image) busyError(p int) error {
 	image, z, c, t := im.planeAt(p)
-	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by another goroutine", ErrPlane, z, c, t, image)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is in use by a call under way", ErrPlane, z, c, t, image)
 }
 
 // finish marks the plane written and keeps its buffers for the image's

@@ -50,7 +50,7 @@ import (
 // a plane of an image ReadPlanes is writing (ErrPlane), and a call racing Close or Abort (ErrClosed if it comes
 // after; if it came first, its plane may be missing and Close says so with
 // ErrMissingPlanes). Options.Progress is called from one goroutine at a
-// time, and must not call the Writer's methods other than Stats.
+// time, holding none of the Writer's locks: it may call its methods.
 //
 // # Errors
 //
@@ -115,6 +115,13 @@ type Writer struct {
 	blocks     blockList // by sequence number
 	tilesDone  int64
 	totalTiles atomic.Int64
+
+	// reporting is held while Options.Progress runs, so that it runs on
+	// one goroutine at a time; reported is what it was last told. Both are
+	// taken with no other lock held: see report.
+	reporting sync.Mutex
+	reported  Progress
+	final     Progress // of the whole file, which Close reports
 }
 
 // Create writes a new OME-TIFF at path, which must not exist: an existing
@@ -404,6 +411,15 @@ func (w *Writer) tileBuffer(n int, scratch *[]byte) []byte {
 // before it by any goroutine. Without a pipeline it stores the tile before
 // it returns.
 func (w *Writer) submit(dir *levelDir, enc compress.Encoder, tile []byte) error {
+	err := w.submitLocked(dir, enc, tile)
+	if err == nil {
+		w.report()
+	}
+	return err
+}
+
+// submitLocked is submit's work, under w.mu.
+func (w *Writer) submitLocked(dir *levelDir, enc compress.Encoder, tile []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {
@@ -431,16 +447,12 @@ func (w *Writer) consume(_ int64, data []byte) error {
 		sum = xxh3.Hash(data)
 	}
 	w.out.Lock()
+	defer w.out.Unlock()
 	b, err := w.tw.WriteBlock(data)
-	if err == nil {
-		err = w.record(b, sum)
+	if err != nil {
+		return err
 	}
-	p, report := w.progress()
-	w.out.Unlock()
-	if err == nil && report {
-		w.opts.Progress(p)
-	}
-	return err
+	return w.record(b, sum)
 }
 
 // record books one stored tile, b, with its fingerprint, sum (ignored when
@@ -454,14 +466,40 @@ func (w *Writer) record(b tiff.Block, sum uint64) error {
 	return nil
 }
 
-// progress returns what Options.Progress is to be told, and whether it is
-// set. The caller holds w.out, and calls Progress after releasing it, so
-// that Progress may call Stats.
-func (w *Writer) progress() (Progress, bool) {
-	if w.opts.Progress == nil {
-		return Progress{}, false
+// report tells Options.Progress the tiles stored so far, if they changed
+// since it was last told. It runs on a goroutine writing planes (or
+// closing the writer), holding none of the writer's locks, so that Progress
+// may call any of the Writer's methods: a Progress called from the
+// pipeline's consumer, or under w.mu, would wait for ever on a call that
+// needs them. A goroutine that finds Progress running on another (or on
+// itself, through a call from Progress) leaves the report to it or to
+// the next one: Progress may see several tiles at once, never a count
+// that goes back.
+func (w *Writer) report() {
+	w.tell(func() Progress {
+		w.out.Lock()
+		defer w.out.Unlock()
+		return w.progress()
+	})
+}
+
+// tell calls Options.Progress with what now returns, as report says.
+func (w *Writer) tell(now func() Progress) {
+	if w.opts.Progress == nil || !w.reporting.TryLock() {
+		return
 	}
-	return Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()}, true
+	defer w.reporting.Unlock()
+	p := now()
+	if p == w.reported {
+		return
+	}
+	w.reported = p
+	w.opts.Progress(p)
+}
+
+// progress returns the tiles stored so far. The caller holds w.out.
+func (w *Writer) progress() Progress {
+	return Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()}
 }
 
 // Abort stops writing and discards the output. After Close or an earlier
@@ -518,8 +556,20 @@ func (w *Writer) Close() error {
 	if w == nil {
 		return errZero
 	}
+	return w.close()
+}
+
+// close is Close; a Close that commits the file tells Progress the last
+// tiles, after it releases w.mu.
+func (w *Writer) close() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	var last *Progress // of a committed file
+	defer func() {
+		w.mu.Unlock()
+		if last != nil {
+			w.tell(func() Progress { return *last })
+		}
+	}()
 	if w.h == nil {
 		return errZero
 	}
@@ -537,7 +587,7 @@ func (w *Writer) Close() error {
 		_ = w.discard()
 		return err
 	}
-	w.committed = true
+	w.committed, last = true, &w.final
 	return nil
 }
 
@@ -569,6 +619,7 @@ func (w *Writer) finish() error {
 	if err := w.tw.Close(); err != nil {
 		return wrapLower(err)
 	}
+	w.final = w.progress() // the handle's Len is not to be asked after Commit
 	if err := w.h.Commit(); err != nil {
 		return wrapLower(err)
 	}

@@ -831,26 +831,116 @@ func TestFaultsLeaveNoFile(t *testing.T) {
 	}
 }
 
+// TestProgress writes two planes at every Workers: Progress is told
+// counts that never go back, and at Close the whole file's.
 func TestProgress(t *testing.T) {
-	var last Progress
-	calls := 0
-	writeMemory(t, Options{TileSize: 16, Progress: func(p Progress) { last = p; calls++ }}, func(w *Writer) error {
-		im, err := w.AddImage(ImageSpec{SizeX: 50, SizeY: 40, SizeZ: 2})
-		if err != nil {
-			return err
-		}
-		for z := range 2 {
-			if err := im.WritePlane(z, 0, 0, plane8(2000)); err != nil {
-				return err
+	for _, workers := range []int{1, 2, 0} {
+		t.Run(fmt.Sprintf("workers %d", workers), func(t *testing.T) {
+			var seen []Progress
+			opts := Options{TileSize: 16, Workers: workers, Progress: func(p Progress) { seen = append(seen, p) }}
+			file := writeMemory(t, opts, func(w *Writer) error {
+				im, err := w.AddImage(ImageSpec{SizeX: 50, SizeY: 40, SizeZ: 2})
+				if err != nil {
+					return err
+				}
+				for z := range 2 {
+					if err := im.WritePlane(z, 0, 0, plane8(2000)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			// Levels 50x40 (4x3 tiles) and 25x20 (2x2) and 13x10 (1): 17 per plane.
+			require.NotEmpty(t, seen)
+			if workers == 1 {
+				assert.Len(t, seen, 35, "one call a tile, and Close's")
 			}
+			for i := 1; i < len(seen); i++ {
+				assert.GreaterOrEqual(t, seen[i].Tiles, seen[i-1].Tiles, "call %d", i)
+				assert.Greater(t, seen[i].Bytes, seen[i-1].Bytes, "call %d", i)
+			}
+			last := seen[len(seen)-1]
+			assert.Equal(t, Progress{Tiles: 34, TotalTiles: 34, Bytes: int64(len(file))}, last)
+		})
+	}
+}
+
+// TestProgressMayCallTheWriter calls the Writer's methods from Progress,
+// at every Workers: each returns what it would on another goroutine, and
+// none waits for ever (the guard fails the test after a minute).
+func TestProgressMayCallTheWriter(t *testing.T) {
+	spec := ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 3}
+	type call func(t *testing.T, w *Writer, im *Image, p Progress)
+	cases := []struct {
+		name      string
+		call      call
+		wantClose error // nil: the file is committed
+	}{
+		{"Stats", func(t *testing.T, w *Writer, _ *Image, _ Progress) { assert.Positive(t, w.Stats().Appends+1) }, nil},
+		{"another plane", func(t *testing.T, _ *Writer, im *Image, p Progress) {
+			if p.Tiles > 0 && p.Tiles < 5 { // once, or twice when tiles arrive in a batch
+				err := im.WritePlane(2, 0, 0, plane8(64*64))
+				if err != nil {
+					assert.ErrorIs(t, err, ErrPlane) // written by the first call already
+				}
+			}
+		}, nil},
+		{"the same plane", func(t *testing.T, _ *Writer, im *Image, p Progress) {
+			if p.Tiles < 16 {
+				assert.ErrorIs(t, im.WritePlane(0, 0, 0, plane8(64*64)), ErrPlane)
+			}
+		}, nil},
+		{"AddImage", func(t *testing.T, w *Writer, _ *Image, p Progress) {
+			if p.Tiles < 16 {
+				_, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8})
+				assert.NoError(t, err)
+			}
+		}, ErrMissingPlanes},
+		{"Abort", func(t *testing.T, w *Writer, _ *Image, _ Progress) { assert.NoError(t, w.Abort()) }, ErrClosed},
+		{"Close", func(t *testing.T, w *Writer, _ *Image, p Progress) {
+			if p.Tiles < p.TotalTiles {
+				assert.ErrorIs(t, w.Close(), ErrMissingPlanes)
+			}
+		}, ErrClosed},
+	}
+	for _, workers := range []int{1, 2} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s workers %d", c.name, workers), func(t *testing.T) {
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					var w *Writer
+					var im *Image
+					h := iohandle.NewMemory()
+					w, err := New(h, Options{TileSize: 16, Workers: workers, Progress: func(p Progress) { c.call(t, w, im, p) }})
+					if !assert.NoError(t, err) {
+						return
+					}
+					im, err = w.AddImage(spec)
+					if !assert.NoError(t, err) {
+						return
+					}
+					for z := range 3 {
+						if err := im.WritePlane(z, 0, 0, plane8(64*64)); err != nil && !errors.Is(err, ErrPlane) {
+							assert.ErrorIs(t, err, ErrClosed, "plane %d", z)
+						}
+					}
+					err = w.Close()
+					if c.wantClose == nil {
+						assert.NoError(t, err)
+						assert.NotEmpty(t, h.Bytes())
+						return
+					}
+					assert.ErrorIs(t, err, c.wantClose)
+				}()
+				select {
+				case <-done:
+				case <-time.After(time.Minute):
+					t.Fatal("a call from Progress waits for ever")
+				}
+			})
 		}
-		return nil
-	})
-	// Levels 50x40 (4x3 tiles) and 25x20 (2x2) and 13x10 (1): 17 per plane.
-	assert.Equal(t, 34, calls)
-	assert.Equal(t, int64(34), last.Tiles)
-	assert.Equal(t, int64(34), last.TotalTiles)
-	assert.Positive(t, last.Bytes)
+	}
 }
 
 // TestNoGoroutineOutlivesTheWriter checks that Close, Abort and failures
