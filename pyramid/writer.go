@@ -113,8 +113,11 @@ type Writer struct {
 	// mu when tiles are stored unchanged), by Close and Abort, and by Stats.
 	out        sync.Mutex
 	blocks     blockList // by sequence number
-	tilesDone  int64
 	totalTiles atomic.Int64
+	// tilesDone and bytesDone are the tiles stored and the output's
+	// length after them, set under out and read by report without it,
+	// so that reporting never waits for a tile being written.
+	tilesDone, bytesDone atomic.Int64
 
 	// reporting is held while Options.Progress runs, so that it runs on
 	// one goroutine at a time; reported is what it was last told. Both are
@@ -462,7 +465,8 @@ func (w *Writer) record(b tiff.Block, sum uint64) error {
 		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
 	}
 	w.blocks.add(b, sum, w.hashed, w.totalTiles.Load())
-	w.tilesDone++
+	w.tilesDone.Add(1)
+	w.bytesDone.Store(w.h.Len())
 	return nil
 }
 
@@ -475,13 +479,7 @@ func (w *Writer) record(b tiff.Block, sum uint64) error {
 // itself, through a call from Progress) leaves the report to it or to
 // the next one: Progress may see several tiles at once, never a count
 // that goes back.
-func (w *Writer) report() {
-	w.tell(func() Progress {
-		w.out.Lock()
-		defer w.out.Unlock()
-		return w.progress()
-	})
-}
+func (w *Writer) report() { w.tell(w.progress) }
 
 // tell calls Options.Progress with what now returns, as report says.
 func (w *Writer) tell(now func() Progress) {
@@ -497,9 +495,9 @@ func (w *Writer) tell(now func() Progress) {
 	w.opts.Progress(p)
 }
 
-// progress returns the tiles stored so far. The caller holds w.out.
+// progress returns the tiles stored so far.
 func (w *Writer) progress() Progress {
-	return Progress{Tiles: w.tilesDone, TotalTiles: w.totalTiles.Load(), Bytes: w.h.Len()}
+	return Progress{Tiles: w.tilesDone.Load(), TotalTiles: w.totalTiles.Load(), Bytes: w.bytesDone.Load()}
 }
 
 // Abort stops writing and discards the output. After Close or an earlier
@@ -619,7 +617,8 @@ func (w *Writer) finish() error {
 	if err := w.tw.Close(); err != nil {
 		return wrapLower(err)
 	}
-	w.final = w.progress() // the handle's Len is not to be asked after Commit
+	w.final = w.progress()
+	w.final.Bytes = w.h.Len() // with the directories; not to be asked after Commit
 	if err := w.h.Commit(); err != nil {
 		return wrapLower(err)
 	}
