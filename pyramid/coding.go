@@ -171,7 +171,7 @@ func (c TileCoding) check(spec ImageSpec) error {
 		return bad("predictor %d", int(c.Predictor))
 	case c.Predictor == PredictorHorizontal && (!lossless || spec.PixelType.Float()),
 		c.Predictor == PredictorFloatingPoint && (!lossless || !spec.PixelType.Float()):
-		return bad("predictor %d on %v samples with compression %v", int(c.Predictor), spec.PixelType, c.Compression)
+		return bad("predictor %v on %v samples with compression %v", c.Predictor, spec.PixelType, c.Compression)
 	case c.Compression == JPEG && spec.PixelType != Uint8:
 		return bad("JPEG tiles of %v samples (JPEG takes uint8)", spec.PixelType)
 	case c.Compression != JPEG && c.JPEGTables != nil:

@@ -121,7 +121,8 @@ func TestTypedMetadataRefused(t *testing.T) {
 	}{
 		{"no unit", func(s *ImageSpec) { s.Channels[0].ExcitationWavelength = Quantity{Value: 488} }, "Channels[0].ExcitationWavelength 488 has no unit"},
 		{"length unit for a time", func(s *ImageSpec) { s.PlaneInfo[0].ExposureTime = Quantity{1, "µm"} }, "PlaneInfo[0].ExposureTime"},
-		{"unknown unit", func(s *ImageSpec) { s.PlaneInfo[0].PositionX = Quantity{1, "um"} }, `"um" is not an OME length unit`},
+		{"unknown unit", func(s *ImageSpec) { s.PlaneInfo[0].PositionX = Quantity{1, "um"} }, `"um" is not an OME length unit (the schema writes it "µm", with the micro sign)`},
+		{"unknown time unit", func(s *ImageSpec) { s.PlaneInfo[0].ExposureTime = Quantity{1, "us"} }, `"us" is not an OME time unit (the schema writes it "µs"`},
 		{"negative wavelength", func(s *ImageSpec) { s.Channels[1].EmissionWavelength = Quantity{-1, "nm"} }, "must be positive"},
 		{"NaN", func(s *ImageSpec) { s.Instrument.Objectives[0].LensNA = nan() }, "Objectives[0].LensNA"},
 		{"float32 overflow", func(s *ImageSpec) { s.PlaneInfo[1].DeltaT = Quantity{1e39, "s"} }, "PlaneInfo[1].DeltaT"},

@@ -3,6 +3,7 @@ package pyramid
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Quantity is a measured value with its unit, given as the OME schema's
@@ -57,13 +58,29 @@ func (k quantityKind) check(field string, q Quantity) error {
 	case q.Unit == "":
 		return fmt.Errorf("%w: %s %v has no unit", ErrMetadata, field, q.Value)
 	case !k.units(q.Unit):
-		return fmt.Errorf("%w: %s: %q is not an OME %s unit", ErrMetadata, field, q.Unit, k.name)
+		hint := ""
+		if u := microSign(q.Unit, k.units); u != q.Unit {
+			hint = fmt.Sprintf(" (the schema writes it %q, with the micro sign)", u)
+		}
+		return fmt.Errorf("%w: %s: %q is not an OME %s unit%s", ErrMetadata, field, q.Unit, k.name, hint)
 	case math.IsNaN(q.Value) || math.IsInf(q.Value, 0) || math.Abs(q.Value) > math.MaxFloat32:
 		return fmt.Errorf("%w: %s is %v", ErrMetadata, field, q.Value)
 	case k.positive && (q.Value <= 0 || float32(q.Value) == 0): // xsd:float's positive values
 		return fmt.Errorf("%w: %s is %v; it must be positive", ErrMetadata, field, q.Value)
 	}
 	return nil
+}
+
+// microSign returns unit with its first letter, "u" or a Greek mu
+// (U+03BC), made the micro sign (U+00B5) that the OME schema's symbols
+// use, if that makes it one of valid's; otherwise unit as it is.
+func microSign(unit string, valid func(string) bool) string {
+	for _, prefix := range []string{"u", "\u03bc"} {
+		if rest, ok := strings.CutPrefix(unit, prefix); ok && rest != "" && valid("µ"+rest) {
+			return "µ" + rest
+		}
+	}
+	return unit
 }
 
 // checkNumber validates a plain number field; 0 means not given.

@@ -52,6 +52,11 @@ func (p PixelType) String() string {
 	return pixelTypes[p].ome
 }
 
+// invalid is the error of an order that is none of the six.
+func (d DimensionOrder) invalid() error {
+	return fmt.Errorf("%w: DimensionOrder %q is none of XYZCT, XYZTC, XYCTZ, XYCZT, XYTCZ and XYTZC", ErrMetadata, string(d))
+}
+
 // DimensionOrder is the order of the planes in the file, fastest first
 // after X and Y, as OME spells it. The empty value means XYZCT.
 type DimensionOrder string
@@ -109,7 +114,7 @@ type ImageSpec struct {
 	SamplesPerPixel int
 	// PhysicalSizeX, Y and Z are the size of a pixel (Z: the step between
 	// focal planes); 0 means unknown. Their units are OME length units;
-	// empty means "µm".
+	// empty means "µm", and "um" (or a Greek mu) is taken for it.
 	PhysicalSizeX, PhysicalSizeY, PhysicalSizeZ             float64
 	PhysicalSizeXUnit, PhysicalSizeYUnit, PhysicalSizeZUnit string
 	// TimeIncrement is the time between time points (OME time units:
@@ -180,7 +185,7 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 		return s, fmt.Errorf("%w: %d samples of %v (RGB takes uint8 or uint16)", ErrPixelType, s.SamplesPerPixel, s.PixelType)
 	}
 	if _, ok := planeStrides(s.DimensionOrder); !ok {
-		return s, fmt.Errorf("%w: dimension order %q", ErrMetadata, s.DimensionOrder)
+		return s, s.DimensionOrder.invalid()
 	}
 	if len(s.Channels) > s.SizeC {
 		return s, fmt.Errorf("%w: %d channels described for SizeC %d", ErrMetadata, len(s.Channels), s.SizeC)
@@ -235,6 +240,7 @@ func (s *ImageSpec) checkPhysical() error {
 		if *p.unit == "" {
 			*p.unit = "µm"
 		}
+		*p.unit = microSign(*p.unit, func(u string) bool { _, ok := lengthUnits[u]; return ok })
 		if _, ok := lengthUnits[*p.unit]; !ok {
 			return fmt.Errorf("%w: PhysicalSize%sUnit %q is no OME length unit", ErrMetadata, p.axis, *p.unit)
 		}
@@ -281,7 +287,7 @@ func (s ImageSpec) PlaneIndex(z, c, t int) (int, error) {
 	}
 	order, ok := planeStrides(s.DimensionOrder)
 	if !ok {
-		return 0, fmt.Errorf("%w: dimension order %q", ErrMetadata, s.DimensionOrder)
+		return 0, s.DimensionOrder.invalid()
 	}
 	coords := zct{z, c, t}
 	index, stride := 0, 1

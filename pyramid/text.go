@@ -102,3 +102,21 @@ func (d DimensionOrder) MarshalText() ([]byte, error) {
 	}
 	return []byte(d), nil
 }
+
+// stringOf returns the name of v, or the type's name with v's number if
+// v has none, as a String method does.
+func stringOf[T ~int](typ string, names []string, v T) string {
+	if v < 0 || int(v) >= len(names) {
+		return fmt.Sprintf("%s(%d)", typ, int(v))
+	}
+	return names[v]
+}
+
+// String returns the name MarshalText gives, or "Predictor(N)".
+func (p Predictor) String() string { return stringOf("Predictor", predictorNames, p) }
+
+// String returns the name MarshalText gives, or "Downsampling(N)".
+func (d Downsampling) String() string { return stringOf("Downsampling", downsamplingNames, d) }
+
+// String returns the name MarshalText gives, or "BigTIFF(N)".
+func (t BigTIFF) String() string { return stringOf("BigTIFF", bigTIFFNames, t) }

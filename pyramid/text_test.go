@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"encoding"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,4 +48,17 @@ func TestTextAliasesAndErrors(t *testing.T) {
 	var pr Predictor
 	require.NoError(t, pr.UnmarshalText([]byte("2")))
 	assert.Equal(t, PredictorHorizontal, pr)
+}
+
+// TestOptionStrings: fmt prints the options by name, and an unnamed value
+// with its type and number.
+func TestOptionStrings(t *testing.T) {
+	for want, v := range map[string]any{
+		"horizontal": PredictorHorizontal, "floating-point": PredictorFloatingPoint, "Predictor(7)": Predictor(7),
+		"mode": Mode, "Downsampling(-1)": Downsampling(-1),
+		"never": BigTIFFNever, "BigTIFF(3)": BigTIFF(3),
+		"LZW": LZW, "uint16": Uint16,
+	} {
+		assert.Equal(t, want, fmt.Sprint(v))
+	}
 }

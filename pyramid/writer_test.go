@@ -493,6 +493,24 @@ type errorCase struct {
 
 func plane8(n int) []byte { return make([]byte, n) }
 
+// TestMicrometreSpellings: "um" and the Greek mu are taken for the micro
+// sign in the physical sizes' units, and the OME-XML has the schema's "µm".
+func TestMicrometreSpellings(t *testing.T) {
+	for _, unit := range []string{"um", "\u03bcm", "µm", ""} {
+		file := writeMemory(t, Options{}, func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 0.5, PhysicalSizeXUnit: unit, PhysicalSizeY: 0.5, PhysicalSizeYUnit: "unm"})
+			require.ErrorIs(t, err, ErrMetadata, "a u before no unit's symbol")
+			im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 0.5, PhysicalSizeXUnit: unit, PhysicalSizeY: 0.5, PhysicalSizeYUnit: unit})
+			if err != nil {
+				return err
+			}
+			assert.Equal(t, "µm", im.Spec().PhysicalSizeXUnit, "%q", unit)
+			return im.WritePlane(0, 0, 0, plane8(16))
+		})
+		assert.Contains(t, descriptionOf(t, file), `PhysicalSizeX="0.5" PhysicalSizeXUnit="µm" PhysicalSizeY="0.5" PhysicalSizeYUnit="µm"`, "%q", unit)
+	}
+}
+
 func TestBadInputErrors(t *testing.T) {
 	ok := ImageSpec{SizeX: 20, SizeY: 10}
 	addOK := func(w *Writer) *Image {
@@ -542,7 +560,10 @@ func TestBadInputErrors(t *testing.T) {
 		}, ErrPixelType},
 		{"unknown pixel type", func(w *Writer) error { _, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PixelType: 42}); return err }, ErrPixelType},
 		{"bad dimension order", func(w *Writer) error {
-			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, DimensionOrder: "XYZZT"})
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, DimensionOrder: "xyzct"})
+			if err != nil && !strings.Contains(err.Error(), `DimensionOrder "xyzct" is none of XYZCT, XYZTC,`) {
+				return fmt.Errorf("the orders are not named: %v", err)
+			}
 			return err
 		}, ErrMetadata},
 		{"invalid UTF-8", func(w *Writer) error { _, err := w.AddImage(ImageSpec{Name: "a\xffb", SizeX: 4, SizeY: 4}); return err }, ErrMetadata},
