@@ -389,8 +389,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			say("image %d: %s: -tile %d, the source's are %d x %d", s.number[i], again, o.TileSize, c.TileWidth, c.TileHeight)
 			continue
 		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
-			name := func(p pyramid.Predictor) string { text, _ := p.MarshalText(); return string(text) }
-			say("image %d: %s: -predictor %s, the source's is %s", s.number[i], again, name(o.Predictor), name(c.Predictor))
+			say("image %d: %s: -predictor %v, the source's is %v", s.number[i], again, o.Predictor, c.Predictor)
 			continue
 		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && im.Spec.SamplesPerPixel == 3 &&
 			(o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
