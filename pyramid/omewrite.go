@@ -74,9 +74,13 @@ func (w *xmlWriter) attrInt(name string, v int) {
 	w.b.WriteByte('"')
 }
 
-// attrFloat writes a number attribute, as short as it reads back exactly.
+// attrFloat writes a number attribute as the schema types every one the
+// writer writes, xsd:float: as short as it reads back as the same 32-bit
+// float. Digits past that precision are noise no reader keeps (a pixel
+// size computed from a TIFF's rational resolution, 0.4990000020466797,
+// is written 0.499).
 func (w *xmlWriter) attrFloat(name string, v float64) {
-	w.attr(name, strconv.FormatFloat(v, 'g', -1, 64))
+	w.attr(name, strconv.FormatFloat(v, 'g', -1, 32))
 }
 
 // attrNS writes a namespaced attribute, declaring its prefix if needed.

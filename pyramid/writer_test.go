@@ -511,6 +511,20 @@ func TestMicrometreSpellings(t *testing.T) {
 	}
 }
 
+// TestFloatAttributes: the OME-XML's numbers are the schema's xsd:float,
+// written as short as they read back as the same 32-bit float.
+func TestFloatAttributes(t *testing.T) {
+	file := writeMemory(t, Options{}, func(w *Writer) error {
+		im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 1e4 / 20040.08, PhysicalSizeY: 0.1,
+			TimeIncrement: Quantity{1.0 / 3, "s"}})
+		if err != nil {
+			return err
+		}
+		return im.WritePlane(0, 0, 0, plane8(16))
+	})
+	assert.Contains(t, descriptionOf(t, file), `PhysicalSizeX="0.499" PhysicalSizeXUnit="µm" PhysicalSizeY="0.1" PhysicalSizeYUnit="µm" TimeIncrement="0.33333334" TimeIncrementUnit="s"`)
+}
+
 func TestBadInputErrors(t *testing.T) {
 	ok := ImageSpec{SizeX: 20, SizeY: 10}
 	addOK := func(w *Writer) *Image {

@@ -321,7 +321,8 @@ func length(v float64, unit string) string {
 	if unit == "" {
 		unit = "µm"
 	}
-	return fmt.Sprintf("%g %s", v, unit)
+	// As the OME-XML writes it: the schema's sizes are 32-bit floats.
+	return strconv.FormatFloat(v, 'g', -1, 32) + " " + unit
 }
 
 // plural writes n nouns.
