@@ -204,14 +204,14 @@ type Options struct {
 	Workers int
 	// BigTIFF says when to write BigTIFF.
 	BigTIFF BigTIFF
-	// Progress, if set, is told the tiles stored so far as planes are
-	// written, and the whole file's at a Close that commits it. It is
-	// called from one goroutine at a time: from a call writing a plane
-	// (PlaneWriter.Write, WritePlane, ReadPlanes...) or from Close, with
-	// none of the Writer's locks held, so it may call the Writer's methods,
-	// Abort included; a call writing the plane being written is ErrPlane,
-	// as from another goroutine. A call may report several tiles at once
-	// (the encoding goroutines run ahead), never fewer than before. Its
+	// Progress, if set, is told the tiles stored so far: by the calls
+	// that write planes (PlaneWriter.Write, WritePlane, ReadPlanes...) as
+	// they go, and the whole file's by a Close that commits it. It runs on
+	// the goroutine of that call, one call at a time, with none of the
+	// Writer's locks held: it may call the Writer's methods, Abort
+	// included (a call on the plane being written is ErrPlane, as from
+	// another goroutine). One report may cover several tiles, stored by
+	// the encoding goroutines meanwhile; counts never go back. A plane's
 	// last tile may be reported before the call writing it returns: a
 	// Close from that report finds the plane missing.
 	Progress func(Progress)
