@@ -404,8 +404,10 @@ func (im *Image) claim(p int, mode openMode) error {
 	st := &im.planes[p]
 	image, z, c, t := im.planeAt(p)
 	switch {
-	case st.dirs != nil:
+	case st.dirs != nil && st.done:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
+	case st.dirs != nil:
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is started already, and not complete", ErrPlane, z, c, t, image)
 	case st.reserved && mode != openReserved:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is being written by ReadPlanes", ErrPlane, z, c, t, image)
 	case im.encoded > 0 && mode != openEncoded:

@@ -29,9 +29,11 @@ const readChunk = 4 << 20
 //
 // If r ends before the last plane, the planes read whole are written, the
 // others stay missing (Close lists them, and they may still be written),
-// and the error wraps ErrData and io.ErrUnexpectedEOF; when the planes are
-// copied straight, the bytes of the plane r ends in stay in the file,
-// unused. Other errors of r are returned wrapped. Neither fails the writer.
+// and the error wraps ErrData and io.ErrUnexpectedEOF. What was stored of
+// the plane r ends in (its bytes when planes are copied straight, the
+// tiles of its first rows when a plane is larger than a piece) stays in
+// the file, unused. Other errors of r are returned wrapped, with the same
+// outcome. Neither fails the writer.
 func (im *Image) ReadPlanes(r io.Reader) error {
 	if im == nil || im.w == nil {
 		return errZero
@@ -202,6 +204,7 @@ func (im *Image) streamPlanes(r io.Reader) error {
 		for left := im.PlaneBytes(); left > 0; {
 			got, readErr := io.ReadFull(r, buf[:min(left, readChunk)])
 			if readErr != nil {
+				pw.abandon()
 				return im.readError(p, readErr)
 			}
 			if _, err := pw.Write(buf[:got]); err != nil {
@@ -211,6 +214,28 @@ func (im *Image) streamPlanes(r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// abandon gives back a plane ReadPlanes started and its input cut off, to
+// be written again from its start (ReadPlanes's doc says the planes not
+// read whole may still be written). The tiles stored of it stay in the
+// file, which no directory names; they count in Progress's TotalTiles,
+// as they do in its Tiles.
+func (pw *PlaneWriter) abandon() {
+	im, w := pw.im, pw.im.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	stored := 0
+	for _, d := range pw.st.dirs {
+		stored += len(d.seqs)
+	}
+	w.totalTiles.Add(int64(stored))
+	pw.st.dirs, pw.st.rowsDue = nil, false
+	im.started--
+	if !w.closed {
+		im.free = append(im.free, pw.stream)
+	}
+	pw.stream.state, pw.stream = nil, nil
 }
 
 // readError reports r's failure while plane p was being read: an early

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
 )
@@ -98,25 +99,83 @@ func TestReadPlanes(t *testing.T) {
 	}
 }
 
-// TestReadPlanesShortInput: when the reader ends early, the planes read
-// whole are written, the error says so, and Close lists the others.
+// TestReadPlanesShortInput: when the reader ends early or fails, the
+// planes read whole are written, the error says so, and Close lists the
+// others; written then, whatever ReadPlanes had read of them, they give
+// the pixels of a file written plane by plane.
 func TestReadPlanesShortInput(t *testing.T) {
 	for _, tc := range readPlanesCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			planes, all := rawPlanes(tc.spec)
-			w, err := New(iohandle.NewMemory(), tc.opts)
-			require.NoError(t, err)
-			im, err := w.AddImage(tc.spec)
-			require.NoError(t, err)
+			want := writeMemory(t, tc.opts, func(w *Writer) error {
+				im, err := w.AddImage(tc.spec)
+				require.NoError(t, err)
+				for p, pix := range planes {
+					z, c, tt := im.Spec().PlaneCoords(p)
+					require.NoError(t, im.WritePlane(z, c, tt, pix))
+				}
+				return nil
+			})
 			cut := len(all) - len(planes[0])*3/2 // the last plane and half the one before
-			err = im.ReadPlanes(bytes.NewReader(all[:cut]))
-			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
-			require.ErrorIs(t, err, ErrData)
-			assert.ErrorContains(t, err, "image 0: the input ends in plane")
-			err = w.Close()
-			require.ErrorIs(t, err, ErrMissingPlanes)
-			assert.ErrorContains(t, err, ": 2 missing")
+			inputs := map[string]func() io.Reader{
+				"ends":  func() io.Reader { return bytes.NewReader(all[:cut]) },
+				"fails": func() io.Reader { return io.MultiReader(bytes.NewReader(all[:cut]), &failingReader{}) },
+			}
+			for name, input := range inputs {
+				w, err := New(iohandle.NewMemory(), tc.opts)
+				require.NoError(t, err)
+				im, err := w.AddImage(tc.spec)
+				require.NoError(t, err)
+				err = im.ReadPlanes(input())
+				if name == "ends" {
+					require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+					require.ErrorIs(t, err, ErrData)
+					assert.ErrorContains(t, err, "image 0: the input ends in plane")
+				} else {
+					require.ErrorIs(t, err, errReader)
+				}
+				err = w.Close()
+				require.ErrorIs(t, err, ErrMissingPlanes, name)
+				assert.ErrorContains(t, err, ": 2 missing", name)
+
+				h := iohandle.NewMemory()
+				var last Progress
+				opts := tc.opts
+				opts.Progress = func(p Progress) { last = p }
+				w, err = New(h, opts)
+				require.NoError(t, err)
+				im, err = w.AddImage(tc.spec)
+				require.NoError(t, err)
+				require.Error(t, im.ReadPlanes(input()))
+				for p := len(planes) - 2; p < len(planes); p++ {
+					z, c, tt := im.Spec().PlaneCoords(p)
+					require.NoError(t, im.WritePlane(z, c, tt, planes[p]), "%s: plane %d written after ReadPlanes", name, p)
+				}
+				require.NoError(t, w.Close(), name)
+				samePixels(t, want, h.Bytes())
+				assert.Equal(t, last.TotalTiles, last.Tiles, "%s: the tiles of a plane cut off count in both", name)
+			}
 		})
+	}
+}
+
+// samePixels checks that two files hold the same directories' pixels.
+func samePixels(t *testing.T, want, got []byte) {
+	t.Helper()
+	fw, err := readback.Parse(want)
+	require.NoError(t, err)
+	fg, err := readback.Parse(got)
+	require.NoError(t, err)
+	var wantIFDs, gotIFDs []*readback.IFD
+	fw.Each(func(d *readback.IFD, _, _ int) { wantIFDs = append(wantIFDs, d) })
+	fg.Each(func(d *readback.IFD, _, _ int) { gotIFDs = append(gotIFDs, d) })
+	require.Len(t, gotIFDs, len(wantIFDs))
+	for i := range wantIFDs {
+		a, err := fw.Image(wantIFDs[i])
+		require.NoError(t, err)
+		b, err := fg.Image(gotIFDs[i])
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a.Pix, b.Pix), "directory %d", i)
 	}
 }
 
