@@ -413,6 +413,9 @@ func (p *Page) NumBlocks() int { return int(p.offsets.Count) }
 // TileOffsets or StripOffsets) lies in the file. A block past the end of
 // the file is ErrMalformed; a block of 0 bytes at offset 0 is a sparse
 // block (GDAL writes them for empty tiles), which readers take as zeros.
+// A block of 0 bytes elsewhere is ErrMalformed: no writer makes one, and
+// libtiff refuses it, where taking it as sparse would read a damaged
+// block as zeros.
 func (p *Page) Block(i int) (Block, error) {
 	if p.blocksErr != nil {
 		return Block{}, p.blocksErr
@@ -424,6 +427,10 @@ func (p *Page) Block(i int) (Block, error) {
 	if size := uint64(p.file.Size); b.Offset > size || b.Size > size-b.Offset {
 		return b, fmt.Errorf("%w: %s[%d] of the page at %d: %d bytes at %d, past the end of the %d-byte file",
 			ErrMalformed, TagName(p.counts.Tag), i, p.Offset, b.Size, b.Offset, size)
+	}
+	if b.Size == 0 && b.Offset != 0 {
+		return b, fmt.Errorf("%w: %s[%d] of the page at %d: 0 bytes at %d (a sparse block lies at offset 0)",
+			ErrMalformed, TagName(p.counts.Tag), i, p.Offset, b.Offset)
 	}
 	return b, nil
 }

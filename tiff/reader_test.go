@@ -419,6 +419,21 @@ func TestReadBlocks(t *testing.T) {
 		assert.Contains(t, err.Error(), "StripByteCounts["+string(rune('0'+i))+"]")
 		assert.Contains(t, err.Error(), says)
 	}
+
+	// 0 bytes at offset 0 is a sparse block (GDAL's); anywhere else, a
+	// damaged count, which libtiff refuses too.
+	binary.LittleEndian.PutUint32(hostile[200:], 0)
+	binary.LittleEndian.PutUint32(hostile[204:], 900)
+	binary.LittleEndian.PutUint32(hostile[208:], 0)
+	binary.LittleEndian.PutUint32(hostile[212:], 0)
+	f, err = Read(bytes.NewReader(hostile), int64(len(hostile)))
+	require.NoError(t, err)
+	b, err := f.Pages[0].Block(0)
+	require.NoError(t, err, "sparse")
+	assert.Equal(t, Block{}, b)
+	_, err = f.Pages[0].ReadBlock(nil, 1)
+	require.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorContains(t, err, "StripByteCounts[1] of the page at 100: 0 bytes at 900 (a sparse block lies at offset 0)")
 }
 
 // pageWith returns the page of a BigTIFF holding one directory of fields,

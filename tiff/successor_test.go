@@ -103,6 +103,10 @@ func TestSuccessor(t *testing.T) {
 		{"an empty block", stackPage(t, 16, 4, 2, []uint32{4096, 4128}, 8192, func(b *ifd.Builder) {
 			b.Remove(TagStripByteCounts)
 			b.AddLong(TagStripByteCounts, 32, 0)
+		}), 1, ErrMalformed, "StripByteCounts[1] of the page at 16: 0 bytes at 4128 (a sparse block lies at offset 0)"},
+		{"a sparse block", stackPage(t, 16, 4, 2, []uint32{4096, 0}, 8192, func(b *ifd.Builder) {
+			b.Remove(TagStripByteCounts)
+			b.AddLong(TagStripByteCounts, 32, 0)
 		}), 1, ErrUnsupported, "block 1 of the page at 16 is empty"},
 		{"a gap between blocks", stackPage(t, 16, 4, 2, []uint32{4096, 4130}, 8192), 1, ErrUnsupported, "block 1 of the page"},
 		{"blocks out of order", stackPage(t, 16, 4, 2, []uint32{4128, 4096}, 8192), 1, ErrUnsupported, "not right after block 0"},

@@ -126,10 +126,15 @@ func NewWriter(h iohandle.Handle, opts Options) (*Writer, error) {
 	return &Writer{h: h, opts: opts}, nil
 }
 
-// WriteBlock appends one strip or tile and returns where it lies.
+// WriteBlock appends one strip or tile and returns where it lies. An
+// empty block lies at offset 0: it is a sparse block, as GDAL writes them
+// (see Page.Block).
 func (w *Writer) WriteBlock(p []byte) (Block, error) {
 	if err := w.usable(); err != nil {
 		return Block{}, err
+	}
+	if len(p) == 0 {
+		return Block{}, nil
 	}
 	b := Block{Offset: uint64(w.h.Len()), Size: uint64(len(p))}
 	if _, err := w.h.Write(p); err != nil {
@@ -155,6 +160,9 @@ func (w *Writer) ReadBlock(r io.Reader, n int64) (Block, error) {
 	off := uint64(w.h.Len())
 	got, err := io.CopyN(w.h, src, n)
 	b := Block{Offset: off, Size: uint64(got)}
+	if got == 0 {
+		b.Offset = 0 // sparse, as WriteBlock's
+	}
 	switch {
 	case err == nil:
 		return b, nil

@@ -509,3 +509,19 @@ func TestSubIFDOnlyDirectoriesInTheChain(t *testing.T) {
 	assert.Equal(t, []int{1, 1}, entries[2:])
 	assert.Equal(t, []int{1, 0, 1, 1}, subs)
 }
+
+// TestEmptyBlockIsSparse: an empty block lies at offset 0, where readers
+// (Page.Block, GDAL) take it as sparse, not as a damaged count.
+func TestEmptyBlockIsSparse(t *testing.T) {
+	w, err := NewWriter(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	b, err := w.WriteBlock([]byte{1, 2})
+	require.NoError(t, err)
+	assert.Equal(t, Block{Offset: 16, Size: 2}, b)
+	b, err = w.WriteBlock(nil)
+	require.NoError(t, err)
+	assert.Equal(t, Block{}, b)
+	b, err = w.ReadBlock(bytes.NewReader(nil), 0)
+	require.NoError(t, err)
+	assert.Equal(t, Block{}, b)
+}
