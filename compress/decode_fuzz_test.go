@@ -57,6 +57,17 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		if !bytes.Equal(got[:3], []byte{1, 2, 3}) {
 			t.Fatalf("dst changed: %v", got[:3])
 		}
+		// What CheckFraming refuses does not decode: its refusals are
+		// never of blocks a reader would take. (An LZW stream short of
+		// its end code may decode in a tolerant reader.)
+		if frameErr := CheckFraming(compression, data); frameErr != nil {
+			if !errors.Is(frameErr, ErrCorrupt) {
+				t.Fatalf("untyped framing error: %v", frameErr)
+			}
+			if err == nil && compression != tiff.CompressionLZW {
+				t.Fatalf("decoded a block CheckFraming refuses: %v", frameErr)
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrCompression) {
 				t.Fatalf("untyped error: %v", err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+
+	"github.com/ometiff-go/ometiff/compress"
 )
 
 // EncodedLevel is one resolution level of an image whose tiles the caller
@@ -192,9 +194,11 @@ func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
 // it is stored: tiles of a level come in the order of TileOffsets, left
 // to right, top to bottom, each whole (edge tiles too, as TIFF stores
 // them). tile is not kept after WriteTile returns. A level not given
-// encoded, a tile past the level's last, an empty tile, or an
-// uncompressed one of other than TileWidth × TileHeight × the pixel's
-// bytes is ErrData, and nothing is written.
+// encoded, a tile past the level's last, an empty tile, an uncompressed
+// one of other than TileWidth × TileHeight × the pixel's bytes, or a
+// compressed one not framed as its codec's streams (compress.CheckFraming:
+// cut short, or read from a wrong offset) is ErrData, and nothing is
+// written. Tiles are not decoded: one damaged within is written as it is.
 func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 	if ep == nil || ep.im == nil {
 		return errZero
@@ -216,6 +220,9 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 		return fmt.Errorf("%w: tile %d of level %d is empty", ErrData, ep.given[level], level)
 	case im.rawTile[level] > 0 && len(tile) != im.rawTile[level]:
 		return fmt.Errorf("%w: uncompressed tile %d of level %d holds %d bytes, not %d", ErrData, ep.given[level], level, len(tile), im.rawTile[level])
+	}
+	if err := compress.CheckFraming(im.given[level], tile); err != nil {
+		return fmt.Errorf("%w: tile %d of level %d: %w", ErrData, ep.given[level], level, err)
 	}
 	data := tile
 	if w.pipe != nil { // the pipeline keeps the tile until its turn comes

@@ -395,6 +395,10 @@ func TestEncodedPlaneMisuse(t *testing.T) {
 	assert.ErrorIs(t, ep.WriteTile(3, tiles[0][0]), ErrData, "no level 3")
 	assert.ErrorIs(t, ep.WriteTile(-1, tiles[0][0]), ErrData)
 	assert.ErrorIs(t, ep.WriteTile(0, nil), ErrData, "empty tile")
+	err = ep.WriteTile(0, []byte{0x80, 0})
+	assert.ErrorIs(t, err, ErrData, "an LZW tile cut short")
+	assert.ErrorIs(t, err, compress.ErrCorrupt)
+	assert.ErrorContains(t, err, "tile 0 of level 0: compress: corrupt block: 2 bytes starting 80 00: too short for an LZW stream")
 	_, err = ep.Write(make([]byte, 300))
 	assert.ErrorIs(t, err, ErrData, "rows of an image that takes none")
 	for _, tile := range tiles[2] {

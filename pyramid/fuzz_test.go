@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -437,7 +438,9 @@ func FuzzEncodedImage(f *testing.F) {
 		given := make([][][]byte, len(levels))
 		for l := range levels {
 			for i := range im.levels[l].tiles() {
-				tile := bytes.Repeat([]byte{byte(l), byte(i)}, 1+in.next(40))
+				// Framed as the codec's streams (compress.CheckFraming).
+				frame := map[uint16][]byte{tiff.CompressionJPEG: {0xff, 0xd8}, tiff.CompressionDeflate: {0x78, 0x9c}, tiff.CompressionZstd: {0x28, 0xb5, 0x2f, 0xfd}}[im.given[l]]
+				tile := append(slices.Clone(frame), bytes.Repeat([]byte{byte(l), byte(i)}, 4+in.next(40))...)
 				if raw := im.rawTile[l]; raw > 0 { // uncompressed: exactly the tile's samples
 					tile = bytes.Repeat([]byte{byte(l), byte(i)}, raw/2+1)[:raw]
 				}

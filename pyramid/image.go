@@ -21,6 +21,7 @@ type Image struct {
 	encoders []compress.Encoder // per level (tile widths differ); nil for a level given encoded
 	encoded  int                // levels given encoded, the first ones (AddEncodedImage)
 	rawTile  []int              // per level given encoded: the bytes of each uncompressed tile, else 0
+	given    []uint16           // per level given encoded: its TIFF Compression
 	factor   int                // between the sizes of consecutive levels
 	coding   Coding             // of the levels the writer encodes: the spec's, else the writer's
 	codec    compress.Codec     // of coding, unless JPEG: the writer's when they agree, else shared by the images of that coding
@@ -131,6 +132,7 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 				raw = coding.TileWidth * coding.TileHeight * spec.SamplesPerPixel * spec.PixelType.Size()
 			}
 			im.rawTile = append(im.rawTile, raw)
+			im.given = append(im.given, tiffCompression[coding.Compression])
 		} else if enc, coding, err = im.writerEncoder(g, predictor); err != nil {
 			return nil, err
 		}

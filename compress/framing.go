@@ -1,0 +1,51 @@
+package compress
+
+import (
+	"fmt"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// CheckFraming reports whether block, a tile or strip stored with the TIFF
+// compression given, is framed as that codec's streams are, without
+// decoding it: a JPEG stream starts with its SOI marker, a zlib stream
+// (Deflate) with a valid two-byte header, a Zstandard frame with its magic
+// number, and an LZW stream is at least as long as a code and the end
+// code. It is for blocks copied into a file undecoded: a block cut short,
+// or read at a wrong offset, is ErrCorrupt naming what its first bytes
+// are, where copying it would make a file that no reader decodes. A block
+// that passes may still be corrupt within. Uncompressed blocks and other
+// compressions pass.
+func CheckFraming(compression uint16, block []byte) error {
+	bad := func(what string) error {
+		return fmt.Errorf("%w: %d bytes starting % x: %s", ErrCorrupt, len(block), block[:min(len(block), 4)], what)
+	}
+	switch compression {
+	case tiff.CompressionJPEG:
+		if len(block) < 4 || block[0] != 0xFF || block[1] != 0xD8 {
+			return bad("no JPEG stream (no SOI marker)")
+		}
+	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
+		// RFC 1950: method 8, a window of at most 32 KiB, a header that is
+		// a multiple of 31, no preset dictionary; the shortest stream (no
+		// data) is 8 bytes.
+		if len(block) < 8 || block[0]&0x0F != 8 || block[0]>>4 > 7 || (uint(block[0])<<8|uint(block[1]))%31 != 0 || block[1]&0x20 != 0 {
+			return bad("no zlib stream (Deflate)")
+		}
+	case tiff.CompressionZstd:
+		// RFC 8878: a frame's magic number, or a skippable frame's.
+		magic := uint32(0)
+		if len(block) >= 4 {
+			magic = uint32(block[0]) | uint32(block[1])<<8 | uint32(block[2])<<16 | uint32(block[3])<<24
+		}
+		if magic != 0xFD2FB528 && magic&0xFFFFFFF0 != 0x184D2A50 {
+			return bad("no Zstandard frame")
+		}
+	case tiff.CompressionLZW:
+		// A code and the end code take 18 bits.
+		if len(block) < 3 {
+			return bad("too short for an LZW stream")
+		}
+	}
+	return nil
+}

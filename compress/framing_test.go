@@ -1,0 +1,61 @@
+package compress
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// TestCheckFraming: every codec's own blocks pass, and blocks cut short or
+// read at a wrong offset (a TIFF header, zeros, another codec's stream)
+// are ErrCorrupt naming their first bytes.
+func TestCheckFraming(t *testing.T) {
+	src := bytes.Repeat([]byte{1, 2, 3, 4, 200, 100}, 1000)
+	streams := map[uint16][]byte{}
+	for _, c := range []uint16{tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionZstd} {
+		codec, err := NewCodec(c, 0)
+		require.NoError(t, err)
+		streams[c], err = codec.Encode(nil, src)
+		require.NoError(t, err)
+	}
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 16, 16)), nil))
+	streams[tiff.CompressionJPEG] = jpg.Bytes()
+
+	for c, s := range streams {
+		assert.NoError(t, CheckFraming(c, s), "compression %d", c)
+	}
+	assert.NoError(t, CheckFraming(tiff.CompressionDeflateOld, streams[tiff.CompressionDeflate]))
+	assert.NoError(t, CheckFraming(tiff.CompressionNone, nil), "uncompressed blocks are not checked")
+	assert.NoError(t, CheckFraming(tiff.CompressionZstd, []byte{0x5e, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}), "a skippable frame")
+
+	header := []byte("II*\x00\x08\x00\x00\x00")
+	zeros := make([]byte, 64)
+	for _, tc := range []struct {
+		compression uint16
+		block       []byte
+		says        string
+	}{
+		{tiff.CompressionJPEG, header, "8 bytes starting 49 49 2a 00: no JPEG stream (no SOI marker)"},
+		{tiff.CompressionJPEG, streams[tiff.CompressionJPEG][:1], "no JPEG stream"},
+		{tiff.CompressionJPEG, streams[tiff.CompressionZstd], "no JPEG stream"},
+		{tiff.CompressionDeflate, header, "no zlib stream (Deflate)"},
+		{tiff.CompressionDeflate, streams[tiff.CompressionDeflate][:1], "1 bytes starting 78: no zlib stream"},
+		{tiff.CompressionDeflate, zeros, "64 bytes starting 00 00 00 00: no zlib stream"},
+		{tiff.CompressionDeflateOld, streams[tiff.CompressionJPEG], "no zlib stream"},
+		{tiff.CompressionZstd, header, "no Zstandard frame"},
+		{tiff.CompressionZstd, streams[tiff.CompressionZstd][:3], "no Zstandard frame"},
+		{tiff.CompressionZstd, streams[tiff.CompressionDeflate], "no Zstandard frame"},
+		{tiff.CompressionLZW, streams[tiff.CompressionLZW][:2], "too short for an LZW stream"},
+	} {
+		err := CheckFraming(tc.compression, tc.block)
+		require.ErrorIs(t, err, ErrCorrupt, "compression %d, % x", tc.compression, tc.block[:min(4, len(tc.block))])
+		assert.ErrorContains(t, err, tc.says)
+	}
+}
