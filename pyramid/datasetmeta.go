@@ -67,6 +67,7 @@ func parseDatasetMeta(data []byte) (*datasetMeta, error) {
 		return nil, fmt.Errorf("%w of %d bytes, more than %d", errMetaSyntax, len(data), MaxOMEXMLSize)
 	}
 	dec := xml.NewDecoder(bytes.NewReader(data))
+	dec.CharsetReader = asUTF8
 	m := &datasetMeta{}
 	var path []string // local names of the open elements
 	var uuid *strings.Builder

@@ -222,6 +222,7 @@ func ParseOME(data []byte) (*OMEDocument, error) {
 		text:  make([]byte, 0, len(data)/2)}
 	p := omeParser{d: d, names: map[xmlName]int32{}}
 	p.dec = xml.NewDecoder(bytes.NewReader(data))
+	p.dec.CharsetReader = asUTF8
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
@@ -230,6 +231,12 @@ func ParseOME(data []byte) (*OMEDocument, error) {
 	}
 	return p.d, nil
 }
+
+// asUTF8 is the decoders' CharsetReader: the text is read as UTF-8
+// whatever encoding its declaration names (UTF-16, ISO-8859-1...), as
+// Bio-Formats reads it, parsing the text decoded already. Bytes that are
+// no UTF-8 are an error of the parser.
+func asUTF8(_ string, r io.Reader) (io.Reader, error) { return r, nil }
 
 // omeParser builds an OMEDocument from the decoder's raw tokens, resolving
 // namespaces itself so that prefixes are kept as written.

@@ -104,6 +104,8 @@ func TestParseOMEKeeps(t *testing.T) {
 		{"tifffile", tifffileDoc(), 1},
 		{"Bio-Formats", bioformatsDoc(), 1},
 		{"no images", omeRoot + `<Experimenter ID="Experimenter:0" Email="a@b"/>` + omeEnd, 0},
+		{"an encoding declared", `<?xml version="1.0" encoding="ISO-8859-1"?>` + omeRoot + `<Experimenter ID="Experimenter:0" FirstName="Zoé"/>` + omeEnd, 0},
+		{"UTF-16 declared", `<?xml version="1.0" encoding="UTF-16"?>` + omeRoot + `<Experimenter ID="Experimenter:0"/>` + omeEnd, 0},
 		{"prefixed OME", `<?xml version="1.0"?><ome:OME xmlns:ome="http://www.openmicroscopy.org/Schemas/OME/2016-06"><ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><ome:MetadataOnly/></ome:Pixels></ome:Image></ome:OME>`, 1},
 		{"constructs", "<!DOCTYPE OME>\n<?pi data?>\n" + omeRoot + "\n  <!-- a comment -->\n  " +
 			`<Experimenter ID="Experimenter:0" xml:lang="fr" FirstName="Zoé &amp; &#x1F600;"/>` + "\n  " +

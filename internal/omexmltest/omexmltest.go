@@ -36,6 +36,8 @@ type Tree struct {
 func Parse(t testing.TB, data []byte) *Tree {
 	t.Helper()
 	d := xml.NewDecoder(bytes.NewReader(data))
+	// Read as UTF-8 whatever the declaration says, as the writer reads it.
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
 	var stack []*Tree
 	var root *Tree
 	for {

@@ -415,8 +415,12 @@ const (
 // ErrSize past it.
 func (m *mapper) storedAfter(want int, pages []*tiff.Page, l pageLayout, alone bool, what string) ([]*tiff.Page, error) {
 	short := func(err error) ([]*tiff.Page, error) {
-		return pages, m.skip(fmt.Errorf("%w: %s says %d planes, and the file holds %d pages: %w",
-			ErrMetadata, what, want, len(pages), err))
+		held := fmt.Sprintf("%d pages", len(pages))
+		if len(pages) == 1 {
+			held = "1 page"
+		}
+		return pages, m.skip(fmt.Errorf("%w: %s says %d planes, and the file holds %s of the first page's size and type: %w",
+			ErrMetadata, what, want, held, err))
 	}
 	if !alone {
 		return short(errors.New("its planes are not stored after the first page's alone"))

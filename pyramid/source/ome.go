@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"math/bits"
 	"slices"
@@ -30,7 +31,9 @@ func isOMEXML(d string) bool {
 		}
 		d = strings.TrimSpace(d[:i])
 	}
-	return strings.HasPrefix(d, "<") && strings.HasSuffix(d, "OME>")
+	// "/>" ends an empty root, <OME .../>, as well as a document cut
+	// after an empty element, which the parser then says is cut short.
+	return strings.HasPrefix(d, "<") && (strings.HasSuffix(d, "OME>") || strings.HasSuffix(d, "/>") && looksOMEXML(d))
 }
 
 // looksOMEXML reports whether an ImageDescription that isOMEXML refuses
@@ -87,9 +90,9 @@ type omePixels struct {
 	Type              string        `xml:"Type,attr"`
 	SizeX             uint32        `xml:"SizeX,attr"`
 	SizeY             uint32        `xml:"SizeY,attr"`
-	SizeZ             uint32        `xml:"SizeZ,attr"`
-	SizeC             uint32        `xml:"SizeC,attr"`
-	SizeT             uint32        `xml:"SizeT,attr"`
+	SizeZ             *uint32       `xml:"SizeZ,attr"` // nil: absent, taken as 1
+	SizeC             *uint32       `xml:"SizeC,attr"` // nil: absent, taken as 1
+	SizeT             *uint32       `xml:"SizeT,attr"` // nil: absent, taken as 1
 	PhysicalSizeX     float64       `xml:"PhysicalSizeX,attr"`
 	PhysicalSizeXUnit string        `xml:"PhysicalSizeXUnit,attr"`
 	PhysicalSizeY     float64       `xml:"PhysicalSizeY,attr"`
@@ -127,7 +130,10 @@ func parseOME(text string) (*omeDoc, error) {
 	var doc omeDoc
 	d := xml.NewDecoder(strings.NewReader(text))
 	d.Strict = true
-	d.CharsetReader = nil // UTF-8 (and US-ASCII) only, as OME-XML is
+	// The text is read as UTF-8 whatever encoding its declaration names
+	// (UTF-16, ISO-8859-1...), as Bio-Formats reads it: it parses the text
+	// decoded already. Bytes that are no UTF-8 are an error of the parser.
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
 	var start xml.StartElement
 	for {
 		tok, err := d.Token()
@@ -199,6 +205,9 @@ func (m *mapper) ome(text string) error {
 			return err
 		}
 		m.file.OMEXML, m.file.Companion = text, companion
+	}
+	if len(doc.Images) == 0 {
+		return fmt.Errorf("%w: the OME-XML describes no Image", ErrMetadata)
 	}
 	if len(doc.Images) == 1 && doc.Images[0].Pixels != nil && len(doc.Images[0].Pixels.TiffData) == 0 {
 		// One image's planes, with no TiffData to say where: the pages in
@@ -378,14 +387,14 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	}
 	spec := pyramid.ImageSpec{
 		Name: cleanText(oi.Name), Description: cleanText(strings.TrimSpace(oi.Description)),
-		SizeX: l.width, SizeY: l.height, SizeZ: int(max(px.SizeZ, 1)), SizeT: int(max(px.SizeT, 1)),
+		SizeX: l.width, SizeY: l.height, SizeZ: omeSize(px.SizeZ), SizeT: omeSize(px.SizeT),
 		DimensionOrder: pyramid.DimensionOrder(px.DimensionOrder), PixelType: l.pixelType, SamplesPerPixel: l.specSamples(),
 		PhysicalSizeX: positive(px.PhysicalSizeX), PhysicalSizeY: positive(px.PhysicalSizeY), PhysicalSizeZ: positive(px.PhysicalSizeZ),
 		PhysicalSizeXUnit: px.PhysicalSizeXUnit, PhysicalSizeYUnit: px.PhysicalSizeYUnit, PhysicalSizeZUnit: px.PhysicalSizeZUnit,
 	}
 	// SizeC counts samples: effC planes of each (z, t) are pages, and the
 	// spec has one channel per page (RGB) or per sample.
-	sizeC := int(max(px.SizeC, 1))
+	sizeC := omeSize(px.SizeC)
 	effC := max(sizeC/l.samples, 1)
 	spec.SizeC = effC * l.planesPerPage()
 	spec.Channels = omeChannels(px.Channels, effC, l)
@@ -470,7 +479,23 @@ func checkPixels(px *omePixels, l pageLayout) error {
 	if t, ok := omeTypes[px.Type]; !ok || t != l.pixelType {
 		return fmt.Errorf("%w: Pixels Type %q, but its first page holds %v samples", ErrMetadata, px.Type, l.pixelType)
 	}
+	for _, size := range []struct {
+		name string
+		v    *uint32
+	}{{"SizeZ", px.SizeZ}, {"SizeC", px.SizeC}, {"SizeT", px.SizeT}} {
+		if size.v != nil && *size.v == 0 {
+			return fmt.Errorf("%w: Pixels %s 0 (the schema's sizes are at least 1)", ErrMetadata, size.name)
+		}
+	}
 	return nil
+}
+
+// omeSize is a Pixels size: 1 when absent (as Bio-Formats takes it).
+func omeSize(v *uint32) int {
+	if v == nil {
+		return 1
+	}
+	return int(*v)
 }
 
 // omeChannels maps the Channel elements to the spec's channels: one per

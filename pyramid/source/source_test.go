@@ -619,6 +619,8 @@ func TestOMERefused(t *testing.T) {
 		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
 		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1, 1},
+		{"SizeC 0", omeDocument(``, good, pixels(1, 0, 1, "XYZCT", `<TiffData IFD="1"/>`)), 2, ErrMetadata, "Pixels SizeC 0 (the schema's sizes are at least 1)", 1, 1},
+		{"no Image", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
 		// Read as a plain TIFF with SkipUnsupported, its pages along T.
 		{"cut short", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:150], 3, ErrMetadata, "begins as OME-XML but does not end with the OME element (150 bytes", 1, 1},
 		{"cut short, no OME element yet", `<?xml version="1.0" encoding="UTF-8"?><!-- Warning: this comment is an OME-XML metadata block --><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" `,
@@ -642,6 +644,18 @@ func TestOMERefused(t *testing.T) {
 				assert.ErrorContains(t, f.Skipped[1], "the OME-XML cannot be carried to the output")
 			}
 		})
+	}
+}
+
+// TestOMEEncodingDeclared: an OME-XML that declares an encoding other
+// than UTF-8 is read as UTF-8, as Bio-Formats reads it.
+func TestOMEEncodingDeclared(t *testing.T) {
+	for _, enc := range []string{"UTF-16", "ISO-8859-1", "US-ASCII"} {
+		doc := strings.Replace(omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`)), `encoding="UTF-8"`, `encoding="`+enc+`"`, 1)
+		f, _, err := mapPages(t, Options{}, grays(1, doc)...)
+		require.NoError(t, err, enc)
+		require.Len(t, f.Images, 1)
+		assert.Equal(t, "im0", f.Images[0].Spec.Name)
 	}
 }
 
@@ -745,7 +759,7 @@ func TestImageJContiguous(t *testing.T) {
 			b.AddLong(tiff.TagStripOffsets, uint32(v[0]), uint32(v[1]+2), uint32(v[2]))
 		})), ErrMetadata, "not right after block 0", 1},
 		{"pages that are not the whole stack", first(mapPagesFile(t, grays(2, "ImageJ=1.54f\nimages=6\n")...)), ErrMetadata,
-			"the ImageJ description (images=6) says 6 planes, and the file holds 2 pages", 2},
+			"the ImageJ description (images=6) says 6 planes, and the file holds 2 pages of the first page's size and type", 2},
 		{"more images than the file could hold", first(imageJStack(t, 1, "ImageJ=1.54f\nimages=100000000\n")), ErrSize, "says 100000000 planes of 3 blocks each", 1},
 	}
 	for _, tt := range tests {
@@ -777,7 +791,7 @@ func TestShapedTruncated(t *testing.T) {
 	file, _ = imageJStack(t, 1, `{"axes": "ZYX", "truncated": true, "shape": [50, 8, 8]}`)
 	_, err = mapFile(t, file, "shaped.tif", Options{})
 	assert.ErrorIs(t, err, ErrMetadata)
-	assert.ErrorContains(t, err, `tifffile's description (shape [50 8 8], axes "ZYX") says 50 planes, and the file holds 1 pages`)
+	assert.ErrorContains(t, err, `tifffile's description (shape [50 8 8], axes "ZYX") says 50 planes, and the file holds 1 page of the first page's size and type`)
 }
 
 // TestStoredAfterCost: what the pages stored after a page's data would
