@@ -213,7 +213,9 @@ type Options struct {
 	// another goroutine). One report may cover several tiles, stored by
 	// the encoding goroutines meanwhile; counts never go back. A plane's
 	// last tile may be reported before the call writing it returns: a
-	// Close from that report finds the plane missing.
+	// Close from that report finds the plane missing, fails with
+	// ErrMissingPlanes and discards the file. The committed file's report
+	// comes last, whatever goroutine runs Progress then.
 	Progress func(Progress)
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
 	// derives one from a hash of the encoded tiles and the metadata, so

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,6 +158,55 @@ func TestReadPlanesShortInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadPlanesCutAfterAPiece cuts the input of planes larger than a
+// piece after the first piece, so that tiles of the plane cut off are
+// stored: written again, the plane gives the pixels and the derived UUID
+// of a clean write, and the stored tiles count in Progress's total.
+func TestReadPlanesCutAfterAPiece(t *testing.T) {
+	spec := ImageSpec{SizeX: 2048, SizeY: 1536, SizeZ: 2, PixelType: Uint16} // 6 MiB a plane
+	planes, all := rawPlanes(spec)
+	for _, comp := range []Compression{None, Deflate} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%v, workers %d", comp, workers), func(t *testing.T) {
+				opts := Options{Compression: comp, Workers: workers}
+				clean := writeMemory(t, opts, func(w *Writer) error {
+					im, err := w.AddImage(spec)
+					require.NoError(t, err)
+					for z, pix := range planes {
+						require.NoError(t, im.WritePlane(z, 0, 0, pix))
+					}
+					return nil
+				})
+				var last Progress
+				opts.Progress = func(p Progress) { last = p }
+				h := iohandle.NewMemory()
+				w, err := New(h, opts)
+				require.NoError(t, err)
+				im, err := w.AddImage(spec)
+				require.NoError(t, err)
+				total := w.progress().TotalTiles
+				err = im.ReadPlanes(bytes.NewReader(all[:len(planes[0])+5<<20])) // plane 1 cut after its first piece
+				require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+				cutOff := w.progress().TotalTiles - total
+				assert.Positive(t, cutOff, "tiles of plane 1 were stored")
+				require.NoError(t, im.WritePlane(1, 0, 0, planes[1]))
+				require.NoError(t, w.Close())
+				samePixels(t, clean, h.Bytes())
+				assert.Equal(t, uuidOf(t, clean), uuidOf(t, h.Bytes()), "the UUID derives from the tiles the directories name")
+				assert.Equal(t, Progress{Tiles: total + cutOff, TotalTiles: total + cutOff, Bytes: int64(len(h.Bytes()))}, last)
+			})
+		}
+	}
+}
+
+// uuidOf returns the UUID of the OME element of a file.
+func uuidOf(t *testing.T, file []byte) string {
+	t.Helper()
+	m := regexp.MustCompile(`<OME [^>]*UUID="([^"]+)"`).FindStringSubmatch(descriptionOf(t, file))
+	require.NotNil(t, m)
+	return m[1]
 }
 
 // samePixels checks that two files hold the same directories' pixels.

@@ -50,7 +50,9 @@ import (
 // a plane of an image ReadPlanes is writing (ErrPlane), and a call racing Close or Abort (ErrClosed if it comes
 // after; if it came first, its plane may be missing and Close says so with
 // ErrMissingPlanes). Options.Progress is called from one goroutine at a
-// time, holding none of the Writer's locks: it may call its methods.
+// time, holding none of the Writer's locks: it may call its methods (a
+// Close from it before every plane's call has returned fails, as it would
+// from another goroutine).
 //
 // # Errors
 //
@@ -124,7 +126,7 @@ type Writer struct {
 	// taken with no other lock held: see report.
 	reporting sync.Mutex
 	reported  Progress
-	final     Progress // of the whole file, which Close reports
+	final     atomic.Pointer[Progress] // the committed file's, which Close reports
 }
 
 // Create writes a new OME-TIFF at path, which must not exist: an existing
@@ -476,27 +478,35 @@ func (w *Writer) record(b tiff.Block, sum uint64) error {
 // may call any of the Writer's methods: a Progress called from the
 // pipeline's consumer, or under w.mu, would wait for ever on a call that
 // needs them. A goroutine that finds Progress running on another (or on
-// itself, through a call from Progress) leaves the report to it or to
-// the next one: Progress may see several tiles at once, never a count
-// that goes back.
-func (w *Writer) report() { w.tell(w.progress) }
-
-// tell calls Options.Progress with what now returns, as report says.
-func (w *Writer) tell(now func() Progress) {
-	if w.opts.Progress == nil || !w.reporting.TryLock() {
+// itself, through a call from Progress) leaves the report to it: Progress
+// may see several tiles at once, never a count that goes back. The one
+// report owed whatever happens is the committed file's: the goroutine
+// that ran Progress looks for it once it is done (after releasing
+// reporting, as the one that found reporting held published the file
+// before trying it, one of the two sees the other).
+func (w *Writer) report() {
+	if w.opts.Progress == nil {
 		return
 	}
-	defer w.reporting.Unlock()
-	p := now()
-	if p == w.reported {
-		return
+	for w.reporting.TryLock() {
+		p := w.progress()
+		if p != w.reported {
+			w.reported = p
+			w.opts.Progress(p)
+		}
+		w.reporting.Unlock()
+		if f := w.final.Load(); f == nil || *f == p {
+			return
+		}
 	}
-	w.reported = p
-	w.opts.Progress(p)
 }
 
-// progress returns the tiles stored so far.
+// progress returns the tiles stored so far; once the file is committed,
+// the whole file's.
 func (w *Writer) progress() Progress {
+	if f := w.final.Load(); f != nil {
+		return *f
+	}
 	return Progress{Tiles: w.tilesDone.Load(), TotalTiles: w.totalTiles.Load(), Bytes: w.bytesDone.Load()}
 }
 
@@ -561,11 +571,11 @@ func (w *Writer) Close() error {
 // tiles, after it releases w.mu.
 func (w *Writer) close() error {
 	w.mu.Lock()
-	var last *Progress // of a committed file
+	committed := false // by this call
 	defer func() {
 		w.mu.Unlock()
-		if last != nil {
-			w.tell(func() Progress { return *last })
+		if committed {
+			w.report()
 		}
 	}()
 	if w.h == nil {
@@ -585,7 +595,7 @@ func (w *Writer) close() error {
 		_ = w.discard()
 		return err
 	}
-	w.committed, last = true, &w.final
+	w.committed, committed = true, true
 	return nil
 }
 
@@ -617,11 +627,12 @@ func (w *Writer) finish() error {
 	if err := w.tw.Close(); err != nil {
 		return wrapLower(err)
 	}
-	w.final = w.progress()
-	w.final.Bytes = w.h.Len() // with the directories; not to be asked after Commit
+	final := w.progress()
+	final.Bytes = w.h.Len() // with the directories; not to be asked after Commit
 	if err := w.h.Commit(); err != nil {
 		return wrapLower(err)
 	}
+	w.final.Store(&final)
 	return nil
 }
 

@@ -900,43 +900,28 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-// TestProgressMayCallTheWriter calls the Writer's methods from Progress,
-// at every Workers: each returns what it would on another goroutine, and
-// none waits for ever (the guard fails the test after a minute).
+// TestProgressMayCallTheWriter calls the Writer's methods from Progress
+// (at its first report, or at the committed file's), at Workers 1 and 2:
+// each returns what it would on another goroutine, and none waits for ever
+// (the guard fails the test after a minute).
 func TestProgressMayCallTheWriter(t *testing.T) {
-	spec := ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 3}
-	type call func(t *testing.T, w *Writer, im *Image, p Progress)
+	spec := ImageSpec{SizeX: 512, SizeY: 512, SizeZ: 3} // planes fill the pipeline's batches: reports come as they are written
+	plane := plane8(512 * 512)
 	cases := []struct {
 		name      string
-		call      call
+		call      func(w *Writer, im *Image) error
+		want      error // of the call; nil for none
+		atClose   bool  // called at the committed file's report, else at the first
 		wantClose error // nil: the file is committed
 	}{
-		{"Stats", func(t *testing.T, w *Writer, _ *Image, _ Progress) { assert.Positive(t, w.Stats().Appends+1) }, nil},
-		{"another plane", func(t *testing.T, _ *Writer, im *Image, p Progress) {
-			if p.Tiles > 0 && p.Tiles < 5 { // once, or twice when tiles arrive in a batch
-				err := im.WritePlane(2, 0, 0, plane8(64*64))
-				if err != nil {
-					assert.ErrorIs(t, err, ErrPlane) // written by the first call already
-				}
-			}
-		}, nil},
-		{"the same plane", func(t *testing.T, _ *Writer, im *Image, p Progress) {
-			if p.Tiles < 16 {
-				assert.ErrorIs(t, im.WritePlane(0, 0, 0, plane8(64*64)), ErrPlane)
-			}
-		}, nil},
-		{"AddImage", func(t *testing.T, w *Writer, _ *Image, p Progress) {
-			if p.Tiles < 16 {
-				_, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8})
-				assert.NoError(t, err)
-			}
-		}, ErrMissingPlanes},
-		{"Abort", func(t *testing.T, w *Writer, _ *Image, _ Progress) { assert.NoError(t, w.Abort()) }, ErrClosed},
-		{"Close", func(t *testing.T, w *Writer, _ *Image, p Progress) {
-			if p.Tiles < p.TotalTiles {
-				assert.ErrorIs(t, w.Close(), ErrMissingPlanes)
-			}
-		}, ErrClosed},
+		{"Stats", func(w *Writer, _ *Image) error { w.Stats(); return nil }, nil, false, nil},
+		{"another plane", func(_ *Writer, im *Image) error { return im.WritePlane(2, 0, 0, plane) }, nil, false, nil},
+		{"the same plane", func(_ *Writer, im *Image) error { return im.WritePlane(0, 0, 0, plane) }, ErrPlane, false, nil},
+		{"AddImage", func(w *Writer, _ *Image) error { _, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8}); return err }, nil, false, ErrMissingPlanes},
+		{"Abort", func(w *Writer, _ *Image) error { return w.Abort() }, nil, false, ErrClosed},
+		{"Close", func(w *Writer, _ *Image) error { return w.Close() }, ErrMissingPlanes, false, ErrClosed},
+		{"Close of the committed file", func(w *Writer, _ *Image) error { return w.Close() }, nil, true, nil},
+		{"Abort of the committed file", func(w *Writer, _ *Image) error { return w.Abort() }, nil, true, nil},
 	}
 	for _, workers := range []int{1, 2} {
 		for _, c := range cases {
@@ -946,8 +931,16 @@ func TestProgressMayCallTheWriter(t *testing.T) {
 					defer close(done)
 					var w *Writer
 					var im *Image
+					var calls []error
+					var seen []Progress
+					closing := false
 					h := iohandle.NewMemory()
-					w, err := New(h, Options{TileSize: 16, Workers: workers, Progress: func(p Progress) { c.call(t, w, im, p) }})
+					w, err := New(h, Options{TileSize: 16, Workers: workers, Progress: func(p Progress) {
+						seen = append(seen, p)
+						if len(calls) == 0 && c.atClose == closing && (!closing || p.Tiles == p.TotalTiles) {
+							calls = append(calls, c.call(w, im))
+						}
+					}})
 					if !assert.NoError(t, err) {
 						return
 					}
@@ -956,17 +949,27 @@ func TestProgressMayCallTheWriter(t *testing.T) {
 						return
 					}
 					for z := range 3 {
-						if err := im.WritePlane(z, 0, 0, plane8(64*64)); err != nil && !errors.Is(err, ErrPlane) {
+						if err := im.WritePlane(z, 0, 0, plane); err != nil && !errors.Is(err, ErrPlane) {
 							assert.ErrorIs(t, err, ErrClosed, "plane %d", z)
 						}
 					}
+					closing = true
 					err = w.Close()
-					if c.wantClose == nil {
-						assert.NoError(t, err)
-						assert.NotEmpty(t, h.Bytes())
+					if assert.Len(t, calls, 1, "the call was made") {
+						if c.want == nil {
+							assert.NoError(t, calls[0])
+						} else {
+							assert.ErrorIs(t, calls[0], c.want)
+						}
+					}
+					if c.wantClose != nil {
+						assert.ErrorIs(t, err, c.wantClose)
 						return
 					}
-					assert.ErrorIs(t, err, c.wantClose)
+					assert.NoError(t, err)
+					if assert.NotEmpty(t, seen) {
+						assert.Equal(t, int64(len(h.Bytes())), seen[len(seen)-1].Bytes, "the committed file's report comes last")
+					}
 				}()
 				select {
 				case <-done:
@@ -975,6 +978,50 @@ func TestProgressMayCallTheWriter(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestProgressCommittedFileReported: the committed file's report is not
+// lost when Progress runs as Close commits: Close from Progress (a report
+// of ReadPlanes, whose planes are complete by then), or Close on another
+// goroutine while Progress runs.
+func TestProgressCommittedFileReported(t *testing.T) {
+	spec := ImageSpec{SizeX: 64, SizeY: 64, SizeZ: 3}
+	opts := Options{Compression: None, TileSize: 64} // each plane its own tile: ReadPlanes copies them
+	for _, elsewhere := range []bool{false, true} {
+		var w *Writer
+		var seen []Progress
+		var closeErr error
+		inside, release := make(chan struct{}), make(chan struct{})
+		once := false
+		opts.Progress = func(p Progress) {
+			seen = append(seen, p)
+			if p.Tiles == p.TotalTiles && !once {
+				once = true
+				if elsewhere {
+					close(inside)
+					<-release
+				} else {
+					closeErr = w.Close()
+				}
+			}
+		}
+		h := iohandle.NewMemory()
+		w, err := New(h, opts)
+		require.NoError(t, err)
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		read := make(chan error)
+		go func() { read <- im.ReadPlanes(bytes.NewReader(make([]byte, 3*64*64))) }()
+		if elsewhere {
+			<-inside
+			closeErr = w.Close()
+			close(release)
+		}
+		require.NoError(t, <-read)
+		require.NoError(t, closeErr)
+		require.NoError(t, w.Close())
+		assert.Equal(t, Progress{Tiles: 3, TotalTiles: 3, Bytes: int64(len(h.Bytes()))}, seen[len(seen)-1], "elsewhere %v: %+v", elsewhere, seen)
 	}
 }
 

@@ -31,9 +31,20 @@ func isOMEXML(d string) bool {
 		}
 		d = strings.TrimSpace(d[:i])
 	}
-	// "/>" ends an empty root, <OME .../>, as well as a document cut
-	// after an empty element, which the parser then says is cut short.
-	return strings.HasPrefix(d, "<") && (strings.HasSuffix(d, "OME>") || strings.HasSuffix(d, "/>") && looksOMEXML(d))
+	return strings.HasPrefix(d, "<") && (strings.HasSuffix(d, "OME>") || emptyOMERoot(d))
+}
+
+// emptyOMERoot reports whether a document ends with an empty OME element,
+// <OME .../> (or with a prefix, <ome:OME .../>): its last tag, as no "<"
+// may stand in an attribute's value. A document cut after another empty
+// element is not one: looksOMEXML says it was cut short.
+func emptyOMERoot(d string) bool {
+	if !strings.HasSuffix(d, "/>") {
+		return false
+	}
+	tag := d[strings.LastIndex(d, "<")+1:] // `OME xmlns="..."/>`, `ome:OME/>`...
+	name := strings.TrimSuffix(strings.FieldsFunc(tag, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' })[0], "/>")
+	return name[strings.LastIndex(name, ":")+1:] == "OME"
 }
 
 // looksOMEXML reports whether an ImageDescription that isOMEXML refuses

@@ -621,8 +621,11 @@ func TestOMERefused(t *testing.T) {
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1, 1},
 		{"SizeC 0", omeDocument(``, good, pixels(1, 0, 1, "XYZCT", `<TiffData IFD="1"/>`)), 2, ErrMetadata, "Pixels SizeC 0 (the schema's sizes are at least 1)", 1, 1},
 		{"no Image", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
+		{"no Image, a prefix", "<?xml version=\"1.0\"?>\n<ome:OME xmlns:ome=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\"\n/>", 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
 		// Read as a plain TIFF with SkipUnsupported, its pages along T.
 		{"cut short", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:150], 3, ErrMetadata, "begins as OME-XML but does not end with the OME element (150 bytes", 1, 1},
+		{"cut short after an empty element", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:len(omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`)))-len(`</Pixels></Image></OME>`)],
+			3, ErrMetadata, "begins as OME-XML but does not end with the OME element", 1, 1},
 		{"cut short, no OME element yet", `<?xml version="1.0" encoding="UTF-8"?><!-- Warning: this comment is an OME-XML metadata block --><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" `,
 			1, ErrMetadata, "begins as OME-XML", 1, 1},
 	}
