@@ -351,11 +351,29 @@ func checkFileName(field, name string) error {
 		return planErrorf("%s %q is not a file name: it has a path separator or NUL", field, name)
 	case len(name) > 255:
 		return planErrorf("%s is %d bytes long, more than a file name may be (255)", field, len(name))
+	case windowsDevice(name):
+		return planErrorf("%s %q is not a file name on Windows, where it names a device (whatever its extension)", field, name)
+	case strings.HasSuffix(name, ".") || strings.HasSuffix(name, " "):
+		return planErrorf("%s %q is not a file name on Windows, which drops a final dot or space", field, name)
 	}
 	if err := checkXMLText(name); err != nil {
 		return planError(field, err)
 	}
 	return nil
+}
+
+// windowsDevice reports whether Windows takes name for a device (CON,
+// PRN, AUX, NUL, COM1 to COM9, LPT1 to LPT9, in any case, before any
+// extension): a file written under it would go to the device.
+func windowsDevice(name string) bool {
+	base, _, _ := strings.Cut(name, ".")
+	switch base = strings.ToUpper(strings.TrimRight(base, " ")); {
+	case base == "CON" || base == "PRN" || base == "AUX" || base == "NUL":
+		return true
+	case len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")):
+		return base[3] >= '1' && base[3] <= '9'
+	}
+	return false
 }
 
 // checkNames checks the files' names, and that no two of them, nor the

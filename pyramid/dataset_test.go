@@ -123,6 +123,10 @@ func TestNewDatasetRefuses(t *testing.T) {
 			files(DatasetFile{Name: "stack.companion.ome", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})(s)
 		}), nil, `the companion "stack.companion.ome" is the name of Files[0] too`},
 		{"dot dot", with(files(DatasetFile{Name: "..", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `Files[0].Name ".." is not a file name`},
+		{"a Windows device", with(files(DatasetFile{Name: "nul.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil,
+			`Files[0].Name "nul.ome.tif" is not a file name on Windows, where it names a device (whatever its extension)`},
+		{"another Windows device", with(files(DatasetFile{Name: "Com7 .tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `names a device`},
+		{"a final dot", with(files(DatasetFile{Name: "stack.", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `which drops a final dot or space`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
