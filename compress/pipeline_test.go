@@ -337,34 +337,42 @@ func (e blockingEncoder) Encode(dst, src []byte) ([]byte, error) {
 // TestPipelineConcurrentProducers: a Submit or Close while another
 // goroutine's Submit is under way fails the pipeline with ErrConcurrent,
 // in both modes (the race detector found the synchronous mode's buffer
-// shared); the tile it was given is not consumed.
+// shared); the tile it was given is not consumed. One refused call is
+// made per pipeline: the failure it causes wakes a Submit waiting for
+// room, which then returns, so a second call might no longer be
+// concurrent (a Close would then wait for the blocked encoder).
 func TestPipelineConcurrentProducers(t *testing.T) {
 	for _, workers := range []int{1, 2} {
-		var consumed [][]byte
-		// One tile of 3 bytes in flight at most: the second waits in Submit.
-		p := NewPipeline(context.Background(), Options{Workers: workers, BatchBytes: 1, MaxInFlightBytes: 3}, func(_ int64, b []byte) error {
-			consumed = append(consumed, bytes.Clone(b))
-			return nil
-		})
-		enc := blockingEncoder{make(chan struct{}), make(chan struct{})}
-		first := make(chan error, 1)
-		go func() { first <- p.Submit(enc, []byte("one")) }()
-		if workers == 1 {
-			<-enc.inside // encoding, inside Submit
-		} else {
-			require.NoError(t, <-first) // queued; the worker encodes it
-			<-enc.inside
-			go func() { first <- p.Submit(enc, []byte("two")) }()
-			for !p.producing.Load() { // waiting for room, inside Submit
-				runtime.Gosched()
+		for _, call := range []string{"Submit", "Close"} {
+			var consumed [][]byte
+			// One tile of 3 bytes in flight at most: the second waits in Submit.
+			p := NewPipeline(context.Background(), Options{Workers: workers, BatchBytes: 1, MaxInFlightBytes: 3}, func(_ int64, b []byte) error {
+				consumed = append(consumed, bytes.Clone(b))
+				return nil
+			})
+			enc := blockingEncoder{make(chan struct{}), make(chan struct{})}
+			first := make(chan error, 1)
+			go func() { first <- p.Submit(enc, []byte("one")) }()
+			if workers == 1 {
+				<-enc.inside // encoding, inside Submit
+			} else {
+				require.NoError(t, <-first) // queued; the worker encodes it
+				<-enc.inside
+				go func() { first <- p.Submit(enc, []byte("two")) }()
+				for !p.producing.Load() { // waiting for room, inside Submit
+					runtime.Gosched()
+				}
 			}
+			if call == "Submit" {
+				assert.ErrorIs(t, p.Submit(noneCodec{}, []byte("mine")), ErrConcurrent, "%d workers", workers)
+			} else {
+				assert.ErrorIs(t, p.Close(), ErrConcurrent, "%d workers", workers)
+			}
+			close(enc.release)
+			<-first
+			assert.ErrorIs(t, p.Close(), ErrConcurrent, "%d workers, %s: the failure stays", workers, call)
+			assert.NotContains(t, consumed, []byte("mine"))
 		}
-		assert.ErrorIs(t, p.Submit(noneCodec{}, []byte("mine")), ErrConcurrent, "%d workers", workers)
-		assert.ErrorIs(t, p.Close(), ErrConcurrent, "%d workers", workers)
-		close(enc.release)
-		<-first
-		assert.ErrorIs(t, p.Close(), ErrConcurrent, "%d workers", workers)
-		assert.NotContains(t, consumed, []byte("mine"))
 	}
 }
 
