@@ -46,10 +46,10 @@ import (
 //
 // What cannot be made safe is refused with an error, never corrupts the
 // file: two goroutines on one plane at once (ErrPlane for the later call),
-// ReadPlanes on an image whose planes another goroutine has started, or
-// a plane of an image ReadPlanes is writing (ErrPlane), and a call racing Close or Abort (ErrClosed if it comes
-// after; if it came first, its plane may be missing and Close says so with
-// ErrMissingPlanes). Options.Progress is called from one goroutine at a
+// ReadPlanes on an image whose planes another goroutine has started, or a
+// plane of an image ReadPlanes is writing (ErrPlane), and a call racing
+// Close or Abort (ErrClosed if it comes after; if it came first, its plane
+// may be missing and Close says so with ErrMissingPlanes). Options.Progress is called from one goroutine at a
 // time, holding none of the Writer's locks: it may call its methods (a
 // Close from it before every plane's call has returned fails, as it would
 // from another goroutine).
@@ -416,15 +416,16 @@ func (w *Writer) tileBuffer(n int, scratch *[]byte) []byte {
 // before it by any goroutine. Without a pipeline it stores the tile before
 // it returns.
 func (w *Writer) submit(dir *levelDir, enc compress.Encoder, tile []byte) error {
-	err := w.submitLocked(dir, enc, tile)
+	err := w.queue(dir, enc, tile)
 	if err == nil {
 		w.report()
 	}
 	return err
 }
 
-// submitLocked is submit's work, under w.mu.
-func (w *Writer) submitLocked(dir *levelDir, enc compress.Encoder, tile []byte) error {
+// queue is submit but for the report: it takes w.mu, which report must
+// not hold.
+func (w *Writer) queue(dir *levelDir, enc compress.Encoder, tile []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {

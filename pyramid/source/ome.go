@@ -42,8 +42,8 @@ func emptyOMERoot(d string) bool {
 	if !strings.HasSuffix(d, "/>") {
 		return false
 	}
-	tag := d[strings.LastIndex(d, "<")+1:] // `OME xmlns="..."/>`, `ome:OME/>`...
-	name := strings.TrimSuffix(strings.FieldsFunc(tag, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' })[0], "/>")
+	tag := d[strings.LastIndex(d, "<")+1:]                   // `OME xmlns="..."/>`, `ome:OME/>`...
+	name := strings.TrimSuffix(strings.Fields(tag)[0], "/>") // tag holds "/>" at least
 	return name[strings.LastIndex(name, ":")+1:] == "OME"
 }
 

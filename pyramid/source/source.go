@@ -34,10 +34,10 @@ var (
 	// ErrLeftOut marks the errors of whole images that cannot be mapped:
 	// a page of a generic TIFF of a size no page mapped has (one of such a
 	// size might have been a plane of its image), an Image element of an
-	// OME-TIFF, the image, label or macro of an SVS file. Left out with Options.SkipUnsupported, they
-	// leave the images kept as they would be otherwise, while the other
-	// File.Skipped entries take something from a kept image (its metadata,
-	// or the pages of its planes).
+	// OME-TIFF, the image, label or macro of an SVS file. Left out with
+	// Options.SkipUnsupported, they leave the images kept as they would be
+	// otherwise, while the other File.Skipped entries take something from
+	// a kept image (its metadata, or the pages of its planes).
 	ErrLeftOut = errors.New("source: image left out")
 )
 
