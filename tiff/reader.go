@@ -323,16 +323,20 @@ func (w *walker) entry(fl gtiff.Field) ifd.Entry {
 		return e
 	}
 	// check has bounded Count by the file size.
-	raw := fl.Value().Bytes()[:int(e.Count)*size]
-	e.Value = make([]byte, len(raw))
+	n := int(e.Count) * size
+	raw := fl.Value().Bytes()[:n:n]
 	word := size
 	if e.Type == ifd.Rational || e.Type == ifd.SRational {
 		word = 4 // two LONGs
 	}
 	if !w.file.bigEndian() || word == 1 {
-		copy(e.Value, raw)
+		// google/tiff reads each field's value into a buffer of its own,
+		// and the parsed directory is dropped once its entries are taken:
+		// the entry may keep the buffer (a 50 MB OME-XML is not copied).
+		e.Value = raw
 		return e
 	}
+	e.Value = make([]byte, len(raw))
 	for i := 0; i+word <= len(raw); i += word {
 		for j := range word {
 			e.Value[i+j] = raw[i+word-1-j]

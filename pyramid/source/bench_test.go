@@ -6,8 +6,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -46,6 +49,51 @@ func BenchmarkBandReader(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkOpenLargeOME maps an OME-TIFF whose OME-XML is about 8 MiB: a
+// MapAnnotation of many entries that no image refers to, the shape of the
+// metadata a screening system exports. It reports bytes of OME-XML a
+// second and the memory allocated to map them: the document is parsed
+// for the mapping and again for carrying it (pyramid.ParseOME).
+func BenchmarkOpenLargeOME(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString(`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="16" SizeY="16" SizeZ="1" SizeC="1" SizeT="1"><Channel ID="Channel:0:0" SamplesPerPixel="1"/><TiffData/></Pixels></Image><StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value>`)
+	for i := 0; doc.Len() < 8<<20; i++ {
+		fmt.Fprintf(&doc, "<M K=\"key %d\">a value of some length for key %d &amp; more</M>\n", i, i)
+	}
+	doc.WriteString(`</Value></MapAnnotation></StructuredAnnotations></OME>`)
+	ome, err := pyramid.ParseOME([]byte(doc.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{OME: ome})
+	if err != nil {
+		b.Fatal(err)
+	}
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 16, SizeY: 16, PixelType: pyramid.Uint8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	file := h.Bytes()
+	b.SetBytes(int64(doc.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := mapFile(b, file, "in.ome.tif", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(f.Images) != 1 {
+			b.Fatalf("%d images", len(f.Images))
 		}
 	}
 }
