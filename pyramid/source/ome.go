@@ -2,11 +2,8 @@ package source
 
 import (
 	"cmp"
-	"encoding/xml"
-	"errors"
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 	"math/bits"
 	"slices"
@@ -63,17 +60,30 @@ func looksOMEXML(d string) bool {
 
 // omeDoc is the part of an OME-XML document the mapping reads. Elements
 // are matched by their local names, whatever the schema's namespace.
+// parseOME fills it; the struct tags say what it reads where, as
+// encoding/xml would, which the tests use as the reference.
 type omeDoc struct {
 	UUID       string         `xml:"UUID,attr"`
 	BinaryOnly *omeBinaryOnly `xml:"BinaryOnly"`
 	Images     []omeImage     `xml:"Image"`
-	Maps       []struct {
-		ID     string `xml:"ID,attr"`
-		Values []struct {
-			Key   string `xml:"K,attr"`
-			Value string `xml:",chardata"`
-		} `xml:"Value>M"`
-	} `xml:"StructuredAnnotations>MapAnnotation"`
+	Maps       []omeMap       `xml:"StructuredAnnotations>MapAnnotation"`
+}
+
+// omeMap is a MapAnnotation.
+type omeMap struct {
+	ID     string        `xml:"ID,attr"`
+	Values []omeMapEntry `xml:"Value>M"`
+}
+
+// omeMapEntry is an M element of a MapAnnotation's Value.
+type omeMapEntry struct {
+	Key   string `xml:"K,attr"`
+	Value string `xml:",chardata"`
+}
+
+// omeRef is a reference to another element, such as an AnnotationRef.
+type omeRef struct {
+	ID string `xml:"ID,attr"`
 }
 
 // omeBinaryOnly is a BinaryOnly element: the document is in the companion
@@ -90,9 +100,7 @@ type omeImage struct {
 	AcquisitionDate string     `xml:"AcquisitionDate"`
 	Description     string     `xml:"Description"`
 	Pixels          *omePixels `xml:"Pixels"`
-	AnnotationRefs  []struct {
-		ID string `xml:"ID,attr"`
-	} `xml:"AnnotationRef"`
+	AnnotationRefs  []omeRef   `xml:"AnnotationRef"`
 }
 
 // omePixels is a Pixels element.
@@ -125,50 +133,18 @@ type omeChannel struct {
 
 // omeTiffData is a TiffData element: where planes of the image lie.
 type omeTiffData struct {
-	IFD        *uint32 `xml:"IFD,attr"`
-	PlaneCount *uint32 `xml:"PlaneCount,attr"`
-	FirstZ     *uint32 `xml:"FirstZ,attr"`
-	FirstC     *uint32 `xml:"FirstC,attr"`
-	FirstT     *uint32 `xml:"FirstT,attr"`
-	UUID       *struct {
-		Value    string `xml:",chardata"`
-		FileName string `xml:"FileName,attr"`
-	} `xml:"UUID"`
+	IFD        *uint32  `xml:"IFD,attr"`
+	PlaneCount *uint32  `xml:"PlaneCount,attr"`
+	FirstZ     *uint32  `xml:"FirstZ,attr"`
+	FirstC     *uint32  `xml:"FirstC,attr"`
+	FirstT     *uint32  `xml:"FirstT,attr"`
+	UUID       *omeUUID `xml:"UUID"`
 }
 
-// parseOME parses an OME-XML document.
-func parseOME(text string) (*omeDoc, error) {
-	var doc omeDoc
-	d := xml.NewDecoder(strings.NewReader(text))
-	d.Strict = true
-	// The text is read as UTF-8 whatever encoding its declaration names
-	// (UTF-16, ISO-8859-1...), as Bio-Formats reads it: it parses the text
-	// decoded already. Bytes that are no UTF-8 are an error of the parser.
-	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
-	var start xml.StartElement
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: OME-XML: %w", ErrMetadata, err)
-		}
-		if s, ok := tok.(xml.StartElement); ok {
-			start = s
-			break
-		}
-	}
-	if start.Name.Local != "OME" {
-		return nil, fmt.Errorf("%w: OME-XML: the root element is %s, not OME", ErrMetadata, start.Name.Local)
-	}
-	if err := d.DecodeElement(&doc, &start); err != nil {
-		if ne, ok := errors.AsType[*strconv.NumError](err); ok {
-			line, _ := d.InputPos()
-			want := map[string]string{"ParseUint": "a whole number of 0 or more", "ParseInt": "a whole number", "ParseFloat": "a number of float's range"}[ne.Func]
-			return nil, fmt.Errorf("%w: OME-XML, by line %d: %q, the value of a numeric attribute (a size, IFD, PlaneCount, First..., PhysicalSize...), is not %s",
-				ErrMetadata, line, ne.Num, cmp.Or(want, "a number"))
-		}
-		return nil, fmt.Errorf("%w: OME-XML: %w", ErrMetadata, err)
-	}
-	return &doc, nil
+// omeUUID is a TiffData's UUID element: the file's UUID, and its name.
+type omeUUID struct {
+	Value    string `xml:",chardata"`
+	FileName string `xml:"FileName,attr"`
 }
 
 // ome maps an OME-TIFF, as Bio-Formats' OMETiffReader does:
