@@ -257,6 +257,9 @@ type omeFrame struct {
 	last    int32    // last child so far, -1 for none
 	scope   int      // len(scope) before its declarations
 	foreign bool     // inside XMLAnnotation's Value: kept as it is, unchecked
+	// elements: it has element children, kept or skipped (TiffData...):
+	// its whitespace is layout.
+	elements bool
 }
 
 // syntax returns an ErrOMESyntax error at the decoder's position.
@@ -352,6 +355,9 @@ func (p *omeParser) start(t xml.StartElement) error {
 		p.skip++
 		p.stack = append(p.stack, omeFrame{node: -1, raw: t.Name, scope: len(p.scope)})
 		return nil
+	}
+	if len(p.stack) > 0 {
+		p.stack[len(p.stack)-1].elements = true
 	}
 	mark := len(p.scope)
 	for _, a := range t.Attr {
@@ -510,7 +516,7 @@ func (p *omeParser) end(t xml.EndElement) error {
 		return nil
 	}
 	if !top.foreign && p.d.names[p.d.nodes[top.node].name].space == omeNamespace {
-		p.d.dropLayout(top.node)
+		p.d.dropLayout(top.node, top.elements)
 	}
 	if len(p.stack) == 0 {
 		p.closed = true
@@ -549,17 +555,11 @@ func (p *omeParser) chars(t xml.CharData) error {
 }
 
 // dropLayout unlinks the whitespace between the children of an OME
-// element that has element children: the model has no mixed content, so
-// it is layout.
-func (d *OMEDocument) dropLayout(n int32) {
-	hasElement := false
-	for c := d.nodes[n].first; c >= 0; c = d.nodes[c].next {
-		if d.nodes[c].name >= 0 {
-			hasElement = true
-			break
-		}
-	}
-	if !hasElement {
+// element that has element children (elements), even if the parser
+// skipped them all (a Pixels of TiffData only): the model has no mixed
+// content, so it is layout.
+func (d *OMEDocument) dropLayout(n int32, elements bool) {
+	if !elements {
 		return
 	}
 	prev := int32(-1)

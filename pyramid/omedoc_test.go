@@ -109,6 +109,10 @@ func TestParseOMEKeeps(t *testing.T) {
 		{"an encoding declared", `<?xml version="1.0" encoding="ISO-8859-1"?>` + omeRoot + `<Experimenter ID="Experimenter:0" FirstName="Zoé"/>` + omeEnd, 0},
 		{"UTF-16 declared", `<?xml version="1.0" encoding="UTF-16"?>` + omeRoot + `<Experimenter ID="Experimenter:0"/>` + omeEnd, 0},
 		{"prefixed OME", `<?xml version="1.0"?><ome:OME xmlns:ome="http://www.openmicroscopy.org/Schemas/OME/2016-06"><ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><ome:MetadataOnly/></ome:Pixels></ome:Image></ome:OME>`, 1},
+		// Pixels whose only children are the writer's own, skipped: the
+		// whitespace around them is layout all the same.
+		{"indented TiffData only", omeRoot + "\n <Image ID=\"Image:0\">\n  <Pixels ID=\"Pixels:0\" DimensionOrder=\"XYZCT\" Type=\"uint8\" SizeX=\"8\" SizeY=\"8\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\">\n   <TiffData IFD=\"0\" PlaneCount=\"1\"/>\n  </Pixels>\n </Image>\n" + omeEnd, 1},
+		{"indented MetadataOnly", omeRoot + "<Image ID=\"Image:0\"><Pixels ID=\"Pixels:0\" DimensionOrder=\"XYZCT\" Type=\"uint8\" SizeX=\"8\" SizeY=\"8\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\">\n\t<MetadataOnly/>\n</Pixels></Image>" + omeEnd, 1},
 		{"constructs", "<!DOCTYPE OME>\n<?pi data?>\n" + omeRoot + "\n  <!-- a comment -->\n  " +
 			`<Experimenter ID="Experimenter:0" xml:lang="fr" FirstName="Zoé &amp; &#x1F600;"/>` + "\n  " +
 			`<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value xmlns:q="urn:q">` +

@@ -139,7 +139,7 @@ var OwnedByWriter = struct {
 // MissingFrom lists what of want (a caller's document) got (the writer's)
 // lacks: every element and attribute the caller gave, except what the
 // writer owns (OwnedByWriter), with the same values, and the same text
-// (trimmed in elements that have children). Elements are matched by ID
+// (trimmed in elements that have children in either). Elements are matched by ID
 // (elements defining one), Planes by TheZ, TheC and TheT, others by their
 // order among the siblings of their name. Each entry names the element by
 // its path and says what differs.
@@ -164,7 +164,7 @@ func MissingFrom(want, got *Tree) []string {
 			}
 		}
 		wt, gt := w.Text, g.Text
-		if len(w.Kids) > 0 {
+		if len(w.Kids) > 0 || len(g.Kids) > 0 {
 			wt, gt = strings.TrimSpace(wt), strings.TrimSpace(gt)
 		}
 		if wt != gt {
