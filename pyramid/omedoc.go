@@ -198,6 +198,7 @@ func (m *OMEImage) Document() *OMEDocument { return m.doc }
 // StructuredAnnotations), duplicate IDs, references to IDs not defined,
 // and BinaryOnly.
 func ParseOME(data []byte) (*OMEDocument, error) {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // UTF-8's byte order mark, which XML allows
 	if len(data) > MaxOMEXMLSize {
 		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("%d bytes, more than MaxOMEXMLSize (%d)", len(data), MaxOMEXMLSize)}
 	}

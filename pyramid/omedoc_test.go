@@ -107,6 +107,7 @@ func TestParseOMEKeeps(t *testing.T) {
 		{"Bio-Formats", bioformatsDoc(), 1},
 		{"no images", omeRoot + `<Experimenter ID="Experimenter:0" Email="a@b"/>` + omeEnd, 0},
 		{"an encoding declared", `<?xml version="1.0" encoding="ISO-8859-1"?>` + omeRoot + `<Experimenter ID="Experimenter:0" FirstName="Zoé"/>` + omeEnd, 0},
+		{"byte order mark", "\uFEFF" + omeRoot + omeImage0 + omeEnd, 1},
 		{"UTF-16 declared", `<?xml version="1.0" encoding="UTF-16"?>` + omeRoot + `<Experimenter ID="Experimenter:0"/>` + omeEnd, 0},
 		{"prefixed OME", `<?xml version="1.0"?><ome:OME xmlns:ome="http://www.openmicroscopy.org/Schemas/OME/2016-06"><ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><ome:MetadataOnly/></ome:Pixels></ome:Image></ome:OME>`, 1},
 		// Pixels whose only children are the writer's own, skipped: the

@@ -116,11 +116,12 @@ func readCompanion(dir, name string) (string, error) {
 	defer f.Close()
 	br := bufio.NewReader(io.LimitReader(f, pyramid.MaxOMEXMLSize+1))
 	head, _ := br.Peek(64)
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte(byteOrderMark)), " \t\r\n")
 	if !bytes.HasPrefix(head, []byte("<")) {
 		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, errNoCompanion)
 	}
 	data, err := io.ReadAll(br)
+	data = bytes.TrimPrefix(data, []byte(byteOrderMark))
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)

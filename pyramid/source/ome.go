@@ -16,6 +16,10 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
+// byteOrderMark is UTF-8's, which an XML document may start with (XML
+// 1.0, 4.3.3): tifffile and Bio-Formats read OME-XML after it.
+const byteOrderMark = "\uFEFF"
+
 // isOMEXML reports whether an ImageDescription is OME-XML, as tifffile
 // tests it: XML whose text ends with the OME element's end tag; comments
 // after it are let pass, as Bio-Formats, which parses the text, does.

@@ -207,6 +207,7 @@ func isRegular(name string) bool {
 // read from opts.DatasetDir. File.TIFF is nil; File.Parts are the TIFFs.
 // Close releases them.
 func NewCompanion(text, name string, opts Options) (*File, error) {
+	text = strings.TrimPrefix(text, byteOrderMark)
 	if !isOMEXML(text) {
 		return nil, fmt.Errorf("%w: the companion %q is not an OME-XML document", ErrMetadata, name)
 	}
@@ -260,6 +261,7 @@ func New(f *tiff.File, name string, opts Options) (*File, error) {
 // newFile maps a TIFF file whose first page's ImageDescription is
 // description, or with no file, the companion whose document it is.
 func newFile(f *tiff.File, description, name string, opts Options) (*File, error) {
+	description = strings.TrimPrefix(description, byteOrderMark)
 	out := &File{TIFF: f}
 	m := &mapper{file: out, name: name, opts: opts}
 	var err error

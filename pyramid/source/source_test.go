@@ -416,6 +416,9 @@ func TestOMEMetadata(t *testing.T) {
 		annotations []pyramid.KeyValue
 	}{
 		{"carried", doc, true, " two & more\n", time.Time{}, nil},
+		// UTF-8's byte order mark before the document: OME-XML all the
+		// same, as tifffile and Bio-Formats read it.
+		{"byte order mark", "\uFEFF" + doc, true, " two & more\n", time.Time{}, nil},
 		{"typed only", strings.Replace(doc, "2016-06", "2015-01", 1), false, "two & more", time.Date(2021, 3, 4, 5, 6, 7, 5e8, time.UTC),
 			[]pyramid.KeyValue{{Key: "stain", Value: "H&E"}, {Key: "organ", Value: "liver"}}},
 	}
