@@ -209,11 +209,27 @@ func (m *OMEImage) checkQuantity(n int32, attr string, k quantityKind) error {
 }
 
 // planes maps the image's Plane elements to the planes of spec, checking
-// that each names a plane of its own.
+// that each names a plane of its own. The TheC of a Plane counts the
+// document's Channel elements: where one of them gives its samples to
+// several channels of spec (specChannels), the Plane is theirs, each.
 func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
 	d := m.doc
 	var planes map[int]int32
 	size := s.sizes()
+	// specOf lists the channels of spec of each Channel element, when the
+	// elements' samples are split.
+	var specOf [][]int
+	if all, channels := m.channels(), m.specChannels(s); len(all) > 0 && len(channels) != len(all) {
+		specOf = make([][]int, len(all))
+		k := 0
+		for j, c := range channels {
+			if c != all[k] {
+				k++
+			}
+			specOf[k] = append(specOf[k], j)
+		}
+		size[1] = len(all)
+	}
 	for _, p := range d.children(m.pixels()) {
 		if !d.is(p, "Plane") {
 			continue
@@ -233,14 +249,20 @@ func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
 			}
 			at[i] = n
 		}
-		index, _ := s.PlaneIndex(at[0], at[1], at[2])
-		if planes == nil {
-			planes = map[int]int32{}
+		cs := []int{at[1]}
+		if specOf != nil {
+			cs = specOf[at[1]]
 		}
-		if prev, dup := planes[index]; dup {
-			return nil, d.conflict(p, "", "a second Plane for z=%d c=%d t=%d (the first is line %d)", at[0], at[1], at[2], d.nodes[prev].line)
+		for _, c := range cs {
+			index, _ := s.PlaneIndex(at[0], c, at[2])
+			if planes == nil {
+				planes = map[int]int32{}
+			}
+			if prev, dup := planes[index]; dup {
+				return nil, d.conflict(p, "", "a second Plane for z=%d c=%d t=%d (the first is line %d)", at[0], at[1], at[2], d.nodes[prev].line)
+			}
+			planes[index] = p
 		}
-		planes[index] = p
 	}
 	return planes, nil
 }

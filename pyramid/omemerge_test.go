@@ -280,6 +280,38 @@ func TestOMEImageCheck(t *testing.T) {
 	assert.ErrorIs(t, bits.Image(0).Check(ImageSpec{SizeX: 8, SizeY: 6, PixelType: Uint16}), ErrOMEConflict)
 }
 
+// TestOMESplitChannelPlanes: the TheC of a Plane counts the document's
+// Channel elements; where a Channel of several samples is written as a
+// channel per sample, its Planes go to each of them.
+func TestOMESplitChannelPlanes(t *testing.T) {
+	text := omeRoot + `<Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="4" SizeT="1">` +
+		`<Channel ID="Channel:0:0" SamplesPerPixel="2" Name="first"/><Channel ID="Channel:0:1" SamplesPerPixel="2" Name="second"/>` +
+		`<Plane TheZ="0" TheC="0" TheT="0" ExposureTime="11"/><Plane TheZ="0" TheC="1" TheT="0" ExposureTime="99"/></Pixels></Image>` + omeEnd
+	doc := mustParseOME(t, text)
+	spec := ImageSpec{SizeX: 8, SizeY: 6, SizeC: 4, DimensionOrder: XYCZT, OME: doc.Image(0)}
+	h := iohandle.NewMemory()
+	w, err := New(h, Options{})
+	require.NoError(t, err)
+	im, err := w.AddImage(spec)
+	require.NoError(t, err)
+	for c := range 4 {
+		require.NoError(t, im.WritePlane(0, c, 0, make([]byte, 48)))
+	}
+	require.NoError(t, w.Close())
+	px := omexmltest.Parse(t, []byte(descriptionOf(t, h.Bytes()))).Element("Image", "Pixels")
+	var got []string
+	for _, p := range px.Children("Plane") {
+		got = append(got, p.Attr("TheC")+":"+p.Attr("ExposureTime"))
+	}
+	assert.Equal(t, []string{"0:11", "1:11", "2:99", "3:99"}, got)
+
+	// TheC counts the 2 Channels, not the 4 samples.
+	third := mustParseOME(t, strings.Replace(text, `TheC="1"`, `TheC="2"`, 1))
+	spec.OME = third.Image(0)
+	err = third.Image(0).Check(spec)
+	assert.ErrorIs(t, err, ErrOMEConflict)
+}
+
 // TestCallerOMEImageCount: a document's Images are the images added, one
 // for one: one more is refused at AddImage, one fewer at Close, and with
 // Options.OME's images an ImageSpec.OME is refused too.
