@@ -195,7 +195,9 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		}
 		fmt.Fprintf(w, "image %d %q: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
 			i, name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
-		if levels, err := im.Encoded(false); err == nil && levels[0].TileWidth == levels[0].TileHeight {
+		// As convert decides it (without -tile): tiles the writer would cut
+		// alike, square or shrunk to the image, are copied.
+		if levels, err := im.Encoded(false); err == nil && copiable(im.Spec, levels[0].TileCoding) {
 			c := levels[0].TileCoding
 			also := ""
 			if all, err := im.Encoded(true); err == nil {

@@ -128,6 +128,7 @@ image 0 "cells": 100 x 80, Z 1 x C 2 x T 1, XYZCT, uint16, pages 0-1
   channel 0 "DAPI"
   channel 1 "FITC"
 image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
+  LZW tiles of 48 x 32, copied through by convert
 `},
 		{plain, `TIFF, 2 images, 4 planes
 image 0 "plain": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
@@ -169,15 +170,20 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 	clitest.AssertErrorLine(t, infoName, stderr)
 	clitest.AssertUsage(t, runInfo, "usage: ometiff info file...")
 
-	// Tiles convert copies through, and the levels -copy-levels copies.
-	for levels, want := range map[int]string{
-		1: "\n  Zstd tiles of 32 x 32, copied through by convert\n",
-		3: "\n  Zstd tiles of 32 x 32, copied through by convert, with its 2 reduced levels by -copy-levels\n",
+	// Tiles convert copies through, and the levels -copy-levels copies;
+	// tiles shrunk to the 200 x 150 image are copied too.
+	for _, tt := range []struct {
+		tile, levels int
+		want         string
+	}{
+		{32, 1, "\n  Zstd tiles of 32 x 32, copied through by convert\n"},
+		{32, 3, "\n  Zstd tiles of 32 x 32, copied through by convert, with its 2 reduced levels by -copy-levels\n"},
+		{256, 1, "\n  Zstd tiles of 208 x 160, copied through by convert\n"},
 	} {
-		tiled := filepath.Join(dir, fmt.Sprintf("tiled%d.ome.tif", levels))
-		writeTiled(t, tiled, pyramid.Options{TileSize: 32, Compression: pyramid.Zstd, Levels: levels})
+		tiled := filepath.Join(dir, fmt.Sprintf("tiled%d-%d.ome.tif", tt.tile, tt.levels))
+		writeTiled(t, tiled, pyramid.Options{TileSize: tt.tile, Compression: pyramid.Zstd, Levels: tt.levels})
 		code, stdout, stderr := clitest.Run(runInfo, tiled)
 		require.Equal(t, 0, code, stderr)
-		assert.Contains(t, stdout, want)
+		assert.Contains(t, stdout, tt.want)
 	}
 }

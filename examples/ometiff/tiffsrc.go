@@ -472,6 +472,13 @@ func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (side int, square bo
 	return side, c.TileWidth == c.TileHeight || fits(side), func(s int) bool { return s == side }
 }
 
+// copiable reports whether convert, without -tile, copies tiles coded
+// as c of an image: whether the writer would cut them alike.
+func copiable(spec pyramid.ImageSpec, c pyramid.TileCoding) bool {
+	_, square, _ := tileSide(spec, c)
+	return square
+}
+
 // planJPEG gives LZW to the images JPEG cannot code (other samples than
 // 8-bit gray or RGB) when -compression jpeg asks for it and some other
 // image takes it; when none does, the writer's refusal says why.
