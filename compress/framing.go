@@ -11,11 +11,12 @@ import (
 // decoding it: a JPEG stream starts with its SOI marker, a zlib stream
 // (Deflate) with a valid two-byte header, a Zstandard frame with its magic
 // number, and an LZW stream is at least as long as a code and the end
-// code. It is for blocks copied into a file undecoded: a block cut short,
-// or read at a wrong offset, is ErrCorrupt naming what its first bytes
-// are, where copying it would make a file that no reader decodes. A block
-// that passes may still be corrupt within. Uncompressed blocks and other
-// compressions pass.
+// code. It is for blocks copied into a file undecoded: a block read at a
+// wrong offset, or cut to fewer bytes than any stream of its codec has, is
+// ErrCorrupt naming what its first bytes are, where copying it would make
+// a file that no reader decodes. Only the start is checked: a block that
+// passes may still be cut short after it, or corrupt within, which only
+// decoding finds. Uncompressed blocks and other compressions pass.
 func CheckFraming(compression uint16, block []byte) error {
 	bad := func(what string) error {
 		return fmt.Errorf("%w: %d bytes starting % x: %s", ErrCorrupt, len(block), block[:min(len(block), 4)], what)

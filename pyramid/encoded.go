@@ -196,9 +196,10 @@ func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
 // them). tile is not kept after WriteTile returns. A level not given
 // encoded, a tile past the level's last, an empty tile, an uncompressed
 // one of other than TileWidth × TileHeight × the pixel's bytes, or a
-// compressed one not framed as its codec's streams (compress.CheckFraming:
-// cut short, or read from a wrong offset) is ErrData, and nothing is
-// written. Tiles are not decoded: one damaged within is written as it is.
+// compressed one that does not start as its codec's streams do
+// (compress.CheckFraming: read from a wrong offset, or of a few bytes) is
+// ErrData, and nothing is written. Tiles are not decoded: one cut short
+// after its first bytes, or damaged within, is written as it is.
 func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 	if ep == nil || ep.im == nil {
 		return errZero
