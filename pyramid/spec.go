@@ -73,8 +73,12 @@ const (
 
 // Channel describes one channel of an image. Zero fields are not written.
 type Channel struct {
-	Name  string
-	Color color.Color // nil: none
+	Name string
+	// Color is the channel's display colour, written as OME's RGBA; nil
+	// writes none. color.RGBA is alpha-premultiplied: an opaque colour has
+	// A 255 (color.RGBA{G: 255, A: 255}); one with a component above its
+	// alpha is refused.
+	Color color.Color
 	// ExcitationWavelength and EmissionWavelength are the channel's
 	// wavelengths (length units, positive), PinholeSize its pinhole's size
 	// (length units).
@@ -195,6 +199,18 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 	}
 	if err := s.checkText(); err != nil {
 		return s, err
+	}
+	for i, c := range s.Channels {
+		// color.RGBA and RGBA64 are alpha-premultiplied: the natural
+		// literal color.RGBA{G: 255} has no opacity, and would be written
+		// as transparent black.
+		if c.Color == nil {
+			continue
+		}
+		if r, g, b, a := c.Color.RGBA(); r > a || g > a || b > a {
+			return s, fmt.Errorf("%w: Channels[%d].Color %v has a component above its alpha, which an alpha-premultiplied colour cannot (color.RGBA{G: 255} is no opaque green: color.RGBA{G: 255, A: 255} is)",
+				ErrMetadata, i, c.Color)
+		}
 	}
 	if s.ObjectiveSettings == nil && s.Instrument != nil && len(s.Instrument.Objectives) == 1 {
 		s.ObjectiveSettings = &ObjectiveSettings{}

@@ -607,6 +607,14 @@ func TestBadInputErrors(t *testing.T) {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, AcquisitionDate: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)})
 			return err
 		}, ErrMetadata},
+		{"a colour not alpha-premultiplied", func(w *Writer) error {
+			// color.RGBA{G: 255} reads as green but has no opacity.
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Channels: []Channel{{Color: color.RGBA{G: 255}}}})
+			if err != nil && !strings.Contains(err.Error(), "Channels[0].Color") {
+				return fmt.Errorf("the field is not named: %v", err)
+			}
+			return err
+		}, ErrMetadata},
 		{"too many channel names", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Channels: []Channel{{Name: "a"}, {Name: "b"}}})
 			return err
