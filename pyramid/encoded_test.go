@@ -69,8 +69,9 @@ func copyPlane(t testing.TB, ep *EncodedPlaneWriter, src *tiff.Page, sub []*tiff
 
 // copyFile copies every plane of a file written by goldenPyramid g into a
 // new file: the full-resolution tiles as they are, and either every level
-// (all) or the levels computed from the decoded full resolution with opts.
-func copyFile(t testing.TB, g goldenPyramid, src []byte, opts Options, all bool) []byte {
+// (all) or the levels computed from the decoded full resolution, coded as
+// coding says (nil: as the full resolution is).
+func copyFile(t testing.TB, g goldenPyramid, src []byte, opts Options, coding *Coding, all bool) []byte {
 	f := readFile(t, src)
 	return writeMemory(t, opts, func(w *Writer) error {
 		page := 0
@@ -84,7 +85,9 @@ func copyFile(t testing.TB, g goldenPyramid, src []byte, opts Options, all bool)
 				require.NoError(t, err)
 				levels = append(levels, e)
 			}
-			im, err := w.AddEncodedImage(gi.spec, levels...)
+			spec := gi.spec
+			spec.Coding = coding
+			im, err := w.AddEncodedImage(spec, levels...)
 			if err != nil {
 				return err
 			}
@@ -140,20 +143,36 @@ func sameTiles(t *testing.T, want, got *tiff.Page, what string) {
 // TestEncodedFullResolution: with the full resolution given encoded, its
 // tiles and coding fields are the source's, byte for byte, and the reduced
 // levels are those the writer computes from the decoded rows: the same
-// bytes as writing the decoded pixels as a plain image.
+// bytes as writing the decoded pixels as a plain image, coded as
+// ImageSpec.Coding says, or without it as the source is (its codec and
+// predictor, its JPEG quality and colour coding), whatever the Options'
+// codec: one codec for the pyramid.
 func TestEncodedFullResolution(t *testing.T) {
 	sources := append(goldenPyramids()[:3], jpegPyramids()...)
 	for _, g := range sources {
 		seen := map[Compression]bool{}
-		for _, comp := range []Compression{g.opts.Compression, JPEG, LZW} {
+		for _, comp := range []Compression{-1, g.opts.Compression, JPEG, LZW} {
+			// The copy's Options name LZW (the zero value) and its spec
+			// comp's coding; -1, no coding: the plain image is coded as the
+			// source.
 			opts := Options{TileSize: g.opts.TileSize, Compression: comp}
+			var coding *Coding
+			if comp == -1 {
+				opts.Compression, opts.Quality, opts.JPEGColor = g.opts.Compression, g.opts.Quality, g.opts.JPEGColor
+			} else {
+				coding = &Coding{Compression: comp}
+			}
 			if comp == JPEG && !jpegImages(g) || seen[comp] {
 				continue
 			}
 			seen[comp] = true
-			t.Run(fmt.Sprintf("%s to %v", g.name, comp), func(t *testing.T) {
+			name := fmt.Sprintf("%s to %v", g.name, comp)
+			if comp == -1 {
+				name = g.name + " in its codec"
+			}
+			t.Run(name, func(t *testing.T) {
 				src := g.write(t)
-				out := copyFile(t, g, src, opts, false)
+				out := copyFile(t, g, src, Options{TileSize: g.opts.TileSize}, coding, false)
 				in, got := readFile(t, src), readFile(t, out)
 				require.Len(t, got.Pages, len(in.Pages))
 				// The same planes, decoded, written as plain images: their
@@ -206,7 +225,7 @@ func TestEncodedEveryLevel(t *testing.T) {
 	for _, g := range append(goldenPyramids()[:3], jpegPyramids()...) {
 		t.Run(g.name, func(t *testing.T) {
 			src := g.write(t)
-			out := copyFile(t, g, src, Options{Compression: Zstd, Levels: 1}, true)
+			out := copyFile(t, g, src, Options{Compression: Zstd, Levels: 1}, nil, true)
 			in, got := readFile(t, src), readFile(t, out)
 			require.Len(t, got.Pages, len(in.Pages))
 			for i, p := range got.Pages {
@@ -490,7 +509,7 @@ func TestEncodedByteIdenticalAtAnyWorkers(t *testing.T) {
 	src := g.write(t)
 	var files [][]byte
 	for _, workers := range []int{1, 2, 8} {
-		files = append(files, copyFile(t, g, src, Options{TileSize: 32, Compression: JPEG, Workers: workers}, false))
+		files = append(files, copyFile(t, g, src, Options{TileSize: 32, Compression: JPEG, Workers: workers}, nil, false))
 	}
 	assert.True(t, bytes.Equal(files[0], files[1]), "workers 1 and 2")
 	assert.True(t, bytes.Equal(files[0], files[2]), "workers 1 and 8")

@@ -129,8 +129,9 @@ func ExampleImageSpec_coding() {
 // as they are, without decoding and encoding them again, while the
 // writer computes the reduced levels from the page's rows, decoded here by
 // a source.BandReader: a row of tiles, then its rows. The tiles keep their
-// coding (here JPEG with its tables, YCbCr 4:2:0); the reduced levels get
-// the writer's options.
+// coding (here JPEG with its tables, YCbCr 4:2:0), and the reduced levels
+// are coded alike, at the quality of those tables (ImageSpec.Coding would
+// code them otherwise).
 func ExampleWriter_AddEncodedImage() {
 	dir := tempDir()
 	defer os.RemoveAll(dir)
@@ -146,7 +147,7 @@ func ExampleWriter_AddEncodedImage() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	w, err := pyramid.Create(filepath.Join(dir, "copy.ome.tif"), pyramid.Options{TileSize: 240, Compression: pyramid.JPEG, Quality: 85})
+	w, err := pyramid.Create(filepath.Join(dir, "copy.ome.tif"), pyramid.Options{TileSize: 240})
 	if err != nil {
 		log.Fatal(err)
 	}

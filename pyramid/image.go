@@ -103,6 +103,10 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 	if err != nil {
 		return nil, err
 	}
+	if len(encoded) == 1 && spec.Coding == nil && w.pipe != nil {
+		c := w.givenCoding(encoded[0].TileCoding)
+		spec.Coding = &c
+	}
 	coding, codec, err := w.imageCoding(spec)
 	if err != nil {
 		return nil, err
@@ -163,6 +167,40 @@ func (w *Writer) imageCoding(spec ImageSpec) (Coding, compress.Codec, error) {
 	}
 	codec, err := w.sharedCodec(c)
 	return c, codec, err
+}
+
+// givenCoding is the coding of the levels the writer computes below a full
+// resolution given encoded (AddEncodedImage with one level) whose spec
+// sets no Coding: the given level's, so that the pyramid has one codec,
+// as readers expect (tifffile without imagecodecs and Viv read fewer
+// codecs than a JPEG slide's computed levels in LZW would need). Its
+// compression and predictor; for JPEG, the quality its JPEGTables were
+// made at (else the Options' Quality) and its colour coding (RGB-coded
+// for Photometric RGB, else YCbCr 4:2:0); for Deflate and Zstd, the
+// Options' Level if they name the same codec.
+func (w *Writer) givenCoding(t TileCoding) Coding {
+	own := w.opts.coding()
+	c := Coding{Compression: t.Compression, Predictor: t.Predictor}
+	switch t.Compression {
+	case None:
+		c.Predictor = PredictorNone
+	case Deflate, Zstd:
+		if own.Compression == t.Compression {
+			c.Level = own.Level
+		}
+	case JPEG:
+		c.Predictor = PredictorAuto
+		if own.Compression == JPEG {
+			c.Quality = own.Quality
+		}
+		if q, _, err := compress.JPEGQuality(t.JPEGTables); err == nil {
+			c.Quality = q
+		}
+		if t.Photometric == tiff.PhotometricRGB {
+			c.JPEGColor = JPEGRGB
+		}
+	}
+	return c
 }
 
 // computes reports whether the writer computes reduced levels from rows:

@@ -69,8 +69,8 @@ func jpegFiles(t *testing.T, dir string) []jpegFile {
 			add(fmt.Sprintf("%s-image%d", g.name, i), one, one.write(t))
 		}
 		src := g.write(t)
-		add(g.name+"-copied", g, copyFile(t, g, src, g.opts, false))
-		add(g.name+"-copied-levels", g, copyFile(t, g, src, Options{}, true))
+		add(g.name+"-copied", g, copyFile(t, g, src, g.opts, nil, false))
+		add(g.name+"-copied-levels", g, copyFile(t, g, src, Options{}, nil, true))
 	}
 	// The copies of an SVS-like slide: their levels as package compress
 	// decodes them, which the readers must match up to their IDCTs and
