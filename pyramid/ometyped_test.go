@@ -111,6 +111,28 @@ func TestTypedMetadata(t *testing.T) {
 		"PositionX": "-12.5", "PositionXUnit": "µm", "PositionY": "3", "PositionYUnit": "reference frame", "PositionZ": "0", "PositionZUnit": "µm"}, planes[3].PlainAttrs())
 }
 
+// TestQuantityMicroSpellings: a quantity's unit spelt with a "u" or a
+// Greek mu for the micro sign is taken, as the physical sizes' are, and
+// written with the micro sign.
+func TestQuantityMicroSpellings(t *testing.T) {
+	s := typedSpec()
+	s.PlaneInfo[0].PositionX = Quantity{1.5, "um"}
+	s.PlaneInfo[0].ExposureTime = Quantity{20, "us"}
+	s.Channels[0].EmissionWavelength = Quantity{0.5, "\u03bcm"}
+	out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, s))
+	got := omexmltest.Parse(t, []byte(out))
+	px := got.Element("Image", "Pixels")
+	assert.Equal(t, "µm", px.Children("Channel")[0].Attr("EmissionWavelengthUnit"))
+	var plane *omexmltest.Tree
+	for _, p := range px.Children("Plane") {
+		if p.Attr("PositionX") == "1.5" {
+			plane = p
+		}
+	}
+	require.NotNil(t, plane, out)
+	assert.Equal(t, [2]string{"µm", "µs"}, [2]string{plane.Attr("PositionXUnit"), plane.Attr("ExposureTimeUnit")})
+}
+
 // TestTypedMetadataRefused: typed values the schema cannot hold, or that
 // name parts that are not there, are ErrMetadata at AddImage.
 func TestTypedMetadataRefused(t *testing.T) {
@@ -121,8 +143,8 @@ func TestTypedMetadataRefused(t *testing.T) {
 	}{
 		{"no unit", func(s *ImageSpec) { s.Channels[0].ExcitationWavelength = Quantity{Value: 488} }, "Channels[0].ExcitationWavelength 488 has no unit"},
 		{"length unit for a time", func(s *ImageSpec) { s.PlaneInfo[0].ExposureTime = Quantity{1, "µm"} }, "PlaneInfo[0].ExposureTime"},
-		{"unknown unit", func(s *ImageSpec) { s.PlaneInfo[0].PositionX = Quantity{1, "um"} }, `"um" is not an OME length unit (the schema writes it "µm", with the micro sign)`},
-		{"unknown time unit", func(s *ImageSpec) { s.PlaneInfo[0].ExposureTime = Quantity{1, "us"} }, `"us" is not an OME time unit (the schema writes it "µs"`},
+		{"unknown unit", func(s *ImageSpec) { s.PlaneInfo[0].PositionX = Quantity{1, "furlong"} }, `"furlong" is not an OME length unit`},
+		{"a micro time for a length", func(s *ImageSpec) { s.PlaneInfo[0].PositionX = Quantity{1, "us"} }, `"us" is not an OME length unit`},
 		{"negative wavelength", func(s *ImageSpec) { s.Channels[1].EmissionWavelength = Quantity{-1, "nm"} }, "must be positive"},
 		{"NaN", func(s *ImageSpec) { s.Instrument.Objectives[0].LensNA = nan() }, "Objectives[0].LensNA"},
 		{"float32 overflow", func(s *ImageSpec) { s.PlaneInfo[1].DeltaT = Quantity{1e39, "s"} }, "PlaneInfo[1].DeltaT"},

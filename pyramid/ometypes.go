@@ -9,9 +9,11 @@ import (
 // Quantity is a measured value with its unit, given as the OME schema's
 // symbol for it: lengths in "nm", "µm", "mm", ... (the UnitsLength
 // symbols, "pixel" and "reference frame" among them), times in "s", "ms",
-// "µs", "min", ... (UnitsTime), powers in "mW", "W", ... (UnitsPower). The
-// zero Quantity is not written; any other needs its Unit, so that 0 s and
-// 0 µm can be written too.
+// "µs", "min", ... (UnitsTime), powers in "mW", "W", ... (UnitsPower). A
+// "u" or a Greek mu (U+03BC) is taken for the micro sign the schema's
+// symbols use ("um", "us"), and written as it. The zero Quantity is not
+// written; any other needs its Unit, so that 0 s and 0 µm can be written
+// too.
 type Quantity struct {
 	Value float64
 	Unit  string
@@ -57,12 +59,8 @@ func (k quantityKind) check(field string, q Quantity) error {
 		return nil
 	case q.Unit == "":
 		return fmt.Errorf("%w: %s %v has no unit", ErrMetadata, field, q.Value)
-	case !k.units(q.Unit):
-		hint := ""
-		if u := microSign(q.Unit, k.units); u != q.Unit {
-			hint = fmt.Sprintf(" (the schema writes it %q, with the micro sign)", u)
-		}
-		return fmt.Errorf("%w: %s: %q is not an OME %s unit%s", ErrMetadata, field, q.Unit, k.name, hint)
+	case !k.units(microSign(q.Unit, k.units)):
+		return fmt.Errorf("%w: %s: %q is not an OME %s unit", ErrMetadata, field, q.Unit, k.name)
 	case math.IsNaN(q.Value) || math.IsInf(q.Value, 0) || math.Abs(q.Value) > math.MaxFloat32:
 		return fmt.Errorf("%w: %s is %v", ErrMetadata, field, q.Value)
 	case k.positive && (q.Value <= 0 || float32(q.Value) == 0): // xsd:float's positive values
@@ -81,6 +79,14 @@ func microSign(unit string, valid func(string) bool) string {
 		}
 	}
 	return unit
+}
+
+// omeUnit returns a quantity's unit, checked, as the schema writes it:
+// with the micro sign for a "u" or a Greek mu (see Quantity).
+func omeUnit(unit string) string {
+	return microSign(unit, func(u string) bool {
+		return lengthKind.units(u) || timeKind.units(u) || powerKind.units(u)
+	})
 }
 
 // checkNumber validates a plain number field; 0 means not given.

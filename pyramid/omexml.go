@@ -532,7 +532,7 @@ func (n names) has(name string) bool { return slices.Contains(n, name) }
 func (w *xmlWriter) quantity(set *names, name string, q Quantity) {
 	if q.set() {
 		w.attrFloat(name, q.Value)
-		w.attr(name+"Unit", q.Unit)
+		w.attr(name+"Unit", omeUnit(q.Unit))
 		set.add(name, name+"Unit")
 	}
 }
