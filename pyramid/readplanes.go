@@ -216,11 +216,11 @@ func (im *Image) streamPlanes(r io.Reader) error {
 	return nil
 }
 
-// abandon gives back a plane ReadPlanes started and its input cut off, to
-// be written again from its start (ReadPlanes's doc says the planes not
-// read whole may still be written). The tiles stored of it stay in the
-// file, which no directory names; they count in Progress's TotalTiles,
-// as they do in its Tiles.
+// abandon gives back a plane not complete, to be written again from its
+// start: one ReadPlanes started and its input cut off (ReadPlanes's doc
+// says the planes not read whole may still be written), or one Abort
+// gives back. The tiles stored of it stay in the file, which no directory
+// names; they count in Progress's TotalTiles, as they do in its Tiles.
 func (pw *PlaneWriter) abandon() {
 	im, w := pw.im, pw.im.w
 	w.mu.Lock()

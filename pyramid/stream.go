@@ -22,6 +22,7 @@ type PlaneWriter struct {
 	index         int          // of the plane, in DimensionOrder
 	size, written int64
 	busy          atomic.Bool // a call is under way
+	abandoned     bool        // given back by Abort
 }
 
 // Write takes the next len(p) bytes of the plane. Bytes past the end of the
@@ -38,6 +39,9 @@ func (pw *PlaneWriter) Write(p []byte) (int, error) {
 	w := pw.im.w
 	if err := w.usable(); err != nil {
 		return 0, err
+	}
+	if pw.abandoned {
+		return 0, pw.abandonedError()
 	}
 	if pw.written == pw.size {
 		return 0, fmt.Errorf("%w: the plane is complete", ErrData)
@@ -89,7 +93,8 @@ func (pw *PlaneWriter) finish() {
 }
 
 // Close reports whether the plane is complete. An incomplete plane stays
-// open; the writer's Close reports it missing.
+// open, to be completed by more writes or given back by Abort; the
+// writer's Close reports it missing.
 func (pw *PlaneWriter) Close() error {
 	if pw == nil || pw.im == nil {
 		return errZero
@@ -98,10 +103,49 @@ func (pw *PlaneWriter) Close() error {
 		return pw.busyError()
 	}
 	defer pw.busy.Store(false)
+	if pw.abandoned {
+		return pw.abandonedError()
+	}
 	if pw.written < pw.size {
 		return fmt.Errorf("%w: plane has %d of %d bytes", ErrData, pw.written, pw.size)
 	}
 	return nil
+}
+
+// Abort gives back a plane not complete, so that it may be written again
+// from its start (Image.Plane, WritePlane...): a camera frame dropped
+// halfway, a source that failed. The tiles already stored of it stay in
+// the file, where no directory names them, and count in Progress's
+// TotalTiles. The PlaneWriter takes nothing more: Write and Close return
+// ErrPlane. A complete plane cannot be given back (ErrPlane); Abort again
+// does nothing. To discard the whole file, use Writer.Abort.
+func (pw *PlaneWriter) Abort() error {
+	if pw == nil || pw.im == nil {
+		return errZero
+	}
+	if !pw.busy.CompareAndSwap(false, true) {
+		return pw.busyError()
+	}
+	defer pw.busy.Store(false)
+	switch {
+	case pw.abandoned:
+		return nil
+	case pw.written == pw.size:
+		image, z, c, t := pw.im.planeAt(pw.index)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is complete, and cannot be given back", ErrPlane, z, c, t, image)
+	}
+	if err := pw.im.w.usable(); err != nil {
+		return err
+	}
+	pw.abandon()
+	pw.abandoned = true
+	return nil
+}
+
+// abandonedError is the error of a call on a plane given back by Abort.
+func (pw *PlaneWriter) abandonedError() error {
+	image, z, c, t := pw.im.planeAt(pw.index)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d was given back (PlaneWriter.Abort); Image.Plane starts it again", ErrPlane, z, c, t, image)
 }
 
 // planeStream holds the per-level state of one open plane.

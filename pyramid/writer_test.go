@@ -1121,3 +1121,57 @@ func TestPlaneOfManyTiles(t *testing.T) {
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated to start the plane")
 	require.NoError(t, w.Abort())
 }
+
+// TestPlaneWriterAbort gives back a plane cut off after tiles of it were
+// stored: the plane written again gives the pixels and the derived UUID
+// of a clean write, and the PlaneWriter given back takes nothing more. A
+// plane given back before any byte, and a complete plane, are tried too.
+func TestPlaneWriterAbort(t *testing.T) {
+	spec := ImageSpec{SizeX: 2048, SizeY: 1536, SizeZ: 2, PixelType: Uint16} // 6 MiB a plane
+	planes, _ := rawPlanes(spec)
+	for _, comp := range []Compression{None, Deflate} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%v, workers %d", comp, workers), func(t *testing.T) {
+				opts := Options{Compression: comp, Workers: workers}
+				clean := writeMemory(t, opts, func(w *Writer) error {
+					im, err := w.AddImage(spec)
+					require.NoError(t, err)
+					for z, pix := range planes {
+						require.NoError(t, im.WritePlane(z, 0, 0, pix))
+					}
+					return nil
+				})
+				h := iohandle.NewMemory()
+				w, err := New(h, opts)
+				require.NoError(t, err)
+				im, err := w.AddImage(spec)
+				require.NoError(t, err)
+				before := w.progress().TotalTiles
+
+				pw, err := im.Plane(1, 0, 0)
+				require.NoError(t, err)
+				_, err = pw.Write(planes[1][:5<<20])
+				require.NoError(t, err)
+				require.NoError(t, pw.Abort())
+				assert.Positive(t, w.progress().TotalTiles-before, "tiles of the plane given back were stored")
+				_, err = pw.Write(planes[1][5<<20:])
+				assert.ErrorIs(t, err, ErrPlane, "a plane given back takes nothing")
+				assert.ErrorIs(t, pw.Close(), ErrPlane)
+				assert.NoError(t, pw.Abort(), "again: nothing to do")
+
+				empty, err := im.Plane(0, 0, 0)
+				require.NoError(t, err)
+				require.NoError(t, empty.Abort())
+
+				require.NoError(t, im.WritePlane(1, 0, 0, planes[1]))
+				done, err := im.Plane(0, 0, 0)
+				require.NoError(t, err)
+				_, err = done.Write(planes[0])
+				require.NoError(t, err)
+				assert.ErrorIs(t, done.Abort(), ErrPlane, "a complete plane is not given back")
+				require.NoError(t, w.Close())
+				compareFiles(t, clean, h.Bytes(), true) // the UUID derives from the tiles the directories name
+			})
+		}
+	}
+}
