@@ -106,6 +106,23 @@ type Stats struct {
 // Writes is the number of write calls of both kinds.
 func (s Stats) Writes() int64 { return s.Appends + s.Patches }
 
+// String gives the counts by name, for logs: "12 appends (3 direct), 1
+// patch, 25165824 bytes, 1 sync, 4 writebacks".
+func (s Stats) String() string {
+	count := func(n int64, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	appends := count(s.Appends, "append", "appends")
+	if s.DirectWrites > 0 {
+		appends += fmt.Sprintf(" (%d direct)", s.DirectWrites)
+	}
+	return fmt.Sprintf("%s, %s, %s, %s, %s", appends, count(s.Patches, "patch", "patches"),
+		count(s.Bytes, "byte", "bytes"), count(s.Syncs, "sync", "syncs"), count(s.Writebacks, "writeback", "writebacks"))
+}
+
 // checkPatch validates a WriteAt of n bytes at off against the length.
 func checkPatch(off int64, n int, length int64) error {
 	if off < 0 || off > length || int64(n) > length-off {
