@@ -245,7 +245,12 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		}
 	}
 	for _, err := range f.Skipped {
-		fmt.Fprintf(w, "not converted: %v\n", err)
+		if errors.Is(err, source.ErrMetadata) && !errors.Is(err, source.ErrLeftOut) {
+			// The image is converted, without what this names.
+			fmt.Fprintf(w, "metadata not carried: %v\n", err)
+		} else {
+			fmt.Fprintf(w, "not converted: %v\n", err)
+		}
 	}
 }
 

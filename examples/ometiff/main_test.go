@@ -164,7 +164,19 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 	code, _, stderr := clitest.Run(runInfo, writeFile(t, dir, "notes.txt", []byte("notes")))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "notes.txt: not a TIFF, PNG, JPEG, GIF, BMP or WebP file")
-	code, stdout, stderr := clitest.Run(runInfo, ome, filepath.Join(dir, "missing.tif"), plain)
+	// An OME-XML of another schema: the image is converted, with its typed
+	// metadata only, and info says what is not carried, not "not
+	// converted".
+	old := filepath.Join(dir, "old.ome.tif")
+	writeTIFF(t, old, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero,
+		description: `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2015-01"><Image ID="Image:0" Name="old"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image></OME>`})
+	code, stdout, stderr := clitest.Run(runInfo, old)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "image 0 \"old\": 8 x 6")
+	assert.Contains(t, stdout, "\nmetadata not carried: source: bad metadata: the OME-XML cannot be carried to the output")
+	assert.NotContains(t, stdout, "not converted")
+
+	code, stdout, stderr = clitest.Run(runInfo, ome, filepath.Join(dir, "missing.tif"), plain)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, 3, strings.Count(stdout, "==> "), "a header for every file")
 	clitest.AssertErrorLine(t, infoName, stderr)
