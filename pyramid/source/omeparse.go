@@ -154,8 +154,16 @@ func qualified(n xml.Name) string {
 	return n.Space + ":" + n.Local
 }
 
+// maxOMEDepth bounds the nesting of elements, as pyramid.ParseOME does:
+// the OME model nests a few levels, and a document of a few MB could
+// otherwise nest millions.
+const maxOMEDepth = 256
+
 // start opens an element.
 func (p *omeParser) start(t xml.StartElement) error {
+	if len(p.stack) >= maxOMEDepth {
+		return p.syntax("elements nested deeper than %d", maxOMEDepth)
+	}
 	parent := kindRoot
 	if len(p.stack) > 0 {
 		parent = p.stack[len(p.stack)-1].kind

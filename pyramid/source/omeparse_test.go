@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/omexmltest"
@@ -53,10 +54,10 @@ func referencedMaps(doc *omeDoc) {
 
 // checkParseOME compares parseOME with referenceParseOME on a document:
 // both refuse it, or both read the same (the MapAnnotations no Image
-// refers to aside). The one difference allowed: an end tag naming the
+// refers to aside). The differences allowed: an end tag naming the
 // element with another prefix bound to the same namespace, which the
 // reference lets pass and XML forbids (the end tag's name must match the
-// start tag's).
+// start tag's), and elements nested deeper than maxOMEDepth.
 func checkParseOME(t *testing.T, text string) {
 	t.Helper()
 	got, err := parseOME(text)
@@ -65,7 +66,7 @@ func checkParseOME(t *testing.T, text string) {
 		require.Error(t, err, "the reference refuses it: %v", wantErr)
 		return
 	}
-	if err != nil && strings.Contains(err.Error(), "closed by") {
+	if err != nil && (strings.Contains(err.Error(), "closed by") || strings.Contains(err.Error(), "nested deeper than")) {
 		return
 	}
 	require.NoError(t, err)
@@ -110,6 +111,19 @@ func TestParseOMEReference(t *testing.T) {
 	for i, text := range append(omeParseDocs, omexmltest.RichDoc()) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkParseOME(t, text) })
 	}
+}
+
+// TestParseOMELimits: a document nested deeper than maxOMEDepth is
+// refused, as pyramid.ParseOME refuses it. (One larger than the writer
+// carries is mapped: its images keep their typed metadata with
+// SkipUnsupported.)
+func TestParseOMELimits(t *testing.T) {
+	deep := "<OME>" + strings.Repeat("<a>", maxOMEDepth) + strings.Repeat("</a>", maxOMEDepth) + "</OME>"
+	_, err := parseOME(deep)
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.Contains(t, err.Error(), "nested deeper than 256")
+	_, err = parseOME("<OME>" + strings.Repeat("<a>", maxOMEDepth-2) + strings.Repeat("</a>", maxOMEDepth-2) + "</OME>")
+	assert.NoError(t, err)
 }
 
 // TestParseOMEOutOfOrder: a MapAnnotation an Image after it refers to is
