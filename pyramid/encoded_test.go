@@ -629,3 +629,67 @@ func TestCheckEncodedLevels(t *testing.T) {
 		})
 	}
 }
+
+// copyWithCoding copies a one-plane file's full resolution through
+// AddEncodedImage with the TileCoding edit makes of EncodedLevelOf's, and
+// returns the copy's pages (full resolution and computed levels).
+func copyWithCoding(t *testing.T, spec ImageSpec, src []byte, edit func(*EncodedLevel)) []*tiff.Page {
+	f := readFile(t, src)
+	out := writeMemory(t, Options{TileSize: 32}, func(w *Writer) error {
+		e, err := EncodedLevelOf(f.Pages[0])
+		require.NoError(t, err)
+		edit(&e)
+		im, err := w.AddEncodedImage(spec, e)
+		require.NoError(t, err)
+		ep, err := im.EncodedPlane(0, 0, 0)
+		require.NoError(t, err)
+		return copyPlane(t, ep, f.Pages[0], nil, false)
+	})
+	return levelsOf(readFile(t, out).Pages[0])
+}
+
+// TestEncodedCodingZeroPredictor: the levels computed below a full
+// resolution whose TileCoding leaves Predictor zero (none, there) have
+// none either, not Coding's zero value (horizontal for integers).
+func TestEncodedCodingZeroPredictor(t *testing.T) {
+	spec := ImageSpec{SizeX: 128, SizeY: 128, PixelType: Uint16}
+	pix := make([]byte, 128*128*2)
+	for i := range pix {
+		pix[i] = byte(i * 7)
+	}
+	src := writeMemory(t, Options{TileSize: 32, Compression: Deflate, Predictor: PredictorNone, Levels: 1}, func(w *Writer) error {
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		return im.WritePlane(0, 0, 0, pix)
+	})
+	pages := copyWithCoding(t, spec, src, func(e *EncodedLevel) { e.Predictor = PredictorAuto })
+	require.Greater(t, len(pages), 1)
+	for i, p := range pages {
+		l, err := p.Layout()
+		require.NoError(t, err)
+		assert.Equal(t, uint16(tiff.PredictorNone), l.Predictor, "level %d", i)
+	}
+}
+
+// TestEncodedCodingZeroPhotometric: the levels computed below RGB-coded
+// JPEG tiles whose TileCoding leaves Photometric zero (RGB, for three
+// samples) are RGB-coded too, not YCbCr.
+func TestEncodedCodingZeroPhotometric(t *testing.T) {
+	spec := ImageSpec{SizeX: 128, SizeY: 128, PixelType: Uint8, SamplesPerPixel: 3}
+	pix := make([]byte, 128*128*3)
+	for i := range pix {
+		pix[i] = byte(i * 7)
+	}
+	src := writeMemory(t, Options{TileSize: 32, Compression: JPEG, JPEGColor: JPEGRGB, Levels: 1}, func(w *Writer) error {
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		return im.WritePlane(0, 0, 0, pix)
+	})
+	pages := copyWithCoding(t, spec, src, func(e *EncodedLevel) { e.Photometric = 0 })
+	require.Greater(t, len(pages), 1)
+	for i, p := range pages {
+		l, err := p.Layout()
+		require.NoError(t, err)
+		assert.Equal(t, uint16(tiff.PhotometricRGB), l.Photometric, "level %d", i)
+	}
+}

@@ -104,7 +104,7 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 		return nil, err
 	}
 	if len(encoded) == 1 && spec.Coding == nil && w.pipe != nil {
-		c := w.givenCoding(encoded[0].TileCoding)
+		c := w.givenCoding(encoded[0].TileCoding, spec.SamplesPerPixel)
 		spec.Coding = &c
 	}
 	coding, codec, err := w.imageCoding(spec)
@@ -174,16 +174,18 @@ func (w *Writer) imageCoding(spec ImageSpec) (Coding, compress.Codec, error) {
 // sets no Coding: the given level's, so that the pyramid has one codec,
 // as readers expect (tifffile without imagecodecs and Viv read fewer
 // codecs than a JPEG slide's computed levels in LZW would need). Its
-// compression and predictor; for JPEG, the quality its JPEGTables were
-// made at (else the Options' Quality) and its colour coding (RGB-coded
-// for Photometric RGB, else YCbCr 4:2:0); for Deflate and Zstd, the
-// Options' Level if they name the same codec.
-func (w *Writer) givenCoding(t TileCoding) Coding {
+// compression and predictor (TileCoding's zero value, none); for JPEG,
+// the quality its JPEGTables were made at (else the Options' Quality) and
+// RGB-coded or YCbCr 4:2:0 tiles as it is RGB or YCbCr (the writer
+// encodes no other subsampling); for Deflate and Zstd, the Options' Level
+// if they name the same codec.
+func (w *Writer) givenCoding(t TileCoding, samples int) Coding {
 	own := w.opts.coding()
 	c := Coding{Compression: t.Compression, Predictor: t.Predictor}
-	switch t.Compression {
-	case None:
+	if c.Predictor == PredictorAuto { // TileCoding's zero value: none
 		c.Predictor = PredictorNone
+	}
+	switch t.Compression {
 	case Deflate, Zstd:
 		if own.Compression == t.Compression {
 			c.Level = own.Level
@@ -196,7 +198,7 @@ func (w *Writer) givenCoding(t TileCoding) Coding {
 		if q, _, err := compress.JPEGQuality(t.JPEGTables); err == nil {
 			c.Quality = q
 		}
-		if t.Photometric == tiff.PhotometricRGB {
+		if samples == 3 && t.photometric(samples) == tiff.PhotometricRGB {
 			c.JPEGColor = JPEGRGB
 		}
 	}
