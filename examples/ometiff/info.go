@@ -245,8 +245,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		}
 	}
 	for _, err := range f.Skipped {
-		if errors.Is(err, source.ErrMetadata) && !errors.Is(err, source.ErrLeftOut) {
-			// The image is converted, without what this names.
+		if errors.Is(err, source.ErrNotCarried) { // the image is converted without it
 			fmt.Fprintf(w, "metadata not carried: %v\n", err)
 		} else {
 			fmt.Fprintf(w, "not converted: %v\n", err)

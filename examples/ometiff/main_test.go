@@ -199,3 +199,16 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 		assert.Contains(t, stdout, tt.want)
 	}
 }
+
+func TestInfoPageInNoTiffData(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "extra.ome.tif")
+	doc := `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0" Name="one"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><Channel ID="Channel:0:0" SamplesPerPixel="1"/><TiffData IFD="0" PlaneCount="1"/></Pixels></Image></OME>`
+	writeTIFF(t, path,
+		page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, description: doc},
+		page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, seed: 1})
+	code, stdout, stderr := clitest.Run(runInfo, path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "not converted: ", "the page is not converted")
+	assert.NotContains(t, stdout, "metadata not carried: ")
+}

@@ -112,6 +112,8 @@ func TestOMENotCarried(t *testing.T) {
 			assert.Nil(t, f.Images[0].Spec.OME)
 			require.Len(t, f.Skipped, 1)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			assert.ErrorIs(t, f.Skipped[0], ErrNotCarried, "the image is kept")
+			assert.NotErrorIs(t, f.Skipped[0], ErrLeftOut)
 			assert.ErrorContains(t, f.Skipped[0], "without it, the images keep only their typed metadata")
 			assert.Equal(t, tt.doc, f.OMEXML, "kept whole all the same")
 		})

@@ -419,7 +419,7 @@ func (m *mapper) storedAfter(want int, pages []*tiff.Page, l pageLayout, alone b
 		if len(pages) == 1 {
 			held = "1 page"
 		}
-		return pages, m.skip(fmt.Errorf("%w: %s says %d planes, and the file holds %s of the first page's size and type: %w",
+		return pages, m.skipMetadata(fmt.Errorf("%w: %s says %d planes, and the file holds %s of the first page's size and type: %w",
 			ErrMetadata, what, want, held, err))
 	}
 	if !alone {

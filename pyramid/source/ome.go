@@ -303,7 +303,7 @@ const typedMetadata = "names, descriptions, acquisition dates, physical sizes, c
 func (m *mapper) carry(doc *omeDoc, text string) error {
 	full, err := pyramid.ParseOME([]byte(text))
 	if err != nil {
-		return m.skip(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; without it, the images keep only their typed metadata (%s)",
+		return m.skipMetadata(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; without it, the images keep only their typed metadata (%s)",
 			ErrMetadata, err, typedMetadata))
 	}
 	for _, im := range m.file.Images {
@@ -316,7 +316,7 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		if err != nil {
 			err = fmt.Errorf("%w: the Image element of OME image %d (%s) cannot be carried to the output: %w; without it, the image keeps only its typed metadata (%s)",
 				ErrMetadata, i, doc.Images[i].ID, err, typedMetadata)
-			if err := m.skip(err); err != nil {
+			if err := m.skipMetadata(err); err != nil {
 				return err
 			}
 			continue
@@ -416,7 +416,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		}
 		if _, ok := omeLengthUnits[*size.unit]; !ok {
 			err := fmt.Errorf("%w: OME image %s: PhysicalSize%sUnit %q is no OME length unit", ErrMetadata, oi.ID, size.axis, *size.unit)
-			if err := m.skip(fmt.Errorf("%w (the physical size is left out)", err)); err != nil {
+			if err := m.skipMetadata(fmt.Errorf("%w (the physical size is left out)", err)); err != nil {
 				return nil, err
 			}
 			*size.value, *size.unit = 0, ""

@@ -39,6 +39,12 @@ var (
 	// otherwise, while the other File.Skipped entries take something from
 	// a kept image (its metadata, or the pages of its planes).
 	ErrLeftOut = errors.New("source: image left out")
+	// ErrNotCarried marks the File.Skipped entries of metadata left out of
+	// images that are kept (an OME-XML the writer cannot carry, a physical
+	// size of no OME unit, GDAL metadata that does not parse...): the
+	// images are converted without it. The other entries leave out images
+	// or pages.
+	ErrNotCarried = errors.New("source: metadata not carried")
 )
 
 // leftOut is the error of an image that cannot be mapped whole: it says
@@ -48,6 +54,14 @@ type leftOut struct{ error }
 func (e leftOut) Unwrap() error { return e.error }
 
 func (e leftOut) Is(target error) bool { return target == ErrLeftOut }
+
+// notCarried is the error of metadata left out of a kept image: it says
+// what err says, and is ErrNotCarried too.
+type notCarried struct{ error }
+
+func (e notCarried) Unwrap() error { return e.error }
+
+func (e notCarried) Is(target error) bool { return target == ErrNotCarried }
 
 // Kind is what a TIFF file was recognized as, which decides how its pages
 // map to images.
@@ -273,7 +287,7 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		out.Kind = SVS
 		err = m.svs()
 	case looksOMEXML(description):
-		err = m.skip(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
+		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))
 		if err == nil {
 			err = m.generic()
@@ -431,6 +445,9 @@ func (m *mapper) skip(err error) error {
 
 // skipImage is skip for an image that cannot be mapped whole.
 func (m *mapper) skipImage(err error) error { return m.skip(leftOut{err}) }
+
+// skipMetadata is skip for metadata a kept image goes without.
+func (m *mapper) skipMetadata(err error) error { return m.skip(notCarried{err}) }
 
 // add appends an image whose planes are all set.
 func (m *mapper) add(im *Image) { m.file.Images = append(m.file.Images, im) }
