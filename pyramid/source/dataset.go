@@ -114,7 +114,8 @@ func readCompanion(dir, name string) (string, error) {
 		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)
 	}
 	defer f.Close()
-	br := bufio.NewReader(io.LimitReader(f, pyramid.MaxOMEXMLSize+1))
+	// A byte order mark does not count in the document's size.
+	br := bufio.NewReader(io.LimitReader(f, int64(len(byteOrderMark))+pyramid.MaxOMEXMLSize+1))
 	head, _ := br.Peek(64)
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte(byteOrderMark)), " \t\r\n")
 	if !bytes.HasPrefix(head, []byte("<")) {
@@ -136,6 +137,7 @@ func readCompanion(dir, name string) (string, error) {
 // rootUUID returns the UUID attribute of an OME-XML document's root, or
 // "" when the text is no OME-XML or its root has none.
 func rootUUID(text string) string {
+	text = strings.TrimPrefix(text, byteOrderMark)
 	if !isOMEXML(text) {
 		return ""
 	}

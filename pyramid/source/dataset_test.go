@@ -283,3 +283,32 @@ func TestDatasetNames(t *testing.T) {
 		require.NoError(t, f.Close())
 	})
 }
+
+// TestCompanionByteOrderMark: a companion file and a part's description
+// may start with UTF-8's byte order mark, which counts neither in the
+// document's size (a document of pyramid.MaxOMEXMLSize bytes after it is
+// read whole, one byte more is refused as larger) nor before its root's
+// UUID.
+func TestCompanionByteOrderMark(t *testing.T) {
+	dir := t.TempDir()
+	const root = `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="urn:uuid:0"><!--`
+	doc := func(size int) string {
+		return root + strings.Repeat(" ", size-len(root)-len("--></OME>")) + "--></OME>"
+	}
+	for _, tc := range []struct {
+		size    int
+		refused bool
+	}{{pyramid.MaxOMEXMLSize, false}, {pyramid.MaxOMEXMLSize + 1, true}} {
+		name := fmt.Sprintf("c%d.companion.ome", tc.size)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(byteOrderMark+doc(tc.size)), 0o644))
+		text, err := readCompanion(dir, name)
+		if tc.refused {
+			require.ErrorIs(t, err, ErrMetadata)
+			assert.ErrorContains(t, err, "is larger than")
+			continue
+		}
+		require.NoError(t, err)
+		assert.Len(t, text, tc.size, "the document whole, without the mark")
+	}
+	assert.Equal(t, "urn:uuid:0", rootUUID(byteOrderMark+doc(200)))
+}
