@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,14 +67,25 @@ func checkParseOME(t *testing.T, text string) {
 		require.Error(t, err, "the reference refuses it: %v", wantErr)
 		return
 	}
-	if err != nil && (strings.Contains(err.Error(), "closed by") || strings.Contains(err.Error(), "nested deeper than")) {
-		return
+	if err != nil {
+		if m := endTagError.FindStringSubmatch(err.Error()); m != nil && local(m[1]) == local(m[2]) && m[1] != m[2] {
+			return // <a:x>...</b:x>
+		}
+		if strings.Contains(err.Error(), "nested deeper than") {
+			return
+		}
 	}
 	require.NoError(t, err)
 	referencedMaps(want)
 	referencedMaps(got)
 	require.Equal(t, want, got)
 }
+
+// endTagError is parseOME's error of an end tag that does not close the
+// element open; local is a name's local part.
+var endTagError = regexp.MustCompile(`element <([^>]*)> closed by </([^>]*)>`)
+
+func local(name string) string { return name[strings.LastIndex(name, ":")+1:] }
 
 // omeParseDocs are documents that exercise what parseOME reads.
 var omeParseDocs = []string{
@@ -90,6 +102,9 @@ var omeParseDocs = []string{
 	`<OME><BinaryOnly MetadataFile="a.companion.ome" UUID="u"/><BinaryOnly UUID="w"/></OME>`,
 	`<OME/>`,
 	`<?xml version="1.0" encoding="UTF-16"?><OME><Image><Pixels SizeZ="0"/></Image></OME>`,
+	// An end tag with another prefix of the same namespace: XML refuses
+	// it, encoding/xml's Token does not.
+	`<OME xmlns:a="urn:u" xmlns:b="urn:u"><a:x></b:x></OME>`,
 	// Refused.
 	`<Image/>`,
 	`<OME><Image></OME>`,
@@ -122,8 +137,8 @@ func TestParseOMELimits(t *testing.T) {
 	_, err := parseOME(deep)
 	require.ErrorIs(t, err, ErrMetadata)
 	assert.Contains(t, err.Error(), "nested deeper than 256")
-	_, err = parseOME("<OME>" + strings.Repeat("<a>", maxOMEDepth-2) + strings.Repeat("</a>", maxOMEDepth-2) + "</OME>")
-	assert.NoError(t, err)
+	_, err = parseOME("<OME>" + strings.Repeat("<a>", maxOMEDepth-1) + strings.Repeat("</a>", maxOMEDepth-1) + "</OME>")
+	assert.NoError(t, err, "the root and 255 levels in it: 256")
 }
 
 // TestParseOMEOutOfOrder: a MapAnnotation an Image after it refers to is
@@ -137,7 +152,7 @@ func TestParseOMEOutOfOrder(t *testing.T) {
 // FuzzParseOME compares parseOME with referenceParseOME on arbitrary
 // documents.
 func FuzzParseOME(f *testing.F) {
-	for _, d := range omeParseDocs {
+	for _, d := range append(omeParseDocs, omexmltest.RichDoc()) {
 		f.Add(d)
 	}
 	f.Fuzz(checkParseOME)
