@@ -304,6 +304,11 @@ func TestOMESplitChannelPlanes(t *testing.T) {
 		got = append(got, p.Attr("TheC")+":"+p.Attr("ExposureTime"))
 	}
 	assert.Equal(t, []string{"0:11", "1:11", "2:99", "3:99"}, got)
+	var ids []string
+	for _, c := range px.Children("Channel") {
+		ids = append(ids, c.Attr("ID"))
+	}
+	assert.Equal(t, []string{"Channel:0:0", "Channel:0:0:1", "Channel:0:1", "Channel:0:1:1"}, ids, "a Channel's other samples named after it")
 
 	// TheC counts the 2 Channels, not the 4 samples.
 	third := mustParseOME(t, strings.Replace(text, `TheC="1"`, `TheC="2"`, 1))

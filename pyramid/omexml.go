@@ -299,12 +299,22 @@ func (g *omeBuilder) planImage(i int) error {
 	}
 	p.id = g.callerID(d, image, fmt.Sprintf("Image:%d", i))
 	p.pixelsID = g.callerID(d, pixels, fmt.Sprintf("Pixels:%d", i))
+	sample := 0 // of the caller's Channel written as several channels
 	for c := range s.SizeC {
-		n := int32(-1)
-		if c < len(channels) && (c == 0 || channels[c] != channels[c-1]) { // a Channel's other samples get IDs of their own
-			n = channels[c]
+		n, base := int32(-1), fmt.Sprintf("Channel:%d:%d", i, c)
+		switch {
+		case c >= len(channels):
+		case c == 0 || channels[c] != channels[c-1]:
+			n, sample = channels[c], 0
+		default:
+			// The Channel's other samples get IDs of their own, after its:
+			// Channel:0:1 gives Channel:0:1:1, Channel:0:1:2...
+			sample++
+			if id, ok := d.attr(channels[c], "ID"); ok {
+				base = fmt.Sprintf("%s:%d", id, sample)
+			}
 		}
-		p.channelIDs = append(p.channelIDs, g.callerID(d, n, fmt.Sprintf("Channel:%d:%d", i, c)))
+		p.channelIDs = append(p.channelIDs, g.callerID(d, n, base))
 	}
 	if len(s.Annotations) > 0 {
 		k := 0
