@@ -648,48 +648,43 @@ func copyWithCoding(t *testing.T, spec ImageSpec, src []byte, edit func(*Encoded
 	return levelsOf(readFile(t, out).Pages[0])
 }
 
-// TestEncodedCodingZeroPredictor: the levels computed below a full
-// resolution whose TileCoding leaves Predictor zero (none, there) have
-// none either, not Coding's zero value (horizontal for integers).
-func TestEncodedCodingZeroPredictor(t *testing.T) {
-	spec := ImageSpec{SizeX: 128, SizeY: 128, PixelType: Uint16}
-	pix := make([]byte, 128*128*2)
-	for i := range pix {
-		pix[i] = byte(i * 7)
-	}
-	src := writeMemory(t, Options{TileSize: 32, Compression: Deflate, Predictor: PredictorNone, Levels: 1}, func(w *Writer) error {
-		im, err := w.AddImage(spec)
-		require.NoError(t, err)
-		return im.WritePlane(0, 0, 0, pix)
-	})
-	pages := copyWithCoding(t, spec, src, func(e *EncodedLevel) { e.Predictor = PredictorAuto })
-	require.Greater(t, len(pages), 1)
-	for i, p := range pages {
-		l, err := p.Layout()
-		require.NoError(t, err)
-		assert.Equal(t, uint16(tiff.PredictorNone), l.Predictor, "level %d", i)
-	}
-}
-
-// TestEncodedCodingZeroPhotometric: the levels computed below RGB-coded
-// JPEG tiles whose TileCoding leaves Photometric zero (RGB, for three
-// samples) are RGB-coded too, not YCbCr.
-func TestEncodedCodingZeroPhotometric(t *testing.T) {
-	spec := ImageSpec{SizeX: 128, SizeY: 128, PixelType: Uint8, SamplesPerPixel: 3}
-	pix := make([]byte, 128*128*3)
-	for i := range pix {
-		pix[i] = byte(i * 7)
-	}
-	src := writeMemory(t, Options{TileSize: 32, Compression: JPEG, JPEGColor: JPEGRGB, Levels: 1}, func(w *Writer) error {
-		im, err := w.AddImage(spec)
-		require.NoError(t, err)
-		return im.WritePlane(0, 0, 0, pix)
-	})
-	pages := copyWithCoding(t, spec, src, func(e *EncodedLevel) { e.Photometric = 0 })
-	require.Greater(t, len(pages), 1)
-	for i, p := range pages {
-		l, err := p.Layout()
-		require.NoError(t, err)
-		assert.Equal(t, uint16(tiff.PhotometricRGB), l.Photometric, "level %d", i)
+// TestEncodedCodingZeroValues: the levels computed below a full
+// resolution whose TileCoding leaves a field zero read it as TileCoding
+// means it: Predictor zero is none (not Coding's zero value, horizontal
+// for integers), Photometric zero with three samples is RGB (RGB-coded
+// JPEG tiles give RGB-coded levels, not YCbCr).
+func TestEncodedCodingZeroValues(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spec  ImageSpec
+		opts  Options
+		edit  func(*EncodedLevel)
+		field func(tiff.Layout) uint16
+		want  uint16
+	}{
+		{"predictor", ImageSpec{SizeX: 128, SizeY: 128, PixelType: Uint16}, Options{Compression: Deflate, Predictor: PredictorNone},
+			func(e *EncodedLevel) { e.Predictor = PredictorAuto }, func(l tiff.Layout) uint16 { return l.Predictor }, tiff.PredictorNone},
+		{"photometric", ImageSpec{SizeX: 128, SizeY: 128, PixelType: Uint8, SamplesPerPixel: 3}, Options{Compression: JPEG, JPEGColor: JPEGRGB},
+			func(e *EncodedLevel) { e.Photometric = 0 }, func(l tiff.Layout) uint16 { return l.Photometric }, tiff.PhotometricRGB},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pix := make([]byte, tc.spec.SizeX*tc.spec.SizeY*tc.spec.pixelBytes())
+			for i := range pix {
+				pix[i] = byte(i * 7)
+			}
+			tc.opts.TileSize, tc.opts.Levels = 32, 1
+			src := writeMemory(t, tc.opts, func(w *Writer) error {
+				im, err := w.AddImage(tc.spec)
+				require.NoError(t, err)
+				return im.WritePlane(0, 0, 0, pix)
+			})
+			pages := copyWithCoding(t, tc.spec, src, tc.edit)
+			require.Greater(t, len(pages), 1)
+			for i, p := range pages {
+				l, err := p.Layout()
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, tc.field(l), "level %d", i)
+			}
+		})
 	}
 }

@@ -169,14 +169,7 @@ func TestReadPlanesCutAfterAPiece(t *testing.T) {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%v, workers %d", comp, workers), func(t *testing.T) {
 				opts := Options{Compression: comp, Workers: workers}
-				clean := writeMemory(t, opts, func(w *Writer) error {
-					im, err := w.AddImage(spec)
-					require.NoError(t, err)
-					for z, pix := range planes {
-						require.NoError(t, im.WritePlane(z, 0, 0, pix))
-					}
-					return nil
-				})
+				clean := writeZPlanes(t, opts, spec, planes)
 				var last Progress
 				opts.Progress = func(p Progress) { last = p }
 				h := iohandle.NewMemory()
@@ -196,6 +189,19 @@ func TestReadPlanesCutAfterAPiece(t *testing.T) {
 			})
 		}
 	}
+}
+
+// writeZPlanes writes an image of planes along Z, each whole, in memory.
+func writeZPlanes(t *testing.T, opts Options, spec ImageSpec, planes [][]byte) []byte {
+	t.Helper()
+	return writeMemory(t, opts, func(w *Writer) error {
+		im, err := w.AddImage(spec)
+		require.NoError(t, err)
+		for z, pix := range planes {
+			require.NoError(t, im.WritePlane(z, 0, 0, pix))
+		}
+		return nil
+	})
 }
 
 var errReader = errors.New("the reader broke")

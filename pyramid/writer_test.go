@@ -1133,14 +1133,7 @@ func TestPlaneWriterAbort(t *testing.T) {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%v, workers %d", comp, workers), func(t *testing.T) {
 				opts := Options{Compression: comp, Workers: workers}
-				clean := writeMemory(t, opts, func(w *Writer) error {
-					im, err := w.AddImage(spec)
-					require.NoError(t, err)
-					for z, pix := range planes {
-						require.NoError(t, im.WritePlane(z, 0, 0, pix))
-					}
-					return nil
-				})
+				clean := writeZPlanes(t, opts, spec, planes)
 				h := iohandle.NewMemory()
 				w, err := New(h, opts)
 				require.NoError(t, err)
