@@ -16,6 +16,23 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
+// omeUnreadable is the error of an OME-XML document that cannot be read
+// at all (not XML, not UTF-8, nested too deep): with SkipUnsupported the
+// file is read as a plain TIFF.
+type omeUnreadable struct{ error }
+
+func (e omeUnreadable) Unwrap() error { return e.error }
+
+// dropOMEDescription clears the description of images read from a file
+// whose OME-XML could not be read: the document is no description.
+func dropOMEDescription(f *File) {
+	for _, im := range f.Images {
+		if looksOMEXML(im.Spec.Description) {
+			im.Spec.Description = ""
+		}
+	}
+}
+
 // byteOrderMark is UTF-8's, which an XML document may start with (XML
 // 1.0, 4.3.3): tifffile and Bio-Formats read OME-XML after it.
 const byteOrderMark = "\uFEFF"
@@ -184,7 +201,7 @@ type omeUUID struct {
 func (m *mapper) ome(text string) error {
 	doc, err := parseOME(text)
 	if err != nil {
-		return err
+		return omeUnreadable{err}
 	}
 	m.addPart(m.name, strings.TrimSpace(doc.UUID), m.file.TIFF, false)
 	if doc.BinaryOnly != nil {

@@ -162,7 +162,8 @@ const maxOMEDepth = 256
 // start opens an element.
 func (p *omeParser) start(t xml.StartElement) error {
 	if len(p.stack) >= maxOMEDepth {
-		return p.syntax("elements nested deeper than %d", maxOMEDepth)
+		line, _ := p.d.InputPos()
+		return fmt.Errorf("by line %d: elements nested deeper than %d, more than the mapping reads", line, maxOMEDepth)
 	}
 	parent := kindRoot
 	if len(p.stack) > 0 {

@@ -283,6 +283,15 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case isOMEXML(description):
 		out.Kind, out.OMEXML = OMETIFF, description
 		err = m.ome(description)
+		if _, unreadable := errors.AsType[omeUnreadable](err); unreadable && f != nil && opts.SkipUnsupported {
+			// As a document cut short: the pages are read as a plain
+			// TIFF's, the metadata reported lost.
+			out.Kind, out.OMEXML = TIFF, ""
+			if err = m.skipMetadata(fmt.Errorf("%w; the file is read as a plain TIFF", err)); err == nil {
+				err = m.generic()
+				dropOMEDescription(out)
+			}
+		}
 	case strings.HasPrefix(description, svsPrefix):
 		out.Kind = SVS
 		err = m.svs()
@@ -291,6 +300,7 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 			ErrMetadata, len(description)))
 		if err == nil {
 			err = m.generic()
+			dropOMEDescription(out)
 		}
 	default:
 		err = m.generic()

@@ -598,9 +598,13 @@ func TestOMERefused(t *testing.T) {
 		// cannot carry.
 		skipped int
 	}{
-		{"not XML", `<OME>oops</Image></OME>`, 1, ErrMetadata, "OME-XML", -1, 1},
-		{"not OME", `<?xml version="1.0"?><Foo>OME>`, 1, ErrMetadata, "OME-XML", -1, 1},
-		{"a root other than OME", `<Image></Image><!-- OME>`, 1, ErrMetadata, "the root element is Image", -1, 1},
+		// A document that cannot be read: a plain TIFF with SkipUnsupported,
+		// as one cut short (below).
+		{"not XML", `<OME>oops</Image></OME>`, 1, ErrMetadata, "OME-XML", 1, 1},
+		{"not OME", `<?xml version="1.0"?><Foo>OME>`, 1, ErrMetadata, "OME-XML", 1, 1},
+		{"a root other than OME", `<Image></Image><!-- OME>`, 1, ErrMetadata, "the root element is Image", 1, 1},
+		{"not UTF-8", strings.Replace(omeDocument(``, good), `Name="im0"`, "Name=\"Zo\xe9\"", 1), 1, ErrMetadata, "invalid UTF-8", 1, 1},
+		{"nested too deep", strings.Replace(omeDocument(``, good), `</OME>`, strings.Repeat("<a>", 300)+strings.Repeat("</a>", 300)+`</OME>`, 1), 1, ErrMetadata, "nested deeper than 256", 1, 1},
 		{"BinaryOnly", omeDocument(``, good)[:len(omeDocument(``, good))-6] + `<BinaryOnly MetadataFile="a.companion.ome" UUID="urn:uuid:1"/></OME>`, 1, ErrMultiFile, "BinaryOnly", -1, 1},
 		{"another file", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="other.ome.tif">urn:uuid:2</UUID></TiffData>`)), 1,
 			ErrMultiFile, `"other.ome.tif"`, 1, 1},
@@ -621,7 +625,7 @@ func TestOMERefused(t *testing.T) {
 		{"no TiffData, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "without TiffData, beside other images", 1, 1},
 		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
 		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
-		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", -1, 1},
+		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", 1, 1},
 		{"SizeC 0", omeDocument(``, good, pixels(1, 0, 1, "XYZCT", `<TiffData IFD="1"/>`)), 2, ErrMetadata, "Pixels SizeC 0 (the schema's sizes are at least 1)", 1, 1},
 		{"no Image", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
 		{"no Image, a prefix", "<?xml version=\"1.0\"?>\n<ome:OME xmlns:ome=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\"\n/>", 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
@@ -646,6 +650,9 @@ func TestOMERefused(t *testing.T) {
 			assert.Len(t, f.Images, tt.kept)
 			require.Len(t, f.Skipped, tt.skipped)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			for _, im := range f.Images {
+				assert.False(t, looksOMEXML(im.Spec.Description), "a document read as a plain TIFF's description: %.40q", im.Spec.Description)
+			}
 			if tt.skipped > 1 {
 				assert.ErrorContains(t, f.Skipped[1], "the OME-XML cannot be carried to the output")
 			}
