@@ -159,8 +159,12 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		files = ", in " + plural(len(f.Parts)+1, "file")
 	}
 	fmt.Fprintf(w, "%s, %s, %s%s\n", f.Kind, plural(len(f.Images), "image"), plural(planes, "plane"), files)
-	if slices.ContainsFunc(f.Images, func(im *source.Image) bool { return im.Spec.OME != nil }) {
+	carried := func(im *source.Image) bool { return im.Spec.OME != nil }
+	switch {
+	case len(f.Images) > 0 && !slices.ContainsFunc(f.Images, func(im *source.Image) bool { return !carried(im) }):
 		fmt.Fprintln(w, "OME-XML kept whole, but for what the writer writes itself")
+	case slices.ContainsFunc(f.Images, carried):
+		fmt.Fprintln(w, "OME-XML kept, but for the Image elements not carried (below) and what the writer writes itself")
 	}
 	if f.TIFF != nil && f.TIFF.LoopsTo != 0 {
 		fmt.Fprintln(w, loopNote(f.TIFF))

@@ -176,6 +176,22 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 	assert.Contains(t, stdout, "\nmetadata not carried: source: bad metadata: the OME-XML cannot be carried to the output")
 	assert.NotContains(t, stdout, "not converted")
 
+	// One of two Image elements cannot be carried (two Channels for one
+	// channel): the document is kept but for it.
+	mixed := filepath.Join(dir, "mixed.ome.tif")
+	img := func(i int, channels string) string {
+		return fmt.Sprintf(`<Image ID="Image:%d"><Pixels ID="Pixels:%d" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1">%s<TiffData IFD="%d"/></Pixels></Image>`, i, i, channels, i)
+	}
+	gray8 := page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
+	first := gray8
+	first.description = `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">` + img(0, `<Channel ID="Channel:0:0"/>`) +
+		img(1, `<Channel ID="Channel:1:0"/><Channel ID="Channel:1:1"/>`) + `</OME>`
+	writeTIFF(t, mixed, first, gray8)
+	code, stdout, stderr = clitest.Run(runInfo, mixed)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "\nOME-XML kept, but for the Image elements not carried (below) and what the writer writes itself\n")
+	assert.Contains(t, stdout, "\nmetadata not carried: ")
+
 	code, stdout, stderr = clitest.Run(runInfo, ome, filepath.Join(dir, "missing.tif"), plain)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, 3, strings.Count(stdout, "==> "), "a header for every file")

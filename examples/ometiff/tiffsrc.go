@@ -437,7 +437,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		case coding.Compression == pyramid.JPEG:
 			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality)) // 0: the writer's default
 			if c.Photometric == tiff.PhotometricYCbCr && c.YCbCrSubSampling != [2]int{2, 2} && coding.JPEGColor == pyramid.JPEGYCbCr420 {
-				how += fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma)",
+				how += fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma, but encodes every level again)",
 					c.YCbCrSubSampling[0], c.YCbCrSubSampling[1])
 			}
 		}

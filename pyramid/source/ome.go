@@ -143,6 +143,10 @@ type omePixels struct {
 	TimeIncrementUnit string        `xml:"TimeIncrementUnit,attr"`
 	Channels          []omeChannel  `xml:"Channel"`
 	TiffData          []omeTiffData `xml:"TiffData"`
+	// MetadataOnly and BinData are set when the element has one: its
+	// pixels are in no file, or in the XML.
+	MetadataOnly *struct{} `xml:"MetadataOnly"`
+	BinData      *struct{} `xml:"BinData"`
 }
 
 // omeChannel is a Channel element.
@@ -372,7 +376,13 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if px == nil {
 		return nil, fmt.Errorf("%w: no Pixels", ErrMetadata)
 	}
-	if len(px.TiffData) == 0 {
+	switch {
+	case len(px.TiffData) > 0:
+	case px.MetadataOnly != nil:
+		return nil, fmt.Errorf("%w: MetadataOnly: the image's pixels are in no file", ErrUnsupported)
+	case px.BinData != nil:
+		return nil, fmt.Errorf("%w: BinData: the image's pixels are in the OME-XML, which is not read for pixels", ErrUnsupported)
+	default:
 		return nil, fmt.Errorf("%w: Pixels without TiffData, beside other images (which pages hold its planes is not said)", ErrUnsupported)
 	}
 	// The files of the TiffData, and the pages they hold, which bound the

@@ -236,6 +236,10 @@ func (p *omeParser) open(parent omeKind, t xml.StartElement) (omeKind, error) {
 			px.Channels = append(px.Channels, omeChannel{})
 			c := &px.Channels[len(px.Channels)-1]
 			return kindOther, p.attrs(t, attrField{"Name", &c.Name}, attrField{"Color", &c.Color}, attrField{"SamplesPerPixel", &c.SamplesPerPixel})
+		case "MetadataOnly":
+			px.MetadataOnly = &struct{}{}
+		case "BinData":
+			px.BinData = &struct{}{}
 		case "TiffData":
 			px.TiffData = append(px.TiffData, omeTiffData{})
 			td := &px.TiffData[len(px.TiffData)-1]

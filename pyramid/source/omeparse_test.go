@@ -100,6 +100,7 @@ var omeParseDocs = []string{
 	// schema's order, read in a second pass.
 	`<OME><StructuredAnnotations><MapAnnotation ID="A:0"><Value><M K="k">v</M></Value></MapAnnotation></StructuredAnnotations><Image ID="Image:0"><AnnotationRef ID="A:0"/></Image></OME>`,
 	`<OME><BinaryOnly MetadataFile="a.companion.ome" UUID="u"/><BinaryOnly UUID="w"/></OME>`,
+	`<OME><Image><Pixels><MetadataOnly/></Pixels></Image><Image><Pixels><BinData BigEndian="false">AAAA</BinData><BinData/></Pixels></Image></OME>`,
 	`<OME/>`,
 	`<?xml version="1.0" encoding="UTF-16"?><OME><Image><Pixels SizeZ="0"/></Image></OME>`,
 	// An end tag with another prefix of the same namespace: XML refuses
