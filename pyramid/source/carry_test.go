@@ -1,6 +1,7 @@
 package source
 
 import (
+	"image/color"
 	"strings"
 	"testing"
 
@@ -149,4 +150,18 @@ func TestOMEImageNotCarried(t *testing.T) {
 	assert.Equal(t, "Instrument:0", images[0].Element("InstrumentRef").Attr("ID"))
 	assert.Equal(t, "im1", images[1].Attr("Name"), "typed")
 	assert.Equal(t, "3", images[1].Element("Pixels").Attr("SizeC"), "the writer's, not the element's")
+}
+
+// TestOMEChannelsMiscounted: an Image element with more Channel elements
+// than the image has channels cannot be carried; its image keeps the
+// typed metadata the message promises, channel c named after Channel c,
+// as Bio-Formats reads them.
+func TestOMEChannelsMiscounted(t *testing.T) {
+	doc := omeDocument(``, pixels(1, 1, 1, "XYZCT", `<Channel ID="Channel:0:0" Name="DAPI" Color="-16776961"/><Channel ID="Channel:0:1" Name="GFP"/><TiffData IFD="0"/>`))
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(1, doc)...)
+	require.NoError(t, err)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
+	assert.ErrorContains(t, f.Skipped[0], "channel names and colours")
+	assert.Equal(t, []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{R: 255, A: 255}}}, f.Images[0].Spec.Channels)
 }

@@ -541,8 +541,10 @@ func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
 			oc = cs[c/n]
 		case len(cs) == effC*l.samples && n == 1: // RGB described sample by sample
 			oc = cs[c*l.samples]
-		default:
-			return nil
+		case c < len(cs):
+			// More or fewer Channels than channels: channel c is Channel c,
+			// as Bio-Formats reads them.
+			oc = cs[c]
 		}
 		ch := pyramid.Channel{Name: cleanText(oc.Name)}
 		if oc.Color != nil {
