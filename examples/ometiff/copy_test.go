@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/internal/readback"
@@ -76,6 +77,7 @@ func TestConvertCopyThrough(t *testing.T) {
 		{"another tile", []string{"-tile", "128", lzw}, "encoded again as LZW: -tile 128, the source's are 64 x 64\n", "LZW", false},
 		{"the same tile", []string{"-tile", "64", lzw}, "copied through", "LZW", false},
 		{"another predictor", []string{"-predictor", "none", lzw}, "encoded again as LZW: -predictor none, the source's is horizontal\n", "LZW", false},
+		{"another tile, Zstd kept", []string{"-tile", "64", flat}, "encoded again as Zstd: -tile 64, the source's are 32 x 32\n", "Zstd", false},
 		{"no levels to copy", []string{"-copy-levels", flat}, "its levels are computed, as -copy-levels cannot copy them: source: unsupported", "Zstd", true},
 		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd copied, -level for its levels", []string{"-level", "5", flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
@@ -367,16 +369,7 @@ func TestConvertSparseTile(t *testing.T) {
 func TestConvertJPEGColor(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "ycbcr.ome.tif")
-	w, err := pyramid.Create(in, pyramid.Options{TileSize: 32, Compression: pyramid.JPEG, Quality: 80, Levels: 1})
-	require.NoError(t, err)
-	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 80, SizeY: 60, SamplesPerPixel: 3})
-	require.NoError(t, err)
-	rgb := make([]byte, im.PlaneBytes())
-	for i := range rgb {
-		rgb[i] = byte(i / 3 % 80 * 3)
-	}
-	require.NoError(t, im.WritePlane(0, 0, 0, rgb))
-	require.NoError(t, w.Close())
+	writeJPEGSource(t, in)
 
 	for _, tt := range []struct {
 		color, stderr string
@@ -398,6 +391,49 @@ func TestConvertJPEGColor(t *testing.T) {
 		}
 		require.NoError(t, f.Close())
 	}
+}
+
+// writeJPEGSource writes an 80 x 60 RGB image in YCbCr JPEG tiles of 32 x
+// 32 at quality 80, without levels.
+func writeJPEGSource(t *testing.T, path string) {
+	t.Helper()
+	w, err := pyramid.Create(path, pyramid.Options{TileSize: 32, Compression: pyramid.JPEG, Quality: 80, Levels: 1})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 80, SizeY: 60, SamplesPerPixel: 3})
+	require.NoError(t, err)
+	rgb := make([]byte, im.PlaneBytes())
+	for i := range rgb {
+		rgb[i] = byte(i / 3 % 80 * 3)
+	}
+	require.NoError(t, im.WritePlane(0, 0, 0, rgb))
+	require.NoError(t, w.Close())
+}
+
+// TestConvertJPEGTileMismatch: JPEG tiles that cannot be copied (here of
+// another size than -tile's) are encoded again in JPEG, at the source's
+// quality and in its colour coding, every level: not in LZW, many times
+// larger.
+func TestConvertJPEGTileMismatch(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.ome.tif"), filepath.Join(dir, "out.ome.tif")
+	writeJPEGSource(t, in)
+	code, _, stderr := clitest.Run(runConvert, "-tile", "64", in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: encoded again as JPEG at quality 80: -tile 64, the source's are 32 x 32\n")
+	f, err := tiff.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	for l, p := range append([]*tiff.Page{f.Pages[0]}, f.Pages[0].SubIFDs...) {
+		layout, err := p.Layout()
+		require.NoError(t, err)
+		assert.Equal(t, [2]uint16{tiff.CompressionJPEG, tiff.PhotometricYCbCr}, [2]uint16{layout.Compression, layout.Photometric}, "level %d", l)
+		if l == 0 {
+			assert.Equal(t, 64, layout.BlockWidth, "-tile's")
+		}
+	}
+	q, _, err := compress.JPEGQuality(f.Pages[0].JPEGTables())
+	require.NoError(t, err)
+	assert.Equal(t, 80, q)
 }
 
 // TestConvertJPEGColorGray: -jpeg-color is of RGB tiles; gray JPEG tiles,

@@ -55,14 +55,15 @@
 // lost, and no time goes to encoding them. The image keeps the source's
 // codec and predictor for the levels it computes (and for JPEG the
 // quality its tables were made at), and the output the first such
-// image's tile size; images not copied take LZW, losslessly, as an SVS's
-// label and macro do. The converter says what it copies on stderr. The
+// image's tile size; images whose tiles are not copied take LZW,
+// losslessly, as an SVS's label and macro do, but those of a -tile or
+// -predictor other than the source's, or tiles not square, are encoded
+// again in the source's codec (a JPEG slide stays JPEG, at its quality). The converter says what it copies on stderr. The
 // full resolution is still decoded, to compute the reduced levels; with
 // -copy-levels the source's own levels are copied as well, with no
 // decoding at all, when they form an OME pyramid (one integer factor
 // between levels: 2 for a libvips pyramid, 4 for an Aperio slide).
-// -compression, or a -tile or -predictor other than the source's, encodes
-// the tiles again.
+// -compression encodes every image again, as it says.
 //
 // Images (PNG, JPEG, GIF, BMP, WebP) are decoded by the standard library
 // and golang.org/x/image (non-interlaced PNGs by a streaming reader of

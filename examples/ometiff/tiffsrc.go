@@ -329,11 +329,12 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 }
 
 // planCopy decides which images have their tiles copied through, each
-// in its own coding, which its computed levels take too; the other images
-// take the flags' (LZW by default). Nothing is copied when -compression is
-// given. An image's tiles are not copied when they are strips, of a codec
-// the writer does not write, not square, of another size than -tile, or
-// of another predictor than -predictor's. The writer's tile size is the
+// in its own coding, which its computed levels take too. An image's tiles
+// are not copied when they are strips or of a codec the writer does not
+// write (the image takes the flags' coding, LZW by default), or not
+// square, of another size than -tile, or of another predictor than
+// -predictor's (the image is encoded again in its codec: a JPEG slide
+// stays JPEG). Nothing is copied when -compression is given. The writer's tile size is the
 // first copied image's, unless -tile is given. With -copy-levels the
 // source's reduced levels are copied too when they form an OME pyramid.
 // It says what it does on stderr.
@@ -381,15 +382,32 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		}
 		c := levels[0].TileCoding
 		side, square, fits := tileSide(im.Spec, c)
+		// encodeAgain codes an image whose tiles cannot be copied in the
+		// source's codec all the same (a JPEG slide stays JPEG, at its
+		// quality), but with -predictor's predictor.
+		encodeAgain := func(format string, args ...any) {
+			coding := s.copyCoding(cfg, im, c)
+			if cfg.set["predictor"] && c.Compression != pyramid.JPEG {
+				coding.Predictor = o.Predictor
+			}
+			s.coding[i] = &coding
+			copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
+			copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
+			what := c.Compression.String()
+			if c.Compression == pyramid.JPEG {
+				what = fmt.Sprintf("JPEG at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality))
+			}
+			say("image %d: encoded again as %s: %s", s.number[i], what, fmt.Sprintf(format, args...))
+		}
 		switch {
 		case !square:
-			say("image %d: %s: the source's are %d x %d, and the writer's square", s.number[i], again, c.TileWidth, c.TileHeight)
+			encodeAgain("the source's are %d x %d, and the writer's square", c.TileWidth, c.TileHeight)
 			continue
 		case cfg.set["tile"] && !fits(o.TileSize):
-			say("image %d: %s: -tile %d, the source's are %d x %d", s.number[i], again, o.TileSize, c.TileWidth, c.TileHeight)
+			encodeAgain("-tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
 			continue
 		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
-			say("image %d: %s: -predictor %v, the source's is %v", s.number[i], again, o.Predictor, c.Predictor)
+			encodeAgain("-predictor %v, the source's is %v", o.Predictor, c.Predictor)
 			continue
 		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && im.Spec.SamplesPerPixel == 3 &&
 			(o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
