@@ -165,3 +165,20 @@ func TestOMEChannelsMiscounted(t *testing.T) {
 	assert.ErrorContains(t, f.Skipped[0], "channel names and colours")
 	assert.Equal(t, []pyramid.Channel{{Name: "DAPI", Color: color.NRGBA{R: 255, A: 255}}}, f.Images[0].Spec.Channels)
 }
+
+// TestOMEChannelsBySamples: Channels of several samples each, carried as
+// a channel per sample, give the typed channels their names, each for its
+// samples.
+func TestOMEChannelsBySamples(t *testing.T) {
+	doc := omeDocument(``, `<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="4" SizeT="1">`+
+		`<Channel ID="Channel:0:0" Name="A" SamplesPerPixel="2"/><Channel ID="Channel:0:1" Name="B" SamplesPerPixel="2"/><TiffData IFD="0"/></Pixels>`)
+	page := testPage{width: 8, height: 8, samples: 4, bits: 8, more: description(doc)}
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, page)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	var names []string
+	for _, c := range f.Images[0].Spec.Channels {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"A", "A", "B", "B"}, names, "by SamplesPerPixel")
+}

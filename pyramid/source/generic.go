@@ -429,7 +429,7 @@ func (m *mapper) storedAfter(want int, pages []*tiff.Page, l pageLayout, alone b
 	size := m.file.TIFF.Size
 	cost := int64(8*first.NumBlocks()+48*len(first.Fields)) + successorCost + planeCost*int64(l.planesPerPage())
 	if limit := max(size, 8<<20); int64(want) > limit/cost {
-		return pages, m.skip(fmt.Errorf("%w: %s says %d planes of %d blocks each in a %d-byte file, more than it can hold",
+		return pages, m.skipMetadata(fmt.Errorf("%w: %s says %d planes of %d blocks each in a %d-byte file, more than it can hold",
 			ErrSize, what, want, first.NumBlocks(), size))
 	}
 	// The last plane first: a file that does not reach it is refused

@@ -23,11 +23,13 @@ type omeUnreadable struct{ error }
 
 func (e omeUnreadable) Unwrap() error { return e.error }
 
-// dropOMEDescription clears the description of images read from a file
-// whose OME-XML could not be read: the document is no description.
-func dropOMEDescription(f *File) {
+// dropDescription clears the description images read as a plain TIFF's
+// took from the first page, whose OME-XML could not be read: the document
+// is no description.
+func dropDescription(f *File, first *tiff.Page) {
+	d := cleanText(strings.TrimSpace(first.Description())) // as genericImage takes it
 	for _, im := range f.Images {
-		if looksOMEXML(im.Spec.Description) {
+		if im.Spec.Description == d {
 			im.Spec.Description = ""
 		}
 	}
@@ -531,6 +533,15 @@ func omeSize(v *uint32) int {
 // sample, each named after its Channel.
 func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
 	n := l.planesPerPage()
+	// Each Channel for as many samples as it has, as the writer carries
+	// a Channel of several samples (pyramid.OMEImage); past the image's
+	// channels, the count is wrong, and no more are listed.
+	var bySamples []omeChannel
+	for _, oc := range cs {
+		for k := uint32(0); k < max(oc.SamplesPerPixel, 1) && len(bySamples) <= effC*n; k++ {
+			bySamples = append(bySamples, oc)
+		}
+	}
 	var out []pyramid.Channel
 	for c := range effC * n {
 		var oc omeChannel
@@ -541,6 +552,8 @@ func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
 			oc = cs[c/n]
 		case len(cs) == effC*l.samples && n == 1: // RGB described sample by sample
 			oc = cs[c*l.samples]
+		case len(bySamples) == effC*n && n > 1: // Channels of several samples each
+			oc = bySamples[c]
 		case c < len(cs):
 			// More or fewer Channels than channels: channel c is Channel c,
 			// as Bio-Formats reads them.

@@ -289,7 +289,7 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 			out.Kind, out.OMEXML = TIFF, ""
 			if err = m.skipMetadata(fmt.Errorf("%w; the file is read as a plain TIFF", err)); err == nil {
 				err = m.generic()
-				dropOMEDescription(out)
+				dropDescription(out, f.Pages[0])
 			}
 		}
 	case strings.HasPrefix(description, svsPrefix):
@@ -298,9 +298,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))
-		if err == nil {
+		if err == nil && f != nil { // a companion's text is OME-XML whole (NewCompanion)
 			err = m.generic()
-			dropOMEDescription(out)
+			dropDescription(out, f.Pages[0])
 		}
 	default:
 		err = m.generic()
@@ -324,7 +324,22 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 // read. It matches ErrUnsupported, and the first image's reason.
 type noImageError struct{ skipped []error }
 
-// Error names the first image's reason, which is usually every image's.
+// reason returns the first entry that left out an image or pages, which
+// is usually every image's reason: not metadata a kept image would have
+// gone without (ErrNotCarried), such as an OME-XML read as a plain TIFF's.
+func (e noImageError) reason() error {
+	for _, err := range e.skipped {
+		if !errors.Is(err, ErrNotCarried) {
+			return err
+		}
+	}
+	if len(e.skipped) > 0 {
+		return e.skipped[0]
+	}
+	return nil
+}
+
+// Error names the first image's reason.
 func (e noImageError) Error() string {
 	switch n := len(e.skipped); n {
 	case 0:
@@ -332,7 +347,7 @@ func (e noImageError) Error() string {
 	case 1:
 		return "source: no image of the file can be read: " + e.skipped[0].Error()
 	default:
-		return fmt.Sprintf("source: no image of the file can be read: %v (and %d more)", e.skipped[0], n-1)
+		return fmt.Sprintf("source: no image of the file can be read: %v (and %d more)", e.reason(), n-1)
 	}
 }
 
@@ -341,7 +356,7 @@ func (e noImageError) Unwrap() []error {
 	if len(e.skipped) == 0 {
 		return []error{ErrUnsupported}
 	}
-	return []error{ErrUnsupported, e.skipped[0]}
+	return []error{ErrUnsupported, e.reason()}
 }
 
 // mapper builds a File's images.

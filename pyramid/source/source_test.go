@@ -635,6 +635,8 @@ func TestOMERefused(t *testing.T) {
 		{"cut short", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:150], 3, ErrMetadata, "begins as OME-XML but does not end with the OME element (150 bytes", 1, 1},
 		{"cut short after an empty element", omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:len(omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`)))-len(`</Pixels></Image></OME>`)],
 			3, ErrMetadata, "begins as OME-XML but does not end with the OME element", 1, 1},
+		{"cut short, after a byte order mark", "\uFEFF" + omeDocument(``, pixels(3, 1, 1, "XYZCT", `<TiffData/>`))[:150], 3, ErrMetadata, "begins as OME-XML", 1, 1},
+		{"not OME, a long prolog", "<?xml version=\"1.0\"?><!--" + strings.Repeat(" ", 5000) + "--><Foo>OME>", 1, ErrMetadata, "the root element is Foo", 1, 1},
 		{"cut short, no OME element yet", `<?xml version="1.0" encoding="UTF-8"?><!-- Warning: this comment is an OME-XML metadata block --><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" `,
 			1, ErrMetadata, "begins as OME-XML", 1, 1},
 	}
@@ -653,7 +655,7 @@ func TestOMERefused(t *testing.T) {
 			require.Len(t, f.Skipped, tt.skipped)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
 			for _, im := range f.Images {
-				assert.False(t, looksOMEXML(im.Spec.Description), "a document read as a plain TIFF's description: %.40q", im.Spec.Description)
+				assert.Empty(t, im.Spec.Description, "the document read as a description")
 			}
 			if tt.skipped > 1 {
 				assert.ErrorContains(t, f.Skipped[1], "the OME-XML cannot be carried to the output")
@@ -788,6 +790,11 @@ func TestImageJContiguous(t *testing.T) {
 			require.Len(t, f.Skipped, 1)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
 			assert.Len(t, f.Images[0].Planes, tt.pages)
+			if !strings.Contains(tt.name, "compressed") && !strings.Contains(tt.name, "gap") {
+				// The pages the file holds are kept; the description's count
+				// of planes is what is lost.
+				assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
+			}
 		})
 	}
 }
@@ -1107,4 +1114,17 @@ func TestOMENumbers(t *testing.T) {
 		assert.ErrorContains(t, err, "OME-XML, by line 1: "+says)
 		assert.ErrorContains(t, err, "is not a whole number of 0 or more")
 	}
+}
+
+// TestNoImageReason: a file whose OME-XML cannot be read and whose one
+// page cannot be read either is refused, with SkipUnsupported too, for
+// its page: the refusal names that reason, not the metadata it would
+// have gone without.
+func TestNoImageReason(t *testing.T) {
+	page := gray(8, 8, description(`<OME>oops</Image></OME>`), short(tiff.TagFillOrder, 2))
+	_, _, err := mapPages(t, Options{SkipUnsupported: true}, page)
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.NotErrorIs(t, err, ErrNotCarried)
+	assert.ErrorContains(t, err, "FillOrder")
+	assert.ErrorContains(t, err, "(and 1 more)")
 }
