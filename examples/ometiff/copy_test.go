@@ -55,6 +55,8 @@ func TestConvertCopyThrough(t *testing.T) {
 	// Zstd at level 1, which the writer does not use by default: tiles
 	// encoded again would differ from the source's.
 	writeTiled(t, flat, pyramid.Options{TileSize: 32, Compression: pyramid.Zstd, Level: 1, Levels: 1})
+	raw := filepath.Join(dir, "raw.ome.tif")
+	writeTiled(t, raw, pyramid.Options{TileSize: 64, Compression: pyramid.None})
 	stripped := filepath.Join(dir, "strips.tif")
 	writeTIFF(t, stripped, page{width: 40, height: 30, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
 	tests := []struct {
@@ -78,6 +80,10 @@ func TestConvertCopyThrough(t *testing.T) {
 		{"the same tile", []string{"-tile", "64", lzw}, "copied through", "LZW", false},
 		{"another predictor", []string{"-predictor", "none", lzw}, "encoded again as LZW: -predictor none, the source's is horizontal\n", "LZW", false},
 		{"another tile, Zstd kept", []string{"-tile", "64", flat}, "encoded again as Zstd: -tile 64, the source's are 32 x 32\n", "Zstd", false},
+		{"another tile, -copy-levels", []string{"-tile", "64", "-copy-levels", flat}, "-tile 64, the source's are 32 x 32; -copy-levels does not apply\n", "Zstd", false},
+		{"another predictor, Zstd kept", []string{"-tile", "32", "-predictor", "none", flat}, "encoded again as Zstd: -predictor none, the source's is horizontal\n", "Zstd", false},
+		{"another tile, uncompressed kept", []string{"-tile", "128", raw}, "written again uncompressed: -tile 128, the source's are 64 x 64\n", "none", false},
+		{"a predictor for uncompressed tiles", []string{"-predictor", "horizontal", raw}, "encoded again as LZW: -predictor horizontal, the source's is none\n", "LZW", false},
 		{"no levels to copy", []string{"-copy-levels", flat}, "its levels are computed, as -copy-levels cannot copy them: source: unsupported", "Zstd", true},
 		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd copied, -level for its levels", []string{"-level", "5", flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},

@@ -386,18 +386,29 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		// source's codec all the same (a JPEG slide stays JPEG, at its
 		// quality), but with -predictor's predictor.
 		encodeAgain := func(format string, args ...any) {
+			if c.Compression == pyramid.None && cfg.set["predictor"] && o.Predictor != pyramid.PredictorNone && o.Predictor != pyramid.PredictorAuto {
+				// A predictor asks for compression: the flags' coding.
+				say("image %d: %s: %s", s.number[i], again, fmt.Sprintf(format, args...))
+				return
+			}
 			coding := s.copyCoding(cfg, im, c)
-			if cfg.set["predictor"] && c.Compression != pyramid.JPEG {
+			if cfg.set["predictor"] && c.Compression != pyramid.JPEG && c.Compression != pyramid.None {
 				coding.Predictor = o.Predictor
 			}
 			s.coding[i] = &coding
 			copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
 			copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
-			what := c.Compression.String()
-			if c.Compression == pyramid.JPEG {
-				what = fmt.Sprintf("JPEG at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality))
+			what := "encoded again as " + c.Compression.String()
+			switch c.Compression {
+			case pyramid.JPEG:
+				what = fmt.Sprintf("encoded again as JPEG at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality))
+			case pyramid.None:
+				what = "written again uncompressed"
 			}
-			say("image %d: encoded again as %s: %s", s.number[i], what, fmt.Sprintf(format, args...))
+			if cfg.copyLevels {
+				format += "; -copy-levels does not apply"
+			}
+			say("image %d: %s: %s", s.number[i], what, fmt.Sprintf(format, args...))
 		}
 		switch {
 		case !square:

@@ -59,7 +59,8 @@ type Options struct {
 	// SkipUnsupported makes New (and Open) leave out the images it cannot
 	// map, and an OME-TIFF's document it cannot carry (the images then
 	// keep their typed metadata only), listing them in File.Skipped,
-	// instead of failing.
+	// instead of failing. A file whose OME-XML cannot be read at all, or
+	// was cut short, is then read as a plain TIFF.
 	SkipUnsupported bool
 	// DatasetDir is the directory New reads the other files of a
 	// multi-file OME-TIFF dataset from: the TIFFs its TiffData elements
