@@ -255,6 +255,7 @@ func (m *mapper) ome(text string) error {
 		sample int
 	}
 	for i, oi := range doc.Images {
+		m.pending = m.pending[:0]
 		im, err := m.omeImage(oi, maps)
 		if err == nil {
 			mine := map[sampleOf]bool{}
@@ -274,6 +275,11 @@ func (m *mapper) ome(text string) error {
 				r.part.used[r.ifd] = true
 			}
 			m.add(im)
+			for _, e := range m.pending {
+				if err := m.skipMetadata(e); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err := m.skipImage(fmt.Errorf("OME image %d (%s): %w", i, oi.ID, err)); err != nil {
@@ -444,10 +450,13 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			*size.unit = u
 		}
 		if _, ok := omeLengthUnits[*size.unit]; !ok {
-			err := fmt.Errorf("%w: OME image %s: PhysicalSize%sUnit %q is no OME length unit", ErrMetadata, oi.ID, size.axis, *size.unit)
-			if err := m.skipMetadata(fmt.Errorf("%w (the physical size is left out)", err)); err != nil {
+			err := fmt.Errorf("%w: OME image %s: PhysicalSize%sUnit %q is no OME length unit (the physical size is left out)", ErrMetadata, oi.ID, size.axis, *size.unit)
+			if !m.opts.SkipUnsupported {
 				return nil, err
 			}
+			// Listed once the image is kept: a left-out image goes
+			// without more than its metadata.
+			m.pending = append(m.pending, err)
 			*size.value, *size.unit = 0, ""
 		}
 	}

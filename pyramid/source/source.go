@@ -374,6 +374,9 @@ type mapper struct {
 	uuidNames map[string]string
 	pages     map[*tiff.Page]partPage
 	explicit  map[*part][][2]int // the runs of pages TiffData elements map themselves
+	// pending are the metadata an OME image being mapped goes without,
+	// listed in File.Skipped if the image is kept.
+	pending []error
 }
 
 // sharedRatio is how many times its files' size an input may decode to

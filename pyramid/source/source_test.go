@@ -570,6 +570,17 @@ func TestOMELengthUnits(t *testing.T) {
 	assert.Nil(t, s.OME, "the element, which has the unit, is not carried")
 	require.Len(t, f.Skipped, 2)
 	assert.ErrorContains(t, f.Skipped[1], `Pixels@PhysicalSizeXUnit (line 1): "furlong" is not an OME length unit`)
+
+	// An image left out is listed once: not for its metadata too.
+	left := strings.Replace(withUnit("furlong"), `SizeT="1"><TiffData IFD="0"/>`, `SizeT="100"><TiffData IFD="0"/>`, 1) // more planes than pages
+	f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(2, strings.Replace(left, `</OME>`, `<Image ID="Image:1">`+pixels(1, 1, 1, "XYZCT", `<TiffData IFD="1"/>`)+`</Image></OME>`, 1))...)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	require.NotEmpty(t, f.Skipped)
+	assert.ErrorIs(t, f.Skipped[0], ErrLeftOut)
+	for _, s := range f.Skipped {
+		assert.NotContains(t, s.Error(), "the physical size is left out", "the image left out has no metadata entry")
+	}
 	h := iohandle.NewMemory()
 	w, err := pyramid.New(h, pyramid.Options{})
 	require.NoError(t, err)
