@@ -66,7 +66,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		"-skip-unsupported left out and reported. Tiles the writer can carry (JPEG,\n"+
 		"LZW, Deflate, Zstd, none) are copied as they are unless -compression is\n"+
 		"given; tiles not copied for their size or predictor are encoded again in\n"+
-		"their codec (JPEG at the source's quality), other images take LZW.\n"+
+		"their codec (JPEG at the source's quality, or -quality's), other images\n"+
+		"take LZW.\n"+
 		"Non-interlaced PNG and raw files are streamed too: about 2 x 3 x tile x\n"+
 		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
 		"Other images are decoded whole.\n"+
