@@ -33,8 +33,9 @@ var (
 	// character XML cannot hold, an unknown unit or dimension order.
 	ErrMetadata = errors.New("pyramid: bad metadata")
 	// ErrPlane is a plane index out of range, a plane written twice, a call
-	// on a PlaneWriter while another goroutine's is under way, or a plane
-	// of an image that ReadPlanes is writing.
+	// on a PlaneWriter while another goroutine's is under way or after its
+	// Abort, an Abort of a complete plane, or a plane of an image that
+	// ReadPlanes is writing.
 	ErrPlane = errors.New("pyramid: bad plane")
 	// ErrData is pixel data of the wrong length, rows past the end of a
 	// plane, or an image.Image that cannot be converted (nil, a layout
