@@ -230,18 +230,11 @@ func (m *mapper) ome(text string) error {
 	}
 	m.nameUUIDs(doc)
 	m.explicitPages(doc)
-	// Only the MapAnnotations an image refers to become typed annotations;
-	// the others stay in the document, which carry gives the output.
+	// doc.Maps are the MapAnnotations images refer to (parseOME keeps
+	// only those, but in a document out of the schema's order); the
+	// images' references make them typed annotations.
 	maps := map[string][]pyramid.KeyValue{}
-	for _, oi := range doc.Images {
-		for _, ref := range oi.AnnotationRefs {
-			maps[ref.ID] = nil
-		}
-	}
 	for _, a := range doc.Maps {
-		if _, ok := maps[a.ID]; !ok {
-			continue
-		}
 		for _, kv := range a.Values {
 			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
 		}
