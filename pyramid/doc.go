@@ -34,6 +34,11 @@
 // goroutines at once, each plane from one goroutine at a time; the Writer's
 // doc says exactly what is safe. The examples show the main paths.
 //
+// An acquisition does not always go as planned: a plane started may be
+// given back and written again (PlaneWriter.Abort, EncodedPlaneWriter.Abort),
+// and an image whose time-lapse stopped early is closed with the time
+// points it has (Image.TruncateT).
+//
 // A dataset too large for one process is written as a multi-file OME-TIFF
 // by independent processes (a Slurm array, a Kubernetes indexed Job): a
 // Dataset, made from a DatasetSpec or read from the plan's JSON, gives

@@ -171,6 +171,8 @@ type EncodedPlaneWriter struct {
 	given []int        // tiles given, per level given encoded
 	due   int64        // tiles still due, all levels
 	busy  atomic.Bool  // a call is under way
+
+	abandoned bool // given back by Abort
 }
 
 // EncodedPlane starts plane (z, c, t) of an image added with
@@ -217,6 +219,8 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 		return err
 	}
 	switch {
+	case ep.abandoned:
+		return ep.abandonedError()
 	case level < 0 || level >= im.encoded:
 		return fmt.Errorf("%w: level %d is not given encoded (levels 0 to %d are)", ErrData, level, im.encoded-1)
 	case ep.given[level] == im.levels[level].tiles():
@@ -258,9 +262,12 @@ func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
 		return 0, ep.im.busyError(ep.index)
 	}
 	defer ep.busy.Store(false)
-	if ep.rows == nil {
+	if ep.rows == nil || ep.abandoned {
 		if err := ep.im.w.usable(); err != nil {
 			return 0, err
+		}
+		if ep.abandoned {
+			return 0, ep.abandonedError()
 		}
 		return 0, fmt.Errorf("%w: every level of image %d is given encoded: its planes take no rows", ErrData, ep.im.index)
 	}
@@ -278,6 +285,9 @@ func (ep *EncodedPlaneWriter) Close() error {
 		return ep.im.busyError(ep.index)
 	}
 	defer ep.busy.Store(false)
+	if ep.abandoned {
+		return ep.abandonedError()
+	}
 	if ep.due > 0 {
 		return fmt.Errorf("%w: plane has %d tiles still to write", ErrData, ep.due)
 	}
@@ -285,6 +295,46 @@ func (ep *EncodedPlaneWriter) Close() error {
 		return ep.rows.Close()
 	}
 	return nil
+}
+
+// Abort gives back a plane not complete, as PlaneWriter.Abort does, so
+// that it may be written again from its start (Image.EncodedPlane): a
+// source tile that failed to read. The tiles already stored of it stay in
+// the file, where no directory names them, and count in Progress's
+// TotalTiles. The EncodedPlaneWriter takes nothing more: WriteTile, Write
+// and Close return ErrPlane. A complete plane cannot be given back
+// (ErrPlane); Abort again does nothing.
+func (ep *EncodedPlaneWriter) Abort() error {
+	if ep == nil || ep.im == nil {
+		return errZero
+	}
+	if !ep.busy.CompareAndSwap(false, true) {
+		return ep.im.busyError(ep.index)
+	}
+	defer ep.busy.Store(false)
+	switch {
+	case ep.abandoned:
+		return nil
+	case ep.due == 0 && (ep.rows == nil || ep.rows.written == ep.rows.size):
+		image, z, c, t := ep.im.planeAt(ep.index)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is complete, and cannot be given back", ErrPlane, z, c, t, image)
+	}
+	if err := ep.im.w.usable(); err != nil {
+		return err
+	}
+	var s *planeStream
+	if ep.rows != nil {
+		s, ep.rows.stream, ep.rows.abandoned = ep.rows.stream, nil, true
+	}
+	ep.im.giveBack(ep.st, s)
+	ep.abandoned = true
+	return nil
+}
+
+// abandonedError is the error of a call on a plane given back by Abort.
+func (ep *EncodedPlaneWriter) abandonedError() error {
+	image, z, c, t := ep.im.planeAt(ep.index)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d was given back (EncodedPlaneWriter.Abort); Image.EncodedPlane starts it again", ErrPlane, z, c, t, image)
 }
 
 // CheckEncodedLevels returns the error AddEncodedImage would return for an

@@ -502,6 +502,63 @@ func TestEncodedPlaneComplete(t *testing.T) {
 	}
 }
 
+// TestEncodedPlaneAbort: a plane given back (EncodedPlaneWriter.Abort)
+// after some of its tiles, some of its rows, or all its rows and some
+// tiles takes nothing more, and the plane written again from its start
+// gives the file a plain copy gives; a complete plane is not given back.
+func TestEncodedPlaneAbort(t *testing.T) {
+	g := goldenPyramids()[0]
+	src := readFile(t, g.write(t))
+	page := src.Pages[0]
+	clean := copyFile(t, g, g.write(t), g.opts, nil, false)
+	decoded := decodePage(t, page, nil)
+	for _, tc := range []struct {
+		name        string
+		tiles, rows int // given before Abort
+	}{{"some tiles", 2, 0}, {"some rows", 0, 3}, {"every row and some tiles", 1, decoded.h}} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s, workers %d", tc.name, workers), func(t *testing.T) {
+				opts := g.opts
+				opts.Workers = workers
+				data := writeMemory(t, opts, func(w *Writer) error {
+					e, err := EncodedLevelOf(page)
+					require.NoError(t, err)
+					im, err := w.AddEncodedImage(g.images[0].spec, e)
+					require.NoError(t, err)
+					ep, err := im.EncodedPlane(0, 0, 0)
+					require.NoError(t, err)
+					for i := range tc.tiles {
+						tile, err := page.ReadBlock(nil, i)
+						require.NoError(t, err)
+						require.NoError(t, ep.WriteTile(0, tile))
+					}
+					rowBytes := len(decoded.pix) / decoded.h
+					_, err = ep.Write(decoded.pix[:tc.rows*rowBytes])
+					require.NoError(t, err)
+					require.NoError(t, ep.Abort())
+					tile, err := page.ReadBlock(nil, 0)
+					require.NoError(t, err)
+					assert.ErrorIs(t, ep.WriteTile(0, tile), ErrPlane)
+					_, err = ep.Write(decoded.pix[:rowBytes])
+					assert.ErrorIs(t, err, ErrPlane)
+					err = ep.Close()
+					assert.ErrorIs(t, err, ErrPlane)
+					assert.ErrorContains(t, err, "given back (EncodedPlaneWriter.Abort)")
+					assert.NoError(t, ep.Abort(), "again: nothing to do")
+
+					again, err := im.EncodedPlane(0, 0, 0)
+					require.NoError(t, err)
+					require.NoError(t, copyPlane(t, again, page, nil, false))
+					assert.ErrorIs(t, again.Abort(), ErrPlane, "a complete plane is not given back")
+					return nil
+				})
+				compareFiles(t, clean, data, true)
+				checkPyramid(t, data, g.expected(t))
+			})
+		}
+	}
+}
+
 // TestEncodedByteIdenticalAtAnyWorkers: a copy is the same file at every
 // Workers value.
 func TestEncodedByteIdenticalAtAnyWorkers(t *testing.T) {

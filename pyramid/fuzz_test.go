@@ -34,7 +34,7 @@ func (f *fuzzInput) next(n int) int {
 // FuzzWriter drives the public API with random specs, options and write
 // sequences, valid or not, from one goroutine or from several at once
 // (planes, the same plane twice, ReadPlanes, two goroutines sharing one
-// PlaneWriter). Errors are fine and must be typed; panics are not; and a
+// PlaneWriter), and maybe TruncateT, beside them or after. Errors are fine and must be typed; panics are not; and a
 // file that closes without error must read back pixel-exact.
 func FuzzWriter(f *testing.F) {
 	f.Add([]byte{30, 20, 2, 0, 0, 1, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 200})
@@ -55,6 +55,10 @@ func FuzzWriter(f *testing.F) {
 	f.Add([]byte{25, 25, 2, 2, 0, 6, 0, 2, 1, 3, 0, 0, 2, 1,
 		1, 0, 0, 0, 3, 1, 50, 1, 1, 0, 0, 4, 1, 70, 1, 2, 0, 0, 5, 1, 90,
 		1, 0, 1, 0, 6, 1, 110, 1, 1, 1, 0, 7, 1, 130, 1, 2, 1, 0, 3, 1, 150, 0})
+	// TruncateT to one time point of two: after the planes of XYTZC, and
+	// beside them.
+	f.Add([]byte{30, 20, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 200, 1, 0, 0, 1, 1, 200, 0, 1, 1})
+	f.Add([]byte{30, 20, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 3, 1, 50, 1, 0, 0, 1, 3, 1, 50, 0, 1, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fuzzInput(data)
 		spec := ImageSpec{
@@ -128,16 +132,25 @@ func FuzzWriter(f *testing.F) {
 			j.band = 1 + in.next(300)
 			jobs = append(jobs, j)
 		}
+		// Then, maybe, TruncateT: beside the jobs, or after them.
+		truncate, sizeT := in.next(3) == 1, in.next(spec.SizeT+2)
+		var truncErr error
 		errs := make([]error, len(jobs))
 		if concurrent {
 			var wg sync.WaitGroup
 			for i := range jobs {
 				wg.Go(func() { errs[i] = jobs[i].run(im) })
 			}
+			if truncate {
+				wg.Go(func() { truncErr = im.TruncateT(sizeT) })
+			}
 			wg.Wait()
 		} else {
 			for i := range jobs {
 				errs[i] = jobs[i].run(im)
+			}
+			if truncate {
+				truncErr = im.TruncateT(sizeT)
 			}
 		}
 		for i, j := range jobs {
@@ -152,6 +165,20 @@ func FuzzWriter(f *testing.F) {
 				p, _ := spec.PlaneIndex(j.z, j.c, j.t)
 				written[p] = j.plane
 			}
+		}
+		if truncate && truncErr != nil {
+			requireTyped(t, truncErr)
+		} else if truncate { // the planes written of the time points kept, by index in the new order
+			added := spec
+			spec = im.Spec()
+			kept := map[int]refPlane{}
+			for p, plane := range written {
+				if z, c, tt := added.PlaneCoords(p); tt < spec.SizeT {
+					q, _ := spec.PlaneIndex(z, c, tt)
+					kept[q] = plane
+				}
+			}
+			written = kept
 		}
 		err = w.Close()
 		if err != nil {
@@ -373,7 +400,8 @@ func tinyOMETIFF(t testing.TB) []byte {
 
 // FuzzEncodedImage adds images whose tiles are given encoded, with random
 // sizes, codings and levels, valid or not, and writes random tiles (and
-// rows, when the levels are computed) into them. Refusals must be typed;
+// rows, when the levels are computed) into them, maybe giving the plane
+// back partway and writing it again. Refusals must be typed;
 // a file that closes must hold every tile given, byte for byte, under the
 // coding given: EncodedLevelOf reads back each level's coding, defaults
 // filled in.
@@ -387,6 +415,9 @@ func FuzzEncodedImage(f *testing.F) {
 	f.Add([]byte{120, 40, 0, 2, 3, 3, 2, 2, 0, 0, 0, 1, 2, 1, 1, 0, 0, 1, 3})
 	f.Add([]byte{120, 40, 0, 1, 4, 0, 2, 2, 0, 0, 0, 1, 0, 0, 1})
 	f.Add([]byte("000012000201")) // uncompressed tiles
+	// Given back after 3 tiles and half its rows, then written again.
+	f.Add([]byte{90, 70, 1, 0, 4, 0, 2, 2, 0, 3, 1, 0, 2, 2, 1, 1, 0, 2, 1, 0, 0, 1, 0, 0, 2, 0xB3})
+	f.Add([]byte{50, 50, 0, 1, 2, 2, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0xB2})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fuzzInput(data)
 		spec := ImageSpec{SizeX: in.next(200) + 1, SizeY: in.next(200) + 1,
@@ -434,6 +465,31 @@ func FuzzEncodedImage(f *testing.F) {
 		ep, err := im.EncodedPlane(0, 0, 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A last byte of 0xB0 to 0xBF gives the plane back after its low
+		// bits' tiles of level 0 (and half its rows), to write it again.
+		if n := len(data); n > 0 && data[n-1]&0xF0 == 0xB0 {
+			frame := map[uint16][]byte{tiff.CompressionJPEG: {0xff, 0xd8}, tiff.CompressionDeflate: {0x78, 0x9c}, tiff.CompressionZstd: {0x28, 0xb5, 0x2f, 0xfd}}[im.given[0]]
+			junk := append(slices.Clone(frame), bytes.Repeat([]byte{0xee}, 30)...)
+			if raw := im.rawTile[0]; raw > 0 {
+				junk = make([]byte, raw)
+			}
+			for range min(int(data[n-1]&0xF), im.levels[0].tiles()-1) {
+				if err := ep.WriteTile(0, junk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if im.computes() {
+				if _, err := ep.Write(make([]byte, im.PlaneBytes()/2)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ep.Abort(); err != nil {
+				t.Fatal(err)
+			}
+			if ep, err = im.EncodedPlane(0, 0, 0); err != nil {
+				t.Fatal(err)
+			}
 		}
 		given := make([][][]byte, len(levels))
 		for l := range levels {

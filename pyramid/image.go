@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/ometiff-go/ometiff/compress"
@@ -30,7 +31,8 @@ type Image struct {
 	origin   *planeOrigin // set for the images of a dataset's part
 
 	// Guarded by w.mu.
-	planes []planeState   // by index in DimensionOrder
+	planes []planeState   // by index in DimensionOrder, as added
+	sizeT  int            // the time points kept: the spec's SizeT unless TruncateT shrank it
 	free   []*planeStream // finished planes' buffers, for the next; as many as were open at once
 
 	// What planes take when they start (see planeDirs): made once for all
@@ -75,6 +77,7 @@ func newImage(w *Writer, spec ImageSpec, encoded []EncodedLevel) (*Image, error)
 		return nil, im.tooManyDirectories(0)
 	}
 	im.planes = make([]planeState, im.spec.Planes())
+	im.sizeT = im.spec.SizeT
 	return im, nil
 }
 
@@ -337,8 +340,119 @@ func (im *Image) tilesPerPlane() int64 {
 	return n
 }
 
-// Spec returns the image's spec with defaults filled in.
-func (im *Image) Spec() ImageSpec { return im.spec }
+// Spec returns the image's spec with defaults filled in, and the SizeT
+// and PlaneInfo of TruncateT's time points once it has shrunk the image.
+func (im *Image) Spec() ImageSpec {
+	if im.w == nil {
+		return im.spec
+	}
+	im.w.mu.Lock()
+	defer im.w.mu.Unlock()
+	return im.written()
+}
+
+// written returns the spec the file describes: the spec as added, with
+// the time points TruncateT kept. The caller holds w.mu.
+func (im *Image) written() ImageSpec {
+	s := im.spec
+	if im.sizeT == s.SizeT {
+		return s
+	}
+	s.SizeT, s.PlaneInfo = im.sizeT, nil
+	for _, p := range im.spec.PlaneInfo {
+		if p.T < im.sizeT {
+			s.PlaneInfo = append(s.PlaneInfo, p)
+		}
+	}
+	return s
+}
+
+// kept counts the planes of the time points kept. The caller holds w.mu.
+func (im *Image) kept() int { return len(im.planes) / im.spec.SizeT * im.sizeT }
+
+// chain returns the planes kept, by index in the spec as added, in the
+// order of the main chain: the DimensionOrder of the image as written,
+// with its SizeT. The caller holds w.mu.
+func (im *Image) chain() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if im.sizeT == im.spec.SizeT {
+			for p := range im.planes {
+				if !yield(p) {
+					return
+				}
+			}
+			return
+		}
+		s := im.spec
+		s.SizeT = im.sizeT
+		for q := range s.Planes() {
+			z, c, t := s.PlaneCoords(q)
+			if p, _ := im.spec.PlaneIndex(z, c, t); !yield(p) {
+				return
+			}
+		}
+	}
+}
+
+// TruncateT shrinks the image to its first sizeT time points: an
+// acquisition stopped before the SizeT it was added with is written as if
+// it had been added with SizeT sizeT, its planes of the first sizeT time
+// points in their DimensionOrder. Those planes must still all be written
+// before Close; the planes of later time points are refused from then on
+// (ErrPlane). A plane of a later time point written already is left out
+// of the file's directories, and its tiles stay in the file unused, as an
+// aborted plane's do. The PlaneInfo, and the Plane elements of
+// ImageSpec.OME, of later time points are dropped; Spec reports the new
+// SizeT.
+//
+// TruncateT only shrinks: sizeT must be from 1 to the image's SizeT
+// (ErrSize). A plane of a later time point that is open (started and not
+// complete: give it back with PlaneWriter.Abort first) or being read by
+// ReadPlanes is ErrPlane, and nothing changes. ReadPlanes refuses a
+// truncated image. Images of a dataset's part cannot be truncated.
+func (im *Image) TruncateT(sizeT int) error {
+	if im == nil || im.w == nil {
+		return errZero
+	}
+	w := im.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usableLocked(); err != nil {
+		return err
+	}
+	if im.origin != nil {
+		return fmt.Errorf("%w: image %d belongs to a dataset's part, whose planes the dataset fixes", ErrPlane, im.index)
+	}
+	if sizeT < 1 || sizeT > im.sizeT {
+		return fmt.Errorf("%w: TruncateT(%d) on image %d of %d time points: it keeps 1 to %[3]d", ErrSize, sizeT, im.index, im.sizeT)
+	}
+	var dropped, started int
+	for p := range im.planes {
+		st := &im.planes[p]
+		z, c, t := im.spec.PlaneCoords(p)
+		if t < sizeT || t >= im.sizeT {
+			continue
+		}
+		switch {
+		case st.reserved:
+			return fmt.Errorf("%w: TruncateT on image %d, whose planes ReadPlanes is writing", ErrPlane, im.index)
+		case st.dirs != nil && !st.done:
+			return fmt.Errorf("%w: TruncateT(%d) on image %d, whose plane z=%d c=%d t=%d is open: complete it or give it back (PlaneWriter.Abort) first", ErrPlane, sizeT, im.index, z, c, t)
+		case st.dirs != nil:
+			started++
+		}
+		dropped++
+	}
+	// The planes dropped that were written keep their tiles in
+	// Progress's TotalTiles, as they are in its Tiles.
+	w.totalTiles.Add(-im.tilesPerPlane() * int64(dropped-started))
+	im.started -= started
+	im.sizeT = sizeT
+	if im.started == im.kept() {
+		im.free = nil
+	}
+	return nil
+}
 
 // Levels returns the number of resolutions of each plane, the full one
 // included.
@@ -423,7 +537,7 @@ func (im *Image) openPlane(p int, indexErr error, mode openMode) (*PlaneWriter, 
 	var s *planeStream
 	if err == nil && im.computes() {
 		s = im.takeStream()
-		if im.started == len(im.planes) {
+		if im.started == im.kept() {
 			im.free = nil // no plane is left to take the others
 		}
 	}
@@ -446,6 +560,8 @@ func (im *Image) claim(p int, mode openMode) error {
 	st := &im.planes[p]
 	image, z, c, t := im.planeAt(p)
 	switch {
+	case im.sizeT < im.spec.SizeT && t >= im.sizeT: // planeAt's are the image's own: a part's image is not truncated
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %d time points", ErrPlane, z, c, t, image, im.sizeT)
 	case st.dirs != nil && st.done:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
 	case st.dirs != nil:
@@ -497,7 +613,7 @@ const seqBatch = 1 << 20
 func (im *Image) planeDirs(st *planeState) {
 	levels, tiles := len(im.levels), int(im.tilesPerPlane())
 	if len(im.dirStore) < levels {
-		n := min(len(im.planes)-im.started, max(1, seqBatch/tiles))
+		n := min(im.kept()-im.started, max(1, seqBatch/tiles))
 		im.dirStore = make([]levelDir, n*levels)
 		im.subStore = make([]*tiff.Directory, n*(levels-1))
 		if tiles <= seqBatch {

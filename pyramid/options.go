@@ -25,7 +25,8 @@ var (
 	// ErrSize is a zero, negative or overflowing image size, one whose
 	// level has more tiles than a TIFF directory holds, or images whose
 	// planes and levels would give a file more directories than package
-	// tiff reads (tiff.MaxDirectories).
+	// tiff reads (tiff.MaxDirectories), or a TruncateT outside 1 to the
+	// image's SizeT.
 	ErrSize = errors.New("pyramid: bad image size")
 	// ErrPixelType is an unsupported pixel type and samples combination.
 	ErrPixelType = errors.New("pyramid: unsupported pixel type")
@@ -33,9 +34,10 @@ var (
 	// character XML cannot hold, an unknown unit or dimension order.
 	ErrMetadata = errors.New("pyramid: bad metadata")
 	// ErrPlane is a plane index out of range, a plane written twice, a call
-	// on a PlaneWriter while another goroutine's is under way or after its
-	// Abort, an Abort of a complete plane, or a plane of an image that
-	// ReadPlanes is writing.
+	// on a PlaneWriter or EncodedPlaneWriter while another goroutine's is
+	// under way or after its Abort, an Abort of a complete plane, a plane
+	// of an image that ReadPlanes is writing, a plane of a time point
+	// Image.TruncateT dropped, or a TruncateT that would drop an open one.
 	ErrPlane = errors.New("pyramid: bad plane")
 	// ErrData is pixel data of the wrong length, rows past the end of a
 	// plane, or an image.Image that cannot be converted (nil, a layout

@@ -69,6 +69,9 @@ func (im *Image) reservePlanes() error {
 	if im.encoded > 0 {
 		return fmt.Errorf("%w: ReadPlanes on image %d, whose tiles are given encoded (EncodedPlane)", ErrPlane, im.index)
 	}
+	if im.sizeT < im.spec.SizeT {
+		return fmt.Errorf("%w: ReadPlanes on image %d, truncated to %d of its %d time points (TruncateT)", ErrPlane, im.index, im.sizeT, im.spec.SizeT)
+	}
 	for p := range im.planes {
 		if st := &im.planes[p]; st.dirs != nil || st.reserved {
 			z, c, t := im.spec.PlaneCoords(p)
@@ -219,23 +222,33 @@ func (im *Image) streamPlanes(r io.Reader) error {
 // abandon gives back a plane not complete, to be written again from its
 // start: one ReadPlanes started and its input cut off (ReadPlanes's doc
 // says the planes not read whole may still be written), or one Abort
-// gives back. The tiles stored of it stay in the file, which no directory
-// names; they count in Progress's TotalTiles, as they do in its Tiles.
+// gives back.
 func (pw *PlaneWriter) abandon() {
-	im, w := pw.im, pw.im.w
+	pw.im.giveBack(pw.st, pw.stream)
+	pw.stream = nil
+}
+
+// giveBack returns plane st, started and not complete, to the planes not
+// started, and its buffers, s (nil for none), to the image. The tiles
+// stored of it stay in the file, which no directory names; they count in
+// Progress's TotalTiles, as they do in its Tiles.
+func (im *Image) giveBack(st *planeState, s *planeStream) {
+	w := im.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stored := 0
-	for _, d := range pw.st.dirs {
+	for _, d := range st.dirs {
 		stored += len(d.seqs)
 	}
 	w.totalTiles.Add(int64(stored))
-	pw.st.dirs, pw.st.rowsDue = nil, false
+	st.dirs, st.rowsDue, st.tilesDue = nil, false, false
 	im.started--
-	if !w.closed {
-		im.free = append(im.free, pw.stream)
+	if s != nil {
+		if !w.closed {
+			im.free = append(im.free, s)
+		}
+		s.state = nil
 	}
-	pw.stream.state, pw.stream = nil, nil
 }
 
 // readError reports r's failure while plane p was being read: an early

@@ -87,7 +87,7 @@ func (pw *PlaneWriter) finish() {
 	defer w.mu.Unlock()
 	pw.st.rowsDue = false
 	pw.st.settle()
-	if !w.closed && pw.im.started < len(pw.im.planes) {
+	if !w.closed && pw.im.started < pw.im.kept() {
 		pw.im.free = append(pw.im.free, s)
 	}
 }

@@ -642,8 +642,8 @@ func (w *Writer) missingPlanes() error {
 	var missing []string
 	count := 0
 	for _, im := range w.images {
-		for p, st := range im.planes {
-			if st.done {
+		for p := range im.chain() {
+			if im.planes[p].done {
 				continue
 			}
 			count++
@@ -679,7 +679,7 @@ func (w *Writer) addDirectories() error {
 	first.Fields = first.Fields.Clone() // the planes share the rest
 	first.Fields.Add(ifd.Entry{Tag: tiff.TagImageDescription, Type: ifd.ASCII, Count: uint64(len(description)), Value: description})
 	for _, im := range w.images {
-		for p := range im.planes {
+		for p := range im.chain() {
 			st := &im.planes[p]
 			for l := range st.dirs {
 				d := &st.dirs[l]
@@ -701,8 +701,8 @@ func (w *Writer) omeDescription() ([]byte, error) {
 	var ome []omeImage
 	ifdIndex := 0
 	for _, im := range w.images {
-		ome = append(ome, omeImage{spec: im.spec, firstIFD: ifdIndex})
-		ifdIndex += len(im.planes)
+		ome = append(ome, omeImage{spec: im.written(), firstIFD: ifdIndex, addedT: im.spec.SizeT})
+		ifdIndex += im.kept()
 	}
 	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
 	if err != nil {
@@ -729,7 +729,7 @@ func (w *Writer) contentDigest(description []byte) []byte {
 	var buf [8]byte
 	for _, im := range w.images {
 		order := im.digestOrder()
-		for p := range im.planes {
+		for p := range im.chain() {
 			dirs := im.planes[p].dirs
 			for _, tr := range order {
 				across := im.levels[tr.level].across
