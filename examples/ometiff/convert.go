@@ -55,7 +55,7 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, err
 	}
 	defer in.Close()
-	if err := checkOutput(in, cfg.output); err != nil {
+	if err := checkOutput(in, cfg.output, cfg.force); err != nil {
 		return nil, err
 	}
 	src, err := openSource(in, cfg, stderr)
@@ -63,17 +63,18 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, err
 	}
 	options := cfg.options
+	output := options.Compression.String() // the codecs of the output's images
 	if ts, ok := src.(*tiffSource); ok {
 		defer ts.Close()
-		options = ts.wopts
+		options, output = ts.wopts, ts.codecs()
 		if err := checkParts(ts.parts(), cfg.output); err != nil {
 			return nil, err
 		}
 	}
 	// The writer's refusal would name a codec the user did not ask for.
 	if options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd && !cfg.set["compression"] {
-		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %v)",
-			options.Level, options.Compression)}
+		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %s)",
+			options.Level, output)}
 	}
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
@@ -88,8 +89,8 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	// little: without, the heap grew to twice it (GOGC=100).
 	defer holdMemory()()
 	h, err := iohandle.Create(cfg.output, iohandle.Options{BufferSize: iohandle.BigBuffer, Replace: cfg.force, DirectIO: directIO(cfg, options, src)})
-	if errors.Is(err, fs.ErrExist) { // the library's message names its option, not the flag
-		err = fmt.Errorf("%s exists (use -force to replace it)", cfg.output)
+	if errors.Is(err, fs.ErrExist) {
+		err = outputExists(cfg.output)
 	}
 	if err != nil {
 		return specs, err
@@ -107,8 +108,11 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 }
 
 // checkOutput refuses an output path that names a directory, or the
-// input itself, which -force would replace with its conversion.
-func checkOutput(in *input, path string) error {
+// input itself, which -force would replace with its conversion, or,
+// without force, a file that exists: before the source is read, so that
+// none of what reading it says on stderr comes before the refusal.
+// Create refuses it again, should it appear in the meantime.
+func checkOutput(in *input, path string, force bool) error {
 	out, err := os.Stat(path)
 	if err != nil {
 		return nil // a missing output is the common case; Create reports the rest
@@ -119,7 +123,16 @@ func checkOutput(in *input, path string) error {
 	if info, err := in.f.Stat(); err == nil && os.SameFile(info, out) {
 		return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
 	}
+	if !force {
+		return outputExists(path)
+	}
 	return nil
+}
+
+// outputExists is the error of an output that exists, without -force: the
+// library's message names its option, not the flag.
+func outputExists(path string) error {
+	return fmt.Errorf("%s exists (use -force to replace it)", path)
 }
 
 // checkParts refuses an output path that names one of the other files

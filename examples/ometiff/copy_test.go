@@ -41,6 +41,22 @@ func writeTiled(t *testing.T, path string, opts pyramid.Options) {
 	require.NoError(t, w.Close())
 }
 
+// TestConvertOutputExistsFirst: an output that exists, without -force,
+// is refused before the source is read: nothing else on stderr (tiles
+// copied through were once announced first), and the file untouched.
+func TestConvertOutputExistsFirst(t *testing.T) {
+	dir := t.TempDir()
+	lzw := filepath.Join(dir, "lzw.ome.tif")
+	writeTiled(t, lzw, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal})
+	output := writeFile(t, dir, "out.ome.tif", []byte("old"))
+	code, _, stderr := clitest.Run(runConvert, lzw, output)
+	require.Equal(t, 1, code)
+	assert.Equal(t, "ometiff convert: "+output+" exists (use -force to replace it)\n", stderr)
+	old, err := os.ReadFile(output)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(old))
+}
+
 // TestConvertCopyThrough: the converter copies a TIFF's tiles through
 // when it can and nothing asks otherwise, says so, and says why not when
 // a flag or the source stands in the way; the output's coding is the
@@ -397,6 +413,18 @@ func TestConvertJPEGColor(t *testing.T) {
 		}
 		require.NoError(t, f.Close())
 	}
+}
+
+// TestConvertLevelNamesOutputCodec: -level without -compression, for a
+// source whose JPEG tiles are copied through, is refused naming the
+// output's codec, JPEG, not the writer's default, LZW.
+func TestConvertLevelNamesOutputCodec(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ycbcr.ome.tif")
+	writeJPEGSource(t, in)
+	code, _, stderr := clitest.Run(runConvert, "-level", "5", in, filepath.Join(dir, "out.ome.tif"))
+	require.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "-level 5 is Deflate's or Zstd's: give -compression deflate or zstd (the output is JPEG)\n")
 }
 
 // writeJPEGSource writes an 80 x 60 RGB image in YCbCr JPEG tiles of 32 x

@@ -483,6 +483,23 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	}
 }
 
+// codecs names the compressions of the images written, in the order of
+// the images: each its own coding's (a source's tiles copied through keep
+// theirs), else the writer's.
+func (s *tiffSource) codecs() string {
+	var names []string
+	for i := range s.file.Images {
+		c := s.wopts.Compression
+		if s.coding[i] != nil {
+			c = s.coding[i].Compression
+		}
+		if name := c.String(); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
 // tileSide returns the side of the square tiles the writer would cut an
 // image in tiles coded as c with, and whether it would: tiles are square,
 // but where the image is narrower or shorter than a tile, shrunk to it
