@@ -777,3 +777,29 @@ with tifffile.TiffFile(sys.argv[1]) as src, tifffile.TiffFile(sys.argv[2]) as ds
 		assert.Equal(t, want+" True", strings.TrimSpace(strings.ReplaceAll(got, "  ", " ")), name)
 	}
 }
+
+// TestInteropConvertChromaHint: JPEG tiles of YCbCr 4:4:4 (tifffile's
+// uncompressed YCbCr, JPEG-compressed by libtiff's tiffcp), copied or
+// encoded again, give levels or tiles in YCbCr 4:2:0, and stderr says so,
+// with the remedy, in both cases: the re-encoding once said nothing.
+func TestInteropConvertChromaHint(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tiffcp", "tifffile")
+	dir := t.TempDir()
+	raw, in := filepath.Join(dir, "ycc.tif"), filepath.Join(dir, "ycc444.tif")
+	interop.RunPython(t, `import sys, numpy as np, tifffile
+tifffile.imwrite(sys.argv[1], np.random.default_rng(1).integers(0, 255, (200, 300, 3), np.uint8), photometric='ycbcr', subsampling=(1, 1))`, raw)
+	interop.MustRun(t, "tiffcp", "-c", "jpeg:90", "-t", "-w", "64", "-l", "64", raw, in)
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{nil, "image 0: JPEG tiles of 64 x 64 copied through, the levels computed at quality 90 in YCbCr 4:2:0 (the source's subsampling is 1 x 1; -jpeg-color rgb keeps the full chroma, but encodes every level again)"},
+		{[]string{"-tile", "128"}, "image 0: encoded again as JPEG at quality 90 in YCbCr 4:2:0 (the source's subsampling is 1 x 1; -jpeg-color rgb keeps the full chroma): -tile 128, the source's are 64 x 64\n"},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.ome.tif", len(tc.args)))
+		code, _, stderr := clitest.Run(runConvert, append(tc.args, in, out)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, tc.stderr)
+	}
+}

@@ -402,6 +402,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			switch c.Compression {
 			case pyramid.JPEG:
 				what = fmt.Sprintf("encoded again as JPEG at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality))
+				if lost := chromaLost(c, coding); lost != "" {
+					what += lost + ")"
+				}
 			case pyramid.None:
 				what = "written again uncompressed"
 			}
@@ -465,9 +468,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			how = "no reduced levels (-levels 1)"
 		case coding.Compression == pyramid.JPEG:
 			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality)) // 0: the writer's default
-			if c.Photometric == tiff.PhotometricYCbCr && c.YCbCrSubSampling != [2]int{2, 2} && coding.JPEGColor == pyramid.JPEGYCbCr420 {
-				how += fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma, but encodes every level again)",
-					c.YCbCrSubSampling[0], c.YCbCrSubSampling[1])
+			if lost := chromaLost(c, coding); lost != "" {
+				how += lost + ", but encodes every level again)"
 			}
 		}
 		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
@@ -481,6 +483,17 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	if copiedLevel {
 		s.wopts.Level = 0
 	}
+}
+
+// chromaLost says, when the writer encodes tiles of a source coded as c in
+// YCbCr 4:2:0 and the source's chroma is subsampled less, what it loses,
+// with its remedy, the parenthesis left open; else "".
+func chromaLost(c pyramid.TileCoding, coding pyramid.Coding) string {
+	if c.Photometric != tiff.PhotometricYCbCr || c.YCbCrSubSampling == [2]int{2, 2} || coding.JPEGColor != pyramid.JPEGYCbCr420 {
+		return ""
+	}
+	return fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma",
+		c.YCbCrSubSampling[0], c.YCbCrSubSampling[1])
 }
 
 // codecs names the compressions of the images written, in the order of
