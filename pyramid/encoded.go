@@ -184,7 +184,7 @@ func (im *Image) EncodedPlane(z, c, t int) (*EncodedPlaneWriter, error) {
 	if im == nil {
 		return nil, errZero
 	}
-	p, err := im.spec.PlaneIndex(z, c, t)
+	p, err := im.planeIndex(z, c, t)
 	rows, err := im.openPlane(p, err, openEncoded)
 	if err != nil {
 		return nil, err

@@ -367,6 +367,28 @@ func (im *Image) written() ImageSpec {
 	return s
 }
 
+// timePoints says n time points, for messages.
+func timePoints(n int) string {
+	if n == 1 {
+		return "1 time point"
+	}
+	return fmt.Sprintf("%d time points", n)
+}
+
+// planeIndex returns the index of plane (z, c, t) in the spec as added; a
+// plane outside the image is judged, and named, by the SizeT it has now.
+func (im *Image) planeIndex(z, c, t int) (int, error) {
+	p, err := im.spec.PlaneIndex(z, c, t)
+	if err != nil && im.w != nil {
+		im.w.mu.Lock()
+		now := im.spec
+		now.SizeT = im.sizeT
+		im.w.mu.Unlock()
+		_, err = now.PlaneIndex(z, c, t)
+	}
+	return p, err
+}
+
 // kept counts the planes of the time points kept. The caller holds w.mu.
 func (im *Image) kept() int { return len(im.planes) / im.spec.SizeT * im.sizeT }
 
@@ -405,11 +427,16 @@ func (im *Image) chain() iter.Seq[int] {
 // ImageSpec.OME, of later time points are dropped; Spec reports the new
 // SizeT.
 //
-// TruncateT only shrinks: sizeT must be from 1 to the image's SizeT
-// (ErrSize). A plane of a later time point that is open (started and not
-// complete: give it back with PlaneWriter.Abort first) or being read by
-// ReadPlanes is ErrPlane, and nothing changes. ReadPlanes refuses a
-// truncated image. Images of a dataset's part cannot be truncated.
+// TruncateT only shrinks: sizeT must be from 1 to the SizeT the image has
+// (ErrSize), that of the last TruncateT if there was one. An acquisition
+// stopped before its first time point was complete has no file to close:
+// end it with Writer.Abort. A plane of a later time point that is open
+// (started and not complete: give it back with PlaneWriter.Abort or
+// EncodedPlaneWriter.Abort first) or being read by ReadPlanes is ErrPlane,
+// and nothing changes: TruncateT never waits for another goroutine's
+// plane, so stop the goroutines writing planes, or have them give back
+// theirs, before it is called. ReadPlanes refuses a truncated image.
+// Images of a dataset's part cannot be truncated.
 func (im *Image) TruncateT(sizeT int) error {
 	if im == nil || im.w == nil {
 		return errZero
@@ -424,7 +451,7 @@ func (im *Image) TruncateT(sizeT int) error {
 		return fmt.Errorf("%w: image %d belongs to a dataset's part, whose planes the dataset fixes", ErrPlane, im.index)
 	}
 	if sizeT < 1 || sizeT > im.sizeT {
-		return fmt.Errorf("%w: TruncateT(%d) on image %d of %d time points: it keeps 1 to %[3]d", ErrSize, sizeT, im.index, im.sizeT)
+		return fmt.Errorf("%w: TruncateT(%d) on image %d of %s: it keeps 1 to %d", ErrSize, sizeT, im.index, timePoints(im.sizeT), im.sizeT)
 	}
 	var dropped, started int
 	for p := range im.planes {
@@ -437,7 +464,11 @@ func (im *Image) TruncateT(sizeT int) error {
 		case st.reserved:
 			return fmt.Errorf("%w: TruncateT on image %d, whose planes ReadPlanes is writing", ErrPlane, im.index)
 		case st.dirs != nil && !st.done:
-			return fmt.Errorf("%w: TruncateT(%d) on image %d, whose plane z=%d c=%d t=%d is open: complete it or give it back (PlaneWriter.Abort) first", ErrPlane, sizeT, im.index, z, c, t)
+			abort := "PlaneWriter.Abort"
+			if im.encoded > 0 {
+				abort = "EncodedPlaneWriter.Abort"
+			}
+			return fmt.Errorf("%w: TruncateT(%d) on image %d, whose plane z=%d c=%d t=%d is open: complete it or give it back (%s) first", ErrPlane, sizeT, im.index, z, c, t, abort)
 		case st.dirs != nil:
 			started++
 		}
@@ -503,7 +534,7 @@ func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 	if im == nil {
 		return nil, errZero
 	}
-	p, err := im.spec.PlaneIndex(z, c, t)
+	p, err := im.planeIndex(z, c, t)
 	return im.openPlane(p, err, openRows)
 }
 
@@ -561,7 +592,7 @@ func (im *Image) claim(p int, mode openMode) error {
 	image, z, c, t := im.planeAt(p)
 	switch {
 	case im.sizeT < im.spec.SizeT && t >= im.sizeT: // planeAt's are the image's own: a part's image is not truncated
-		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %d time points", ErrPlane, z, c, t, image, im.sizeT)
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.sizeT))
 	case st.dirs != nil && st.done:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
 	case st.dirs != nil:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,8 +100,13 @@ func TestTruncateT(t *testing.T) {
 				assert.Equal(t, kept, got.SizeT)
 				assert.Equal(t, want.PlaneInfo, got.PlaneInfo)
 				for _, n := range []int{kept + 1, sizeT, 0, -1} {
-					assert.ErrorIs(t, im.TruncateT(n), ErrSize, "TruncateT(%d)", n)
+					err := im.TruncateT(n)
+					assert.ErrorIs(t, err, ErrSize, "TruncateT(%d)", n)
+					assert.ErrorContains(t, err, fmt.Sprintf("TruncateT(%d) on image 0 of 3 time points: it keeps 1 to 3", n))
 				}
+				_, err = im.Plane(0, 0, sizeT)
+				assert.ErrorIs(t, err, ErrPlane)
+				assert.ErrorContains(t, err, "outside Z 2, C 2, T 3", "the SizeT it has now")
 				err = im.WritePlane(1, 0, 3, pix(1, 0, 3))
 				assert.ErrorIs(t, err, ErrPlane, "a time point dropped")
 				assert.ErrorContains(t, err, "TruncateT kept 3 time points")
@@ -135,6 +141,7 @@ func TestTruncateTMissing(t *testing.T) {
 	require.NoError(t, im.TruncateT(3))
 	require.NoError(t, im.TruncateT(2))
 	assert.ErrorIs(t, im.TruncateT(3), ErrSize, "it never grows")
+	require.NoError(t, im.TruncateT(2), "the same again")
 
 	other, err := New(iohandle.NewMemory(), Options{})
 	require.NoError(t, err)
@@ -142,6 +149,9 @@ func TestTruncateTMissing(t *testing.T) {
 	missing, err := other.AddImage(spec)
 	require.NoError(t, err)
 	require.NoError(t, missing.TruncateT(1))
+	err = missing.WritePlane(0, 0, 1, plane)
+	assert.ErrorIs(t, err, ErrPlane)
+	assert.True(t, strings.HasSuffix(err.Error(), "TruncateT kept 1 time point"), err)
 	err = other.Close()
 	assert.ErrorIs(t, err, ErrMissingPlanes)
 	assert.ErrorContains(t, err, "2 missing: image 0 z=0 c=0 t=0, image 0 z=0 c=1 t=0")
@@ -254,4 +264,45 @@ func TestTruncateTConcurrent(t *testing.T) {
 		})
 		compareFiles(t, clean, data, true)
 	}
+}
+
+// TestTruncateTEncoded: an image given encoded truncates as the others do,
+// and the plane that stops TruncateT is named with the Abort that gives it
+// back.
+func TestTruncateTEncoded(t *testing.T) {
+	levels, tiles := factor4Source(t)
+	spec := ImageSpec{SizeX: 300, SizeY: 200, SizeT: 3, PixelType: Uint8}
+	var files [2][]byte
+	for i, sizeT := range []int{3, 1} {
+		s := spec
+		s.SizeT = sizeT
+		files[i] = writeMemory(t, Options{}, func(w *Writer) error {
+			im, err := w.AddEncodedImage(s, levels...)
+			require.NoError(t, err)
+			write := func(tt int) *EncodedPlaneWriter {
+				ep, err := im.EncodedPlane(0, 0, tt)
+				require.NoError(t, err)
+				for l := range tiles {
+					for _, tile := range tiles[l] {
+						require.NoError(t, ep.WriteTile(l, tile))
+					}
+				}
+				return ep
+			}
+			require.NoError(t, write(0).Close())
+			if sizeT == 1 {
+				return nil
+			}
+			open, err := im.EncodedPlane(0, 0, 2)
+			require.NoError(t, err)
+			require.NoError(t, open.WriteTile(0, tiles[0][0]))
+			err = im.TruncateT(1)
+			assert.ErrorIs(t, err, ErrPlane)
+			assert.ErrorContains(t, err, "plane z=0 c=0 t=2 is open: complete it or give it back (EncodedPlaneWriter.Abort) first")
+			require.NoError(t, open.Abort())
+			require.NoError(t, write(1).Close())
+			return im.TruncateT(1)
+		})
+	}
+	compareFiles(t, files[1], files[0], true)
 }

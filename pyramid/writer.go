@@ -30,10 +30,11 @@ import (
 // # Concurrency
 //
 // A Writer and its Images may be used from several goroutines at once:
-// AddImage, AddImageData, AddEncodedImage, Stats, and the planes of any
-// images (WritePlane, Plane and the PlaneWriter's Write, ReadPlanes,
-// WriteSamples, EncodedPlane and the EncodedPlaneWriter's WriteTile and
-// Write), each plane from one goroutine at a time. Every goroutine's rows are cut into tiles
+// AddImage, AddImageData, AddEncodedImage, Stats, Image.Spec and
+// Image.TruncateT, and the planes of any images (WritePlane, Plane and the
+// PlaneWriter's Write and Abort, ReadPlanes, WriteSamples, EncodedPlane
+// and the EncodedPlaneWriter's WriteTile, Write and Abort), each plane
+// from one goroutine at a time. Every goroutine's rows are cut into tiles
 // and reduced into levels on that goroutine; only handing tiles to the
 // encoders and the output is serialized (and, with Workers 1, encoding).
 // The pixels read back are the same
@@ -46,8 +47,9 @@ import (
 //
 // What cannot be made safe is refused with an error, never corrupts the
 // file: two goroutines on one plane at once (ErrPlane for the later call),
-// ReadPlanes on an image whose planes another goroutine has started, or a
-// plane of an image ReadPlanes is writing (ErrPlane), and a call racing
+// ReadPlanes on an image whose planes another goroutine has started, a
+// plane of an image ReadPlanes is writing, or a TruncateT that would drop
+// a plane another goroutine has open (ErrPlane), and a call racing
 // Close or Abort (ErrClosed if it comes after; if it came first, its plane
 // may be missing and Close says so with ErrMissingPlanes). Options.Progress is called from one goroutine at a
 // time, holding none of the Writer's locks: it may call its methods (a
