@@ -434,7 +434,7 @@ func TestEncodedPlaneMisuse(t *testing.T) {
 
 	err = w.Close()
 	assert.ErrorIs(t, err, ErrMissingPlanes)
-	assert.ErrorContains(t, err, "image 0 z=0 c=0 t=0, image 1 z=0 c=0 t=0, image 2 z=0 c=0 t=0")
+	assert.ErrorContains(t, err, "image 0 z=0 c=0 t=0 (started, not complete), image 1 z=0 c=0 t=0 (started, not complete), image 2 z=0 c=0 t=0")
 }
 
 // TestEncodedUncompressedTileSize: an uncompressed tile given encoded

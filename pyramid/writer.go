@@ -645,13 +645,18 @@ func (w *Writer) missingPlanes() error {
 	count := 0
 	for _, im := range w.images {
 		for p := range im.chain() {
-			if im.planes[p].done {
+			st := &im.planes[p]
+			if st.done {
 				continue
 			}
 			count++
 			if len(missing) < 10 {
 				image, z, c, t := im.planeAt(p)
-				missing = append(missing, fmt.Sprintf("image %d z=%d c=%d t=%d", image, z, c, t))
+				open := ""
+				if st.dirs != nil {
+					open = " (started, not complete)"
+				}
+				missing = append(missing, fmt.Sprintf("image %d z=%d c=%d t=%d%s", image, z, c, t, open))
 			}
 		}
 	}
