@@ -176,7 +176,8 @@ type EncodedPlaneWriter struct {
 }
 
 // EncodedPlane starts plane (z, c, t) of an image added with
-// AddEncodedImage. Each plane is written once; several planes may be open
+// AddEncodedImage. Each plane is written once (unless given back by
+// EncodedPlaneWriter.Abort, to start again); several planes may be open
 // at once and written from different goroutines. Plane, ReadPlanes and
 // WritePlane refuse the planes of such an image, and EncodedPlane those of
 // other images (ErrPlane).

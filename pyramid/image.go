@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"sync/atomic"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
@@ -29,10 +30,13 @@ type Image struct {
 	padEdges bool               // edge tiles repeat the last row and column, not zeros
 	reduce   reduceFunc
 	origin   *planeOrigin // set for the images of a dataset's part
+	// sizeT is the time points kept: the spec's SizeT unless TruncateT
+	// shrank it. Set under w.mu; Spec reads it without, as a reader given
+	// to ReadPlanes may call Spec while w.mu is held for it.
+	sizeT atomic.Int64
 
 	// Guarded by w.mu.
 	planes []planeState   // by index in DimensionOrder, as added
-	sizeT  int            // the time points kept: the spec's SizeT unless TruncateT shrank it
 	free   []*planeStream // finished planes' buffers, for the next; as many as were open at once
 
 	// What planes take when they start (see planeDirs): made once for all
@@ -77,7 +81,7 @@ func newImage(w *Writer, spec ImageSpec, encoded []EncodedLevel) (*Image, error)
 		return nil, im.tooManyDirectories(0)
 	}
 	im.planes = make([]planeState, im.spec.Planes())
-	im.sizeT = im.spec.SizeT
+	im.sizeT.Store(int64(im.spec.SizeT))
 	return im, nil
 }
 
@@ -340,32 +344,38 @@ func (im *Image) tilesPerPlane() int64 {
 	return n
 }
 
-// Spec returns the image's spec with defaults filled in, and the SizeT
-// and PlaneInfo of TruncateT's time points once it has shrunk the image.
+// Spec returns the image's spec with defaults filled in. Once TruncateT
+// has shrunk the image, its SizeT, its PlaneInfo and its OME element (which
+// keeps its Plane elements of the time points kept) are those of the
+// image as written: a spec another writer's AddImage takes as it is.
 func (im *Image) Spec() ImageSpec {
 	if im.w == nil {
 		return im.spec
 	}
-	im.w.mu.Lock()
-	defer im.w.mu.Unlock()
 	return im.written()
 }
 
 // written returns the spec the file describes: the spec as added, with
-// the time points TruncateT kept. The caller holds w.mu.
+// the time points TruncateT kept.
 func (im *Image) written() ImageSpec {
-	s := im.spec
-	if im.sizeT == s.SizeT {
+	s, kept := im.spec, im.keptT()
+	if kept == s.SizeT {
 		return s
 	}
-	s.SizeT, s.PlaneInfo = im.sizeT, nil
+	s.SizeT, s.PlaneInfo = kept, nil
 	for _, p := range im.spec.PlaneInfo {
-		if p.T < im.sizeT {
+		if p.T < kept {
 			s.PlaneInfo = append(s.PlaneInfo, p)
 		}
 	}
+	if s.OME != nil {
+		s.OME = s.OME.truncated(im.spec.SizeT)
+	}
 	return s
 }
+
+// keptT returns the time points kept.
+func (im *Image) keptT() int { return int(im.sizeT.Load()) }
 
 // timePoints says n time points, for messages.
 func timePoints(n int) string {
@@ -380,24 +390,22 @@ func timePoints(n int) string {
 func (im *Image) planeIndex(z, c, t int) (int, error) {
 	p, err := im.spec.PlaneIndex(z, c, t)
 	if err != nil && im.w != nil {
-		im.w.mu.Lock()
 		now := im.spec
-		now.SizeT = im.sizeT
-		im.w.mu.Unlock()
+		now.SizeT = im.keptT()
 		_, err = now.PlaneIndex(z, c, t)
 	}
 	return p, err
 }
 
 // kept counts the planes of the time points kept. The caller holds w.mu.
-func (im *Image) kept() int { return len(im.planes) / im.spec.SizeT * im.sizeT }
+func (im *Image) kept() int { return len(im.planes) / im.spec.SizeT * im.keptT() }
 
 // chain returns the planes kept, by index in the spec as added, in the
 // order of the main chain: the DimensionOrder of the image as written,
 // with its SizeT. The caller holds w.mu.
 func (im *Image) chain() iter.Seq[int] {
 	return func(yield func(int) bool) {
-		if im.sizeT == im.spec.SizeT {
+		if im.keptT() == im.spec.SizeT {
 			for p := range im.planes {
 				if !yield(p) {
 					return
@@ -406,7 +414,7 @@ func (im *Image) chain() iter.Seq[int] {
 			return
 		}
 		s := im.spec
-		s.SizeT = im.sizeT
+		s.SizeT = im.keptT()
 		for q := range s.Planes() {
 			z, c, t := s.PlaneCoords(q)
 			if p, _ := im.spec.PlaneIndex(z, c, t); !yield(p) {
@@ -450,14 +458,15 @@ func (im *Image) TruncateT(sizeT int) error {
 	if im.origin != nil {
 		return fmt.Errorf("%w: image %d belongs to a dataset's part, whose planes the dataset fixes", ErrPlane, im.index)
 	}
-	if sizeT < 1 || sizeT > im.sizeT {
-		return fmt.Errorf("%w: TruncateT(%d) on image %d of %s: it keeps 1 to %d", ErrSize, sizeT, im.index, timePoints(im.sizeT), im.sizeT)
+	now := im.keptT()
+	if sizeT < 1 || sizeT > now {
+		return fmt.Errorf("%w: TruncateT(%d) on image %d of %s: it keeps 1 to %d", ErrSize, sizeT, im.index, timePoints(now), now)
 	}
 	var dropped, started int
 	for p := range im.planes {
 		st := &im.planes[p]
 		z, c, t := im.spec.PlaneCoords(p)
-		if t < sizeT || t >= im.sizeT {
+		if t < sizeT || t >= now {
 			continue
 		}
 		switch {
@@ -478,7 +487,9 @@ func (im *Image) TruncateT(sizeT int) error {
 	// Progress's TotalTiles, as they are in its Tiles.
 	w.totalTiles.Add(-im.tilesPerPlane() * int64(dropped-started))
 	im.started -= started
-	im.sizeT = sizeT
+	im.sizeT.Store(int64(sizeT))
+	// The file's directories for the planes dropped are free again.
+	w.dirs -= int64(len(im.planes)/im.spec.SizeT*(now-sizeT)) * int64(len(im.levels))
 	if im.started == im.kept() {
 		im.free = nil
 	}
@@ -528,8 +539,8 @@ func (im *Image) WritePlane(z, c, t int, pix []byte) error {
 
 // Plane starts plane (z, c, t) for streaming: write its rows in order, in
 // bands of any size, through the returned writer. Each plane is written
-// once. Several planes may be open at once, and written from different
-// goroutines.
+// once (unless given back by PlaneWriter.Abort, to start again). Several
+// planes may be open at once, and written from different goroutines.
 func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 	if im == nil {
 		return nil, errZero
@@ -591,8 +602,8 @@ func (im *Image) claim(p int, mode openMode) error {
 	st := &im.planes[p]
 	image, z, c, t := im.planeAt(p)
 	switch {
-	case im.sizeT < im.spec.SizeT && t >= im.sizeT: // planeAt's are the image's own: a part's image is not truncated
-		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.sizeT))
+	case t >= im.keptT() && im.origin == nil: // a part's image, whose t is the dataset's, is not truncated
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.keptT()))
 	case st.dirs != nil && st.done:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
 	case st.dirs != nil:

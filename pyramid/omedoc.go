@@ -171,6 +171,22 @@ type xmlAttr struct {
 type OMEImage struct {
 	doc  *OMEDocument
 	node int32
+	// addedT, when not 0, is the SizeT of the element, of an image that
+	// Image.TruncateT shrank (Image.Spec): the element describes the
+	// image as added, and its Plane elements of the time points past the
+	// spec's SizeT are dropped.
+	addedT int
+}
+
+// truncated returns m as the element of its image added with added time
+// points and shrunk since by Image.TruncateT.
+func (m *OMEImage) truncated(added int) *OMEImage {
+	if m.addedT != 0 { // already a view: of the image as first added
+		added = m.addedT
+	}
+	v := *m
+	v.addedT = added
+	return &v
 }
 
 // Images returns the number of Image elements of the document.

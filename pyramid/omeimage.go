@@ -114,7 +114,7 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 		want int
 		what string
 	}{{"SizeX", s.SizeX, "pixels wide"}, {"SizeY", s.SizeY, "pixels high"}, {"SizeZ", s.SizeZ, "focal planes"},
-		{"SizeC", s.OMESizeC(), "samples in its channels"}, {"SizeT", s.SizeT, "time points"}}
+		{"SizeC", s.OMESizeC(), "samples in its channels"}, {"SizeT", m.sizeT(s), "time points"}}
 	for _, size := range sizes {
 		v, ok := d.attr(px, size.attr)
 		if !ok {
@@ -208,6 +208,15 @@ func (m *OMEImage) checkQuantity(n int32, attr string, k quantityKind) error {
 	return nil
 }
 
+// sizeT returns the SizeT the element describes for an image of spec: the
+// spec's, or the image's as added when it was truncated since.
+func (m *OMEImage) sizeT(s ImageSpec) int {
+	if m.addedT > s.SizeT {
+		return m.addedT
+	}
+	return s.SizeT
+}
+
 // planes maps the image's Plane elements to the planes of spec, checking
 // that each names a plane of its own. The TheC of a Plane counts the
 // document's Channel elements: where one of them gives its samples to
@@ -216,6 +225,7 @@ func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
 	d := m.doc
 	var planes map[int]int32
 	size := s.sizes()
+	size[2] = m.sizeT(s) // a Plane of a time point TruncateT dropped is in the element's image, and left out
 	// specOf lists the channels of spec of each Channel element, when the
 	// elements' samples are split.
 	var specOf [][]int
@@ -248,6 +258,9 @@ func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
 				return nil, d.conflict(p, attr, "%d; the image has %d", n, size[i])
 			}
 			at[i] = n
+		}
+		if at[2] >= s.SizeT {
+			continue
 		}
 		cs := []int{at[1]}
 		if specOf != nil {

@@ -111,11 +111,6 @@ func contentUUID(digest []byte) string {
 type omeImage struct {
 	spec     ImageSpec // normalized
 	firstIFD int       // main-chain index of its first plane
-	// addedT, when more than spec.SizeT, is the SizeT the image was added
-	// with, before Image.TruncateT: its caller's element was checked
-	// against it, and its Plane elements of the time points dropped are
-	// left out.
-	addedT int
 	// files, for an image of a multi-file dataset, says where its planes
 	// are, in plane order; firstIFD is then unused.
 	files []tiffData
@@ -295,13 +290,11 @@ func (g *omeBuilder) planImage(i int) error {
 	image, pixels := int32(-1), int32(-1)
 	var channels []int32
 	if p.caller != nil {
-		added := s
-		added.SizeT = max(s.SizeT, g.images[i].addedT)
-		planes, err := p.caller.check(added)
+		planes, err := p.caller.check(s)
 		if err != nil {
 			return err
 		}
-		p.planes = keptPlanes(planes, added, s)
+		p.planes = planes
 		d, image, pixels, channels = p.caller.doc, p.caller.node, p.caller.pixels(), p.caller.specChannels(s)
 	}
 	p.id = g.callerID(d, image, fmt.Sprintf("Image:%d", i))
@@ -345,25 +338,6 @@ func (g *omeBuilder) planImage(i int) error {
 	}
 	g.plans = append(g.plans, p)
 	return nil
-}
-
-// keptPlanes maps the caller's Plane elements, by plane index in added, to
-// the planes of s, which has the first s.SizeT time points of added, in
-// the same order of dimensions; the elements of the other time points are
-// dropped.
-func keptPlanes(planes map[int]int32, added, s ImageSpec) map[int]int32 {
-	if added.SizeT == s.SizeT || planes == nil {
-		return planes
-	}
-	kept := make(map[int]int32, len(planes))
-	for index, n := range planes {
-		z, c, t := added.PlaneCoords(index)
-		if t < s.SizeT {
-			k, _ := s.PlaneIndex(z, c, t)
-			kept[k] = n
-		}
-	}
-	return kept
 }
 
 // callerID returns the ID of a caller's element n, or a fresh one made

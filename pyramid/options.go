@@ -37,7 +37,9 @@ var (
 	// on a PlaneWriter or EncodedPlaneWriter while another goroutine's is
 	// under way or after its Abort, an Abort of a complete plane, a plane
 	// of an image that ReadPlanes is writing, a plane of a time point
-	// Image.TruncateT dropped, or a TruncateT that would drop an open one.
+	// Image.TruncateT dropped, ReadPlanes on a truncated image, or a
+	// TruncateT that would drop an open plane, while ReadPlanes runs, or
+	// on an image of a dataset's part.
 	ErrPlane = errors.New("pyramid: bad plane")
 	// ErrData is pixel data of the wrong length, rows past the end of a
 	// plane, or an image.Image that cannot be converted (nil, a layout
@@ -161,8 +163,9 @@ const (
 	BigTIFFNever
 )
 
-// Progress reports the tiles written so far. Total grows as images are
-// added.
+// Progress reports the tiles written so far. TotalTiles grows as images
+// are added, and shrinks by the planes Image.TruncateT drops that were
+// not written.
 type Progress struct {
 	Tiles, TotalTiles int64 // tiles of every level written, and known so far
 	Bytes             int64 // bytes of the file so far
@@ -214,7 +217,8 @@ type Options struct {
 	// Writer's locks held: it may call the Writer's methods, Abort
 	// included (a call on the plane being written is ErrPlane, as from
 	// another goroutine). One report may cover several tiles, stored by
-	// the encoding goroutines meanwhile; counts never go back. A plane's
+	// the encoding goroutines meanwhile; Tiles and Bytes never go back,
+	// and TotalTiles only after a TruncateT. A plane's
 	// last tile may be reported before the call writing it returns: a
 	// Close from that report finds the plane missing, fails with
 	// ErrMissingPlanes and discards the file. The committed file's report

@@ -18,8 +18,8 @@ const readChunk = 4 << 20
 // ReadPlanes writes every plane of the image from r: PlaneBytes bytes per
 // plane, as WritePlane takes them, planes in plane order (DimensionOrder,
 // fastest dimension first). No plane of the image may be started yet, and
-// none may be started by another goroutine while ReadPlanes runs (ErrPlane
-// for either).
+// none may be started by another goroutine while ReadPlanes runs, and the
+// image may not be truncated (TruncateT): ErrPlane for any of these.
 //
 // When a plane's only tile is the plane itself, byte for byte (no
 // compression, one tile per plane, no reduced levels), r is read straight
@@ -69,8 +69,8 @@ func (im *Image) reservePlanes() error {
 	if im.encoded > 0 {
 		return fmt.Errorf("%w: ReadPlanes on image %d, whose tiles are given encoded (EncodedPlane)", ErrPlane, im.index)
 	}
-	if im.sizeT < im.spec.SizeT {
-		return fmt.Errorf("%w: ReadPlanes on image %d, truncated to %d of its %d time points (TruncateT)", ErrPlane, im.index, im.sizeT, im.spec.SizeT)
+	if kept := im.keptT(); kept < im.spec.SizeT {
+		return fmt.Errorf("%w: ReadPlanes on image %d, truncated to %d of its %d time points (TruncateT)", ErrPlane, im.index, kept, im.spec.SizeT)
 	}
 	for p := range im.planes {
 		if st := &im.planes[p]; st.dirs != nil || st.reserved {

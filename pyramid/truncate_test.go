@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -305,4 +306,97 @@ func TestTruncateTEncoded(t *testing.T) {
 		})
 	}
 	compareFiles(t, files[1], files[0], true)
+}
+
+// TestTruncateTSpecRoundTrip: the Spec of a truncated image, its OME
+// element included, is taken by another writer's AddImage as it is, and
+// gives the same file; truncated again, it gives the file of the smaller
+// SizeT.
+func TestTruncateTSpecRoundTrip(t *testing.T) {
+	spec := ImageSpec{SizeX: 300, SizeY: 200, SizeZ: 2, SizeC: 2, SizeT: 5, DimensionOrder: XYCTZ, PixelType: Uint8,
+		PlaneInfo: []Plane{{T: 1, DeltaT: Quantity{Value: 1, Unit: "s"}}, {T: 4, DeltaT: Quantity{Value: 4, Unit: "s"}}}}
+	spec.OME = truncateDoc(t, XYCTZ, 5, [3]int{0, 1, 2}, [3]int{1, 1, 3})
+	pix := func(z, c, tt int) []byte { return randomPlane(300, 200, 1, Uint8, uint64(100*z+10*c+tt), false).pix }
+	write := func(spec ImageSpec, keep ...int) ([]byte, ImageSpec) {
+		var got ImageSpec
+		data := writeMemory(t, Options{}, func(w *Writer) error {
+			im, err := w.AddImage(spec)
+			if err != nil {
+				return err
+			}
+			for _, n := range keep {
+				require.NoError(t, im.TruncateT(n))
+			}
+			got = im.Spec()
+			for p := range got.Planes() {
+				z, c, tt := got.PlaneCoords(p)
+				require.NoError(t, im.WritePlane(z, c, tt, pix(z, c, tt)))
+			}
+			return nil
+		})
+		return data, got
+	}
+	truncated, got := write(spec, 3)
+	again, _ := write(got)
+	compareFiles(t, truncated, again, true)
+
+	twice, _ := write(spec, 3, 2)
+	fromSpec, _ := write(got, 2)
+	compareFiles(t, twice, fromSpec, true)
+	direct := spec
+	direct.SizeT, direct.PlaneInfo, direct.OME = 2, spec.PlaneInfo[:1], truncateDoc(t, XYCTZ, 2)
+	want, _ := write(direct)
+	compareFiles(t, want, twice, true)
+}
+
+// TestTruncateTSpecFromReader: Spec called from the reader ReadPlanes
+// copies straight into the output, which holds the writer's lock while it
+// reads, returns; it once waited for that lock for ever.
+func TestTruncateTSpecFromReader(t *testing.T) {
+	// No deferred Abort: it too would wait for ever on a regression.
+	w, err := New(iohandle.NewMemory(), Options{Compression: None, TileSize: 16})
+	require.NoError(t, err)
+	im, err := w.AddImage(ImageSpec{SizeX: 16, SizeY: 16, SizeT: 2, PixelType: Uint8})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		done <- im.ReadPlanes(readerFunc(func(p []byte) (int, error) {
+			if im.Spec().SizeT != 2 {
+				return 0, errReader
+			}
+			clear(p)
+			return len(p), nil
+		}))
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("ReadPlanes still waits: Spec, called from its reader, takes a lock it holds")
+	}
+	require.NoError(t, w.Close())
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestTruncateTDirectories: the directories of the planes TruncateT drops
+// are free again for the images added after, up to what package tiff
+// reads.
+func TestTruncateTDirectories(t *testing.T) {
+	w, err := New(iohandle.NewMemory(), Options{Levels: 1})
+	require.NoError(t, err)
+	defer w.Abort()
+	im, err := w.AddImage(ImageSpec{SizeX: 1, SizeY: 1, SizeT: tiff.MaxDirectories, PixelType: Uint8})
+	require.NoError(t, err)
+	_, err = w.AddImage(ImageSpec{SizeX: 1, SizeY: 1, PixelType: Uint8})
+	require.ErrorIs(t, err, ErrSize, "the file is full")
+	require.NoError(t, im.TruncateT(tiff.MaxDirectories-2))
+	for range 2 {
+		_, err = w.AddImage(ImageSpec{SizeX: 1, SizeY: 1, PixelType: Uint8})
+		require.NoError(t, err)
+	}
+	_, err = w.AddImage(ImageSpec{SizeX: 1, SizeY: 1, PixelType: Uint8})
+	require.ErrorIs(t, err, ErrSize, "full again")
 }

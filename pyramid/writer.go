@@ -708,7 +708,7 @@ func (w *Writer) omeDescription() ([]byte, error) {
 	var ome []omeImage
 	ifdIndex := 0
 	for _, im := range w.images {
-		ome = append(ome, omeImage{spec: im.written(), firstIFD: ifdIndex, addedT: im.spec.SizeT})
+		ome = append(ome, omeImage{spec: im.written(), firstIFD: ifdIndex})
 		ifdIndex += im.kept()
 	}
 	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
