@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -55,11 +56,15 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		return nil, err
 	}
 	defer in.Close()
-	if err := checkOutput(in, cfg.output, cfg.force); err != nil {
+	if err := checkOutput(in, cfg.output); err != nil {
 		return nil, err
 	}
-	src, err := openSource(in, cfg, stderr)
+	// What reading the source says waits until the output is known to be
+	// one to write: a refusal of the output comes alone.
+	notes := &heldWriter{w: stderr}
+	src, err := openSource(in, cfg, notes)
 	if err != nil {
+		notes.release()
 		return nil, err
 	}
 	options := cfg.options
@@ -71,6 +76,10 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 			return nil, err
 		}
 	}
+	if _, err := os.Stat(cfg.output); err == nil && !cfg.force {
+		return nil, outputExists(cfg.output) // Create refuses it again, should it appear in the meantime
+	}
+	notes.release()
 	// The writer's refusal would name a codec the user did not ask for.
 	if options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd && !cfg.set["compression"] {
 		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %s)",
@@ -108,11 +117,8 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 }
 
 // checkOutput refuses an output path that names a directory, or the
-// input itself, which -force would replace with its conversion, or,
-// without force, a file that exists: before the source is read, so that
-// none of what reading it says on stderr comes before the refusal.
-// Create refuses it again, should it appear in the meantime.
-func checkOutput(in *input, path string, force bool) error {
+// input itself, which -force would replace with its conversion.
+func checkOutput(in *input, path string) error {
 	out, err := os.Stat(path)
 	if err != nil {
 		return nil // a missing output is the common case; Create reports the rest
@@ -123,10 +129,37 @@ func checkOutput(in *input, path string, force bool) error {
 	if info, err := in.f.Stat(); err == nil && os.SameFile(info, out) {
 		return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
 	}
-	if !force {
-		return outputExists(path)
-	}
 	return nil
+}
+
+// heldWriter holds what is written to it until release, then writes it,
+// and everything after, straight through.
+type heldWriter struct {
+	mu       sync.Mutex
+	w        io.Writer
+	held     []byte
+	released bool
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return h.w.Write(p)
+	}
+	h.held = append(h.held, p...)
+	return len(p), nil
+}
+
+// release writes what is held and lets what comes after through.
+func (h *heldWriter) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.released {
+		h.released = true
+		_, _ = h.w.Write(h.held)
+		h.held = nil
+	}
 }
 
 // outputExists is the error of an output that exists, without -force: the

@@ -77,16 +77,19 @@ func TestConvertDatasetRefused(t *testing.T) {
 	part := filepath.Join(dir, "set_2.ome.tif")
 	before, err := os.ReadFile(part)
 	require.NoError(t, err)
-	code, _, stderr := clitest.Run(runConvert, "-force", filepath.Join(dir, "set_0.ome.tif"), part)
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "is a file of the input dataset")
+	for _, force := range [][]string{{"-force"}, nil} { // without it too: not "exists (use -force...)"
+		code, _, stderr := clitest.Run(runConvert, append(force, filepath.Join(dir, "set_0.ome.tif"), part)...)
+		assert.Equal(t, 2, code)
+		assert.Equal(t, "ometiff convert: "+part+" is a file of the input dataset: name another output (the conversion would replace it)\n", stderr,
+			"%v: the refusal alone", force)
+	}
 	after, err := os.ReadFile(part)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the dataset's file is left as it was")
 
 	require.NoError(t, os.Remove(part))
 	out := filepath.Join(dir, "out.ome.tif")
-	code, _, stderr = clitest.Run(runConvert, filepath.Join(dir, "set_0.ome.tif"), out)
+	code, _, stderr := clitest.Run(runConvert, filepath.Join(dir, "set_0.ome.tif"), out)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `the dataset's file "set_2.ome.tif"`)
 	assert.Contains(t, stderr, "no such file")
