@@ -225,6 +225,8 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		}
 		if !s.AcquisitionDate.IsZero() {
 			fmt.Fprintf(w, "  acquired %s\n", s.AcquisitionDate.Format("2006-01-02T15:04:05Z07:00"))
+		} else if im.AcquisitionDate != "" { // carried in the Image element, as it is written
+			fmt.Fprintf(w, "  acquired %s\n", im.AcquisitionDate)
 		}
 		if s.Description != "" {
 			fmt.Fprintf(w, "  description %q\n", s.Description)

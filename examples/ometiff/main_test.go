@@ -100,7 +100,7 @@ func TestInfo(t *testing.T) {
 	writeImageJStack(t, imagej, 3)
 	timed := filepath.Join(dir, "timed.ome.tif") // a pixel width only, and a time step
 	writeTIFF(t, timed, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, description: `<?xml version="1.0" encoding="UTF-8"?>` +
-		`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0" Name="timed">` +
+		`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0" Name="timed"><AcquisitionDate>2024-05-06T07:08:09</AcquisitionDate>` +
 		`<Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="2" PhysicalSizeX="0.5" TimeIncrement="30">` +
 		`<Channel ID="Channel:0:0" SamplesPerPixel="1"/><TiffData IFD="0" PlaneCount="2"/></Pixels></Image></OME>`}, gray)
 	var jpg, png16 bytes.Buffer
@@ -140,6 +140,7 @@ OME-XML kept whole, but for what the writer writes itself
 image 0 "timed": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
   pixel width 0.5 µm (no height)
   time step 30 s
+  acquired 2024-05-06T07:08:09
 `},
 		{svs, `SVS, 2 images, 2 planes
 image 0 "slide": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0

@@ -346,6 +346,7 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		im.Spec.OME = oi
 		im.Spec.Description = cleanText(doc.Images[i].Description)
 		im.Spec.AcquisitionDate, im.Spec.Annotations = time.Time{}, nil
+		im.AcquisitionDate = strings.TrimSpace(doc.Images[i].AcquisitionDate)
 	}
 	return nil
 }

@@ -155,6 +155,11 @@ type Image struct {
 	// File.OMEXML, for carrying the rest of its metadata; -1 when the file
 	// is not an OME-TIFF.
 	OMEImage int
+	// AcquisitionDate is the acquisition date of an image whose Image
+	// element is carried (Spec.OME set), as the element gives it; for
+	// showing it, as Spec.AcquisitionDate stays zero so that the writer
+	// keeps the element's own text (a date without a time zone stays one).
+	AcquisitionDate string
 }
 
 // Plane is where the pixels of one plane of an image lie: a page of the
