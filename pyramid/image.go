@@ -345,9 +345,11 @@ func (im *Image) tilesPerPlane() int64 {
 }
 
 // Spec returns the image's spec with defaults filled in. Once TruncateT
-// has shrunk the image, its SizeT, its PlaneInfo and its OME element (which
-// keeps its Plane elements of the time points kept) are those of the
-// image as written: a spec another writer's AddImage takes as it is.
+// has shrunk the image, its SizeT, its PlaneInfo and its OME element are
+// those of the image as written: the element, a view of the one given,
+// describes the time points kept, with their Plane elements only (its
+// Document is the one given, unchanged). Another writer's AddImage takes
+// such a spec as it is.
 func (im *Image) Spec() ImageSpec {
 	if im.w == nil {
 		return im.spec
@@ -369,7 +371,7 @@ func (im *Image) written() ImageSpec {
 		}
 	}
 	if s.OME != nil {
-		s.OME = s.OME.truncated(im.spec.SizeT)
+		s.OME = s.OME.truncated(im.spec.SizeT, kept)
 	}
 	return s
 }

@@ -171,21 +171,21 @@ type xmlAttr struct {
 type OMEImage struct {
 	doc  *OMEDocument
 	node int32
-	// addedT, when not 0, is the SizeT of the element, of an image that
-	// Image.TruncateT shrank (Image.Spec): the element describes the
-	// image as added, and its Plane elements of the time points past the
-	// spec's SizeT are dropped.
-	addedT int
+	// addedT and keptT, when not 0, make m a view of the element for an
+	// image that Image.TruncateT shrank from addedT time points, which the
+	// element says, to keptT (Image.Spec): the view describes an image of
+	// keptT time points, its Plane elements of later ones dropped.
+	addedT, keptT int
 }
 
-// truncated returns m as the element of its image added with added time
-// points and shrunk since by Image.TruncateT.
-func (m *OMEImage) truncated(added int) *OMEImage {
-	if m.addedT != 0 { // already a view: of the image as first added
-		added = m.addedT
-	}
+// truncated returns m as a view of its element for its image, added with
+// added time points, shrunk to kept.
+func (m *OMEImage) truncated(added, kept int) *OMEImage {
 	v := *m
-	v.addedT = added
+	if v.addedT == 0 { // a view keeps the SizeT of the element itself
+		v.addedT = added
+	}
+	v.keptT = kept
 	return &v
 }
 

@@ -96,7 +96,9 @@ func (m *OMEImage) specChannels(s ImageSpec) []int32 {
 // Channels that spec's typed fields do not replace (a number; a unit of
 // the schema's). It returns nil, or the *OMEError AddImage would return
 // for spec with this element. A reader that maps a file's pages to specs
-// checks with it that the file's document can be carried as it is.
+// checks with it that the file's document can be carried as it is. The
+// element of a truncated image's Spec (Image.TruncateT) describes the
+// time points kept: its SizeT is theirs.
 func (m *OMEImage) Check(spec ImageSpec) error {
 	_, err := m.check(spec.withDefaults())
 	return err
@@ -114,8 +116,14 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 		want int
 		what string
 	}{{"SizeX", s.SizeX, "pixels wide"}, {"SizeY", s.SizeY, "pixels high"}, {"SizeZ", s.SizeZ, "focal planes"},
-		{"SizeC", s.OMESizeC(), "samples in its channels"}, {"SizeT", m.sizeT(s), "time points"}}
+		{"SizeC", s.OMESizeC(), "samples in its channels"}, {"SizeT", s.SizeT, "time points"}}
 	for _, size := range sizes {
+		if size.attr == "SizeT" && m.keptT > 0 { // a view: the element said addedT when its image was added
+			if m.keptT != s.SizeT {
+				return nil, d.conflict(px, "SizeT", "%d, of which TruncateT kept %d; the image is %d time points", m.addedT, m.keptT, s.SizeT)
+			}
+			continue
+		}
 		v, ok := d.attr(px, size.attr)
 		if !ok {
 			continue
@@ -208,15 +216,6 @@ func (m *OMEImage) checkQuantity(n int32, attr string, k quantityKind) error {
 	return nil
 }
 
-// sizeT returns the SizeT the element describes for an image of spec: the
-// spec's, or the image's as added when it was truncated since.
-func (m *OMEImage) sizeT(s ImageSpec) int {
-	if m.addedT > s.SizeT {
-		return m.addedT
-	}
-	return s.SizeT
-}
-
 // planes maps the image's Plane elements to the planes of spec, checking
 // that each names a plane of its own. The TheC of a Plane counts the
 // document's Channel elements: where one of them gives its samples to
@@ -225,7 +224,9 @@ func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
 	d := m.doc
 	var planes map[int]int32
 	size := s.sizes()
-	size[2] = m.sizeT(s) // a Plane of a time point TruncateT dropped is in the element's image, and left out
+	if m.keptT > 0 { // a view: the Planes of the time points TruncateT dropped are left out
+		size[2] = m.addedT
+	}
 	// specOf lists the channels of spec of each Channel element, when the
 	// elements' samples are split.
 	var specOf [][]int
@@ -259,7 +260,7 @@ func (m *OMEImage) planes(s ImageSpec) (map[int]int32, error) {
 			}
 			at[i] = n
 		}
-		if at[2] >= s.SizeT {
+		if m.keptT > 0 && at[2] >= m.keptT {
 			continue
 		}
 		cs := []int{at[1]}

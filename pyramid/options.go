@@ -164,8 +164,9 @@ const (
 )
 
 // Progress reports the tiles written so far. TotalTiles grows as images
-// are added, and shrinks by the planes Image.TruncateT drops that were
-// not written.
+// are added and as planes are given back (their tiles stored stay in the
+// count: PlaneWriter.Abort), and shrinks by the planes Image.TruncateT
+// drops that were not written.
 type Progress struct {
 	Tiles, TotalTiles int64 // tiles of every level written, and known so far
 	Bytes             int64 // bytes of the file so far

@@ -25,7 +25,9 @@ const readChunk = 4 << 20
 // compression, one tile per plane, no reduced levels), r is read straight
 // into the output's buffer, as a file copy would: the way to write a stack
 // of small raw planes. The writer's other goroutines wait while a piece is
-// read then. Otherwise r is read in pieces of about 4 MiB.
+// read then, and r must not call the Writer or its Images, which would
+// wait for ever, but for Image.Spec. Otherwise r is read in pieces of
+// about 4 MiB.
 //
 // If r ends before the last plane, the planes read whole are written, the
 // others stay missing (Close lists them, and they may still be written),

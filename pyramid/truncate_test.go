@@ -339,6 +339,13 @@ func TestTruncateTSpecRoundTrip(t *testing.T) {
 	truncated, got := write(spec, 3)
 	again, _ := write(got)
 	compareFiles(t, truncated, again, true)
+	assert.NoError(t, got.OME.Check(got))
+	raised := got
+	raised.SizeT = 4 // the view is of 3 time points: its dropped Plane elements do not come back
+	err := raised.OME.Check(raised)
+	assert.ErrorIs(t, err, ErrOMEConflict)
+	assert.ErrorContains(t, err, "Pixels@SizeT")
+	assert.ErrorContains(t, err, "5, of which TruncateT kept 3; the image is 4 time points")
 
 	twice, _ := write(spec, 3, 2)
 	fromSpec, _ := write(got, 2)

@@ -342,7 +342,8 @@ func (w *Writer) bindOME(im *Image) error {
 // Stats returns the write calls the output received so far: with Create,
 // the system calls of the file. A handle given to New without a Stats
 // method gives zero Stats. It is safe to call from any goroutine, at any
-// time.
+// time, but from a reader ReadPlanes copies straight into the output
+// (ReadPlanes says when).
 func (w *Writer) Stats() iohandle.Stats {
 	if w == nil {
 		return iohandle.Stats{}
