@@ -59,6 +59,14 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	if err := checkOutput(in, cfg.output); err != nil {
 		return nil, err
 	}
+	// An output that exists is refused before the source is read, unless
+	// the source may be a multi-file dataset: then the output may name one
+	// of its files, which is refused as such once the source is open.
+	if !cfg.force && !mayBeDataset(in, cfg) {
+		if _, err := os.Stat(cfg.output); err == nil {
+			return nil, outputExists(cfg.output)
+		}
+	}
 	// What reading the source says waits until the output is known to be
 	// one to write: a refusal of the output comes alone.
 	notes := &heldWriter{w: stderr}
@@ -130,6 +138,17 @@ func checkOutput(in *input, path string) error {
 		return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
 	}
 	return nil
+}
+
+// mayBeDataset reports whether the input may be a file of a multi-file
+// OME-TIFF dataset, or its companion: a TIFF or XML file, not raw.
+func mayBeDataset(in *input, cfg config) bool {
+	if cfg.raw.set || in.size < 0 {
+		return false
+	}
+	var buf [64]byte
+	n, _ := io.ReadFull(in.header(), buf[:])
+	return isTIFF(buf[:n]) || isXML(buf[:n])
 }
 
 // heldWriter holds what is written to it until release, then writes it,

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"image"
+	"image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,8 +44,10 @@ func writeTiled(t *testing.T, path string, opts pyramid.Options) {
 }
 
 // TestConvertOutputExistsFirst: an output that exists, without -force,
-// is refused before the source is read: nothing else on stderr (tiles
-// copied through were once announced first), and the file untouched.
+// is refused alone: nothing else on stderr (tiles copied through were once
+// announced first), and the file untouched. A source that cannot be a
+// dataset is not read at all: a JPEG too large for -max-pixels is not
+// refused for that.
 func TestConvertOutputExistsFirst(t *testing.T) {
 	dir := t.TempDir()
 	lzw := filepath.Join(dir, "lzw.ome.tif")
@@ -55,6 +59,13 @@ func TestConvertOutputExistsFirst(t *testing.T) {
 	old, err := os.ReadFile(output)
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(old))
+
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 64, 64)), nil))
+	big := writeFile(t, dir, "big.jpg", jpg.Bytes())
+	code, _, stderr = clitest.Run(runConvert, "-max-pixels", "100", big, output)
+	require.Equal(t, 1, code)
+	assert.Equal(t, "ometiff convert: "+output+" exists (use -force to replace it)\n", stderr)
 }
 
 // TestConvertCopyThrough: the converter copies a TIFF's tiles through
