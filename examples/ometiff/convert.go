@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -59,12 +60,18 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	if err := checkOutput(in, cfg.output); err != nil {
 		return nil, err
 	}
-	// An output that exists is refused before the source is read, unless
-	// the source may be a multi-file dataset: then the output may name one
-	// of its files, which is refused as such once the source is open.
-	if !cfg.force && !mayBeDataset(in, cfg) {
-		if _, err := os.Stat(cfg.output); err == nil {
-			return nil, outputExists(cfg.output)
+	// An output that exists is refused before the source is read, and so
+	// are flags its codec does not take, unless the source may be a
+	// multi-file dataset or a TIFF whose tiles are copied: then the output
+	// may name a file of the dataset, which is refused as such once the
+	// source is open, and the output's codecs are the source's.
+	early := !mayBeDataset(in, cfg)
+	if early {
+		if err := checkExists(cfg); err != nil {
+			return nil, err
+		}
+		if err := checkCodecFlags(cfg, cfg.options, cfg.options.Compression.String()); err != nil {
+			return nil, err
 		}
 	}
 	// What reading the source says waits until the output is known to be
@@ -84,15 +91,15 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(cfg.output); err == nil && !cfg.force {
-		return nil, outputExists(cfg.output) // Create refuses it again, should it appear in the meantime
+	if !early {
+		if err := checkExists(cfg); err != nil {
+			return nil, err
+		}
+		if err := checkCodecFlags(cfg, options, output); err != nil {
+			return nil, err
+		}
 	}
 	notes.release()
-	// The writer's refusal would name a codec the user did not ask for.
-	if options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd && !cfg.set["compression"] {
-		return nil, cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %s)",
-			options.Level, output)}
-	}
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
 	}
@@ -125,11 +132,20 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 }
 
 // checkOutput refuses an output path that names a directory, or the
-// input itself, which -force would replace with its conversion.
+// input itself, which -force would replace with its conversion, or whose
+// directory is missing.
 func checkOutput(in *input, path string) error {
 	out, err := os.Stat(path)
 	if err != nil {
-		return nil // a missing output is the common case; Create reports the rest
+		// A missing output is the common case: its directory must be
+		// there. Create reports the rest.
+		dir := filepath.Dir(path)
+		if info, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("%s: its directory: %w", path, err)
+		} else if !info.IsDir() {
+			return fmt.Errorf("%s: its directory, %s, is not a directory", path, dir)
+		}
+		return nil
 	}
 	if out.IsDir() {
 		return cli.UsageError{Err: fmt.Errorf("%s is a directory: name the output file", path)}
@@ -179,6 +195,33 @@ func (h *heldWriter) release() {
 		_, _ = h.w.Write(h.held)
 		h.held = nil
 	}
+}
+
+// checkExists refuses an output that exists, unless -force is given: a
+// link too, even one to nothing, which Create would refuse.
+func checkExists(cfg config) error {
+	if _, err := os.Lstat(cfg.output); err == nil && !cfg.force {
+		return outputExists(cfg.output) // Create refuses it again, should it appear in the meantime
+	}
+	return nil
+}
+
+// checkCodecFlags refuses the flags of a codec the output, whose codecs
+// output names, does not take: the writer's refusal would name its
+// options and a codec the user did not ask for.
+func checkCodecFlags(cfg config, options pyramid.Options, output string) error {
+	if cfg.set["compression"] {
+		return nil // the writer names the flag's codec
+	}
+	switch {
+	case options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd:
+		return cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %s)", options.Level, output)}
+	case options.Quality != 0 && options.Compression != pyramid.JPEG:
+		return cli.UsageError{Err: fmt.Errorf("-quality %d is JPEG's: give -compression jpeg (the output is %s)", options.Quality, output)}
+	case options.JPEGColor != pyramid.JPEGYCbCr420 && options.Compression != pyramid.JPEG:
+		return cli.UsageError{Err: fmt.Errorf("-jpeg-color rgb is JPEG's: give -compression jpeg (the output is %s)", output)}
+	}
+	return nil
 }
 
 // outputExists is the error of an output that exists, without -force: the

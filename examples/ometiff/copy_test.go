@@ -566,3 +566,57 @@ func tiledTIFF(t *testing.T, order binary.ByteOrder, width, height, tile, bits i
 	require.NoError(t, h.Commit())
 	return h.Bytes()
 }
+
+// TestConvertRefusedAlone: refusals of the output or of a codec's flags
+// come alone on stderr, and name the flag and the output's codec: a link
+// to nothing as the output, a missing directory, -quality for a Deflate
+// copy (the writer's refusal named its Quality option and LZW), -level
+// with every level copied (said not to apply, then refused for it once).
+// A JPEG source is not decoded first.
+func TestConvertRefusedAlone(t *testing.T) {
+	dir := t.TempDir()
+	deflate := filepath.Join(dir, "deflate.ome.tif")
+	writeTiled(t, deflate, pyramid.Options{TileSize: 64, Compression: pyramid.Deflate, Predictor: pyramid.PredictorHorizontal, Levels: 2})
+	jpegTIFF := filepath.Join(dir, "jpeg.ome.tif")
+	writeJPEGSource(t, jpegTIFF)
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 64, 64)), nil))
+	broken := writeFile(t, dir, "broken.jpg", jpg.Bytes()[:100]) // a decode error, were it read
+	dangling := filepath.Join(dir, "dangling.ome.tif")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere"), dangling))
+	out := filepath.Join(dir, "out.ome.tif")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // the whole of it
+	}{
+		{"a link to nothing", []string{broken, dangling}, 1, dangling + " exists (use -force to replace it)"},
+		{"a link to nothing, TIFF", []string{deflate, dangling}, 1, dangling + " exists (use -force to replace it)"},
+		{"no directory", []string{broken, filepath.Join(dir, "none", "x.ome.tif")}, 1,
+			filepath.Join(dir, "none", "x.ome.tif") + ": its directory: stat " + filepath.Join(dir, "none") + ": no such file or directory"},
+		{"-quality, Deflate copied", []string{"-quality", "50", deflate, out}, 2,
+			"-quality 50 is JPEG's: give -compression jpeg (the output is Deflate)"},
+		{"-quality, a JPEG read", []string{"-quality", "50", broken, out}, 2,
+			"-quality 50 is JPEG's: give -compression jpeg (the output is LZW)"},
+		{"-jpeg-color", []string{"-jpeg-color", "rgb", deflate, out}, 2,
+			"-jpeg-color rgb is JPEG's: give -compression jpeg (the output is Deflate)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := clitest.Run(runConvert, tc.args...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Equal(t, "ometiff convert: "+tc.stderr+"\n", stderr)
+		})
+	}
+	// JPEG tiles and their level, all copied: -level applies to nothing.
+	pyr := filepath.Join(dir, "pyr.ome.tif")
+	w, err := pyramid.Create(pyr, pyramid.Options{TileSize: 32, Compression: pyramid.JPEG, Levels: 2})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 80, SizeY: 60, SamplesPerPixel: 3})
+	require.NoError(t, err)
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())))
+	require.NoError(t, w.Close())
+	code, _, stderr := clitest.Run(runConvert, "-copy-levels", "-level", "3", pyr, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: -level does not apply: the source's 1 reduced level is copied\n")
+}

@@ -207,7 +207,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			if all, err := im.Encoded(true); err == nil {
 				also = fmt.Sprintf(", with its %s by -copy-levels", plural(len(all)-1, "reduced level"))
 			}
-			fmt.Fprintf(w, "  %v tiles of %d x %d, copied through by convert%s\n", c.Compression, c.TileWidth, c.TileHeight, also)
+			fmt.Fprintf(w, "  %s tiles of %d x %d, copied through by convert%s\n", codecName(c.Compression), c.TileWidth, c.TileHeight, also)
 		}
 		switch x, y := s.PhysicalSizeX > 0, s.PhysicalSizeY > 0; {
 		case x && y:
@@ -226,7 +226,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		if !s.AcquisitionDate.IsZero() {
 			fmt.Fprintf(w, "  acquired %s\n", s.AcquisitionDate.Format("2006-01-02T15:04:05Z07:00"))
 		} else if im.AcquisitionDate != "" { // carried in the Image element, as it is written
-			fmt.Fprintf(w, "  acquired %s\n", im.AcquisitionDate)
+			fmt.Fprintf(w, "  acquired %q\n", im.AcquisitionDate)
 		}
 		if s.Description != "" {
 			fmt.Fprintf(w, "  description %q\n", s.Description)

@@ -140,7 +140,7 @@ OME-XML kept whole, but for what the writer writes itself
 image 0 "timed": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
   pixel width 0.5 µm (no height)
   time step 30 s
-  acquired 2024-05-06T07:08:09
+  acquired "2024-05-06T07:08:09"
 `},
 		{svs, `SVS, 2 images, 2 planes
 image 0 "slide": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0

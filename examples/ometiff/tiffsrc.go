@@ -371,9 +371,11 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	}
 	o := cfg.options
 	copiedJPEG, copiedLevel := false, false
+	computed := false        // some image's tiles or levels are encoded by the writer
 	sized := cfg.set["tile"] // the writer's tile size is set
 	for i, im := range s.file.Images {
 		levels, why, err := encoded(im)
+		computed = computed || err != nil || len(levels) == 1
 		if err != nil {
 			if why, ok := notCopied(im, err); ok || cfg.copyLevels {
 				say("image %d: %s: %s", s.number[i], again, why)
@@ -386,6 +388,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		// source's codec all the same (a JPEG slide stays JPEG, at its
 		// quality), but with -predictor's predictor.
 		encodeAgain := func(format string, args ...any) {
+			computed = true
 			if c.Compression == pyramid.None && cfg.set["predictor"] && o.Predictor != pyramid.PredictorNone && o.Predictor != pyramid.PredictorAuto {
 				// A predictor asks for compression: the flags' coding.
 				say("image %d: %s: %s", s.number[i], again, fmt.Sprintf(format, args...))
@@ -456,8 +459,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 				}
 			}
 			if len(unused) > 0 {
-				say("image %d: %s %s: the source's %s are copied", s.number[i], strings.Join(unused, ", "),
-					map[bool]string{true: "does not apply", false: "do not apply"}[len(unused) == 1], plural(len(levels)-1, "reduced level"))
+				say("image %d: %s %s: the source's %s %s copied", s.number[i], strings.Join(unused, ", "),
+					map[bool]string{true: "does not apply", false: "do not apply"}[len(unused) == 1], plural(len(levels)-1, "reduced level"),
+					map[bool]string{true: "is", false: "are"}[len(levels) == 2])
 			}
 		}
 		how := "the levels computed"
@@ -472,15 +476,15 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 				how += lost + ", but encodes every level again)"
 			}
 		}
-		say("image %d: %v tiles of %d x %d copied through, %s (-compression encodes them again)",
-			s.number[i], c.Compression, c.TileWidth, c.TileHeight, how)
+		say("image %d: %s tiles of %d x %d copied through, %s (-compression encodes them again)",
+			s.number[i], codecName(c.Compression), c.TileWidth, c.TileHeight, how)
 	}
 	// The flags of the copied images' codecs were theirs, not the writer's
 	// LZW's (which refuses them when nothing takes them).
 	if copiedJPEG {
 		s.wopts.Quality, s.wopts.JPEGColor = 0, pyramid.JPEGYCbCr420
 	}
-	if copiedLevel {
+	if copiedLevel || !computed { // -level was theirs, or every level is copied: it applies to nothing
 		s.wopts.Level = 0
 	}
 }
@@ -506,11 +510,19 @@ func (s *tiffSource) codecs() string {
 		if s.coding[i] != nil {
 			c = s.coding[i].Compression
 		}
-		if name := c.String(); !slices.Contains(names, name) {
+		if name := codecName(c); !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	return strings.Join(names, " and ")
+}
+
+// codecName names a compression in messages: "uncompressed" for None.
+func codecName(c pyramid.Compression) string {
+	if c == pyramid.None {
+		return "uncompressed"
+	}
+	return c.String()
 }
 
 // tileSide returns the side of the square tiles the writer would cut an
