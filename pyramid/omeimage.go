@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -163,6 +164,18 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 			}
 		}
 	}
+	// The writer copies the date as it is, unless the typed one replaces it.
+	if n := d.child(m.node, "AcquisitionDate"); n >= 0 && s.AcquisitionDate.IsZero() {
+		var text []byte
+		for c := d.nodes[n].first; c >= 0; c = d.nodes[c].next {
+			if d.nodes[c].name < 0 { // text (the schema allows no elements in it)
+				text = append(text, d.textOf(c)...)
+			}
+		}
+		if !xsdDateTime.Match(bytes.TrimSpace(text)) {
+			return nil, d.invalid(n, "", "%q is not a date and time (xsd:dateTime: 2006-01-02T15:04:05, a time zone optional)", truncate(text, 40))
+		}
+	}
 	channels := m.specChannels(s)
 	if all := m.channels(); len(all) > 0 && channels == nil {
 		return nil, d.conflict(px, "", "%d Channel elements; the image has %d channels (SizeC) of %d samples",
@@ -194,6 +207,11 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 	}
 	return m.planes(s)
 }
+
+// xsdDateTime matches the lexical form of an xsd:dateTime, as OME's
+// Timestamp takes it (its whitespace collapsed): a date, a time, fractions
+// of a second and a time zone optional.
+var xsdDateTime = regexp.MustCompile(`^-?[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$`)
 
 // checkQuantity checks an element's quantity attribute attr and its unit
 // (attr + "Unit") as the schema types them: a number (an xsd:float, "INF"

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -196,6 +197,12 @@ func TestCallerOMERefused(t *testing.T) {
 		{"a wavelength unit", image(sizes, `<Channel ID="Channel:0:0" EmissionWavelength="520" EmissionWavelengthUnit="nanometers"/>`), spec, ErrOMEInvalid,
 			`Channel@EmissionWavelengthUnit (line 1): "nanometers" is not an OME length unit`},
 		{"not a number", image(sizes, `<Channel ID="Channel:0:0" PinholeSize="wide"/>`), spec, ErrOMEInvalid, `Channel@PinholeSize (line 1): "wide" is not a number`},
+		// The writer copies the date's text: the schema's xsd:dateTime, or
+		// an invalid file.
+		{"a date that is none", strings.Replace(image(sizes, ""), `<Pixels`, `<AcquisitionDate>yesterday</AcquisitionDate><Pixels`, 1), spec, ErrOMEInvalid,
+			`Image/AcquisitionDate (line 1): "yesterday" is not a date and time`},
+		{"a date without its time", strings.Replace(image(sizes, ""), `<Pixels`, `<AcquisitionDate>2024-03-01</AcquisitionDate><Pixels`, 1), spec, ErrOMEInvalid,
+			`Image/AcquisitionDate (line 1): "2024-03-01" is not a date and time`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := mustParseOME(t, tc.doc)
@@ -247,6 +254,21 @@ func TestOMEImageCheck(t *testing.T) {
 	assert.NoError(t, doc.Image(0).Check(spec), "the typed size and wavelength replace the element's; INF is an xsd:float")
 	spec.PhysicalSizeX = 0
 	assert.ErrorIs(t, doc.Image(0).Check(spec), ErrOMEInvalid)
+
+	// Dates: the schema's forms pass, and a typed date replaces one that is
+	// not.
+	for date, ok := range map[string]bool{"2024-03-01T10:11:12": true, " 2024-03-01T10:11:12.25+05:30\n": true, "2024-03-01T10:11:12Z": true,
+		"2024-03-01 10:11:12": false, "10:11:12": false, "": false} {
+		doc := mustParseOME(t, omeRoot+`<Image ID="Image:0"><AcquisitionDate>`+date+`</AcquisitionDate><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image>`+omeEnd)
+		spec := ImageSpec{SizeX: 8, SizeY: 6}
+		if err := doc.Image(0).Check(spec); ok {
+			assert.NoError(t, err, "%q", date)
+		} else {
+			assert.ErrorIs(t, err, ErrOMEInvalid, "%q", date)
+			spec.AcquisitionDate = time.Date(2024, 3, 1, 10, 11, 12, 0, time.UTC)
+			assert.NoError(t, doc.Image(0).Check(spec), "%q, replaced", date)
+		}
+	}
 
 	// A Channel of several samples, which the writer stores as channels of
 	// one sample each: its element goes to each, the first keeping its ID.
