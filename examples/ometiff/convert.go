@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,18 +209,21 @@ func checkExists(cfg config) error {
 
 // checkCodecFlags refuses the flags of a codec the output, whose codecs
 // output names, does not take: the writer's refusal would name its
-// options and a codec the user did not ask for.
+// options, and without -compression a codec the user did not ask for.
 func checkCodecFlags(cfg config, options pyramid.Options, output string) error {
-	if cfg.set["compression"] {
-		return nil // the writer names the flag's codec
+	give := func(codecs string) string { // what to do
+		if cfg.set["compression"] {
+			return fmt.Sprintf("-compression %s takes none", strings.ToLower(options.Compression.String()))
+		}
+		return fmt.Sprintf("give -compression %s (the output is %s)", codecs, output)
 	}
 	switch {
 	case options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd:
-		return cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: give -compression deflate or zstd (the output is %s)", options.Level, output)}
+		return cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: %s", options.Level, give("deflate or zstd"))}
 	case options.Quality != 0 && options.Compression != pyramid.JPEG:
-		return cli.UsageError{Err: fmt.Errorf("-quality %d is JPEG's: give -compression jpeg (the output is %s)", options.Quality, output)}
+		return cli.UsageError{Err: fmt.Errorf("-quality %d is JPEG's: %s", options.Quality, give("jpeg"))}
 	case options.JPEGColor != pyramid.JPEGYCbCr420 && options.Compression != pyramid.JPEG:
-		return cli.UsageError{Err: fmt.Errorf("-jpeg-color rgb is JPEG's: give -compression jpeg (the output is %s)", output)}
+		return cli.UsageError{Err: fmt.Errorf("-jpeg-color rgb is JPEG's: %s", give("jpeg"))}
 	}
 	return nil
 }

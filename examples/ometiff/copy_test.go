@@ -408,7 +408,7 @@ func TestConvertJPEGColor(t *testing.T) {
 		color, stderr string
 		photometric   uint16
 	}{
-		{"rgb", "image 0: encoded again as JPEG (RGB) at quality 80: -jpeg-color RGB, the source's are YCbCr\n", tiff.PhotometricRGB},
+		{"rgb", "image 0: encoded again as JPEG (RGB) at quality 80: -jpeg-color rgb, the source's are YCbCr\n", tiff.PhotometricRGB},
 		{"ycbcr", "image 0: JPEG tiles of 32 x 32 copied through, the levels computed at quality 80", tiff.PhotometricYCbCr},
 	} {
 		out := filepath.Join(dir, "out-"+tt.color+".ome.tif")
@@ -601,6 +601,10 @@ func TestConvertRefusedAlone(t *testing.T) {
 			"-quality 50 is JPEG's: give -compression jpeg (the output is LZW)"},
 		{"-jpeg-color", []string{"-jpeg-color", "rgb", deflate, out}, 2,
 			"-jpeg-color rgb is JPEG's: give -compression jpeg (the output is Deflate)"},
+		{"-level, -compression lzw", []string{"-compression", "lzw", "-level", "5", broken, out}, 2,
+			"-level 5 is Deflate's or Zstd's: -compression lzw takes none"},
+		{"-quality, -compression none", []string{"-compression", "none", "-quality", "90", deflate, out}, 2,
+			"-quality 90 is JPEG's: -compression none takes none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := clitest.Run(runConvert, tc.args...)

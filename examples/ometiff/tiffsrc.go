@@ -435,8 +435,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			coding := s.copyCoding(cfg, im, c)
 			s.coding[i] = &coding
 			copiedJPEG = true
-			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %v, the source's are %s", s.number[i], o.JPEGColor,
-				cmp.Or(coding.Quality, compress.DefaultJPEGQuality), o.JPEGColor, map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
+			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %s, the source's are %s", s.number[i], o.JPEGColor,
+				cmp.Or(coding.Quality, compress.DefaultJPEGQuality), map[bool]string{true: "rgb", false: "ycbcr"}[o.JPEGColor == pyramid.JPEGRGB],
+				map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
 			continue
 		}
 		// The computed levels' tiles are the first copied image's, unless
