@@ -779,9 +779,10 @@ with tifffile.TiffFile(sys.argv[1]) as src, tifffile.TiffFile(sys.argv[2]) as ds
 }
 
 // TestInteropConvertChromaHint: JPEG tiles of YCbCr 4:4:4 (tifffile's
-// uncompressed YCbCr, JPEG-compressed by libtiff's tiffcp), copied or
-// encoded again, give levels or tiles in YCbCr 4:2:0, and stderr says so,
-// with the remedy, in both cases: the re-encoding once said nothing.
+// uncompressed YCbCr, JPEG-compressed by libtiff's tiffcp), copied,
+// encoded again, or encoded with -compression jpeg, give levels or tiles
+// in YCbCr 4:2:0, and stderr says so, with the remedy, in every case: the
+// last two once said nothing.
 func TestInteropConvertChromaHint(t *testing.T) {
 	interop.Selected(t)
 	interop.Need(t, "tiffcp", "tifffile")
@@ -796,6 +797,7 @@ tifffile.imwrite(sys.argv[1], np.random.default_rng(1).integers(0, 255, (200, 30
 	}{
 		{nil, "image 0: JPEG tiles of 64 x 64 copied through, the levels computed at quality 90 in YCbCr 4:2:0 (the source's subsampling is 1 x 1; -jpeg-color rgb keeps the full chroma, but encodes every level again)"},
 		{[]string{"-tile", "128"}, "image 0: encoded again as JPEG at quality 90 in YCbCr 4:2:0 (the source's subsampling is 1 x 1; -jpeg-color rgb keeps the full chroma): -tile 128, the source's are 64 x 64\n"},
+		{[]string{"-compression", "jpeg", "-quality", "90", "-tile", "64"}, "image 0: encoded as JPEG in YCbCr 4:2:0 (the source's subsampling is 1 x 1; -jpeg-color rgb keeps the full chroma)\n"},
 	} {
 		out := filepath.Join(dir, fmt.Sprintf("out%d.ome.tif", len(tc.args)))
 		code, _, stderr := clitest.Run(runConvert, append(tc.args, in, out)...)

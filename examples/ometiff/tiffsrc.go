@@ -568,6 +568,17 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 		if !jpegable(im.Spec) {
 			s.coding[i] = &pyramid.Coding{Compression: pyramid.LZW}
 			say("image %d: LZW, not JPEG, which takes 8-bit gray or RGB samples, not %d x %v", s.number[i], im.Spec.SamplesPerPixel, im.Spec.PixelType)
+			continue
+		}
+		// A source in YCbCr of more chroma than 4:2:0 loses it, as the
+		// copied path says.
+		page := im.Planes[0].Page
+		if l, err := page.Layout(); err == nil && l.Photometric == tiff.PhotometricYCbCr {
+			h, v, err := page.YCbCrSubsampling()
+			c := pyramid.TileCoding{Photometric: l.Photometric, YCbCrSubSampling: [2]int{h, v}}
+			if lost := chromaLost(c, pyramid.Coding{JPEGColor: cfg.options.JPEGColor}); err == nil && lost != "" {
+				say("image %d: encoded as JPEG%s)", s.number[i], lost)
+			}
 		}
 	}
 }
