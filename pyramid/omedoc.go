@@ -593,6 +593,19 @@ func (d *OMEDocument) dropLayout(n int32, elements bool) {
 	}
 }
 
+// collapsedText returns the text of element n, whose schema type allows
+// no elements in it, with XML's whitespace collapsed (xsd:whiteSpace
+// collapse): leading and trailing removed, runs inside made one space.
+func (d *OMEDocument) collapsedText(n int32) string {
+	var b []byte
+	for c := d.nodes[n].first; c >= 0; c = d.nodes[c].next {
+		if d.nodes[c].name < 0 {
+			b = append(b, d.textOf(c)...)
+		}
+	}
+	return strings.Join(strings.FieldsFunc(string(b), func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }), " ")
+}
+
 // textOf returns a text node's text.
 func (d *OMEDocument) textOf(n int32) []byte {
 	return d.text[d.nodes[n].a : d.nodes[n].a+d.nodes[n].n]

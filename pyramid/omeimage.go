@@ -166,14 +166,8 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 	}
 	// The writer copies the date as it is, unless the typed one replaces it.
 	if n := d.child(m.node, "AcquisitionDate"); n >= 0 && s.AcquisitionDate.IsZero() {
-		var text []byte
-		for c := d.nodes[n].first; c >= 0; c = d.nodes[c].next {
-			if d.nodes[c].name < 0 { // text (the schema allows no elements in it)
-				text = append(text, d.textOf(c)...)
-			}
-		}
-		if !xsdDateTime.Match(bytes.TrimSpace(text)) {
-			return nil, d.invalid(n, "", "%q is not a date and time (xsd:dateTime: 2006-01-02T15:04:05, a time zone optional)", truncate(text, 40))
+		if text := d.collapsedText(n); !xsdDateTime.MatchString(text) {
+			return nil, d.invalid(n, "", "%q is not a date and time (xsd:dateTime: 2006-01-02T15:04:05, a time zone optional)", truncate([]byte(text), 40))
 		}
 	}
 	channels := m.specChannels(s)
@@ -209,9 +203,12 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 }
 
 // xsdDateTime matches the lexical form of an xsd:dateTime, as OME's
-// Timestamp takes it (its whitespace collapsed): a date, a time, fractions
-// of a second and a time zone optional.
-var xsdDateTime = regexp.MustCompile(`^-?[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$`)
+// Timestamp takes it (its whitespace collapsed): a year of 4 digits or
+// more (not 0000), a month, a day of up to 31, a time (24:00:00 for the
+// end of the day), fractions of a second and a time zone (up to 14
+// hours) optional. The days of each month are not checked.
+var xsdDateTime = regexp.MustCompile(`^-?([1-9][0-9]{3,}|0[0-9]{2}[1-9]|0[0-9][1-9][0-9]|0[1-9][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` +
+	`T(([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?|24:00:00(\.0+)?)(Z|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))?$`)
 
 // checkQuantity checks an element's quantity attribute attr and its unit
 // (attr + "Unit") as the schema types them: a number (an xsd:float, "INF"

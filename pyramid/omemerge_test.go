@@ -258,7 +258,9 @@ func TestOMEImageCheck(t *testing.T) {
 	// Dates: the schema's forms pass, and a typed date replaces one that is
 	// not.
 	for date, ok := range map[string]bool{"2024-03-01T10:11:12": true, " 2024-03-01T10:11:12.25+05:30\n": true, "2024-03-01T10:11:12Z": true,
-		"2024-03-01 10:11:12": false, "10:11:12": false, "": false} {
+		"2024-03-01T24:00:00": true, "12024-03-01T10:11:12-14:00": true, "-0044-03-15T12:00:00": true, "2024-03-01T10:11:12&#x2B;01:00": true,
+		"2024-03-01 10:11:12": false, "10:11:12": false, "": false, "2024-13-45T99:99:99": false, "0000-01-01T00:00:00": false,
+		"02024-01-01T00:00:00": false, "2024-01-01T10:00:00+15:00": false, "2024-01-01T24:00:01": false, "2024-01-01T10:00:00\u00a0": false} {
 		doc := mustParseOME(t, omeRoot+`<Image ID="Image:0"><AcquisitionDate>`+date+`</AcquisitionDate><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image>`+omeEnd)
 		spec := ImageSpec{SizeX: 8, SizeY: 6}
 		if err := doc.Image(0).Check(spec); ok {
@@ -445,4 +447,19 @@ func TestCallerOMEWithoutImages(t *testing.T) {
 	assert.Len(t, got.Children("Image"), 2)
 	assert.Equal(t, []string{"TagAnnotation", "MapAnnotation"}, got.Element("StructuredAnnotations").ChildNames())
 	assert.Equal(t, "Annotation:0:1", got.Element("StructuredAnnotations").Children("MapAnnotation")[0].Attr("ID"))
+}
+
+// TestCallerOMEDateCollapsed: a caller's AcquisitionDate is written as its
+// schema type reads it, whitespace collapsed: libxml2 refuses it otherwise.
+func TestCallerOMEDateCollapsed(t *testing.T) {
+	doc := mustParseOME(t, omeRoot+`<Image ID="Image:0"><AcquisitionDate>
+	  2024-03-01T10:11:12.5Z  </AcquisitionDate><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image>`+omeEnd)
+	data := writeMemory(t, Options{OME: doc}, func(w *Writer) error {
+		im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 6})
+		require.NoError(t, err)
+		return im.WritePlane(0, 0, 0, make([]byte, 48))
+	})
+	f, err := readback.Parse(data)
+	require.NoError(t, err)
+	assert.Contains(t, f.IFDs[0].Text(tiff.TagImageDescription), `<AcquisitionDate>2024-03-01T10:11:12.5Z</AcquisitionDate>`)
 }

@@ -622,10 +622,18 @@ func (g *omeBuilder) writeImage(i int) {
 	}
 	w.closeStart(false)
 	objective := p.instrument != nil && s.ObjectiveSettings != nil
+	// The caller's date is written collapsed, as its schema type reads it
+	// (libxml2 refuses it otherwise).
+	date := ""
+	if s.AcquisitionDate.IsZero() && image >= 0 {
+		if n := d.child(image, "AcquisitionDate"); n >= 0 {
+			date = d.collapsedText(n)
+		}
+	}
 	mine := func(name string) bool {
 		switch name {
 		case "AcquisitionDate":
-			return !s.AcquisitionDate.IsZero()
+			return !s.AcquisitionDate.IsZero() || date != ""
 		case "Description":
 			return s.Description != ""
 		case "InstrumentRef":
@@ -642,7 +650,10 @@ func (g *omeBuilder) writeImage(i int) {
 	g.children(d, image, imageElements, mine, func(name string) {
 		switch name {
 		case "AcquisitionDate":
-			w.element("AcquisitionDate", s.AcquisitionDate.Format(time.RFC3339Nano))
+			if date == "" {
+				date = s.AcquisitionDate.Format(time.RFC3339Nano)
+			}
+			w.element("AcquisitionDate", date)
 		case "Description":
 			w.element("Description", s.Description)
 		case "InstrumentRef":
