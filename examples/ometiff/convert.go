@@ -71,7 +71,8 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 		if err := checkExists(cfg); err != nil {
 			return nil, err
 		}
-		if err := checkCodecFlags(cfg, cfg.options, cfg.options.Compression.String()); err != nil {
+		// A TIFF from a pipe is refused for that, whatever its flags.
+		if err := checkCodecFlags(cfg, cfg.options, cfg.options.Compression.String()); err != nil && !isTIFFInput(in) {
 			return nil, err
 		}
 	}
@@ -80,7 +81,9 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	notes := &heldWriter{w: stderr}
 	src, err := openSource(in, cfg, notes)
 	if err != nil {
-		notes.release()
+		if !errors.As(err, new(existsError)) { // openTIFF's, before it decodes a TIFF whole
+			notes.release()
+		}
 		return nil, err
 	}
 	options := cfg.options
@@ -141,7 +144,9 @@ func checkOutput(in *input, path string) error {
 		// A missing output is the common case: its directory must be
 		// there. Create reports the rest.
 		dir := filepath.Dir(path)
-		if info, err := os.Stat(dir); err != nil {
+		if info, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: its directory, %s, does not exist", path, dir)
+		} else if err != nil {
 			return fmt.Errorf("%s: its directory: %w", path, err)
 		} else if !info.IsDir() {
 			return fmt.Errorf("%s: its directory, %s, is not a directory", path, dir)
@@ -211,27 +216,39 @@ func checkExists(cfg config) error {
 // output names, does not take: the writer's refusal would name its
 // options, and without -compression a codec the user did not ask for.
 func checkCodecFlags(cfg config, options pyramid.Options, output string) error {
-	give := func(codecs string) string { // what to do
+	give := func(flag, codecs string) string { // what to do
 		if cfg.set["compression"] {
-			return fmt.Sprintf("-compression %s takes none", strings.ToLower(options.Compression.String()))
+			return fmt.Sprintf("-compression %s takes no %s", strings.ToLower(options.Compression.String()), flag)
 		}
 		return fmt.Sprintf("give -compression %s (the output is %s)", codecs, output)
 	}
 	switch {
 	case options.Level != 0 && options.Compression != pyramid.Deflate && options.Compression != pyramid.Zstd:
-		return cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: %s", options.Level, give("deflate or zstd"))}
+		return cli.UsageError{Err: fmt.Errorf("-level %d is Deflate's or Zstd's: %s", options.Level, give("-level", "deflate or zstd"))}
 	case options.Quality != 0 && options.Compression != pyramid.JPEG:
-		return cli.UsageError{Err: fmt.Errorf("-quality %d is JPEG's: %s", options.Quality, give("jpeg"))}
+		return cli.UsageError{Err: fmt.Errorf("-quality %d is JPEG's: %s", options.Quality, give("-quality", "jpeg"))}
 	case options.JPEGColor != pyramid.JPEGYCbCr420 && options.Compression != pyramid.JPEG:
-		return cli.UsageError{Err: fmt.Errorf("-jpeg-color rgb is JPEG's: %s", give("jpeg"))}
+		return cli.UsageError{Err: fmt.Errorf("-jpeg-color rgb is JPEG's: %s", give("-jpeg-color", "jpeg"))}
 	}
 	return nil
 }
 
 // outputExists is the error of an output that exists, without -force: the
 // library's message names its option, not the flag.
-func outputExists(path string) error {
-	return fmt.Errorf("%s exists (use -force to replace it)", path)
+func outputExists(path string) error { return existsError(path) }
+
+// existsError is outputExists's error: the output it names exists.
+type existsError string
+
+func (e existsError) Error() string {
+	return fmt.Sprintf("%s exists (use -force to replace it)", string(e))
+}
+
+// isTIFFInput reports whether the input starts as a TIFF file does.
+func isTIFFInput(in *input) bool {
+	var buf [8]byte
+	n, _ := io.ReadFull(in.header(), buf[:])
+	return isTIFF(buf[:n])
 }
 
 // checkParts refuses an output path that names one of the other files

@@ -594,7 +594,7 @@ func TestConvertRefusedAlone(t *testing.T) {
 		{"a link to nothing", []string{broken, dangling}, 1, dangling + " exists (use -force to replace it)"},
 		{"a link to nothing, TIFF", []string{deflate, dangling}, 1, dangling + " exists (use -force to replace it)"},
 		{"no directory", []string{broken, filepath.Join(dir, "none", "x.ome.tif")}, 1,
-			filepath.Join(dir, "none", "x.ome.tif") + ": its directory: stat " + filepath.Join(dir, "none") + ": no such file or directory"},
+			filepath.Join(dir, "none", "x.ome.tif") + ": its directory, " + filepath.Join(dir, "none") + ", does not exist"},
 		{"-quality, Deflate copied", []string{"-quality", "50", deflate, out}, 2,
 			"-quality 50 is JPEG's: give -compression jpeg (the output is Deflate)"},
 		{"-quality, a JPEG read", []string{"-quality", "50", broken, out}, 2,
@@ -602,9 +602,9 @@ func TestConvertRefusedAlone(t *testing.T) {
 		{"-jpeg-color", []string{"-jpeg-color", "rgb", deflate, out}, 2,
 			"-jpeg-color rgb is JPEG's: give -compression jpeg (the output is Deflate)"},
 		{"-level, -compression lzw", []string{"-compression", "lzw", "-level", "5", broken, out}, 2,
-			"-level 5 is Deflate's or Zstd's: -compression lzw takes none"},
+			"-level 5 is Deflate's or Zstd's: -compression lzw takes no -level"},
 		{"-quality, -compression none", []string{"-compression", "none", "-quality", "90", deflate, out}, 2,
-			"-quality 90 is JPEG's: -compression none takes none"},
+			"-quality 90 is JPEG's: -compression none takes no -quality"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := clitest.Run(runConvert, tc.args...)
@@ -623,4 +623,30 @@ func TestConvertRefusedAlone(t *testing.T) {
 	code, _, stderr := clitest.Run(runConvert, "-copy-levels", "-level", "3", pyr, out)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: -level does not apply: the source's 1 reduced level is copied\n")
+	// Nor does -quality with every level of an LZW pyramid copied.
+	lzwPyr := filepath.Join(dir, "lzw-pyr.ome.tif")
+	writeTiled(t, lzwPyr, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal, Levels: 2})
+	code, _, stderr = clitest.Run(runConvert, "-copy-levels", "-quality", "80", lzwPyr, filepath.Join(dir, "lzw-out.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: -quality does not apply: the source's 1 reduced level is copied\n")
+
+	// A one-page palette TIFF, decoded whole, is not decoded before an
+	// output that exists is refused.
+	palette := filepath.Join(dir, "palette.tif")
+	require.NoError(t, os.WriteFile(palette, encoded(t, palettedImage(31, 29), encodeTIFF), 0o644))
+	existing := writeFile(t, dir, "existing.ome.tif", []byte("old"))
+	code, _, stderr = clitest.Run(runConvert, "-max-memory", "1", palette, existing)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "ometiff convert: "+existing+" exists (use -force to replace it)\n", stderr)
+}
+
+// TestChromaLost: 4:2:0 loses the chroma of sources subsampled less than
+// it, and of none subsampled as much or more.
+func TestChromaLost(t *testing.T) {
+	for sub, lost := range map[[2]int]bool{{1, 1}: true, {2, 1}: true, {1, 2}: true, {2, 2}: false, {4, 1}: false, {4, 2}: false, {2, 4}: false, {4, 4}: false} {
+		c := pyramid.TileCoding{Photometric: tiff.PhotometricYCbCr, YCbCrSubSampling: sub}
+		assert.Equal(t, lost, chromaLost(c, pyramid.Coding{}) != "", "%v", sub)
+		assert.Empty(t, chromaLost(c, pyramid.Coding{JPEGColor: pyramid.JPEGRGB}), "%v, RGB-coded", sub)
+	}
+	assert.Empty(t, chromaLost(pyramid.TileCoding{Photometric: tiff.PhotometricRGB}, pyramid.Coding{}))
 }

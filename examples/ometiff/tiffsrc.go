@@ -92,6 +92,11 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, loopNote(tf))
 		}
 		if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
+			// No dataset: an output that exists is refused before the
+			// image is decoded.
+			if err := checkExists(cfg); err != nil {
+				return nil, true, err
+			}
 			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
 			return nil, false, nil
 		}
@@ -488,14 +493,18 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	if copiedLevel || !computed { // -level was theirs, or every level is copied: it applies to nothing
 		s.wopts.Level = 0
 	}
+	if !computed { // nor does any other flag of a codec
+		s.wopts.Quality, s.wopts.JPEGColor = 0, pyramid.JPEGYCbCr420
+	}
 }
 
 // chromaLost says, when the writer encodes tiles of a source coded as c in
 // YCbCr 4:2:0 and the source's chroma is subsampled less, what it loses,
 // with its remedy, the parenthesis left open; else "".
 func chromaLost(c pyramid.TileCoding, coding pyramid.Coding) string {
-	if c.Photometric != tiff.PhotometricYCbCr || c.YCbCrSubSampling == [2]int{2, 2} || coding.JPEGColor != pyramid.JPEGYCbCr420 {
-		return ""
+	h, v := c.YCbCrSubSampling[0], c.YCbCrSubSampling[1]
+	if c.Photometric != tiff.PhotometricYCbCr || h*v >= 4 || h > 2 || v > 2 || coding.JPEGColor != pyramid.JPEGYCbCr420 {
+		return "" // 4:2:0 or less chroma: nothing lost
 	}
 	return fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma",
 		c.YCbCrSubSampling[0], c.YCbCrSubSampling[1])
