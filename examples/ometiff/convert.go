@@ -66,13 +66,13 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	// multi-file dataset or a TIFF whose tiles are copied: then the output
 	// may name a file of the dataset, which is refused as such once the
 	// source is open, and the output's codecs are the source's.
-	early := !mayBeDataset(in, cfg)
+	tiffFile, early := sourceKind(in, cfg)
 	if early {
 		if err := checkExists(cfg); err != nil {
 			return nil, err
 		}
 		// A TIFF from a pipe is refused for that, whatever its flags.
-		if err := checkCodecFlags(cfg, cfg.options, cfg.options.Compression.String()); err != nil && !isTIFFInput(in) {
+		if err := checkCodecFlags(cfg, cfg.options, cfg.options.Compression.String()); err != nil && !tiffFile {
 			return nil, err
 		}
 	}
@@ -162,15 +162,19 @@ func checkOutput(in *input, path string) error {
 	return nil
 }
 
-// mayBeDataset reports whether the input may be a file of a multi-file
-// OME-TIFF dataset, or its companion: a TIFF or XML file, not raw.
-func mayBeDataset(in *input, cfg config) bool {
-	if cfg.raw.set || in.size < 0 {
-		return false
+// sourceKind reads the input's header: whether it is a TIFF (not raw
+// samples that start as one), and whether its output can be checked
+// before it is read. It cannot when the input may be a file of a
+// multi-file OME-TIFF dataset, or its companion (a TIFF or XML file, not
+// a pipe), which the output may name.
+func sourceKind(in *input, cfg config) (tiffFile, early bool) {
+	if cfg.raw.set {
+		return false, true
 	}
 	var buf [64]byte
 	n, _ := io.ReadFull(in.header(), buf[:])
-	return isTIFF(buf[:n]) || isXML(buf[:n])
+	head := buf[:n]
+	return isTIFF(head), in.size < 0 || !isTIFF(head) && !isXML(head)
 }
 
 // heldWriter holds what is written to it until release, then writes it,
@@ -242,13 +246,6 @@ type existsError string
 
 func (e existsError) Error() string {
 	return fmt.Sprintf("%s exists (use -force to replace it)", string(e))
-}
-
-// isTIFFInput reports whether the input starts as a TIFF file does.
-func isTIFFInput(in *input) bool {
-	var buf [8]byte
-	n, _ := io.ReadFull(in.header(), buf[:])
-	return isTIFF(buf[:n])
 }
 
 // checkParts refuses an output path that names one of the other files

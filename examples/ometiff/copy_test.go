@@ -630,6 +630,13 @@ func TestConvertRefusedAlone(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: -quality does not apply: the source's 1 reduced level is copied\n")
 
+	// Raw samples that start as a TIFF does are raw: -quality is refused
+	// alone, naming the flag, before they are read.
+	raw := writeFile(t, dir, "raw.bin", append([]byte("II*\x00"), make([]byte, 16*16-4)...))
+	code, _, stderr = clitest.Run(runConvert, "-raw-width", "16", "-raw-height", "16", "-quality", "50", raw, filepath.Join(dir, "raw.ome.tif"))
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "ometiff convert: -quality 50 is JPEG's: give -compression jpeg (the output is LZW)\n", stderr)
+
 	// A one-page palette TIFF, decoded whole, is not decoded before an
 	// output that exists is refused.
 	palette := filepath.Join(dir, "palette.tif")

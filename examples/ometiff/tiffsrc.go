@@ -506,8 +506,7 @@ func chromaLost(c pyramid.TileCoding, coding pyramid.Coding) string {
 	if c.Photometric != tiff.PhotometricYCbCr || h*v >= 4 || h > 2 || v > 2 || coding.JPEGColor != pyramid.JPEGYCbCr420 {
 		return "" // 4:2:0 or less chroma: nothing lost
 	}
-	return fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma",
-		c.YCbCrSubSampling[0], c.YCbCrSubSampling[1])
+	return fmt.Sprintf(" in YCbCr 4:2:0 (the source's subsampling is %d x %d; -jpeg-color rgb keeps the full chroma", h, v)
 }
 
 // codecs names the compressions of the images written, in the order of
@@ -583,10 +582,11 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 		// copied path says.
 		page := im.Planes[0].Page
 		if l, err := page.Layout(); err == nil && l.Photometric == tiff.PhotometricYCbCr {
-			h, v, err := page.YCbCrSubsampling()
-			c := pyramid.TileCoding{Photometric: l.Photometric, YCbCrSubSampling: [2]int{h, v}}
-			if lost := chromaLost(c, pyramid.Coding{JPEGColor: cfg.options.JPEGColor}); err == nil && lost != "" {
-				say("image %d: encoded as JPEG%s)", s.number[i], lost)
+			if h, v, err := page.YCbCrSubsampling(); err == nil {
+				c := pyramid.TileCoding{Photometric: l.Photometric, YCbCrSubSampling: [2]int{h, v}}
+				if lost := chromaLost(c, pyramid.Coding{JPEGColor: cfg.options.JPEGColor}); lost != "" {
+					say("image %d: encoded as JPEG%s)", s.number[i], lost)
+				}
 			}
 		}
 	}
