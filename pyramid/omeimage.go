@@ -166,7 +166,7 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 	}
 	// The writer copies the date as it is, unless the typed one replaces it.
 	if n := d.child(m.node, "AcquisitionDate"); n >= 0 && s.AcquisitionDate.IsZero() {
-		if text := d.collapsedText(n); !xsdDateTime.MatchString(text) {
+		if text := d.collapsedText(n); !isXSDDateTime(text) {
 			return nil, d.invalid(n, "", "%q is not a date and time (xsd:dateTime: 2006-01-02T15:04:05, a time zone optional)", truncate([]byte(text), 40))
 		}
 	}
@@ -206,9 +206,28 @@ func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
 // Timestamp takes it (its whitespace collapsed): a year of 4 digits or
 // more (not 0000), a month, a day of up to 31, a time (24:00:00 for the
 // end of the day), fractions of a second and a time zone (up to 14
-// hours) optional. The days of each month are not checked.
+// hours) optional. Its groups are the year, the month and the day.
 var xsdDateTime = regexp.MustCompile(`^-?([1-9][0-9]{3,}|0[0-9]{2}[1-9]|0[0-9][1-9][0-9]|0[1-9][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` +
-	`T(([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?|24:00:00(\.0+)?)(Z|[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00))?$`)
+	`T(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?|24:00:00(?:\.0+)?)(?:Z|[+-](?:(?:0[0-9]|1[0-3]):[0-5][0-9]|14:00))?$`)
+
+// isXSDDateTime reports whether text is an xsd:dateTime that validators
+// accept: of xsdDateTime's form, with a day its month has. A year is a
+// leap year as libxml2 counts it, its digits as written (so -0004 is
+// one, and -0100 is not); only its last four digits matter, since 400
+// divides 10000.
+func isXSDDateTime(text string) bool {
+	m := xsdDateTime.FindStringSubmatch(text)
+	if m == nil {
+		return false
+	}
+	year, month, day := m[1], m[2], m[3]
+	y, _ := strconv.Atoi(year[len(year)-4:])
+	leap := y%4 == 0 && (y%100 != 0 || y%400 == 0)
+	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+	mo, _ := strconv.Atoi(month)
+	d, _ := strconv.Atoi(day)
+	return d <= days[mo-1] || mo == 2 && leap && d == 29
+}
 
 // checkQuantity checks an element's quantity attribute attr and its unit
 // (attr + "Unit") as the schema types them: a number (an xsd:float, "INF"

@@ -260,7 +260,12 @@ func TestOMEImageCheck(t *testing.T) {
 	for date, ok := range map[string]bool{"2024-03-01T10:11:12": true, " 2024-03-01T10:11:12.25+05:30\n": true, "2024-03-01T10:11:12Z": true,
 		"2024-03-01T24:00:00": true, "12024-03-01T10:11:12-14:00": true, "-0044-03-15T12:00:00": true, "2024-03-01T10:11:12&#x2B;01:00": true,
 		"2024-03-01 10:11:12": false, "10:11:12": false, "": false, "2024-13-45T99:99:99": false, "0000-01-01T00:00:00": false,
-		"02024-01-01T00:00:00": false, "2024-01-01T10:00:00+15:00": false, "2024-01-01T24:00:01": false, "2024-01-01T10:00:00\u00a0": false} {
+		"02024-01-01T00:00:00": false, "2024-01-01T10:00:00+15:00": false, "2024-01-01T24:00:01": false, "2024-01-01T10:00:00\u00a0": false,
+		// The days of each month, leap years as libxml2 counts them.
+		"2024-02-29T00:00:00": true, "2000-02-29T00:00:00": true, "12024-02-29T00:00:00": true, "-0004-02-29T00:00:00": true, "-0400-02-29T00:00:00": true,
+		"2024-01-31T00:00:00": true, "2024-12-31T00:00:00": true, "2024-04-30T00:00:00": true,
+		"2023-02-29T00:00:00": false, "1900-02-29T00:00:00": false, "2024-02-30T00:00:00": false, "2024-04-31T00:00:00": false,
+		"2024-06-31T00:00:00": false, "2024-09-31T00:00:00": false, "2024-11-31T00:00:00": false, "-0100-02-29T00:00:00": false, "-0003-02-29T00:00:00": false} {
 		doc := mustParseOME(t, omeRoot+`<Image ID="Image:0"><AcquisitionDate>`+date+`</AcquisitionDate><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image>`+omeEnd)
 		spec := ImageSpec{SizeX: 8, SizeY: 6}
 		if err := doc.Image(0).Check(spec); ok {
