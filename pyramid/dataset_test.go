@@ -164,6 +164,7 @@ func richPlan() DatasetSpec {
 			Instrument: in, ObjectiveSettings: &ObjectiveSettings{RefractiveIndex: 1.5},
 			PlaneInfo: []Plane{{Z: 1, C: 1, T: 0, DeltaT: Quantity{2.5, "s"}, PositionX: Quantity{100, "µm"}}}})
 	}
+	spec.Images[1].AcquisitionDate = time.Date(2026, 12, 3, 10, 30, 0, 5e8, NoZone)
 	return spec
 }
 
@@ -202,6 +203,8 @@ func TestDatasetJSONRoundTrip(t *testing.T) {
 				assert.Equal(t, 1, strings.Count(string(data), `"Microscope"`), "the shared instrument is written once")
 				assert.Contains(t, string(data), `"Color": "#00FF00FF"`)
 				assert.Contains(t, string(data), `"AcquisitionDate": "2026-12-03T10:30:00.5+01:00"`)
+				assert.Contains(t, string(data), `"AcquisitionDate": "2026-12-03T10:30:00.5"`, "a date of no zone stays without one")
+				assert.Equal(t, NoZone, back.Spec().Images[1].AcquisitionDate.Location())
 				assert.Equal(t, 1, strings.Count(string(want), "<Instrument "), "the shared instrument is in the OME-XML once")
 				assert.Contains(t, string(want), `<Experimenter ID="Experimenter:0" FirstName="Ada"/>`)
 			}

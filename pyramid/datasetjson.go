@@ -63,7 +63,7 @@ type imageJSON struct {
 	PhysicalSizeXUnit, PhysicalSizeYUnit, PhysicalSizeZUnit string             `json:",omitempty"`
 	TimeIncrement                                           Quantity           `json:",omitzero"`
 	Channels                                                []channelJSON      `json:",omitempty"`
-	AcquisitionDate                                         time.Time          `json:",omitzero"`
+	AcquisitionDate                                         planTime           `json:",omitzero"`
 	Description                                             string             `json:",omitempty"`
 	Annotations                                             []KeyValue         `json:",omitempty"`
 	Instrument                                              *int               `json:",omitempty"`
@@ -116,13 +116,44 @@ func (d *Dataset) marshal() ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// planTime is a date in a plan: as the OME-XML writes it, with its zone
+// or, in NoZone, with none.
+type planTime time.Time
+
+// IsZero reports whether t is the zero time, which a plan leaves out.
+func (t planTime) IsZero() bool { return time.Time(t).IsZero() }
+
+// MarshalJSON writes t as the OME-XML does.
+func (t planTime) MarshalJSON() ([]byte, error) {
+	if time.Time(t).Location() != NoZone {
+		return time.Time(t).MarshalJSON() // its errors: years beyond 9999
+	}
+	return json.Marshal(xsdDate(time.Time(t)))
+}
+
+// UnmarshalJSON reads an RFC 3339 date or, in NoZone, one without a zone.
+func (t *planTime) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		if v, err = time.ParseInLocation("2006-01-02T15:04:05.999999999", s, NoZone); err != nil {
+			return fmt.Errorf("AcquisitionDate %q is no RFC 3339 date", s)
+		}
+	}
+	*t = planTime(v)
+	return nil
+}
+
 // imageToJSON converts s, adding its instrument to list on first use.
 func imageToJSON(s ImageSpec, index map[*Instrument]int, list *[]*Instrument) imageJSON {
 	j := imageJSON{Name: s.Name, SizeX: s.SizeX, SizeY: s.SizeY, SizeZ: s.SizeZ, SizeC: s.SizeC, SizeT: s.SizeT,
 		DimensionOrder: s.DimensionOrder, PixelType: s.PixelType, SamplesPerPixel: s.SamplesPerPixel,
 		PhysicalSizeX: s.PhysicalSizeX, PhysicalSizeY: s.PhysicalSizeY, PhysicalSizeZ: s.PhysicalSizeZ,
 		PhysicalSizeXUnit: s.PhysicalSizeXUnit, PhysicalSizeYUnit: s.PhysicalSizeYUnit, PhysicalSizeZUnit: s.PhysicalSizeZUnit,
-		TimeIncrement: s.TimeIncrement, AcquisitionDate: s.AcquisitionDate, Description: s.Description, Annotations: s.Annotations,
+		TimeIncrement: s.TimeIncrement, AcquisitionDate: planTime(s.AcquisitionDate), Description: s.Description, Annotations: s.Annotations,
 		ObjectiveSettings: s.ObjectiveSettings}
 	for _, c := range s.Channels {
 		cj := channelJSON{Name: c.Name, ExcitationWavelength: c.ExcitationWavelength, EmissionWavelength: c.EmissionWavelength,
@@ -213,7 +244,7 @@ func imageFromJSON(j imageJSON, instruments []*Instrument) (ImageSpec, error) {
 		DimensionOrder: j.DimensionOrder, PixelType: j.PixelType, SamplesPerPixel: j.SamplesPerPixel,
 		PhysicalSizeX: j.PhysicalSizeX, PhysicalSizeY: j.PhysicalSizeY, PhysicalSizeZ: j.PhysicalSizeZ,
 		PhysicalSizeXUnit: j.PhysicalSizeXUnit, PhysicalSizeYUnit: j.PhysicalSizeYUnit, PhysicalSizeZUnit: j.PhysicalSizeZUnit,
-		TimeIncrement: j.TimeIncrement, AcquisitionDate: j.AcquisitionDate, Description: j.Description, Annotations: j.Annotations,
+		TimeIncrement: j.TimeIncrement, AcquisitionDate: time.Time(j.AcquisitionDate), Description: j.Description, Annotations: j.Annotations,
 		ObjectiveSettings: j.ObjectiveSettings}
 	for c, cj := range j.Channels {
 		ch := Channel{Name: cj.Name, ExcitationWavelength: cj.ExcitationWavelength, EmissionWavelength: cj.EmissionWavelength,

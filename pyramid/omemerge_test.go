@@ -468,3 +468,35 @@ func TestCallerOMEDateCollapsed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, f.IFDs[0].Text(tiff.TagImageDescription), `<AcquisitionDate>2024-03-01T10:11:12.5Z</AcquisitionDate>`)
 }
+
+// TestAcquisitionDateZones: a typed date is written with its zone's
+// offset, and one in NoZone with none, as TIFF's DateTime gives it.
+func TestAcquisitionDateZones(t *testing.T) {
+	for _, tt := range []struct {
+		date time.Time
+		want string
+	}{
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, NoZone), "2024-03-01T10:11:12"},
+		{time.Date(2024, 3, 1, 10, 11, 12, 25e7, NoZone), "2024-03-01T10:11:12.25"},
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.UTC), "2024-03-01T10:11:12Z"},
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("", 0)), "2024-03-01T10:11:12Z"},
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("NoZone", 0)), "2024-03-01T10:11:12Z"},
+		{mustParseTime(t, "2024-03-01T10:11:12+00:00"), "2024-03-01T10:11:12Z"},
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("IST", 5*3600+1800)), "2024-03-01T10:11:12+05:30"},
+	} {
+		data := writeMemory(t, Options{}, func(w *Writer) error {
+			im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 6, AcquisitionDate: tt.date})
+			require.NoError(t, err)
+			return im.WritePlane(0, 0, 0, make([]byte, 48))
+		})
+		f, err := readback.Parse(data)
+		require.NoError(t, err)
+		assert.Contains(t, f.IFDs[0].Text(tiff.TagImageDescription), `<AcquisitionDate>`+tt.want+`</AcquisitionDate>`)
+	}
+}
+
+func mustParseTime(t *testing.T, s string) time.Time {
+	v, err := time.Parse(time.RFC3339, s)
+	require.NoError(t, err)
+	return v
+}

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -651,7 +650,7 @@ func (g *omeBuilder) writeImage(i int) {
 		switch name {
 		case "AcquisitionDate":
 			if date == "" {
-				date = s.AcquisitionDate.Format(time.RFC3339Nano)
+				date = xsdDate(s.AcquisitionDate)
 			}
 			w.element("AcquisitionDate", date)
 		case "Description":

@@ -127,7 +127,9 @@ type ImageSpec struct {
 	// Channels names and colours the channels; empty or shorter than SizeC
 	// leaves the rest unnamed.
 	Channels []Channel
-	// AcquisitionDate, when not zero, is written to the metadata.
+	// AcquisitionDate, when not zero, is written to the metadata: with
+	// its zone's offset (Z for UTC), or as its clock reads, with no zone,
+	// when its Location is NoZone.
 	AcquisitionDate time.Time
 	// Description of the image.
 	Description string
@@ -266,6 +268,24 @@ func (s *ImageSpec) checkPhysical() error {
 		return fmt.Errorf("%w: AcquisitionDate %v is before year 1", ErrMetadata, s.AcquisitionDate)
 	}
 	return nil
+}
+
+// NoZone is the Location of a date whose time zone is not known, such as
+// TIFF's DateTime tag gives: an AcquisitionDate in it is written as its
+// clock reads, without a zone, as xsd:dateTime allows, where one in UTC
+// is written with Z (which claims that its clock is UTC's). Make such a
+// date with time.Date(year, month, day, hour, min, sec, nsec, NoZone);
+// t.In(NoZone) would read t's instant on UTC's clock instead. The sources
+// of package source give zone-less dates in it.
+var NoZone = time.FixedZone("NoZone", 0) // named: time caches unnamed zones, so "+00:00" would parse to it
+
+// xsdDate formats t as an xsd:dateTime: with its zone, or with none in
+// NoZone.
+func xsdDate(t time.Time) string {
+	if t.Location() == NoZone {
+		return t.Format("2006-01-02T15:04:05.999999999")
+	}
+	return t.Format(time.RFC3339Nano)
 }
 
 // checkText validates every string that goes into the OME-XML.

@@ -224,7 +224,11 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			fmt.Fprintf(w, "  time step %s %s\n", strconv.FormatFloat(q.Value, 'g', -1, 64), q.Unit)
 		}
 		if !s.AcquisitionDate.IsZero() {
-			fmt.Fprintf(w, "  acquired %s\n", s.AcquisitionDate.Format("2006-01-02T15:04:05Z07:00"))
+			layout := "2006-01-02T15:04:05Z07:00"
+			if s.AcquisitionDate.Location() == pyramid.NoZone {
+				layout = "2006-01-02T15:04:05 (no time zone)"
+			}
+			fmt.Fprintf(w, "  acquired %s\n", s.AcquisitionDate.Format(layout))
 		} else if im.AcquisitionDate != "" { // carried in the Image element, as it is written
 			fmt.Fprintf(w, "  acquired %q\n", im.AcquisitionDate)
 		}

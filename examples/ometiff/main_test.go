@@ -145,7 +145,7 @@ image 0 "timed": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
 		{svs, `SVS, 2 images, 2 planes
 image 0 "slide": 64 x 48, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 0
   pixel 0.5 µm x 0.5 µm
-  acquired 2021-01-02T10:11:12Z
+  acquired 2021-01-02T10:11:12 (no time zone)
   description "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70"
   objective 20x
   "MPP" = "0.5"

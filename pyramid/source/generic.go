@@ -466,7 +466,8 @@ func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tif
 		spec.Description = cleanText(d)
 	}
 	if dt, ok := first.Text(tiff.TagDateTime); ok {
-		if t, err := time.Parse("2006:01:02 15:04:05", strings.TrimSpace(dt)); err == nil && t.Year() >= 1 { // xsd:dateTime's years
+		// TIFF's DateTime has no zone: its clock is the writer's, whatever that was.
+		if t, err := time.ParseInLocation("2006:01:02 15:04:05", strings.TrimSpace(dt), pyramid.NoZone); err == nil && t.Year() >= 1 { // xsd:dateTime's years
 			spec.AcquisitionDate = t
 		}
 	}

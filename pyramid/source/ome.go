@@ -754,13 +754,14 @@ func omeTimeIncrement(v, unit string) pyramid.Quantity {
 }
 
 // omeTime reads an OME Timestamp (xsd:dateTime), with or without a zone
-// (UTC then), with or without fractions of a second.
+// (pyramid.NoZone then), with or without fractions of a second.
 func omeTime(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
-		}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", s, pyramid.NoZone); err == nil {
+		return t, true
 	}
 	return time.Time{}, false
 }

@@ -159,7 +159,7 @@ func TestGenericMetadata(t *testing.T) {
 	s := f.Images[0].Spec
 	assert.Equal(t, "leaf", s.Name)
 	assert.Equal(t, "scan of a leaf", s.Description)
-	assert.Equal(t, time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), s.AcquisitionDate)
+	assert.Equal(t, time.Date(2024, 5, 6, 7, 8, 9, 0, pyramid.NoZone), s.AcquisitionDate, "DateTime has no zone: not UTC's")
 	assert.InDelta(t, 2.5, s.PhysicalSizeX, 1e-12, "10,000 µm a centimeter over 4000 pixels")
 	assert.InDelta(t, 5, s.PhysicalSizeY, 1e-12)
 
@@ -419,7 +419,7 @@ func TestOMEMetadata(t *testing.T) {
 		// UTF-8's byte order mark before the document: OME-XML all the
 		// same, as tifffile and Bio-Formats read it.
 		{"byte order mark", "\uFEFF" + doc, true, " two & more\n", time.Time{}, nil},
-		{"typed only", strings.Replace(doc, "2016-06", "2015-01", 1), false, "two & more", time.Date(2021, 3, 4, 5, 6, 7, 5e8, time.UTC),
+		{"typed only", strings.Replace(doc, "2016-06", "2015-01", 1), false, "two & more", time.Date(2021, 3, 4, 5, 6, 7, 5e8, pyramid.NoZone),
 			[]pyramid.KeyValue{{Key: "stain", Value: "H&E"}, {Key: "organ", Value: "liver"}}},
 	}
 	for _, tt := range tests {

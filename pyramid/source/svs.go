@@ -255,7 +255,7 @@ func (a aperio) describe(s *pyramid.ImageSpec) {
 // aperioTime reads Aperio's Date ("MM/DD/YY"), Time ("HH:MM:SS") and
 // Time Zone ("GMT-05:00", "GMT+0100"; UTC when absent).
 func aperioTime(date, clock, zone string) (time.Time, bool) {
-	t, err := time.Parse("01/02/06 15:04:05", date+" "+clock)
+	t, err := time.ParseInLocation("01/02/06 15:04:05", date+" "+clock, pyramid.NoZone)
 	if err != nil {
 		return time.Time{}, false
 	}

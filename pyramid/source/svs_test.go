@@ -181,16 +181,17 @@ func TestAperioTime(t *testing.T) {
 		want              time.Time
 		ok                bool
 	}{
-		{"12/29/09", "09:59:15", "", time.Date(2009, 12, 29, 9, 59, 15, 0, time.UTC), true},
+		{"12/29/09", "09:59:15", "", time.Date(2009, 12, 29, 9, 59, 15, 0, pyramid.NoZone), true},
 		{"01/02/21", "23:00:00", "GMT+0100", time.Date(2021, 1, 2, 22, 0, 0, 0, time.UTC), true},
 		{"01/02/21", "23:00:00", "GMT+01", time.Date(2021, 1, 2, 22, 0, 0, 0, time.UTC), true},
-		{"01/02/21", "23:00:00", "somewhere", time.Date(2021, 1, 2, 23, 0, 0, 0, time.UTC), true},
+		{"01/02/21", "23:00:00", "somewhere", time.Date(2021, 1, 2, 23, 0, 0, 0, pyramid.NoZone), true},
 		{"2021-01-02", "23:00:00", "", time.Time{}, false},
 	}
 	for _, tt := range tests {
 		got, ok := aperioTime(tt.date, tt.clock, tt.zone)
 		assert.Equal(t, tt.ok, ok, "%+v", tt)
 		assert.True(t, tt.want.Equal(got), "%+v: %v", tt, got)
+		assert.Equal(t, tt.want.Location() == pyramid.NoZone, got.Location() == pyramid.NoZone, "%+v: a zone is known or not", tt)
 	}
 }
 
