@@ -551,6 +551,24 @@ func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 	return im.openPlane(p, err, openRows)
 }
 
+// Complete reports whether plane (z, c, t) is written whole: its rows
+// and the tiles given encoded, all of them. It is for resuming after an
+// error (source.Image.WritePlanes does): a plane started and not complete
+// is given back with Abort, and written again from its start. Another
+// goroutine may complete the plane right after the answer.
+func (im *Image) Complete(z, c, t int) (bool, error) {
+	if im == nil || im.w == nil {
+		return false, errZero
+	}
+	p, err := im.planeIndex(z, c, t)
+	if err != nil {
+		return false, err
+	}
+	im.w.mu.Lock()
+	defer im.w.mu.Unlock()
+	return im.planes[p].done, nil
+}
+
 // How a plane is opened: for its rows (Plane), for its rows by ReadPlanes,
 // which reserved the image's planes, or for tiles given encoded
 // (EncodedPlane).

@@ -30,8 +30,8 @@ import (
 // # Concurrency
 //
 // A Writer and its Images may be used from several goroutines at once:
-// AddImage, AddImageData, AddEncodedImage, Stats, Image.Spec and
-// Image.TruncateT, and the planes of any images (WritePlane, Plane and the
+// AddImage, AddImageData, AddEncodedImage, Stats, Image.Spec,
+// Image.Complete and Image.TruncateT, and the planes of any images (WritePlane, Plane and the
 // PlaneWriter's Write and Abort, ReadPlanes, WriteSamples, EncodedPlane
 // and the EncodedPlaneWriter's WriteTile, Write and Abort), each plane
 // from one goroutine at a time. Every goroutine's rows are cut into tiles

@@ -1168,3 +1168,34 @@ func TestPlaneWriterAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestComplete: a plane is complete once its last row is written, not
+// while open, nor after Abort gives it back; planes outside the image and
+// a zero Image are errors.
+func TestComplete(t *testing.T) {
+	w, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 4, SizeT: 2})
+	require.NoError(t, err)
+	complete := func(z, c, tp int) bool {
+		done, err := im.Complete(z, c, tp)
+		require.NoError(t, err)
+		return done
+	}
+	assert.False(t, complete(0, 0, 0))
+	pw, err := im.Plane(0, 0, 0)
+	require.NoError(t, err)
+	_, err = pw.Write(make([]byte, 16))
+	require.NoError(t, err)
+	assert.False(t, complete(0, 0, 0), "half written")
+	require.NoError(t, pw.Abort())
+	assert.False(t, complete(0, 0, 0), "given back")
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 32)))
+	assert.True(t, complete(0, 0, 0))
+	assert.False(t, complete(0, 0, 1))
+	_, err = im.Complete(0, 0, 2)
+	assert.ErrorIs(t, err, ErrPlane)
+	_, err = (&Image{}).Complete(0, 0, 0)
+	assert.ErrorIs(t, err, ErrClosed)
+}

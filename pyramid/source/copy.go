@@ -112,14 +112,22 @@ func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Opti
 		if pl.Sample >= 0 || len(pl.Levels) < encoded-1 {
 			return fmt.Errorf("%w: %s: not the levels the image was added with", ErrMismatch, name)
 		}
+		if done, err := dst.Complete(z, c, t); err != nil || done {
+			if err != nil {
+				return planeError(name, err)
+			}
+			continue // written before an error, which WritePlanes resumes after
+		}
 		ep, err := dst.EncodedPlane(z, c, t)
 		if err != nil {
 			return planeError(name, err)
 		}
-		if tile, err = copyPlane(ctx, ep, pl, encoded, rows, opts, tile); err != nil {
-			return planeError(name, err)
+		tile, err = copyPlane(ctx, ep, pl, encoded, rows, opts, tile)
+		if err == nil {
+			err = ep.Close()
 		}
-		if err := ep.Close(); err != nil {
+		if err != nil {
+			ep.Abort() // so that WritePlanes again writes it anew
 			return planeError(name, err)
 		}
 	}
@@ -144,8 +152,8 @@ func copyPlane(ctx context.Context, ep *pyramid.EncodedPlaneWriter, pl Plane, en
 			raw = l.BlockWidth * l.BlockHeight * l.SamplesPerPixel * l.BitsPerSample / 8
 		}
 		for x := range l.BlocksAcross {
-			if err := ctx.Err(); err != nil {
-				return err
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
 			}
 			var err error
 			if tile, err = p.ReadBlock(tile[:0], down*l.BlocksAcross+x); err != nil {

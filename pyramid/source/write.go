@@ -27,7 +27,10 @@ var ErrMismatch = errors.New("source: destination image does not match")
 // tiles of those levels are copied as stored, and the pages are decoded
 // only when the writer computes the other levels. It stops
 // at the first error, of the source or of the writer, and returns it
-// naming the plane.
+// naming the plane; the planes it started and did not complete are then
+// given back (PlaneWriter.Abort). It writes only the planes not complete
+// in dst (Image.Complete), so after an error WritePlanes again resumes
+// where it stopped.
 func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Options) error {
 	if dst == nil {
 		return fmt.Errorf("%w: no destination image (nil)", ErrMismatch)
@@ -123,14 +126,34 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		}
 	}()
 	writers := make([]*pyramid.PlaneWriter, len(pr.planes))
+	defer func() {
+		if err != nil {
+			for _, w := range writers {
+				if w != nil {
+					w.Abort() // an error for a plane complete, which stays
+				}
+			}
+		}
+	}()
+	open := 0
 	for i, p := range pr.planes {
 		if p < 0 {
 			continue
 		}
 		z, c, t := im.Spec.PlaneCoords(p)
+		if done, err := dst.Complete(z, c, t); err != nil || done {
+			if err != nil {
+				return planeError(name(p), err)
+			}
+			continue // written before an error, which WritePlanes resumes after
+		}
 		if writers[i], err = dst.Plane(z, c, t); err != nil {
 			return planeError(name(p), err)
 		}
+		open++
+	}
+	if open == 0 {
+		return nil
 	}
 	l := r.Layout()
 	samples, size := l.SamplesPerPixel, r.sample

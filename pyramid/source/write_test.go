@@ -328,3 +328,67 @@ func TestWriteHalfFloats(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePlanesResumes: WritePlanes stopped by its context gives back
+// the plane it was writing, and WritePlanes again writes the planes not
+// complete, from the decoded rows or from tiles copied, so the file
+// closes with every plane as the source's. A cancelled context's cause is
+// the error.
+func TestWritePlanesResumes(t *testing.T) {
+	src := pyramidFile(t, pyramid.ImageSpec{SizeX: 64, SizeY: 64, SizeT: 3, PixelType: pyramid.Uint8},
+		pyramid.Options{TileSize: 16, Compression: pyramid.Deflate})
+	im := src.Images[0]
+	for _, mode := range []string{"decoded", "tiles copied, levels computed", "every level copied"} {
+		t.Run(mode, func(t *testing.T) {
+			stop := errors.New("stopped by the test")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			// The second plane stops after its first row of tiles: plane 0
+			// stores 16 + 4 + 1 tiles (synchronously, with Workers 1).
+			h := iohandle.NewMemory()
+			w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.Deflate, Workers: 1,
+				Progress: func(p pyramid.Progress) {
+					if p.Tiles >= 25 {
+						cancel(stop)
+					}
+				}})
+			require.NoError(t, err)
+			defer w.Abort()
+			var dst *pyramid.Image
+			switch mode {
+			case "decoded":
+				dst, err = w.AddImage(im.Spec)
+			default:
+				enc, err := im.Encoded(mode == "every level copied")
+				require.NoError(t, err)
+				dst, err = w.AddEncodedImage(im.Spec, enc...)
+				require.NoError(t, err)
+			}
+			require.NoError(t, err)
+			if mode == "every level copied" {
+				cancel(stop) // no rows, so no Progress before the tiles: stop at once
+			}
+			err = im.WritePlanes(ctx, dst, Options{Rows: 16, Workers: 1})
+			require.ErrorIs(t, err, stop, "the cause, not context.Canceled")
+			done, err := dst.Complete(0, 0, 2)
+			require.NoError(t, err)
+			assert.False(t, done)
+			require.NoError(t, im.WritePlanes(context.Background(), dst, Options{Rows: 16, Workers: 1}), "resumed")
+			for tt := range 3 {
+				done, err := dst.Complete(0, 0, tt)
+				require.NoError(t, err)
+				assert.True(t, done, "t=%d", tt)
+			}
+			require.NoError(t, w.Close())
+			out, err := mapFile(t, h.Bytes(), "out.ome.tif", Options{})
+			require.NoError(t, err)
+			require.Len(t, out.Images[0].Planes, 3)
+			for p := range 3 {
+				assert.True(t, bytes.Equal(planePixels(t, im.Planes[p]), planePixels(t, out.Images[0].Planes[p])), "plane %d", p)
+				for k, lp := range out.Images[0].Planes[p].Levels {
+					assert.True(t, bytes.Equal(planePixels(t, Plane{Page: im.Planes[p].Levels[k], Sample: -1}), planePixels(t, Plane{Page: lp, Sample: -1})), "plane %d level %d", p, k+1)
+				}
+			}
+		})
+	}
+}
