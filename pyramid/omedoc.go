@@ -124,7 +124,11 @@ const (
 // the image refers to (InstrumentRef, ObjectiveSettings), and the planes'
 // attributes. The IDs the writer adds are Image:N, Pixels:N, Channel:N:C,
 // Annotation:K, Instrument:K and its parts', with ":1", ":2"... appended
-// where the document has one of these already.
+// where the document has one of these already. Images of several
+// documents may go in one file (the OME-TIFFs of different files, say):
+// the IDs a document defines that one given before it defines too get
+// ":1", ":2"... appended in the same way, where it defines them and where
+// it refers to them. Only one of the documents may have Rights.
 //
 // The document must agree with the pixels it describes: its Pixels' sizes
 // (SizeC counting samples: an RGB image has SizeC 3 and one Channel of 3

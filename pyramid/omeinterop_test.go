@@ -32,6 +32,7 @@ func metadataFiles(t *testing.T) map[string][]byte {
 	over.Channels = []Channel{{Name: "typed", LightSourceSettings: &LightSourceSettings{LightSource: 1}}}
 	over.PlaneInfo = []Plane{{Z: 1, DeltaT: Quantity{1, "s"}}}
 	files["typed over Bio-Formats"] = writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, bioformatsDoc())}, over)
+	files["documents that define the same IDs"] = writeImages(t, Options{TileSize: 16}, mergedDocs(t)...)
 	return files
 }
 

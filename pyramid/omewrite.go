@@ -11,9 +11,31 @@ import (
 // own declarations, and get a declaration for any prefix whose binding
 // they inherited from an element the writer rebuilt.
 type xmlWriter struct {
-	b     *bytes.Buffer
-	scope []xmlName // bindings in scope: prefix (local) and space
-	marks []int     // len(scope) at each open element
+	b      *bytes.Buffer
+	scope  []xmlName // bindings in scope: prefix (local) and space
+	marks  []int     // len(scope) at each open element
+	rename map[*OMEDocument]*idRename
+}
+
+// idRename gives the IDs of a caller's document that another document
+// given defines too their new names, for its definitions and references
+// (refs: the elements that refer, by ID or Annotator).
+type idRename struct {
+	to   map[string]string
+	refs map[int32]bool
+}
+
+// id returns the value of element n's attribute name: an ID it defines or
+// refers to renamed, any other value as the document has it.
+func (r *idRename) id(d *OMEDocument, n int32, name xmlName, value []byte) []byte {
+	if r == nil || name.space != "" || name.local != "ID" && name.local != "Annotator" {
+		return value
+	}
+	to, ok := r.to[string(value)]
+	if !ok || !r.refs[n] && d.ids[string(value)] != n {
+		return value // an attribute that only happens to hold the ID
+	}
+	return []byte(to)
 }
 
 // lookup resolves a prefix in the output's bindings.
@@ -142,12 +164,12 @@ func (w *xmlWriter) callerAttrs(d *OMEDocument, n int32, skip func(local string)
 		if name.space == xmlnsNamespace || name.space == "" && skip != nil && skip(name.local) {
 			continue
 		}
-		w.callerAttr(d, a)
+		w.callerAttr(d, n, a)
 	}
 }
 
 // callerAttr writes one attribute of a caller's element.
-func (w *xmlWriter) callerAttr(d *OMEDocument, a xmlAttr) {
+func (w *xmlWriter) callerAttr(d *OMEDocument, n int32, a xmlAttr) {
 	name := d.names[a.name]
 	if name.prefix != "" {
 		w.declare(name.prefix, name.space)
@@ -157,7 +179,7 @@ func (w *xmlWriter) callerAttr(d *OMEDocument, a xmlAttr) {
 		w.b.WriteString(name.prefix + ":")
 	}
 	w.b.WriteString(name.local + `="`)
-	escapeTo(w.b, d.text[a.a:a.a+a.n], true)
+	escapeTo(w.b, w.rename[d].id(d, n, name, d.text[a.a:a.a+a.n]), true)
 	w.b.WriteByte('"')
 }
 
@@ -186,7 +208,7 @@ func (w *xmlWriter) copy(d *OMEDocument, n int32, drop func(int32) bool) {
 	w.declare(name.prefix, name.space)
 	for _, a := range d.attrs[node.a : node.a+node.n] {
 		if d.names[a.name].space != xmlnsNamespace {
-			w.callerAttr(d, a)
+			w.callerAttr(d, n, a)
 		}
 	}
 	if node.first < 0 {

@@ -257,9 +257,25 @@ func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 		g.used[id] = true
 	}
 	if len(clash) > 0 {
+		// Documents of different files define the same IDs (Image:0,
+		// Channel:0:0...): the later one's get ":1", ":2"... appended, as
+		// the writer's own do, which the schema's ID patterns allow.
 		slices.Sort(clash)
-		n := d.ids[clash[0]]
-		return d.invalid(n, "ID", "%q is defined by another document given too", clash[0])
+		r := &idRename{to: map[string]string{}, refs: map[int32]bool{}}
+		for _, id := range clash {
+			fresh := id
+			for k := 1; g.used[fresh] || d.defines(fresh); k++ {
+				fresh = fmt.Sprintf("%s:%d", id, k)
+			}
+			g.used[fresh], r.to[id] = true, fresh
+		}
+		for _, n := range d.refs {
+			r.refs[n] = true
+		}
+		if g.w.rename == nil {
+			g.w.rename = map[*OMEDocument]*idRename{}
+		}
+		g.w.rename[d] = r
 	}
 	if len(unwritten) == 0 {
 		return nil
@@ -279,6 +295,12 @@ func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 	}
 	g.drop[d] = func(n int32) bool { return dropped[n] }
 	return nil
+}
+
+// defines reports whether the document defines id.
+func (d *OMEDocument) defines(id string) bool {
+	_, ok := d.ids[id]
+	return ok
 }
 
 // planImage decides the IDs of image i and maps its planes.
@@ -310,7 +332,7 @@ func (g *omeBuilder) planImage(i int) error {
 			// Channel:0:1 gives Channel:0:1:1, Channel:0:1:2...
 			sample++
 			if id, ok := d.attr(channels[c], "ID"); ok {
-				base = fmt.Sprintf("%s:%d", id, sample)
+				base = fmt.Sprintf("%s:%d", g.w.rename[d].id(d, channels[c], xmlName{local: "ID"}, id), sample)
 			}
 		}
 		p.channelIDs = append(p.channelIDs, g.callerID(d, n, base))
@@ -344,7 +366,7 @@ func (g *omeBuilder) planImage(i int) error {
 func (g *omeBuilder) callerID(d *OMEDocument, n int32, base string) string {
 	if n >= 0 {
 		if id, ok := d.attr(n, "ID"); ok {
-			return string(id)
+			return string(g.w.rename[d].id(d, n, xmlName{local: "ID"}, id))
 		}
 	}
 	return g.fresh(base)
