@@ -85,6 +85,7 @@ type File struct {
 	// unsynced counts the bytes appended through the page cache since
 	// their writeback was last started (startWriteback).
 	unsynced int64
+	synced   bool // by Sync, with nothing written to the file since
 }
 
 var _ Handle = (*File)(nil)
@@ -337,20 +338,35 @@ func (h *File) flushBuffer() error {
 	return nil
 }
 
-// Commit flushes, syncs the file unless Options.NoSync, and gives it the
-// destination's name: it links an unnamed file there, or renames the named
-// one. Without Options.Replace it never overwrites a destination that
-// appeared since Create, and fails with ErrExist. Any failure discards the
-// output and leaves no file behind.
-func (h *File) Commit() error {
+// Sync flushes and syncs the file to storage (fsync), unless
+// Options.NoSync, so that a Commit with nothing written since only gives
+// it its name. A caller that may still change its mind, such as a program
+// a signal stops, decides between the two: the sync can take seconds, and
+// the name is given in one step.
+func (h *File) Sync() error {
 	if err := h.Flush(); err != nil {
 		return err
 	}
-	if !h.opts.NoSync {
-		h.stats.Syncs++
-		if err := h.f.Sync(); err != nil {
-			return h.fail(h.opError("sync", err))
-		}
+	if h.opts.NoSync || h.synced {
+		return nil
+	}
+	h.stats.Syncs++
+	if err := h.f.Sync(); err != nil {
+		return h.fail(h.opError("sync", err))
+	}
+	h.synced = true
+	return nil
+}
+
+// Commit flushes, syncs the file unless Options.NoSync (or Sync did, with
+// nothing written since), and gives it the destination's name: it links
+// an unnamed file there, or renames the named one. Without
+// Options.Replace it never overwrites a destination that appeared since
+// Create, and fails with ErrExist. Any failure discards the output and
+// leaves no file behind.
+func (h *File) Commit() error {
+	if err := h.Sync(); err != nil {
+		return err
 	}
 	commit := h.commitNamed
 	if h.unnamed {
@@ -511,6 +527,7 @@ func (h *File) writeOS(p []byte) error {
 		}
 	}
 	h.stats.Appends++
+	h.synced = false
 	n, err := h.f.Write(p)
 	if n == 0 && h.direct && refusedDirect(err) {
 		// The device needs more than directAlign.
@@ -558,6 +575,7 @@ func (h *File) patchOS(p []byte, off int64) error {
 	if err := h.endDirect(); err != nil {
 		return err
 	}
+	h.synced = false
 	h.stats.Patches++
 	n, err := h.f.WriteAt(p, off)
 	h.stats.Bytes += int64(n)

@@ -557,3 +557,38 @@ func TestFileNeverLongerThanContent(t *testing.T) {
 	require.NoError(t, h.Flush())
 	assert.Equal(t, model.Bytes(), contentOnDisk(t, h))
 }
+
+// TestSyncThenCommit: Commit syncs only what Sync has not, whatever wrote
+// since (an append, a patch of bytes written or still buffered).
+func TestSyncThenCommit(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		after func(h *File) error
+		syncs int64
+	}{
+		{"nothing written since", func(*File) error { return nil }, 1},
+		{"an append", func(h *File) error { _, err := h.Write([]byte("more")); return err }, 2},
+		{"a patch", func(h *File) error { _, err := h.WriteAt([]byte("X"), 1); return err }, 2},
+		{"a second Sync", func(h *File) error { return h.Sync() }, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.tif")
+			h, err := Create(path, Options{})
+			require.NoError(t, err)
+			_, err = h.Write([]byte("data"))
+			require.NoError(t, err)
+			require.NoError(t, h.Sync())
+			require.NoError(t, tt.after(h))
+			require.NoError(t, h.Commit())
+			assert.Equal(t, tt.syncs, h.Stats().Syncs)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Contains(t, []string{"data", "dXta", "datamore"}, string(got))
+		})
+	}
+	h, err := Create(filepath.Join(t.TempDir(), "out.tif"), Options{NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, h.Sync())
+	require.NoError(t, h.Commit())
+	assert.Zero(t, h.Stats().Syncs, "NoSync")
+}

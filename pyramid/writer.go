@@ -194,8 +194,11 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 //
 // Once ctx is done, the writing stops: the next tile written fails the
 // writer with context.Cause(ctx) (ctx's error, unless it was cancelled
-// with a cause), Close returns it, and the output is discarded. A context
-// done after Close returned changes nothing. A nil ctx is an ErrOption.
+// with a cause), Close returns it, and the output is discarded. That holds
+// while Close syncs the file, too, when h has a Sync method (as
+// *iohandle.File does): only then does Close give the file its name, in
+// one step. A context done after Close returned changes nothing. A nil ctx
+// is an ErrOption.
 func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)
@@ -603,6 +606,10 @@ func (w *Writer) close() error {
 	return nil
 }
 
+// syncer is a handle that can sync the file before Commit names it, as
+// iohandle.File does.
+type syncer interface{ Sync() error }
+
 // finish does Close's work. The caller holds w.mu; the pipeline's
 // consumer, which takes w.out, is stopped first.
 func (w *Writer) finish() error {
@@ -633,6 +640,16 @@ func (w *Writer) finish() error {
 	}
 	final := w.progress()
 	final.Bytes = w.h.Len() // with the directories; not to be asked after Commit
+	// The sync can take seconds: a context done meanwhile (a program's
+	// signal) still discards the file, which Commit then names at once.
+	if s, ok := w.h.(syncer); ok {
+		if err := s.Sync(); err != nil {
+			return wrapLower(err)
+		}
+		if w.ctx.Err() != nil {
+			return context.Cause(w.ctx)
+		}
+	}
 	if err := w.h.Commit(); err != nil {
 		return wrapLower(err)
 	}

@@ -1199,3 +1199,35 @@ func TestComplete(t *testing.T) {
 	_, err = (&Image{}).Complete(0, 0, 0)
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+// syncCancels is a handle whose Sync cancels the writer's context, as a
+// signal during a long fsync would.
+type syncCancels struct {
+	*iohandle.Memory
+	cancel context.CancelCauseFunc
+	syncs  int
+}
+
+func (h *syncCancels) Sync() error {
+	h.syncs++
+	h.cancel(errStopped)
+	return nil
+}
+
+var errStopped = errors.New("stopped while the file synced")
+
+// TestCloseContextDuringSync: a context done while Close syncs the file
+// discards it; Commit is never called.
+func TestCloseContextDuringSync(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	h := &syncCancels{Memory: iohandle.NewMemory(), cancel: cancel}
+	w, err := NewContext(ctx, h, Options{})
+	require.NoError(t, err)
+	im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 4})
+	require.NoError(t, err)
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 32)))
+	assert.ErrorIs(t, w.Close(), errStopped)
+	assert.Equal(t, 1, h.syncs)
+	assert.Nil(t, h.Bytes(), "not committed: discarded")
+}
