@@ -602,8 +602,24 @@ func (h *File) endDirect() error {
 // destination: the name the system's error gives is that of the directory
 // (an unnamed file is opened on it) or of the temporary file.
 func (h *File) opError(op string, err error) error {
-	return fmt.Errorf("iohandle: %s %s: %w", op, h.path, unwrapPath(err))
+	return &OpError{Op: op, Path: h.path, Err: unwrapPath(err)}
 }
+
+// OpError is a failure of the system to write, sync or name the output, as
+// a full disk, a quota or a directory removed meanwhile cause: the output
+// is discarded. A program tells it apart from an error of its input with
+// errors.As.
+type OpError struct {
+	Op   string // "write", "sync", "commit", "rename"...
+	Path string // the destination
+	Err  error  // the system's error, such as syscall.ENOSPC
+}
+
+// Error reads "iohandle: write PATH: no space left on device".
+func (e *OpError) Error() string { return "iohandle: " + e.Op + " " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the system's error.
+func (e *OpError) Unwrap() error { return e.Err }
 
 // unwrapPath returns the system's error inside a *fs.PathError or an
 // *os.LinkError, whose names are not the destination's.

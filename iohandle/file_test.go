@@ -495,7 +495,12 @@ func TestPublishFailures(t *testing.T) {
 			h, path := newFileOf(t, false, Options{Replace: tt.replace, NoSync: true})
 			_, err := h.Write([]byte("abc"))
 			require.NoError(t, err)
-			assert.ErrorIs(t, h.Commit(), tt.want)
+			err = h.Commit()
+			assert.ErrorIs(t, err, tt.want)
+			var op *OpError
+			if assert.Equal(t, tt.want != ErrExist, errors.As(err, &op), "%v", err) && op != nil {
+				assert.Equal(t, path, op.Path, "an OpError names the destination")
+			}
 			assert.Empty(t, dirEntries(t, filepath.Dir(path)))
 		})
 	}

@@ -130,9 +130,25 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	}
 	if specs, err = src.write(ctx, w, specs); err != nil {
 		_ = w.Abort()
-		return specs, err
+		return specs, outputError(err, cfg)
 	}
-	return specs, w.Close()
+	return specs, outputError(w.Close(), cfg)
+}
+
+// outputError is err as the command reports it: a failure to write the
+// output (a full disk) alone, not as one of the input's plane it was
+// writing, and an output that appeared meanwhile as one that exists.
+func outputError(err error, cfg config) error {
+	var op *iohandle.OpError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &op):
+		return op
+	case errors.Is(err, fs.ErrExist) && !cfg.force:
+		return outputExists(cfg.output)
+	}
+	return err
 }
 
 // checkOutput refuses an output path that names a directory, or the

@@ -259,3 +259,24 @@ func entries(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// TestOutputWriteFails: an output the system refuses to grow (here a file
+// size limit; a full disk alike) is reported alone, not as a failure of
+// the input's plane being written, and leaves nothing behind.
+func TestOutputWriteFails(t *testing.T) {
+	bin := buildProgram(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.tif")
+	writeTIFF(t, in, page{width: 2048, height: 2048, samples: 1, bits: 16, photometric: 1}) // 8 MiB, past the output's buffer
+	out := filepath.Join(dir, "out", "x.ome.tif")
+	require.NoError(t, os.Mkdir(filepath.Dir(out), 0o755))
+	cmd := exec.Command("sh", "-c", `ulimit -f 2048 && exec "$0" convert -compression none "$1" "$2"`, bin, in, out) // 1 or 2 MiB
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v", err)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Equal(t, fmt.Sprintf("ometiff convert: iohandle: write %s: file too large\n", out), stderr.String())
+	assert.Empty(t, entries(t, filepath.Dir(out)))
+}
