@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
 
@@ -676,4 +679,16 @@ func TestSummaryPixelSize(t *testing.T) {
 		require.NoError(t, printSummary(&b, path, []pyramid.ImageSpec{spec}, 0))
 		assert.Contains(t, b.String(), tt.want)
 	}
+}
+
+// TestOutputError: the output's failures as the command reports them.
+func TestOutputError(t *testing.T) {
+	cfg := config{output: "out.ome.tif"}
+	op := &iohandle.OpError{Op: "write", Path: "out.ome.tif", Err: syscall.ENOSPC}
+	assert.Equal(t, op, outputError(fmt.Errorf("source: plane z=0 c=0 t=0: %w", op), cfg))
+	assert.EqualError(t, outputError(fmt.Errorf("%w: out.ome.tif", iohandle.ErrExist), cfg), "out.ome.tif exists (use -force to replace it)")
+	cfg.force = true
+	other := errors.New("pyramid: something else")
+	assert.Equal(t, other, outputError(other, cfg))
+	assert.NoError(t, outputError(nil, cfg))
 }
