@@ -251,7 +251,7 @@ func TestWriteRefuses(t *testing.T) {
 	mustRun(t, "write", plan, "1")
 	code, _, stderr = clitest.Run(run, "write", plan, "1")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "stack_1.ome.tif exists (set PartOptions.File.Replace to replace it)")
+	assert.Contains(t, stderr, "stack_1.ome.tif exists (use -replace to replace it)")
 	mustRun(t, "write", "-replace", plan, "1")
 
 	rgb := filepath.Join(t.TempDir(), "rgb.json")

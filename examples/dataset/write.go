@@ -68,6 +68,9 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 		}
 		start := time.Now()
 		if err := d.WritePart(ctx, dir, index, pyramid.PartOptions{Workers: workers, File: file}, fill); err != nil {
+			if errors.Is(err, os.ErrExist) && !file.Replace { // the library's message names its option
+				return fmt.Errorf("%s exists (use -replace to replace it)", filepath.Join(dir, d.File(index).Name))
+			}
 			return err
 		}
 		return printWritten(stdout, d, dir, index, time.Since(start))
