@@ -123,6 +123,12 @@ func lockTemp(f *os.File, tmp string) error {
 	return nil
 }
 
+// RemoveStale removes the temporary files that writers of path which died
+// left beside it, as Create does first: for a program that refuses to
+// write path (it exists, say) before it would call Create. It is best
+// effort, and never removes a live writer's file (see Create).
+func RemoveStale(path string) { removeStale(path) }
+
 // removeStale removes the temporary files that earlier writers of path
 // left beside it when they died: the names of tempName's shape whose lock
 // it can take. It is best effort: a file it cannot open, lock or remove

@@ -255,7 +255,12 @@ func checkCodecFlags(cfg config, options pyramid.Options, output string) error {
 
 // outputExists is the error of an output that exists, without -force: the
 // library's message names its option, not the flag.
-func outputExists(path string) error { return existsError(path) }
+// A dead run's temporary file goes all the same, as Create would remove
+// it.
+func outputExists(path string) error {
+	iohandle.RemoveStale(path)
+	return existsError(path)
+}
 
 // existsError is outputExists's error: the output it names exists.
 type existsError string

@@ -72,6 +72,14 @@ func TestCrashSafety(t *testing.T) {
 		require.Equal(t, 0, next.code, next.stderr)
 		assert.Equal(t, []string{crashOutput}, entries(t, dir), "the next run removed the dead one's file")
 		requireWhole(t, dir)
+		// A next run that refuses the output, which exists, removes it too.
+		killed = c.interrupt(t, dir, true, syscall.SIGKILL)
+		require.Equal(t, []string{killed.temp}, entries(t, dir))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, crashOutput), []byte("kept"), 0o644))
+		refused := c.run(t, dir, true, 0, 0)
+		require.Equal(t, 1, refused.code, refused.stderr)
+		assert.Contains(t, refused.stderr, "exists (use -force to replace it)")
+		assert.Equal(t, []string{crashOutput}, entries(t, dir), "the refusing run removed the dead one's file")
 	})
 }
 
