@@ -86,6 +86,10 @@ type File struct {
 	// their writeback was last started (startWriteback).
 	unsynced int64
 	synced   bool // by Sync, with nothing written to the file since
+	// dir is the directory of the named temporary file, open, so that
+	// discard removes the file wherever the directory has moved meanwhile;
+	// nil for an unnamed file, or where it cannot be opened.
+	dir *os.Root
 }
 
 var _ Handle = (*File)(nil)
@@ -158,6 +162,9 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 		size = defaultBufferSize
 	}
 	h := &File{f: f, path: path, tmp: tmp, unnamed: unnamed, opts: opts, size: size}
+	if tmp != "" {
+		h.dir, _ = os.OpenRoot(filepath.Dir(tmp))
+	}
 	if opts.DirectIO {
 		h.direct = setDirect(f, true) == nil
 	}
@@ -376,6 +383,10 @@ func (h *File) Commit() error {
 		return h.fail(err)
 	}
 	h.state = stateCommitted
+	if h.dir != nil {
+		_ = h.dir.Close()
+		h.dir = nil
+	}
 	h.releaseBuffer()
 	if !h.opts.NoSync {
 		syncDir(filepath.Dir(h.path))
@@ -653,10 +664,20 @@ func (h *File) discard() error {
 		closeErr = h.f.Close()
 		h.f = nil
 	}
+	dir := h.dir
+	h.dir = nil
+	if dir != nil {
+		defer dir.Close()
+	}
 	if h.tmp == "" {
 		return closeErr
 	}
-	err := removeFile(h.tmp)
+	var err error
+	if dir != nil && filepath.Dir(h.tmp) == dir.Name() {
+		err = removeIn(dir, filepath.Base(h.tmp))
+	} else {
+		err = removeFile(h.tmp)
+	}
 	h.tmp = ""
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("iohandle: remove temporary file: %w", err)
@@ -670,8 +691,9 @@ var (
 	renameNoReplace = renameExclusive
 	linkFile        = os.Link
 	removeFile      = os.Remove
-	openUnnamed     = openTmpfile // (dir, perm): a file without a name in dir
-	linkUnnamed     = linkTmpfile // (f, path): gives f the name path
+	removeIn        = (*os.Root).Remove // (dir, name)
+	openUnnamed     = openTmpfile       // (dir, perm): a file without a name in dir
+	linkUnnamed     = linkTmpfile       // (f, path): gives f the name path
 )
 
 // control calls fn with f's file descriptor.

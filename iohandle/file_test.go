@@ -597,3 +597,36 @@ func TestSyncThenCommit(t *testing.T) {
 	require.NoError(t, h.Commit())
 	assert.Zero(t, h.Stats().Syncs, "NoSync")
 }
+
+// TestNamedTempFollowsItsDirectory: the named temporary file is removed
+// even after its directory was renamed, by the failed Commit and by
+// Abort, which reports no error then; a committed handle keeps no
+// directory open.
+func TestNamedTempFollowsItsDirectory(t *testing.T) {
+	for _, end := range []string{"commit", "abort"} {
+		t.Run(end, func(t *testing.T) {
+			base := t.TempDir()
+			path := filepath.Join(base, "a", "out.tif")
+			require.NoError(t, os.Mkdir(filepath.Dir(path), 0o755))
+			h, err := create(path, Options{NoSync: true}, false)
+			require.NoError(t, err)
+			_, err = h.Write([]byte("abc"))
+			require.NoError(t, err)
+			require.NoError(t, h.Flush())
+			require.NoError(t, os.Rename(filepath.Join(base, "a"), filepath.Join(base, "b")))
+			require.Len(t, dirEntries(t, filepath.Join(base, "b")), 1, "the temporary file, moved with its directory")
+			if end == "commit" {
+				var op *OpError
+				require.ErrorAs(t, h.Commit(), &op)
+				assert.ErrorIs(t, op, fs.ErrNotExist)
+			} else {
+				require.NoError(t, h.Abort())
+			}
+			assert.Empty(t, dirEntries(t, filepath.Join(base, "b")))
+			assert.Nil(t, h.dir, "closed")
+		})
+	}
+	h, _ := newFileOf(t, false, Options{NoSync: true})
+	require.NoError(t, h.Commit())
+	assert.Nil(t, h.dir, "closed at Commit")
+}
