@@ -463,8 +463,9 @@ func (p *Page) Blocks() ([]Block, error) {
 // ReadBlock appends the stored (compressed) bytes of block i to dst and
 // returns the extended slice. It reads exactly the block's byte count,
 // which Block has checked against the file size; a file shorter than the
-// size Read was given is ErrMalformed. Calls may run concurrently if the
-// file's io.ReaderAt allows it.
+// size Read was given is ErrMalformed, and another failure of the reader
+// is returned wrapped (os.ErrClosed for a file closed). Calls may run
+// concurrently if the file's io.ReaderAt allows it.
 func (p *Page) ReadBlock(dst []byte, i int) ([]byte, error) {
 	b, err := p.Block(i)
 	if err != nil {
@@ -474,10 +475,11 @@ func (p *Page) ReadBlock(dst []byte, i int) ([]byte, error) {
 	dst = slices.Grow(dst, int(b.Size))[:start+int(b.Size)]
 	n, err := p.file.r.ReadAt(dst[start:], int64(b.Offset))
 	if n < int(b.Size) {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+		if err == nil || errors.Is(err, io.EOF) { // the file is shorter than it said
+			return dst[:start], fmt.Errorf("%w: block %d of the page at %d: %w", ErrMalformed, i, p.Offset, io.ErrUnexpectedEOF)
 		}
-		return dst[:start], fmt.Errorf("%w: block %d of the page at %d: %w", ErrMalformed, i, p.Offset, err)
+		// The reader's failure (an I/O error, a file closed) is no fault of the file's.
+		return dst[:start], fmt.Errorf("tiff: read block %d of the page at %d: %w", i, p.Offset, err)
 	}
 	return dst, nil
 }
