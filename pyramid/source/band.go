@@ -118,9 +118,13 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // page's block height (its tile height or RowsPerStrip) or a multiple of
 // it (Options.Rows): every pixel with its samples interleaved (the planes
 // of a planar-separate page are interleaved too), samples little-endian,
-// JPEG's YCbCr as RGB. It decodes each block of the page once, and holds
-// a few bands at a time, so its memory is O(width × band height) whatever
-// the height of the page.
+// JPEG's YCbCr as RGB, samples of 1, 2 or 4 bits as a byte each (their
+// values as stored), and half floats as they are, 2 bytes each. So a
+// band's rows are those of the image's planes, interleaved, but for half
+// floats, which Image.Spec takes as float32 (WritePlanes widens them). It
+// decodes each block of the page once, and holds a few bands at a time,
+// so its memory is O(width × band height) whatever the height of the
+// page.
 //
 // Blocks are decoded in parallel by a compress.Pipeline, which hands them
 // back in order. A BandReader is used by one goroutine. Its pipeline
@@ -257,7 +261,8 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 func (r *BandReader) Layout() tiff.Layout { return r.l }
 
 // RowBytes returns the bytes of a row of a band: Width × SamplesPerPixel
-// × BitsPerSample / 8.
+// × the bytes of a sample (BitsPerSample / 8, and 1 for samples of fewer
+// than 8 bits).
 func (r *BandReader) RowBytes() int { return r.rowBytes }
 
 // Next returns the next band: the rows from y on, as many as the band's

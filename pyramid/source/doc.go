@@ -49,7 +49,8 @@
 // reduced pages its levels. Half floats are read as float32,
 // exactly, as Bio-Formats reads them (OME has no 16-bit float type), so
 // their tiles are not copied through; 2- and 4-bit samples are read as
-// uint8, their values as stored. What cannot be read (palettes, 64-bit
+// uint8, their values as stored. What cannot be read (palettes, which
+// the ometiff command decodes whole as RGB with golang.org/x/image/tiff; 64-bit
 // integer samples, FillOrder 2, JPEG 2000, volumetric blocks, a page mapped
 // to two planes, a dataset's file missing, of another UUID or not a
 // regular file, a dataset without Options.DatasetDir) is

@@ -146,7 +146,10 @@ type Image struct {
 	// back as the document has it (name, description, physical sizes,
 	// channels' names and colours), and a typed field a caller sets takes
 	// precedence over the document. The acquisition date and the map
-	// annotations of such an image are the document's alone.
+	// annotations of such an image are the document's alone. An image
+	// is named only as the file names it (an OME Image's Name, a
+	// PageName, an SVS's label and macro): the ometiff command names the
+	// others after the file ("slide", "slide #1").
 	Spec pyramid.ImageSpec
 	// Planes says where each plane is, by its index in the spec's
 	// DimensionOrder (pyramid.ImageSpec.PlaneIndex).
