@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -619,6 +620,44 @@ func (d *OMEDocument) textOf(n int32) []byte {
 func (d *OMEDocument) name(n int32) xmlName { return d.names[d.nodes[n].name] }
 
 // is reports whether node n is the element local of the OME namespace.
+// sameContent reports whether e holds d's content, parsed again: the same
+// elements, attributes and text, but for the root's attributes, which the
+// writer owns (each file of a multi-file dataset carries the document
+// with its own UUID). Its namespace declarations count.
+func (d *OMEDocument) sameContent(e *OMEDocument) bool {
+	if d == e {
+		return true
+	}
+	if len(d.nodes) != len(e.nodes) || len(d.attrs) != len(e.attrs) || !slices.Equal(d.names, e.names) {
+		return false
+	}
+	for i := range d.nodes {
+		a, b := d.nodes[i], e.nodes[i]
+		if a.name != b.name || a.parent != b.parent || a.first != b.first || a.next != b.next || a.n != b.n {
+			return false
+		}
+		if a.name < 0 {
+			if !bytes.Equal(d.text[a.a:a.a+a.n], e.text[b.a:b.a+b.n]) {
+				return false
+			}
+			continue
+		}
+		for k := range a.n {
+			x, y := d.attrs[a.a+k], e.attrs[b.a+k]
+			if x.name != y.name {
+				return false
+			}
+			if i == 0 && d.names[x.name].space != xmlnsNamespace {
+				continue
+			}
+			if !bytes.Equal(d.text[x.a:x.a+x.n], e.text[y.a:y.a+y.n]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (d *OMEDocument) is(n int32, local string) bool {
 	if d.nodes[n].name < 0 {
 		return false

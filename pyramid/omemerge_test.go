@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -385,11 +386,62 @@ func mergedDocs(t testing.TB) []ImageSpec {
 	bf := strings.Replace(bioformatsDoc(), `<XMLAnnotation ID="Annotation:0"`, `<XMLAnnotation ID="Annotation:0" Annotator="Experimenter:0"`, 1)
 	bf = strings.Replace(bf, `<Value><OriginalMetadata><Key>Exposure</Key>`, `<Value><OriginalMetadata ID="Annotation:0"><Key>Exposure</Key>`, 1)
 	bf = strings.Replace(bf, `</Pixels></Image>`, `</Pixels><AnnotationRef ID="Annotation:1"/></Image>`, 1)
+	bf = strings.Replace(bf, `<Value><OriginalMetadata><Key>Objective</Key>`, `<Value><AnnotationRef ID="Annotation:0"/><OriginalMetadata><Key>Objective</Key>`, 1)
 	specs := []ImageSpec{tifffileSpec, bioformatsSpec, bioformatsSpec}
 	specs[0].OME = mustParseOME(t, tifffileDoc()).Image(0)
 	specs[1].OME = mustParseOME(t, bf).Image(0)
-	specs[2].OME = mustParseOME(t, bf).Image(0)
+	// Another acquisition's: the same IDs, not the same document.
+	specs[2].OME = mustParseOME(t, strings.Replace(bf, `Name="Lovelace"`, `Name="Byron"`, 1)).Image(0)
 	return specs
+}
+
+// TestCallerOMEDocumentParsedTwice: images of a document parsed twice (as
+// from two files of one dataset, each with its own UUID) share its
+// objects, written once, each image's references to them kept; the same
+// image from both is still one image given twice.
+func TestCallerOMEDocumentParsedTwice(t *testing.T) {
+	img := func(i int) string {
+		return fmt.Sprintf(`<Image ID="Image:%d"><ExperimenterRef ID="Experimenter:0"/><Pixels ID="Pixels:%d" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1">`+
+			`<TiffData/></Pixels><AnnotationRef ID="Annotation:0"/></Image>`, i, i)
+	}
+	doc := func(uuid string) string {
+		return `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="urn:uuid:` + uuid + `">` +
+			`<Plate ID="Plate:0"><Well ID="Well:0" Column="0" Row="0"><WellSample ID="WellSample:0" Index="0"><ImageRef ID="Image:0"/></WellSample>` +
+			`<WellSample ID="WellSample:1" Index="1"><ImageRef ID="Image:1"/></WellSample></Well></Plate>` +
+			`<Experimenter ID="Experimenter:0" LastName="Lovelace"/>` + img(0) + img(1) +
+			`<StructuredAnnotations><CommentAnnotation ID="Annotation:0"><Value>shared</Value></CommentAnnotation></StructuredAnnotations>` + omeEnd
+	}
+	a := mustParseOME(t, doc("11111111-2222-3333-4444-555555555555"))
+	b := mustParseOME(t, doc("66666666-7777-8888-9999-000000000000"))
+	h := iohandle.NewMemory()
+	w, err := New(h, Options{})
+	require.NoError(t, err)
+	for i, d := range []*OMEDocument{a, b} {
+		im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 6, OME: d.Image(i)})
+		require.NoError(t, err)
+		require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 48)))
+	}
+	require.NoError(t, w.Close())
+	out := descriptionOf(t, h.Bytes())
+	_, err = ParseOME([]byte(out))
+	require.NoError(t, err)
+	for _, once := range []string{`<Plate ID="Plate:0">`, `<Experimenter ID="Experimenter:0"`, `<CommentAnnotation ID="Annotation:0">`, `<ImageRef ID="Image:0"/>`, `<ImageRef ID="Image:1"/>`} {
+		assert.Equal(t, 1, strings.Count(out, once), once)
+	}
+	assert.Equal(t, 2, strings.Count(out, `<ExperimenterRef ID="Experimenter:0"/>`))
+	assert.NotContains(t, out, ":0:1")
+
+	w, err = New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	for _, d := range []*OMEDocument{a, b} {
+		im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 6, OME: d.Image(0)})
+		require.NoError(t, err)
+		require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 48)))
+	}
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMEInvalid)
+	assert.ErrorContains(t, err, "given to images 0 and 1")
 }
 
 // TestCallerOMEDocumentsClash: the IDs a document defines that another one
@@ -415,6 +467,7 @@ func TestCallerOMEDocumentsClash(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.Equal(t, 2, strings.Count(out, `<OriginalMetadata ID="Annotation:0">`), "an annotation's content is its own, not an ID")
+	assert.Equal(t, 1, strings.Count(out, `<Value><AnnotationRef ID="Annotation:0:1"/>`), "an AnnotationRef in an annotation's content refers, as the schema's keyref reads it")
 
 	a, b := tifffileSpec, bioformatsSpec
 	a.OME = mustParseOME(t, tifffileDoc()).Image(0)

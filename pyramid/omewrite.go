@@ -32,7 +32,9 @@ func (r *idRename) id(d *OMEDocument, n int32, name xmlName, value []byte) []byt
 		return value
 	}
 	to, ok := r.to[string(value)]
-	if !ok || !r.refs[n] && d.ids[string(value)] != n {
+	// An OME AnnotationRef in an XMLAnnotation's content refers too: the
+	// schema's keyref reaches it.
+	if !ok || !r.refs[n] && d.ids[string(value)] != n && !(name.local == "ID" && d.is(n, "AnnotationRef")) {
 		return value // an attribute that only happens to hold the ID
 	}
 	return []byte(to)

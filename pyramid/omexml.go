@@ -192,11 +192,29 @@ func (g *omeBuilder) plan(doc *OMEDocument) error {
 			return &OMEError{Err: ErrOMEConflict, Element: "OME", Detail: fmt.Sprintf("Options.OME has %d Images; the file has %d", doc.Images(), len(g.images))}
 		}
 	}
+	// A document parsed again (two files of one dataset, each with the
+	// whole document) is the same document: its objects are shared, not
+	// written twice under new IDs.
+	seen := slices.Clone(g.docs)
+	same := func(d *OMEDocument) *OMEDocument {
+		for _, e := range seen {
+			if e.sameContent(d) {
+				return e
+			}
+		}
+		seen = append(seen, d)
+		return d
+	}
 	written := map[*OMEDocument]map[int32]int{}
-	for i, im := range g.images {
-		m := im.spec.OME
+	for i := range g.images {
+		m := g.images[i].spec.OME
 		if m == nil {
 			continue
+		}
+		if d := same(m.doc); d != m.doc {
+			view := *m
+			view.doc = d
+			m, g.images[i].spec.OME = &view, &view
 		}
 		if written[m.doc] == nil {
 			written[m.doc] = map[int32]int{}
