@@ -212,6 +212,21 @@ func TestDatasetJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPlanDates: a plan refuses a date its JSON cannot give back (a
+// year past 9999, in UTC or of no zone), and reads null as no date.
+func TestPlanDates(t *testing.T) {
+	for _, loc := range []*time.Location{time.UTC, NoZone} {
+		spec := stackPlan(1, 1, 1, 8, Split{Files: 1})
+		spec.Images[0].AcquisitionDate = time.Date(12024, 1, 2, 3, 4, 5, 0, loc)
+		_, err := NewDataset(spec)
+		assert.ErrorContains(t, err, "year", "%v", loc)
+	}
+	d, err := ParseDataset([]byte(`{"Version": 1, "Name": "s", "Options": {"Compression": "lzw"},
+		"Images": [{"SizeX": 8, "SizeY": 8, "PixelType": "uint8", "AcquisitionDate": null}], "Split": {"Files": 1}}`))
+	require.NoError(t, err)
+	assert.True(t, d.Spec().Images[0].AcquisitionDate.IsZero())
+}
+
 // TestParseDatasetSplitAndDefaults: a hand-written plan with a rule and
 // without the defaults resolves to the same dataset as its resolved JSON.
 func TestParseDatasetSplitAndDefaults(t *testing.T) {

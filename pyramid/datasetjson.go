@@ -23,7 +23,8 @@ const planVersion = 1
 
 // planJSON is a plan as JSON. Its keys are DatasetSpec's and ImageSpec's
 // field names; the option types are written as their names ("lzw",
-// "uint16"), colours as "#RRGGBBAA", times in RFC 3339, and the
+// "uint16"), colours as "#RRGGBBAA", times in RFC 3339 (without a zone
+// in NoZone), and the
 // instruments once, in Instruments, which images name by index.
 type planJSON struct {
 	Version     int
@@ -125,14 +126,22 @@ func (t planTime) IsZero() bool { return time.Time(t).IsZero() }
 
 // MarshalJSON writes t as the OME-XML does.
 func (t planTime) MarshalJSON() ([]byte, error) {
-	if time.Time(t).Location() != NoZone {
-		return time.Time(t).MarshalJSON() // its errors: years beyond 9999
+	v := xsdTime(time.Time(t))
+	if v.Location() != NoZone {
+		return v.MarshalJSON() // its errors: years beyond 9999
 	}
-	return json.Marshal(xsdDate(time.Time(t)))
+	if v.Year() > 9999 { // as time.Time's: RFC 3339 has 4 digits
+		return nil, fmt.Errorf("AcquisitionDate %s: a year of more than 4 digits", xsdDate(v))
+	}
+	return json.Marshal(xsdDate(v))
 }
 
-// UnmarshalJSON reads an RFC 3339 date or, in NoZone, one without a zone.
+// UnmarshalJSON reads an RFC 3339 date or, in NoZone, one without a zone;
+// null is no date.
 func (t *planTime) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
 		return err

@@ -221,6 +221,9 @@ func isXSDDateTime(text string) bool {
 		return false
 	}
 	year, month, day := m[1], m[2], m[3]
+	if len(year) > 18 { // libxml2's years are 64-bit integers
+		return false
+	}
 	y, _ := strconv.Atoi(year[len(year)-4:])
 	leap := y%4 == 0 && (y%100 != 0 || y%400 == 0)
 	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}

@@ -266,7 +266,8 @@ func TestOMEImageCheck(t *testing.T) {
 		"2024-02-29T00:00:00": true, "2000-02-29T00:00:00": true, "12024-02-29T00:00:00": true, "-0004-02-29T00:00:00": true, "-0400-02-29T00:00:00": true,
 		"2024-01-31T00:00:00": true, "2024-12-31T00:00:00": true, "2024-04-30T00:00:00": true,
 		"2023-02-29T00:00:00": false, "1900-02-29T00:00:00": false, "2024-02-30T00:00:00": false, "2024-04-31T00:00:00": false,
-		"2024-06-31T00:00:00": false, "2024-09-31T00:00:00": false, "2024-11-31T00:00:00": false, "-0100-02-29T00:00:00": false, "-0003-02-29T00:00:00": false} {
+		"2024-06-31T00:00:00": false, "2024-09-31T00:00:00": false, "2024-11-31T00:00:00": false, "-0100-02-29T00:00:00": false, "-0003-02-29T00:00:00": false,
+		"100000000000000000-01-01T00:00:00": true, "9223372036854775808-01-01T00:00:00": false} {
 		doc := mustParseOME(t, omeRoot+`<Image ID="Image:0"><AcquisitionDate>`+date+`</AcquisitionDate><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image>`+omeEnd)
 		spec := ImageSpec{SizeX: 8, SizeY: 6}
 		if err := doc.Image(0).Check(spec); ok {
@@ -564,6 +565,10 @@ func TestAcquisitionDateZones(t *testing.T) {
 		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("NoZone", 0)), "2024-03-01T10:11:12Z"},
 		{mustParseTime(t, "2024-03-01T10:11:12+00:00"), "2024-03-01T10:11:12Z"},
 		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("IST", 5*3600+1800)), "2024-03-01T10:11:12+05:30"},
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("", -14*3600)), "2024-03-01T10:11:12-14:00"},
+		// Offsets xsd:dateTime cannot say: the same instant in UTC.
+		{time.Date(2024, 3, 1, 10, 11, 12, 0, time.FixedZone("", 15*3600)), "2024-02-29T19:11:12Z"},
+		{time.Date(1900, 3, 1, 10, 11, 12, 0, time.FixedZone("AMT", 19*60+32)), "1900-03-01T09:51:40Z"},
 	} {
 		data := writeMemory(t, Options{}, func(w *Writer) error {
 			im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 6, AcquisitionDate: tt.date})

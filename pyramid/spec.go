@@ -264,7 +264,7 @@ func (s *ImageSpec) checkPhysical() error {
 		}
 	}
 	// xsd:dateTime has no year 0, nor years before it.
-	if !s.AcquisitionDate.IsZero() && s.AcquisitionDate.Year() < 1 {
+	if !s.AcquisitionDate.IsZero() && xsdTime(s.AcquisitionDate).Year() < 1 {
 		return fmt.Errorf("%w: AcquisitionDate %v is before year 1", ErrMetadata, s.AcquisitionDate)
 	}
 	return nil
@@ -285,7 +285,22 @@ func xsdDate(t time.Time) string {
 	if t.Location() == NoZone {
 		return t.Format("2006-01-02T15:04:05.999999999")
 	}
-	return t.Format(time.RFC3339Nano)
+	return xsdTime(t).Format(time.RFC3339Nano)
+}
+
+// xsdTime is t in a zone xsd:dateTime can say: its own, or UTC's for an
+// offset past 14 hours or of seconds (local mean times before 1970, such
+// as Amsterdam's +00:19:32), which the offset's form would cut, moving
+// the instant.
+func xsdTime(t time.Time) time.Time {
+	if t.Location() == NoZone {
+		return t
+	}
+	_, offset := t.Zone()
+	if offset%60 != 0 || offset > 14*3600 || offset < -14*3600 {
+		return t.UTC()
+	}
+	return t
 }
 
 // checkText validates every string that goes into the OME-XML.
