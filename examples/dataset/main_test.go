@@ -254,6 +254,14 @@ func TestWriteRefuses(t *testing.T) {
 	assert.Contains(t, stderr, "stack_1.ome.tif exists (use -replace to replace it)")
 	mustRun(t, "write", "-replace", plan, "1")
 
+	// A companion file of other content is refused as that, not as the part.
+	withCompanion := smallPlan(t, "-companion")
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(withCompanion), "stack.companion.ome"), []byte("other"), 0o644))
+	code, _, stderr = clitest.Run(run, "write", withCompanion, "0")
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, stderr, "stack_0.ome.tif exists")
+	assert.Contains(t, stderr, "companion")
+
 	rgb := filepath.Join(t.TempDir(), "rgb.json")
 	require.NoError(t, os.WriteFile(rgb, []byte(`{"Version": 1, "Name": "rgb", "Images": [{"SizeX": 8, "SizeY": 8, "SamplesPerPixel": 3}]}`), 0o644))
 	code, _, stderr = clitest.Run(run, "write", rgb, "0")

@@ -68,8 +68,11 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 		}
 		start := time.Now()
 		if err := d.WritePart(ctx, dir, index, pyramid.PartOptions{Workers: workers, File: file}, fill); err != nil {
-			if errors.Is(err, os.ErrExist) && !file.Replace { // the library's message names its option
-				return fmt.Errorf("%s exists (use -replace to replace it)", filepath.Join(dir, d.File(index).Name))
+			// The library's message names its option. (A companion file of
+			// other content is ErrExist too, and keeps its own message.)
+			part := filepath.Join(dir, d.File(index).Name)
+			if fi, serr := os.Lstat(part); errors.Is(err, os.ErrExist) && !file.Replace && serr == nil && fi.Mode().IsRegular() {
+				return fmt.Errorf("%s exists (use -replace to replace it)", part)
 			}
 			return err
 		}
