@@ -551,12 +551,15 @@ func (im *Image) Plane(z, c, t int) (*PlaneWriter, error) {
 	return im.openPlane(p, err, openRows)
 }
 
-// Complete reports whether plane (z, c, t) is written whole: its rows
+// PlaneComplete reports whether plane (z, c, t) is written whole: its rows
 // and the tiles given encoded, all of them. It is for resuming after an
 // error (source.Image.WritePlanes does): a plane started and not complete
 // is given back with Abort, and written again from its start. Another
-// goroutine may complete the plane right after the answer.
-func (im *Image) Complete(z, c, t int) (bool, error) {
+// goroutine may complete the plane right after the answer. A plane
+// outside the image, or of a time point TruncateT dropped, is ErrPlane;
+// after Close or Abort, or once the writer failed, it returns the error
+// Plane would.
+func (im *Image) PlaneComplete(z, c, t int) (bool, error) {
 	if im == nil || im.w == nil {
 		return false, errZero
 	}
@@ -566,6 +569,13 @@ func (im *Image) Complete(z, c, t int) (bool, error) {
 	}
 	im.w.mu.Lock()
 	defer im.w.mu.Unlock()
+	if err := im.w.usableLocked(); err != nil {
+		return false, err
+	}
+	if t >= im.keptT() && im.origin == nil { // as claim says
+		image, z, c, t := im.planeAt(p)
+		return false, fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.keptT()))
+	}
 	return im.planes[p].done, nil
 }
 

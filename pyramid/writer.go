@@ -31,10 +31,10 @@ import (
 //
 // A Writer and its Images may be used from several goroutines at once:
 // AddImage, AddImageData, AddEncodedImage, Stats, Image.Spec,
-// Image.Complete and Image.TruncateT, and the planes of any images (WritePlane, Plane and the
-// PlaneWriter's Write and Abort, ReadPlanes, WriteSamples, EncodedPlane
-// and the EncodedPlaneWriter's WriteTile, Write and Abort), each plane
-// from one goroutine at a time. Every goroutine's rows are cut into tiles
+// Image.PlaneComplete and Image.TruncateT, and the planes of any images
+// (WritePlane, Plane and the PlaneWriter's Write and Abort, ReadPlanes,
+// WriteSamples, EncodedPlane and the EncodedPlaneWriter's WriteTile, Write
+// and Abort), each plane from one goroutine at a time. Every goroutine's rows are cut into tiles
 // and reduced into levels on that goroutine; only handing tiles to the
 // encoders and the output is serialized (and, with Workers 1, encoding).
 // The pixels read back are the same

@@ -1169,17 +1169,17 @@ func TestPlaneWriterAbort(t *testing.T) {
 	}
 }
 
-// TestComplete: a plane is complete once its last row is written, not
+// TestPlaneComplete: a plane is complete once its last row is written, not
 // while open, nor after Abort gives it back; planes outside the image and
 // a zero Image are errors.
-func TestComplete(t *testing.T) {
+func TestPlaneComplete(t *testing.T) {
 	w, err := New(iohandle.NewMemory(), Options{})
 	require.NoError(t, err)
 	defer w.Abort()
 	im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 4, SizeT: 2})
 	require.NoError(t, err)
 	complete := func(z, c, tp int) bool {
-		done, err := im.Complete(z, c, tp)
+		done, err := im.PlaneComplete(z, c, tp)
 		require.NoError(t, err)
 		return done
 	}
@@ -1194,9 +1194,16 @@ func TestComplete(t *testing.T) {
 	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 32)))
 	assert.True(t, complete(0, 0, 0))
 	assert.False(t, complete(0, 0, 1))
-	_, err = im.Complete(0, 0, 2)
+	_, err = im.PlaneComplete(0, 0, 2)
 	assert.ErrorIs(t, err, ErrPlane)
-	_, err = (&Image{}).Complete(0, 0, 0)
+	_, err = (&Image{}).PlaneComplete(0, 0, 0)
+	assert.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, im.WritePlane(0, 0, 1, make([]byte, 32)))
+	require.NoError(t, im.TruncateT(1))
+	_, err = im.PlaneComplete(0, 0, 1)
+	assert.ErrorIs(t, err, ErrPlane, "dropped by TruncateT, as Plane says")
+	require.NoError(t, w.Close())
+	_, err = im.PlaneComplete(0, 0, 0)
 	assert.ErrorIs(t, err, ErrClosed)
 }
 

@@ -112,7 +112,7 @@ func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Opti
 		if pl.Sample >= 0 || len(pl.Levels) < encoded-1 {
 			return fmt.Errorf("%w: %s: not the levels the image was added with", ErrMismatch, name)
 		}
-		if done, err := dst.Complete(z, c, t); err != nil || done {
+		if done, err := dst.PlaneComplete(z, c, t); err != nil || done {
 			if err != nil {
 				return planeError(name, err)
 			}

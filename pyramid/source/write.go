@@ -29,7 +29,7 @@ var ErrMismatch = errors.New("source: destination image does not match")
 // at the first error, of the source or of the writer, and returns it
 // naming the plane; the planes it started and did not complete are then
 // given back (PlaneWriter.Abort). It writes only the planes not complete
-// in dst (Image.Complete), so after an error WritePlanes again resumes
+// in dst (Image.PlaneComplete), so after an error WritePlanes again resumes
 // where it stopped.
 func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Options) error {
 	if dst == nil {
@@ -116,15 +116,6 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		z, c, t := im.Spec.PlaneCoords(p)
 		return fmt.Sprintf("plane z=%d c=%d t=%d (the page at %d)", z, c, t, pr.page.Offset)
 	}
-	r, err := NewBandReader(ctx, pr.page, opts)
-	if err != nil {
-		return planeError(name(pr.planes[0]), err)
-	}
-	defer func() {
-		if cerr := r.Close(); err == nil && cerr != nil {
-			err = planeError(name(pr.planes[0]), cerr)
-		}
-	}()
 	writers := make([]*pyramid.PlaneWriter, len(pr.planes))
 	defer func() {
 		if err != nil {
@@ -135,13 +126,13 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 			}
 		}
 	}()
-	open := 0
+	first := -1 // the first plane to write, which errors of the page name
 	for i, p := range pr.planes {
 		if p < 0 {
 			continue
 		}
 		z, c, t := im.Spec.PlaneCoords(p)
-		if done, err := dst.Complete(z, c, t); err != nil || done {
+		if done, err := dst.PlaneComplete(z, c, t); err != nil || done {
 			if err != nil {
 				return planeError(name(p), err)
 			}
@@ -150,15 +141,26 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		if writers[i], err = dst.Plane(z, c, t); err != nil {
 			return planeError(name(p), err)
 		}
-		open++
+		if first < 0 {
+			first = p
+		}
 	}
-	if open == 0 {
-		return nil
+	if first < 0 {
+		return nil // not read again
 	}
+	r, err := NewBandReader(ctx, pr.page, opts)
+	if err != nil {
+		return planeError(name(first), err)
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = planeError(name(first), cerr)
+		}
+	}()
 	l := r.Layout()
 	samples, size := l.SamplesPerPixel, r.sample
 	if !pr.whole && samples < len(writers) {
-		return fmt.Errorf("%w: %s: the page has %d samples", ErrMismatch, name(pr.planes[0]), samples)
+		return fmt.Errorf("%w: %s: the page has %d samples", ErrMismatch, name(first), samples)
 	}
 	half := l.SampleFormat == tiff.SampleFormatFloat && l.BitsPerSample == 16
 	var split [][]byte
@@ -169,7 +171,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 			break
 		}
 		if err != nil {
-			return planeError(name(pr.planes[0]), err)
+			return planeError(name(first), err)
 		}
 		if half {
 			wide = widenHalves(wide, band)
@@ -177,7 +179,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		}
 		if pr.whole {
 			if _, err := writers[0].Write(band); err != nil {
-				return planeError(name(pr.planes[0]), err)
+				return planeError(name(first), err)
 			}
 			continue
 		}

@@ -370,12 +370,12 @@ func TestWritePlanesResumes(t *testing.T) {
 			}
 			err = im.WritePlanes(ctx, dst, Options{Rows: 16, Workers: 1})
 			require.ErrorIs(t, err, stop, "the cause, not context.Canceled")
-			done, err := dst.Complete(0, 0, 2)
+			done, err := dst.PlaneComplete(0, 0, 2)
 			require.NoError(t, err)
 			assert.False(t, done)
 			require.NoError(t, im.WritePlanes(context.Background(), dst, Options{Rows: 16, Workers: 1}), "resumed")
 			for tt := range 3 {
-				done, err := dst.Complete(0, 0, tt)
+				done, err := dst.PlaneComplete(0, 0, tt)
 				require.NoError(t, err)
 				assert.True(t, done, "t=%d", tt)
 			}
