@@ -139,7 +139,7 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 	case err == nil && !opts.Replace:
 		return nil, fmt.Errorf("%w: %s", ErrExist, path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("iohandle: create %s: %w", path, unwrapPath(err))
+		return nil, &OpError{Op: "create", Path: path, Err: unwrapPath(err)}
 	}
 	perm := opts.Perm
 	if perm == 0 {
@@ -162,7 +162,7 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 		size = defaultBufferSize
 	}
 	h := &File{f: f, path: path, tmp: tmp, unnamed: unnamed, opts: opts, size: size}
-	if tmp != "" {
+	if tmp != "" && runtime.GOOS != "windows" { // where an open directory cannot be renamed
 		h.dir, _ = os.OpenRoot(filepath.Dir(tmp))
 	}
 	if opts.DirectIO {
@@ -346,10 +346,10 @@ func (h *File) flushBuffer() error {
 }
 
 // Sync flushes and syncs the file to storage (fsync), unless
-// Options.NoSync, so that a Commit with nothing written since only gives
-// it its name. A caller that may still change its mind, such as a program
-// a signal stops, decides between the two: the sync can take seconds, and
-// the name is given in one step.
+// Options.NoSync, so that a Commit with nothing written since does not
+// sync the file again: it gives it its name in one step (and syncs the
+// directory). A caller that may still change its mind, such as a program
+// a signal stops, decides between the two, as the sync can take seconds.
 func (h *File) Sync() error {
 	if err := h.Flush(); err != nil {
 		return err
@@ -591,7 +591,7 @@ func (h *File) patchOS(p []byte, off int64) error {
 	n, err := h.f.WriteAt(p, off)
 	h.stats.Bytes += int64(n)
 	if err != nil {
-		return h.fail(h.opError(fmt.Sprintf("write at %d", off), err))
+		return h.fail(h.opError("write at "+strconv.FormatInt(off, 10), err))
 	}
 	return nil
 }
@@ -604,7 +604,7 @@ func (h *File) endDirect() error {
 	}
 	h.direct = false
 	if err := setDirect(h.f, false); err != nil {
-		return h.fail(fmt.Errorf("iohandle: leave direct I/O: %w", err))
+		return h.fail(h.opError("leave direct I/O", err))
 	}
 	return nil
 }
@@ -616,12 +616,15 @@ func (h *File) opError(op string, err error) error {
 	return &OpError{Op: op, Path: h.path, Err: unwrapPath(err)}
 }
 
-// OpError is a failure of the system to write, sync or name the output, as
-// a full disk, a quota or a directory removed meanwhile cause: the output
-// is discarded. A program tells it apart from an error of its input with
-// errors.As.
+// OpError is a failure of the system to create, write, sync or name the
+// output, as a full disk, a quota or a directory removed meanwhile cause:
+// the output is discarded. A program tells it apart from an error of its
+// input with errors.As.
 type OpError struct {
-	Op   string // "write", "sync", "commit", "rename"...
+	// Op is what failed: "create", "write", "write at OFFSET", "leave
+	// direct I/O", "sync", "close", "commit", "link", "rename", or "remove
+	// the temporary file of".
+	Op   string
 	Path string // the destination
 	Err  error  // the system's error, such as syscall.ENOSPC
 }
@@ -680,7 +683,7 @@ func (h *File) discard() error {
 	}
 	h.tmp = ""
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("iohandle: remove temporary file: %w", err)
+		return &OpError{Op: "remove the temporary file of", Path: h.path, Err: unwrapPath(err)}
 	}
 	return nil
 }

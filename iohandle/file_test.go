@@ -570,11 +570,12 @@ func TestSyncThenCommit(t *testing.T) {
 		name  string
 		after func(h *File) error
 		syncs int64
+		want  string
 	}{
-		{"nothing written since", func(*File) error { return nil }, 1},
-		{"an append", func(h *File) error { _, err := h.Write([]byte("more")); return err }, 2},
-		{"a patch", func(h *File) error { _, err := h.WriteAt([]byte("X"), 1); return err }, 2},
-		{"a second Sync", func(h *File) error { return h.Sync() }, 1},
+		{"nothing written since", func(*File) error { return nil }, 1, "data"},
+		{"an append", func(h *File) error { _, err := h.Write([]byte("more")); return err }, 2, "datamore"},
+		{"a patch", func(h *File) error { _, err := h.WriteAt([]byte("X"), 1); return err }, 2, "dXta"},
+		{"a second Sync", func(h *File) error { return h.Sync() }, 1, "data"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.tif")
@@ -588,7 +589,7 @@ func TestSyncThenCommit(t *testing.T) {
 			assert.Equal(t, tt.syncs, h.Stats().Syncs)
 			got, err := os.ReadFile(path)
 			require.NoError(t, err)
-			assert.Contains(t, []string{"data", "dXta", "datamore"}, string(got))
+			assert.Equal(t, tt.want, string(got))
 		})
 	}
 	h, err := Create(filepath.Join(t.TempDir(), "out.tif"), Options{NoSync: true})
@@ -603,6 +604,9 @@ func TestSyncThenCommit(t *testing.T) {
 // Abort, which reports no error then; a committed handle keeps no
 // directory open.
 func TestNamedTempFollowsItsDirectory(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open directory cannot be renamed on Windows, and File holds none there")
+	}
 	for _, end := range []string{"commit", "abort"} {
 		t.Run(end, func(t *testing.T) {
 			base := t.TempDir()

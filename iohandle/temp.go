@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -89,7 +88,7 @@ func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
 			if errors.As(err, &pathErr) {
 				err = pathErr.Err // name the destination, not the temporary file
 			}
-			return nil, "", fmt.Errorf("iohandle: create %s: %w", path, err)
+			return nil, "", &OpError{Op: "create", Path: path, Err: err}
 		}
 		if err := lockTemp(f, tmp); err != nil {
 			_ = f.Close()
@@ -97,7 +96,7 @@ func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
 		}
 		return f, tmp, nil
 	}
-	return nil, "", fmt.Errorf("iohandle: create %s: %w", path, errNoTempName)
+	return nil, "", &OpError{Op: "create", Path: path, Err: errNoTempName}
 }
 
 // errCleaned is lockTemp's report that another Create took the new file
@@ -126,7 +125,8 @@ func lockTemp(f *os.File, tmp string) error {
 // RemoveStale removes the temporary files that writers of path which died
 // left beside it, as Create does first: for a program that refuses to
 // write path (it exists, say) before it would call Create. It is best
-// effort, and never removes a live writer's file (see Create).
+// effort, and never removes a live writer's file (see Create): where the
+// file system has no locks (flock), or on Windows, it removes nothing.
 func RemoveStale(path string) { removeStale(path) }
 
 // removeStale removes the temporary files that earlier writers of path

@@ -643,8 +643,11 @@ func (w *Writer) finish() error {
 	// The sync can take seconds: a context done meanwhile (a program's
 	// signal) still discards the file, which Commit then names at once.
 	if s, ok := w.h.(syncer); ok {
-		if err := s.Sync(); err != nil {
-			return wrapLower(err)
+		if w.ctx.Err() == nil {
+			err := s.Sync()
+			if err != nil {
+				return wrapLower(err)
+			}
 		}
 		if w.ctx.Err() != nil {
 			return context.Cause(w.ctx)

@@ -683,10 +683,11 @@ func TestSummaryPixelSize(t *testing.T) {
 
 // TestOutputError: the output's failures as the command reports them.
 func TestOutputError(t *testing.T) {
-	cfg := config{output: "out.ome.tif"}
-	op := &iohandle.OpError{Op: "write", Path: "out.ome.tif", Err: syscall.ENOSPC}
+	out := filepath.Join(t.TempDir(), "out.ome.tif")
+	cfg := config{output: out}
+	op := &iohandle.OpError{Op: "write", Path: out, Err: syscall.ENOSPC}
 	assert.Equal(t, op, outputError(fmt.Errorf("source: plane z=0 c=0 t=0: %w", op), cfg))
-	assert.EqualError(t, outputError(fmt.Errorf("%w: out.ome.tif", iohandle.ErrExist), cfg), "out.ome.tif exists (use -force to replace it)")
+	assert.EqualError(t, outputError(fmt.Errorf("%w: %s", iohandle.ErrExist, out), cfg), out+" exists (use -force to replace it)")
 	cfg.force = true
 	other := errors.New("pyramid: something else")
 	assert.Equal(t, other, outputError(other, cfg))

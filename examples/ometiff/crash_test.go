@@ -278,13 +278,16 @@ func TestOutputWriteFails(t *testing.T) {
 	writeTIFF(t, in, page{width: 2048, height: 2048, samples: 1, bits: 16, photometric: 1}) // 8 MiB, past the output's buffer
 	out := filepath.Join(dir, "out", "x.ome.tif")
 	require.NoError(t, os.Mkdir(filepath.Dir(out), 0o755))
-	cmd := exec.Command("sh", "-c", `ulimit -f 2048 && exec "$0" convert -compression none "$1" "$2"`, bin, in, out) // 1 or 2 MiB
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit), "%v", err)
-	assert.Equal(t, 1, exit.ExitCode())
-	assert.Equal(t, fmt.Sprintf("ometiff convert: iohandle: write %s: file too large\n", out), stderr.String())
-	assert.Empty(t, entries(t, filepath.Dir(out)))
+	for _, named := range []string{"0", "1"} { // an unnamed file, and the named fallback's
+		cmd := exec.Command("sh", "-c", `ulimit -f 2048 && exec "$0" convert -compression none "$1" "$2"`, bin, in, out) // 1 or 2 MiB
+		cmd.Env = append(os.Environ(), "OMETIFF_NO_TMPFILE="+named)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		require.True(t, errors.As(err, &exit), "%v", err)
+		assert.Equal(t, 1, exit.ExitCode())
+		assert.Equal(t, fmt.Sprintf("ometiff convert: iohandle: write %s: file too large\n", out), stderr.String())
+		assert.Empty(t, entries(t, filepath.Dir(out)), "OMETIFF_NO_TMPFILE=%s", named)
+	}
 }

@@ -23,7 +23,7 @@ type Faults struct {
 	MaxBytes int64
 	// Flush fails every Flush.
 	Flush bool
-	// Sync fails Commit as a failed fsync would.
+	// Sync fails Sync, and Commit, as a failed fsync would.
 	Sync bool
 	// Rename fails Commit as a failed rename onto the destination would.
 	Rename bool
@@ -81,6 +81,21 @@ func (f *Faulty) Flush() error {
 		return f.fail(fmt.Errorf("%w: flush", ErrInjected))
 	}
 	return f.h.Flush()
+}
+
+// Sync syncs the wrapped handle, if it has a Sync method as iohandle.File
+// does, unless the sync fault strikes.
+func (f *Faulty) Sync() error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.faults.Sync {
+		return f.fail(fmt.Errorf("%w: sync", ErrInjected))
+	}
+	if s, ok := f.h.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	return nil
 }
 
 // Commit commits the wrapped handle unless a sync or rename fault strikes.
