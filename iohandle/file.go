@@ -150,25 +150,44 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 	if unnamed {
 		f, err = openUnnamed(filepath.Dir(path), perm)
 	}
+	var dir *os.Root
 	if err != nil { // the named file, whatever stopped the unnamed one
 		unnamed = false
-		f, tmp, err = createTemp(path, perm)
-		if err != nil {
+		var named *os.File
+		if named, tmp, err = createTemp(path, perm); err != nil {
 			return nil, err
+		}
+		f = named
+		if runtime.GOOS != "windows" { // where an open directory cannot be renamed
+			dir = openDirOf(named, tmp)
 		}
 	}
 	size := opts.BufferSize
 	if size <= 0 {
 		size = defaultBufferSize
 	}
-	h := &File{f: f, path: path, tmp: tmp, unnamed: unnamed, opts: opts, size: size}
-	if tmp != "" && runtime.GOOS != "windows" { // where an open directory cannot be renamed
-		h.dir, _ = os.OpenRoot(filepath.Dir(tmp))
-	}
+	h := &File{f: f, path: path, tmp: tmp, unnamed: unnamed, opts: opts, size: size, dir: dir}
 	if opts.DirectIO {
 		h.direct = setDirect(f, true) == nil
 	}
 	return h, nil
+}
+
+// openDirOf opens the directory of f, named tmp, and checks that it holds
+// f under that name: a directory replaced since f was created is not f's.
+// It returns nil where it cannot.
+func openDirOf(f *os.File, tmp string) *os.Root {
+	dir, err := os.OpenRoot(filepath.Dir(tmp))
+	if err != nil {
+		return nil
+	}
+	named, err1 := dir.Lstat(filepath.Base(tmp))
+	held, err2 := f.Stat()
+	if err1 != nil || err2 != nil || !os.SameFile(named, held) {
+		_ = dir.Close()
+		return nil
+	}
+	return dir
 }
 
 // bufferPool recycles default-size append buffers across handles, so that

@@ -634,3 +634,18 @@ func TestNamedTempFollowsItsDirectory(t *testing.T) {
 	require.NoError(t, h.Commit())
 	assert.Nil(t, h.dir, "closed at Commit")
 }
+
+// TestOpenDirOf: the directory is held only if it holds the file under
+// its name, not once another has taken its place.
+func TestOpenDirOf(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	f, err := os.Create(filepath.Join(a, ".x.tmp"))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(b, ".x.tmp"), nil, 0o644))
+	dir := openDirOf(f, filepath.Join(a, ".x.tmp"))
+	require.NotNil(t, dir)
+	require.NoError(t, dir.Close())
+	assert.Nil(t, openDirOf(f, filepath.Join(b, ".x.tmp")), "another file of that name")
+	assert.Nil(t, openDirOf(f, filepath.Join(a, "missing", ".x.tmp")))
+}
