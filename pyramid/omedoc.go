@@ -129,7 +129,11 @@ const (
 // documents may go in one file (the OME-TIFFs of different files, say):
 // the IDs a document defines that one given before it defines too get
 // ":1", ":2"... appended in the same way, where it defines them and where
-// it refers to them. Only one of the documents may have Rights.
+// it refers to them. A document equal to one given before but for the
+// root's attributes (its UUID), whose images are other Image elements
+// (the files of one dataset, each with the whole document), is that one:
+// its objects are written once. Only one of the documents may have
+// Rights.
 //
 // The document must agree with the pixels it describes: its Pixels' sizes
 // (SizeC counting samples: an RGB image has SizeC 3 and one Channel of 3
@@ -619,7 +623,6 @@ func (d *OMEDocument) textOf(n int32) []byte {
 // name returns an element's name.
 func (d *OMEDocument) name(n int32) xmlName { return d.names[d.nodes[n].name] }
 
-// is reports whether node n is the element local of the OME namespace.
 // sameContent reports whether e holds d's content, parsed again: the same
 // elements, attributes and text, but for the root's attributes, which the
 // writer owns (each file of a multi-file dataset carries the document
@@ -658,6 +661,7 @@ func (d *OMEDocument) sameContent(e *OMEDocument) bool {
 	return true
 }
 
+// is reports whether node n is the element local of the OME namespace.
 func (d *OMEDocument) is(n int32, local string) bool {
 	if d.nodes[n].name < 0 {
 		return false

@@ -379,10 +379,10 @@ func TestCallerOMEImageCount(t *testing.T) {
 	require.NoError(t, w.Abort())
 }
 
-// mergedDocs are the images of two documents that define the same IDs,
-// as the OME-TIFFs of different files do: tifffile's and Bio-Formats',
-// and Bio-Formats' parsed twice (references by element, by Annotator and
-// by settings), with an annotation whose text holds an ID.
+// mergedDocs are the images of documents that define the same IDs, as
+// the OME-TIFFs of different files do: tifffile's, Bio-Formats', and
+// another acquisition's of Bio-Formats (references by element, by
+// Annotator and by settings), with an annotation whose text holds an ID.
 func mergedDocs(t testing.TB) []ImageSpec {
 	bf := strings.Replace(bioformatsDoc(), `<XMLAnnotation ID="Annotation:0"`, `<XMLAnnotation ID="Annotation:0" Annotator="Experimenter:0"`, 1)
 	bf = strings.Replace(bf, `<Value><OriginalMetadata><Key>Exposure</Key>`, `<Value><OriginalMetadata ID="Annotation:0"><Key>Exposure</Key>`, 1)
@@ -399,7 +399,7 @@ func mergedDocs(t testing.TB) []ImageSpec {
 // TestCallerOMEDocumentParsedTwice: images of a document parsed twice (as
 // from two files of one dataset, each with its own UUID) share its
 // objects, written once, each image's references to them kept; the same
-// image from both is still one image given twice.
+// Image element from both is two images, of documents kept apart.
 func TestCallerOMEDocumentParsedTwice(t *testing.T) {
 	img := func(i int) string {
 		return fmt.Sprintf(`<Image ID="Image:%d"><ExperimenterRef ID="Experimenter:0"/><Pixels ID="Pixels:%d" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1">`+
@@ -432,17 +432,34 @@ func TestCallerOMEDocumentParsedTwice(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(out, `<ExperimenterRef ID="Experimenter:0"/>`))
 	assert.NotContains(t, out, ":0:1")
 
-	w, err = New(iohandle.NewMemory(), Options{})
+	// The same Image element of both is two acquisitions described alike
+	// (tifffile's documents differ only in their UUIDs): separate, the
+	// second's IDs renamed.
+	h = iohandle.NewMemory()
+	w, err = New(h, Options{})
 	require.NoError(t, err)
-	defer w.Abort()
 	for _, d := range []*OMEDocument{a, b} {
 		im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 6, OME: d.Image(0)})
 		require.NoError(t, err)
 		require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 48)))
 	}
-	err = w.Close()
-	require.ErrorIs(t, err, ErrOMEInvalid)
-	assert.ErrorContains(t, err, "given to images 0 and 1")
+	require.NoError(t, w.Close())
+	out = descriptionOf(t, h.Bytes())
+	_, err = ParseOME([]byte(out))
+	require.NoError(t, err)
+	assert.Contains(t, out, `<Plate ID="Plate:0:1">`)
+	assert.Contains(t, out, `<Image ID="Image:0:1" Name="">`)
+
+	tf := tifffileSpec
+	tf.OME = mustParseOME(t, strings.Replace(tifffileDoc(), "200f84c6", "300f84c6", 1)).Image(0)
+	specs := []ImageSpec{tifffileSpec, tf}
+	specs[0].OME = mustParseOME(t, tifffileDoc()).Image(0)
+	h = iohandle.NewMemory()
+	w, err = New(h, Options{})
+	require.NoError(t, err)
+	require.NoError(t, addSpecs(w, specs))
+	require.NoError(t, w.Close(), "two tifffile files of one shape")
+	assert.Contains(t, descriptionOf(t, h.Bytes()), `<Image ID="Image:0:1"`)
 }
 
 // TestCallerOMEDocumentsClash: the IDs a document defines that another one

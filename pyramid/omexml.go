@@ -183,6 +183,58 @@ func (g *omeBuilder) fresh(base string) string {
 	return id
 }
 
+// sharedDocs finds the documents parsed again: equal to one given before
+// but for the root's attributes (two files of one dataset, each with the
+// whole document and its own UUID), whose images are other Image elements
+// than those taken from it. Their images are the first one's, and its
+// objects are shared, not written twice under new IDs. Documents equal but
+// of the same Image elements (two acquisitions that tifffile described
+// alike) are separate. It maps each document parsed again to the first.
+func (g *omeBuilder) sharedDocs() map[*OMEDocument]*OMEDocument {
+	var order []*OMEDocument // each once, in order of first use
+	nodes := map[*OMEDocument]map[int32]bool{}
+	for _, d := range g.docs {
+		order, nodes[d] = append(order, d), map[int32]bool{}
+	}
+	for _, im := range g.images {
+		if m := im.spec.OME; m != nil {
+			if nodes[m.doc] == nil {
+				order, nodes[m.doc] = append(order, m.doc), map[int32]bool{}
+			}
+			nodes[m.doc][m.node] = true
+		}
+	}
+	alias := map[*OMEDocument]*OMEDocument{}
+	var firsts []*OMEDocument
+	for _, d := range order {
+		shared := false
+		for _, e := range firsts {
+			if !disjoint(nodes[e], nodes[d]) || !e.sameContent(d) {
+				continue
+			}
+			for n := range nodes[d] {
+				nodes[e][n] = true
+			}
+			alias[d], shared = e, true
+			break
+		}
+		if !shared {
+			firsts = append(firsts, d)
+		}
+	}
+	return alias
+}
+
+// disjoint reports whether a and b have no key in common.
+func disjoint(a, b map[int32]bool) bool {
+	for k := range b {
+		if a[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // plan gathers the callers' documents, checks that they go together, and
 // decides the IDs the writer adds.
 func (g *omeBuilder) plan(doc *OMEDocument) error {
@@ -192,26 +244,14 @@ func (g *omeBuilder) plan(doc *OMEDocument) error {
 			return &OMEError{Err: ErrOMEConflict, Element: "OME", Detail: fmt.Sprintf("Options.OME has %d Images; the file has %d", doc.Images(), len(g.images))}
 		}
 	}
-	// A document parsed again (two files of one dataset, each with the
-	// whole document) is the same document: its objects are shared, not
-	// written twice under new IDs.
-	seen := slices.Clone(g.docs)
-	same := func(d *OMEDocument) *OMEDocument {
-		for _, e := range seen {
-			if e.sameContent(d) {
-				return e
-			}
-		}
-		seen = append(seen, d)
-		return d
-	}
+	alias := g.sharedDocs()
 	written := map[*OMEDocument]map[int32]int{}
 	for i := range g.images {
 		m := g.images[i].spec.OME
 		if m == nil {
 			continue
 		}
-		if d := same(m.doc); d != m.doc {
+		if d := alias[m.doc]; d != nil {
 			view := *m
 			view.doc = d
 			m, g.images[i].spec.OME = &view, &view
