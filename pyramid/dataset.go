@@ -190,6 +190,11 @@ func NewDataset(spec DatasetSpec) (*Dataset, error) {
 	if err := d.resolve(spec); err != nil {
 		return nil, err
 	}
+	for i, im := range d.spec.Images {
+		if date := im.AcquisitionDate; !date.IsZero() && xsdTime(date).Year() > 9999 {
+			return nil, planErrorf("image %d: AcquisitionDate %s: a year of more than 4 digits, which a plan's RFC 3339 cannot hold", i, xsdDate(date))
+		}
+	}
 	canonical, err := d.marshal()
 	if err != nil {
 		return nil, err

@@ -219,7 +219,9 @@ func TestPlanDates(t *testing.T) {
 		spec := stackPlan(1, 1, 1, 8, Split{Files: 1})
 		spec.Images[0].AcquisitionDate = time.Date(12024, 1, 2, 3, 4, 5, 0, loc)
 		_, err := NewDataset(spec)
-		assert.ErrorContains(t, err, "year", "%v", loc)
+		assert.ErrorIs(t, err, ErrPlan)
+		assert.ErrorContains(t, err, "image 0: AcquisitionDate 12024-01-02T03:04:05", "%v", loc)
+		assert.NotContains(t, err.Error(), "MarshalJSON")
 	}
 	d, err := ParseDataset([]byte(`{"Version": 1, "Name": "s", "Options": {"Compression": "lzw"},
 		"Images": [{"SizeX": 8, "SizeY": 8, "PixelType": "uint8", "AcquisitionDate": null}], "Split": {"Files": 1}}`))

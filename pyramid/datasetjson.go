@@ -127,11 +127,11 @@ func (t planTime) IsZero() bool { return time.Time(t).IsZero() }
 // MarshalJSON writes t as the OME-XML does.
 func (t planTime) MarshalJSON() ([]byte, error) {
 	v := xsdTime(time.Time(t))
-	if v.Location() != NoZone {
-		return v.MarshalJSON() // its errors: years beyond 9999
-	}
-	if v.Year() > 9999 { // as time.Time's: RFC 3339 has 4 digits
+	if v.Year() > 9999 { // RFC 3339 has 4 digits, as time.Time's MarshalJSON says
 		return nil, fmt.Errorf("AcquisitionDate %s: a year of more than 4 digits", xsdDate(v))
+	}
+	if v.Location() != NoZone {
+		return v.MarshalJSON()
 	}
 	return json.Marshal(xsdDate(v))
 }

@@ -392,3 +392,28 @@ func TestWritePlanesResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestWritePlanesNamesTheFirstPlaneToWrite: resumed on a page whose
+// first channel is written, WritePlanes opens no reader before it knows
+// which planes to write, and its errors name the first of them.
+func TestWritePlanesNamesTheFirstPlaneToWrite(t *testing.T) {
+	file, _ := fileOf(t, binary.LittleEndian, false, testPage{width: 16, height: 8, samples: 2, bits: 8, rowsPerStrip: 4, codec: mustCodec(tiff.CompressionDeflate)})
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	f, err := New(tf, "", Options{})
+	require.NoError(t, err)
+	im := f.Images[0]
+	require.Equal(t, 2, im.Spec.SizeC)
+	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	dst, err := w.AddImage(im.Spec)
+	require.NoError(t, err)
+	require.NoError(t, dst.WritePlane(0, 0, 0, make([]byte, 16*8)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = im.WritePlanes(ctx, dst, Options{})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "plane z=0 c=1 t=0")
+	require.NoError(t, im.WritePlanes(context.Background(), dst, Options{}), "resumed")
+}
