@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -143,6 +144,8 @@ func outputError(err error, cfg config) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &op) && errors.Is(op, syscall.EFBIG):
+		return fmt.Errorf("%w (the process's file-size limit, ulimit -f, or the file system's)", op) // not TIFF's 4 GiB
 	case errors.As(err, &op):
 		return op
 	case errors.Is(err, fs.ErrExist) && !cfg.force:

@@ -287,7 +287,7 @@ func TestOutputWriteFails(t *testing.T) {
 		var exit *exec.ExitError
 		require.True(t, errors.As(err, &exit), "%v", err)
 		assert.Equal(t, 1, exit.ExitCode())
-		assert.Equal(t, fmt.Sprintf("ometiff convert: iohandle: write %s: file too large\n", out), stderr.String())
+		assert.Equal(t, fmt.Sprintf("ometiff convert: iohandle: write %s: file too large (the process's file-size limit, ulimit -f, or the file system's)\n", out), stderr.String())
 		assert.Empty(t, entries(t, filepath.Dir(out)), "OMETIFF_NO_TMPFILE=%s", named)
 	}
 }
