@@ -24,8 +24,8 @@ const planVersion = 1
 // planJSON is a plan as JSON. Its keys are DatasetSpec's and ImageSpec's
 // field names; the option types are written as their names ("lzw",
 // "uint16"), colours as "#RRGGBBAA", times in RFC 3339 (without a zone
-// in NoZone), and the
-// instruments once, in Instruments, which images name by index.
+// in NoZone), and the instruments once, in Instruments, which images name
+// by index.
 type planJSON struct {
 	Version     int
 	Name        string
@@ -126,10 +126,7 @@ func (t planTime) IsZero() bool { return time.Time(t).IsZero() }
 
 // MarshalJSON writes t as the OME-XML does.
 func (t planTime) MarshalJSON() ([]byte, error) {
-	v := xsdTime(time.Time(t))
-	if v.Year() > 9999 { // RFC 3339 has 4 digits, as time.Time's MarshalJSON says
-		return nil, fmt.Errorf("AcquisitionDate %s: a year of more than 4 digits", xsdDate(v))
-	}
+	v := xsdTime(time.Time(t)) // of 4 digits of year: NewDataset refuses more
 	if v.Location() != NoZone {
 		return v.MarshalJSON()
 	}

@@ -572,9 +572,8 @@ func (im *Image) PlaneComplete(z, c, t int) (bool, error) {
 	if err := im.w.usableLocked(); err != nil {
 		return false, err
 	}
-	if t >= im.keptT() && im.origin == nil { // as claim says
-		image, z, c, t := im.planeAt(p)
-		return false, fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.keptT()))
+	if err := im.dropped(p); err != nil {
+		return false, err
 	}
 	return im.planes[p].done, nil
 }
@@ -625,15 +624,26 @@ func (im *Image) openPlane(p int, indexErr error, mode openMode) (*PlaneWriter, 
 	return &PlaneWriter{im: im, st: st, stream: s, index: p, size: im.PlaneBytes()}, nil
 }
 
+// dropped is ErrPlane for plane p of a time point TruncateT dropped, else
+// nil. The caller holds w.mu.
+func (im *Image) dropped(p int) error {
+	image, z, c, t := im.planeAt(p)
+	if t >= im.keptT() && im.origin == nil { // a part's image, whose t is the dataset's, is not truncated
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.keptT()))
+	}
+	return nil
+}
+
 // claim gives plane p its directories, with room for the sequence numbers
 // of all its tiles, unless it is started already, reserved by ReadPlanes,
 // or opened in the way its image does not take. The caller holds w.mu.
 func (im *Image) claim(p int, mode openMode) error {
+	if err := im.dropped(p); err != nil {
+		return err
+	}
 	st := &im.planes[p]
 	image, z, c, t := im.planeAt(p)
 	switch {
-	case t >= im.keptT() && im.origin == nil: // a part's image, whose t is the dataset's, is not truncated
-		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: TruncateT kept %s", ErrPlane, z, c, t, image, timePoints(im.keptT()))
 	case st.dirs != nil && st.done:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
 	case st.dirs != nil:

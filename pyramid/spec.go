@@ -289,9 +289,9 @@ func xsdDate(t time.Time) string {
 }
 
 // xsdTime is t in a zone xsd:dateTime can say: its own, or UTC's for an
-// offset past 14 hours or of seconds (local mean times before 1970, such
-// as Amsterdam's +00:19:32), which the offset's form would cut, moving
-// the instant.
+// offset past 14 hours or of seconds (a local mean time, such as
+// Amsterdam's +00:19:32 before 1937), which the offset's form would cut,
+// moving the instant.
 func xsdTime(t time.Time) time.Time {
 	if t.Location() == NoZone {
 		return t

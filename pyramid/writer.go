@@ -34,9 +34,10 @@ import (
 // Image.PlaneComplete and Image.TruncateT, and the planes of any images
 // (WritePlane, Plane and the PlaneWriter's Write and Abort, ReadPlanes,
 // WriteSamples, EncodedPlane and the EncodedPlaneWriter's WriteTile, Write
-// and Abort), each plane from one goroutine at a time. Every goroutine's rows are cut into tiles
-// and reduced into levels on that goroutine; only handing tiles to the
-// encoders and the output is serialized (and, with Workers 1, encoding).
+// and Abort), each plane from one goroutine at a time. Every goroutine's
+// rows are cut into tiles and reduced into levels on that goroutine; only
+// handing tiles to the encoders and the output is serialized (and, with
+// Workers 1, encoding).
 // The pixels read back are the same
 // whatever the goroutines, but where tiles lie in the file follows the order
 // in which they are written: a file written from one goroutine is the same
@@ -644,8 +645,7 @@ func (w *Writer) finish() error {
 	// signal) still discards the file, which Commit then names at once.
 	if s, ok := w.h.(syncer); ok {
 		if w.ctx.Err() == nil {
-			err := s.Sync()
-			if err != nil {
+			if err := s.Sync(); err != nil {
 				return wrapLower(err)
 			}
 		}

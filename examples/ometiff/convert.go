@@ -257,9 +257,8 @@ func checkCodecFlags(cfg config, options pyramid.Options, output string) error {
 }
 
 // outputExists is the error of an output that exists, without -force: the
-// library's message names its option, not the flag.
-// A dead run's temporary file goes all the same, as Create would remove
-// it.
+// library's message names its option, not the flag. A dead run's
+// temporary file goes all the same, as Create would remove it.
 func outputExists(path string) error {
 	iohandle.RemoveStale(path)
 	return existsError(path)

@@ -253,7 +253,8 @@ func (a aperio) describe(s *pyramid.ImageSpec) {
 }
 
 // aperioTime reads Aperio's Date ("MM/DD/YY"), Time ("HH:MM:SS") and
-// Time Zone ("GMT-05:00", "GMT+0100"; UTC when absent).
+// Time Zone ("GMT-05:00", "GMT+0100"; pyramid.NoZone when absent or not
+// understood).
 func aperioTime(date, clock, zone string) (time.Time, bool) {
 	t, err := time.ParseInLocation("01/02/06 15:04:05", date+" "+clock, pyramid.NoZone)
 	if err != nil {
