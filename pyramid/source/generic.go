@@ -26,6 +26,11 @@ import (
 // pages of the first image over Z, C and T as it says; in a file of
 // tifffile's shaped series, each series (from a page with its JSON
 // description) is an image, spread as its description says.
+//
+// An image's metadata comes from its first page: PageName is its name,
+// ImageDescription its description, DateTime its acquisition date, the
+// resolution its pixel size, and the other text fields (Software, Make,
+// Model, Artist, ...) and GDAL's metadata its map annotation.
 func (m *mapper) generic() error {
 	pages := m.file.TIFF.Pages
 	type group struct {
@@ -134,6 +139,7 @@ func (m *mapper) generic() error {
 				}
 			}
 		}
+		textTags(im)
 		if err := m.gdal(im, g.layout); err != nil {
 			return err
 		}
@@ -663,5 +669,41 @@ func markLeftOut(skipped []error, unread map[int]*tiff.Page, mapped []*tiff.Page
 		if s, ok := sizeOf(p); ok && !sizes[s] {
 			skipped[i] = leftOut{skipped[i]}
 		}
+	}
+}
+
+// textFields are the TIFF fields of free text that say where a file comes
+// from and OME has no field for, named as the TIFF specification names
+// them.
+var textFields = []struct {
+	tag uint16
+	key string
+}{
+	{tiff.TagDocumentName, "DocumentName"}, {tiff.TagMake, "Make"}, {tiff.TagModel, "Model"}, {tiff.TagSoftware, "Software"},
+	{tiff.TagDateTime, "DateTime"}, {tiff.TagArtist, "Artist"}, {tiff.TagHostComputer, "HostComputer"}, {tiff.TagCopyright, "Copyright"},
+}
+
+// textTags keeps the text fields of an image's first page as keys of its
+// map annotation, as Bio-Formats keeps them in its original metadata, so
+// that a conversion does not drop them: DateTime only when it was not read
+// as the acquisition date (text that is no TIFF date, or a year
+// xsd:dateTime cannot write).
+func textTags(im *Image) {
+	p := im.Planes[0].Page
+	for _, f := range textFields {
+		v, ok := p.Text(f.tag)
+		// Copyright may hold two strings (the photographer's and the
+		// editor's), each ended by a NUL.
+		var parts []string
+		for s := range strings.SplitSeq(v, "\x00") {
+			if s = cleanText(strings.TrimSpace(s)); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		v = strings.Join(parts, "; ")
+		if !ok || v == "" || f.tag == tiff.TagDateTime && !im.Spec.AcquisitionDate.IsZero() {
+			continue
+		}
+		im.Spec.Annotations = append(im.Spec.Annotations, pyramid.KeyValue{Key: f.key, Value: v})
 	}
 }

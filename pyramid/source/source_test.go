@@ -68,6 +68,13 @@ func ascii(tag uint16, s string) func(*ifd.Builder) {
 	return func(b *ifd.Builder) { b.AddASCII(tag, s) }
 }
 
+// asciiRaw sets an ASCII field to bytes AddASCII refuses: NULs inside.
+func asciiRaw(tag uint16, s string) func(*ifd.Builder) {
+	return func(b *ifd.Builder) {
+		b.Add(ifd.Entry{Tag: tag, Type: ifd.ASCII, Count: uint64(len(s)), Value: []byte(s)})
+	}
+}
+
 // summary describes the images of a file in one line each: name, size,
 // dimensions, order, type, samples and each plane as page:sample (page
 // indexes in the main chain, "*" for all samples).
@@ -163,9 +170,18 @@ func TestGenericMetadata(t *testing.T) {
 	assert.InDelta(t, 2.5, s.PhysicalSizeX, 1e-12, "10,000 µm a centimeter over 4000 pixels")
 	assert.InDelta(t, 5, s.PhysicalSizeY, 1e-12)
 
+	assert.Empty(t, s.Annotations, "DateTime read as the date is not repeated")
+
 	f, _, err = mapPages(t, Options{}, gray(8, 8, ascii(tiff.TagDateTime, "0000:01:01 00:00:00")))
 	require.NoError(t, err)
 	assert.Zero(t, f.Images[0].Spec.AcquisitionDate, "no xsd:dateTime has year 0")
+	assert.Equal(t, []pyramid.KeyValue{{Key: "DateTime", Value: "0000:01:01 00:00:00"}}, f.Images[0].Spec.Annotations, "a date not read is kept as text")
+
+	f, _, err = mapPages(t, Options{}, gray(8, 8, ascii(tiff.TagSoftware, " scanner 2.1 "), ascii(tiff.TagDateTime, "yesterday"),
+		ascii(tiff.TagMake, "Acme"), asciiRaw(tiff.TagModel, "\x00"), asciiRaw(tiff.TagCopyright, "A. Photographer\x00 \x00B. Editor\x01\x00")))
+	require.NoError(t, err)
+	assert.Equal(t, []pyramid.KeyValue{{Key: "Make", Value: "Acme"}, {Key: "Software", Value: "scanner 2.1"}, {Key: "DateTime", Value: "yesterday"},
+		{Key: "Copyright", Value: "A. Photographer; B. Editor"}}, f.Images[0].Spec.Annotations, "in tag order; empty ones left out")
 
 	f, _, err = mapPages(t, Options{}, gray(8, 8, rational(tiff.TagXResolution, 254, 1), rational(tiff.TagYResolution, 254, 1)))
 	require.NoError(t, err)
