@@ -24,7 +24,9 @@ type Options struct {
 	BufferSize int
 	// Replace lets Commit replace an existing destination. Without it,
 	// Create fails with ErrExist when the destination exists, and Commit
-	// fails with ErrExist if one appeared meanwhile.
+	// fails with ErrExist if one appeared meanwhile. A destination that is
+	// a symbolic link is replaced by the file, as rename(2) replaces it:
+	// the file it pointed to is left as it was.
 	Replace bool
 	// NoSync skips the fsync of the file and its directory at Commit.
 	NoSync bool

@@ -246,6 +246,35 @@ func TestCommitPublishesAndRemovesTemporary(t *testing.T) {
 	}
 }
 
+// TestReplaceSymlink: Replace puts the file where a symbolic link was, as
+// Options.Replace says, and leaves the file the link pointed to as it was.
+func TestReplaceSymlink(t *testing.T) {
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target, path := filepath.Join(dir, "target.tif"), filepath.Join(dir, "out.tif")
+			require.NoError(t, os.WriteFile(target, []byte("old"), 0o644))
+			require.NoError(t, os.Symlink(target, path))
+			h, err := create(path, Options{Replace: true, NoSync: true}, kind.unnamed)
+			require.NoError(t, err)
+			defer h.Close()
+			requireKind(t, h, kind.unnamed)
+			_, err = h.Write([]byte("new"))
+			require.NoError(t, err)
+			require.NoError(t, h.Commit())
+			fi, err := os.Lstat(path)
+			require.NoError(t, err)
+			assert.True(t, fi.Mode().IsRegular(), "the link is replaced by the file: %v", fi.Mode())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "new", string(got))
+			got, err = os.ReadFile(target)
+			require.NoError(t, err)
+			assert.Equal(t, "old", string(got), "the link's target is not written")
+		})
+	}
+}
+
 func TestAbortLeavesNothing(t *testing.T) {
 	for _, kind := range tempKinds {
 		for _, abort := range []func(*File) error{(*File).Abort, (*File).Close} {

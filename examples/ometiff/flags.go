@@ -95,7 +95,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.TextVar(&o.Downsampling, "downsampling", pyramid.Mean, "`method` computing each level: mean, nearest or mode")
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines, up to 256 (each holds its tiles); 0 is one per CPU")
 	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
-	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists")
+	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists (a symbolic link is replaced, not written through)")
 	fs.BoolVar(&cfg.direct, "direct", false,
 		"write the tiles compressed here around the page cache (O_DIRECT, Linux): less CPU per\n"+
 			"byte, but each write waits for the device; for local disks, not network file systems")
