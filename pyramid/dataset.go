@@ -60,8 +60,9 @@ type DatasetSpec struct {
 	// Companion selects the layout in which the metadata is written once,
 	// to NAME.companion.ome, and each TIFF's OME-XML holds only a
 	// BinaryOnly element pointing to it: for datasets whose OME-XML is too
-	// large to repeat in every file. tifffile does not read it; Bio-Formats
-	// does. Without it, every file holds the whole OME-XML and is a master.
+	// large to repeat in every file (it is at most MaxOMEXMLSize in either
+	// layout). tifffile does not read it; Bio-Formats does. Without it,
+	// every file holds the whole OME-XML and is a master.
 	Companion bool
 	// Options are the writer options of every file: TileSize, Compression,
 	// Level, Quality, JPEGColor, Predictor, Levels, Downsampling and
@@ -181,10 +182,16 @@ type xmlBase struct {
 
 // NewDataset checks a dataset plan and resolves it: Split into Files,
 // default file names, the images' defaults. Errors name the field at
-// fault; they match ErrPlan, and the kind of a bad image or option.
+// fault; they match ErrPlan, and the kind of a bad image or option. A plan
+// whose OME-XML would be longer than MaxOMEXMLSize, which CheckDataset and
+// the converter refuse to read, is refused: it takes about 350 bytes an
+// image and 35 a plane, with no plane information.
 func NewDataset(spec DatasetSpec) (*Dataset, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)
+	}
+	if err := checkXMLBound(spec.Images); err != nil {
+		return nil, err
 	}
 	d := &Dataset{}
 	if err := d.resolve(spec); err != nil {
@@ -208,7 +215,55 @@ func NewDataset(spec DatasetSpec) (*Dataset, error) {
 		d.companion[1] = d.derivedUUID("companion")
 	}
 	d.xml = sync.OnceValue(d.buildXML)
+	// The OME-XML is built now, once for every file: a plan the readers of
+	// the set would refuse (CheckDataset, the sources) is refused before
+	// any file is written.
+	if base := d.xml(); base.err != nil {
+		return nil, planError("OME-XML", base.err)
+	} else if len(base.xml) > MaxOMEXMLSize {
+		return nil, planErrorf("the OME-XML is %d bytes, more than MaxOMEXMLSize (%d), which the readers of the set take", len(base.xml), MaxOMEXMLSize)
+	}
 	return d, nil
+}
+
+// The least OME-XML an image and a plane of a dataset take: an Image with
+// its Pixels, a Channel and a TiffData naming a file by its UUID, and a
+// Plane element (TestDatasetXMLBound checks that none is smaller).
+const (
+	minImageXML = 300
+	minPlaneXML = 35
+)
+
+// checkImageCount refuses a plan of more images than an OME-XML of
+// MaxOMEXMLSize bytes can describe.
+func checkImageCount(n int) error {
+	if n > MaxOMEXMLSize/minImageXML {
+		return planErrorf("%d images: more than an OME-XML of MaxOMEXMLSize (%d bytes), which the readers of the set take, describes", n, MaxOMEXMLSize)
+	}
+	return nil
+}
+
+// checkXMLBound refuses a plan of so many images and planes that its
+// OME-XML cannot be at most MaxOMEXMLSize bytes, before resolving it,
+// which takes memory in proportion to them.
+func checkXMLBound(images []ImageSpec) error {
+	if err := checkImageCount(len(images)); err != nil {
+		return err
+	}
+	least := len(images) * minImageXML
+	for _, s := range images {
+		planes, ok := mul(max(s.SizeZ, 1), max(s.SizeC, 1), max(s.SizeT, 1))
+		if !ok || planes > MaxOMEXMLSize/minPlaneXML {
+			planes = MaxOMEXMLSize / minPlaneXML
+		}
+		if least += planes * minPlaneXML; least > MaxOMEXMLSize {
+			break
+		}
+	}
+	if least > MaxOMEXMLSize {
+		return planErrorf("the OME-XML of %s takes more than MaxOMEXMLSize (%d bytes), which the readers of the set take", plural(len(images), "image"), MaxOMEXMLSize)
+	}
+	return nil
 }
 
 // planError is an error of the plan's field: ErrPlan, and err's own kind
@@ -489,8 +544,10 @@ func (s Split) files(images []ImageSpec) ([]DatasetFile, error) {
 			return nil, planErrorf("Split.Files %d with ByImage: more files than the %d images", s.Files, len(images))
 		}
 		return groupImages(counts, s.Files), nil
-	case s.Files > MaxDatasetFiles || s.Files > total:
-		return nil, planErrorf("Split.Files %d: more files than the %d planes, or than %d", s.Files, total, MaxDatasetFiles)
+	case s.Files > total:
+		return nil, planErrorf("Split.Files %d: more files than the %d planes", s.Files, total)
+	case s.Files > MaxDatasetFiles:
+		return nil, planErrorf("Split.Files %d: more than MaxDatasetFiles (%d)", s.Files, MaxDatasetFiles)
 	}
 	n := max(s.Files, 1)
 	files := make([]DatasetFile, n)

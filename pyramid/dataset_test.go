@@ -273,7 +273,10 @@ func TestParseDatasetRefuses(t *testing.T) {
 		{"unknown instrument", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "Instrument": 0}]}`, ErrMetadata, "Instrument 0 of the plan's 0"},
 		{"null instrument", `{"Version": 1, "Name": "a", "Instruments": [null], "Images": [` + image + `]}`, nil, "Instruments[0] is null"},
 		{"huge number", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 1e30, "SizeY": 8}]}`, nil, "cannot unmarshal number 1e30"},
-		{"too many files", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 16777216}], "Split": {"Files": 1000000}}`, nil, "more files than the 16777216 planes, or than 65536"},
+		{"too many files", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 100000}], "Split": {"Files": 70000}}`, nil, "Split.Files 70000: more than MaxDatasetFiles (65536)"},
+		{"more files than planes", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 100000}], "Split": {"Files": 1000000}}`, nil, "Split.Files 1000000: more files than the 100000 planes"},
+		{"OME-XML past its bound, many planes", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 16777216}]}`, nil,
+			"the OME-XML of 1 image takes more than MaxOMEXMLSize (67108864 bytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -394,4 +397,38 @@ func TestPlanOptionsCoverEveryOption(t *testing.T) {
 			assert.ErrorIs(t, err, ErrOption)
 		}
 	}
+}
+
+// TestDatasetXMLBound: minImageXML and minPlaneXML are no more than what
+// the smallest image and plane add to a dataset's OME-XML, so that
+// checkXMLBound refuses no plan the readers take; a plan within the bound
+// whose OME-XML is larger than MaxOMEXMLSize is refused too.
+func TestDatasetXMLBound(t *testing.T) {
+	size := func(images ...ImageSpec) int {
+		t.Helper()
+		d, err := NewDataset(DatasetSpec{Name: "a", Images: images})
+		require.NoError(t, err)
+		xml, err := d.metadata(d.UUID(0))
+		require.NoError(t, err)
+		return len(xml)
+	}
+	tiny := ImageSpec{SizeX: 1, SizeY: 1}
+	one := size(tiny)
+	assert.GreaterOrEqual(t, size(tiny, tiny)-one, minImageXML+minPlaneXML, "an image of one plane")
+	assert.GreaterOrEqual(t, size(ImageSpec{SizeX: 1, SizeY: 1, SizeZ: 2})-one, minPlaneXML, "a plane")
+
+	// 1.8 million planes pass the bound, and make about 75 MB of Plane
+	// elements.
+	_, err := NewDataset(DatasetSpec{Name: "a", Images: []ImageSpec{{SizeX: 1, SizeY: 1, SizeZ: 1_800_000}}})
+	assert.ErrorIs(t, err, ErrPlan)
+	assert.ErrorContains(t, err, "more than MaxOMEXMLSize (67108864)")
+
+	// Too many images are refused before any is decoded (the first is bad).
+	n := MaxOMEXMLSize/minImageXML + 1
+	plan := `{"Version": 1, "Name": "a", "Images": [{"SizeX": "wide"}` + strings.Repeat(`,{}`, n-1) + `]}`
+	_, err = ParseDataset([]byte(plan))
+	assert.ErrorIs(t, err, ErrPlan)
+	assert.ErrorContains(t, err, fmt.Sprintf("%d images: more than an OME-XML of MaxOMEXMLSize", n))
+	_, err = ParseDataset([]byte(strings.Replace(plan, `,{}`, ``, 1)))
+	assert.ErrorContains(t, err, "Images[0]: JSON: json: cannot unmarshal string", "one fewer: decoded")
 }

@@ -198,12 +198,30 @@ func ParseDataset(data []byte) (*Dataset, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var p planJSON
-	if err := dec.Decode(&p); err != nil {
-		return nil, jsonError(err)
+	// The images are decoded once they are known to be few enough for an
+	// OME-XML the readers take: a short plan of many small images would
+	// take memory out of proportion to it.
+	var in struct {
+		planJSON
+		Images []json.RawMessage
+	}
+	if err := dec.Decode(&in); err != nil {
+		return nil, jsonError("JSON", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, planErrorf("JSON: data after the plan")
+	}
+	if err := checkImageCount(len(in.Images)); err != nil {
+		return nil, err
+	}
+	p := in.planJSON
+	p.Images = make([]imageJSON, len(in.Images))
+	for i, raw := range in.Images {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p.Images[i]); err != nil {
+			return nil, jsonError(fmt.Sprintf("Images[%d]: JSON", i), err)
+		}
 	}
 	if p.Version != planVersion {
 		return nil, planErrorf("Version %d: this package reads version %d", p.Version, planVersion)
@@ -230,18 +248,19 @@ func ParseDataset(data []byte) (*Dataset, error) {
 	return NewDataset(spec)
 }
 
-// jsonError describes an error of encoding/json as a bad plan.
-func jsonError(err error) error {
+// jsonError describes an error of encoding/json as a bad plan; where is
+// "JSON", or the image's JSON ("Images[3]: JSON").
+func jsonError(where string, err error) error {
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
-		return planErrorf("JSON at byte %d: %v", syntax.Offset, err)
+		return planErrorf("%s at byte %d: %v", where, syntax.Offset, err)
 	}
 	for _, kind := range kinds {
 		if errors.Is(err, kind) { // a name an option type refused
-			return planError("JSON", err)
+			return planError(where, err)
 		}
 	}
-	return planErrorf("JSON: %v", err)
+	return planErrorf("%s: %v", where, err)
 }
 
 // imageFromJSON converts j, whose instrument is an index in instruments.
