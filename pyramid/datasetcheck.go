@@ -164,7 +164,7 @@ func (d *Dataset) Check(dir string) (DatasetReport, error) {
 		return c.report, err
 	}
 	if c.meta, err = parseDatasetMeta(c.metaXML); err != nil {
-		return c.report, err
+		return c.report, fmt.Errorf("pyramid: the plan's OME-XML: %w", err)
 	}
 	index := map[string]int{}
 	for i, f := range d.spec.Files {
@@ -429,7 +429,11 @@ func (c *datasetChecker) checkFile(f *checkFile) error {
 		c.problem(f.name, ErrWrongFile, "%v", err)
 		return nil
 	}
-	if meta.uuid != f.uuid {
+	switch {
+	case meta.uuid != f.uuid && c.expect != nil:
+		c.problem(f.name, ErrWrongFile, "its UUID is %q, not the plan's %q: it was written from another plan, or the plan was changed since", meta.uuid, f.uuid)
+		return nil
+	case meta.uuid != f.uuid:
 		c.problem(f.name, ErrWrongFile, "its UUID is %q; %s says %q", meta.uuid, c.metaName, f.uuid)
 		return nil
 	}

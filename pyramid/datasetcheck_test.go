@@ -85,6 +85,10 @@ func TestCheckDatasetFaults(t *testing.T) {
 		{"part of another dataset", false, func(t *testing.T, d *Dataset, dir string) {
 			writeParts(t, mustDataset(t, foreign), dir, PartOptions{}, 3)
 		}, ErrWrongFile, `stack_3.ome.tif: its UUID is "urn:uuid:`, ""},
+		{"part of another plan", false, func(t *testing.T, d *Dataset, dir string) {
+			writeParts(t, mustDataset(t, foreign), dir, PartOptions{}, 3)
+		}, ErrWrongFile, `stack_3.ome.tif: its UUID is "urn:uuid:`, "stack_3.ome.tif: its UUID is \"" + mustDataset(t, foreign).UUID(3) + "\", not the plan's \"" +
+			mustDataset(t, spec).UUID(3) + "\": it was written from another plan, or the plan was changed since"},
 		{"part with other metadata", false, func(t *testing.T, d *Dataset, dir string) {
 			writeEdited(t, d, dir, 3, func(xml string) string { return strings.Replace(xml, `Name="Channel 2"`, `Name="DAPI"`, 1) })
 		}, ErrWrongFile, "stack_3.ome.tif: its OME-XML differs from stack_0.ome.tif's", "stack_3.ome.tif: its OME-XML is not the plan's"},

@@ -68,7 +68,7 @@ func (d *Dataset) CreatePart(ctx context.Context, dir string, i int, opts PartOp
 	}
 	path := filepath.Join(dir, d.spec.Files[i].Name)
 	h, err := iohandle.Create(path, fileOptions)
-	if errors.Is(err, iohandle.ErrExist) {
+	if errors.Is(err, iohandle.ErrExist) && !fileOptions.Replace && !isDir(path) {
 		return nil, &describedError{msg: fmt.Sprintf("%s%s exists (set PartOptions.File.Replace to replace it)", prefix, path), errs: []error{err}}
 	}
 	if err != nil {
@@ -277,10 +277,18 @@ func (d *Dataset) WriteCompanion(dir string, opts iohandle.Options) error {
 	switch {
 	case errors.Is(err, iohandle.ErrExist) && holds(path, want):
 		return nil // another process wrote it meanwhile
-	case errors.Is(err, iohandle.ErrExist):
-		return &describedError{msg: fmt.Sprintf("%s%s exists and is another companion (set Replace to replace it)", prefix, path), errs: []error{err}}
+	case errors.Is(err, iohandle.ErrExist) && !opts.Replace && !isDir(path):
+		return &describedError{msg: fmt.Sprintf("%s%s exists and is another plan's companion, or this plan's before it changed "+
+			"(set Replace to replace it, and write every file again)", prefix, path), errs: []error{err}}
 	}
 	return err
+}
+
+// isDir reports whether path names a directory, which Replace does not
+// replace (iohandle.Create's error says so).
+func isDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }
 
 // holds reports whether the file at path holds exactly want.

@@ -335,7 +335,7 @@ func TestDatasetCompanion(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(other, name), []byte("<OME/>"), 0o644))
 	err = d.WritePart(context.Background(), other, 0, PartOptions{}, fillPlane)
 	require.ErrorIs(t, err, fs.ErrExist)
-	assert.Contains(t, err.Error(), "is another companion")
+	assert.Contains(t, err.Error(), "is another plan's companion, or this plan's before it changed (set Replace to replace it")
 	assert.NoFileExists(t, filepath.Join(other, d.File(0).Name), "a part is not committed without its companion")
 	p, err := d.CreatePart(context.Background(), other, 0, PartOptions{})
 	require.NoError(t, err)

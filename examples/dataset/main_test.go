@@ -260,7 +260,18 @@ func TestWriteRefuses(t *testing.T) {
 	code, _, stderr = clitest.Run(run, "write", withCompanion, "0")
 	assert.Equal(t, 1, code)
 	assert.NotContains(t, stderr, "stack_0.ome.tif exists")
-	assert.Contains(t, stderr, "companion")
+	assert.Contains(t, stderr, "stack.companion.ome exists and is another plan's companion, or this plan's before it changed (use -replace to replace it, and write every file again)")
+	assert.NotContains(t, stderr, "set Replace")
+
+	// A directory in the part's place is said to be one, -replace or not.
+	inTheWay := smallPlan(t)
+	require.NoError(t, os.Mkdir(filepath.Join(filepath.Dir(inTheWay), "stack_0.ome.tif"), 0o755))
+	for _, args := range [][]string{{"write", inTheWay, "0"}, {"write", "-replace", inTheWay, "0"}} {
+		code, _, stderr = clitest.Run(run, args...)
+		assert.Equal(t, 1, code, args)
+		assert.Contains(t, stderr, "stack_0.ome.tif is a directory", args)
+		assert.NotContains(t, stderr, "replace it", args)
+	}
 
 	rgb := filepath.Join(t.TempDir(), "rgb.json")
 	require.NoError(t, os.WriteFile(rgb, []byte(`{"Version": 1, "Name": "rgb", "Images": [{"SizeX": 8, "SizeY": 8, "SamplesPerPixel": 3}]}`), 0o644))

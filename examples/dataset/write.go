@@ -68,11 +68,21 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 		}
 		start := time.Now()
 		if err := d.WritePart(ctx, dir, index, pyramid.PartOptions{Workers: workers, File: file}, fill); err != nil {
-			// The library's message names its option. (A companion file of
-			// other content is ErrExist too, and keeps its own message.)
+			// The library's message names its option: the command's is
+			// -replace. (A directory in the way is ErrExist too, and keeps
+			// its own message.)
+			if !errors.Is(err, os.ErrExist) || file.Replace {
+				return err
+			}
 			part := filepath.Join(dir, d.File(index).Name)
-			if fi, serr := os.Lstat(part); errors.Is(err, os.ErrExist) && !file.Replace && serr == nil && fi.Mode().IsRegular() {
+			if fi, serr := os.Lstat(part); serr == nil && fi.Mode().IsRegular() {
 				return fmt.Errorf("%s exists (use -replace to replace it)", part)
+			}
+			if name, _ := d.Companion(); name != "" {
+				companion := filepath.Join(dir, name)
+				if fi, serr := os.Lstat(companion); serr == nil && fi.Mode().IsRegular() {
+					return fmt.Errorf("%s exists and is another plan's companion, or this plan's before it changed (use -replace to replace it, and write every file again)", companion)
+				}
 			}
 			return err
 		}
