@@ -494,15 +494,15 @@ func (d *Dataset) mapPlanes() error {
 		next := 0
 		for _, r := range runs {
 			if r.first < next {
-				return planErrorf("image %d: planes %d to %d are in %s and %s", k, r.first, min(next, r.first+r.count)-1, d.spec.Files[r.file].Name, d.fileHolding(k, r.first, r.file))
+				return planErrorf("image %d: %s %s in %s and %s", k, numbered("plane", r.first, min(next, r.first+r.count)-1), are(r.first, min(next, r.first+r.count)-1), d.spec.Files[r.file].Name, d.fileHolding(k, r.first, r.file))
 			}
 			if r.first > next {
-				return planErrorf("image %d: planes %d to %d are in no file", k, next, r.first-1)
+				return planErrorf("image %d: %s %s in no file", k, numbered("plane", next, r.first-1), are(next, r.first-1))
 			}
 			next = r.first + r.count
 		}
 		if planes := d.images[k].Planes(); next < planes {
-			return planErrorf("image %d: planes %d to %d are in no file", k, next, planes-1)
+			return planErrorf("image %d: %s %s in no file", k, numbered("plane", next, planes-1), are(next, planes-1))
 		}
 	}
 	return nil
@@ -641,6 +641,7 @@ func (d *Dataset) File(i int) DatasetFile {
 }
 
 // UUID returns the UUID of file i, "urn:uuid:..." as the OME-XML writes it.
+// It panics if i is not in [0, d.Files()), as File does.
 func (d *Dataset) UUID(i int) string { return d.uuids[i] }
 
 // Companion returns the name and the UUID of the companion file, or two
@@ -648,7 +649,8 @@ func (d *Dataset) UUID(i int) string { return d.uuids[i] }
 func (d *Dataset) Companion() (name, uuid string) { return d.companion[0], d.companion[1] }
 
 // Planes returns the planes of file i in the order of its IFDs: the order
-// in which writing them gives a byte-identical file on every run.
+// in which writing them gives a byte-identical file on every run. It
+// panics if i is not in [0, d.Files()), as File does.
 func (d *Dataset) Planes(i int) iter.Seq[PlaneRef] {
 	return func(yield func(PlaneRef) bool) {
 		for _, r := range d.spec.Files[i].Planes {
@@ -716,3 +718,11 @@ func (d *Dataset) description(i int) ([]byte, error) {
 
 // companionXML returns the companion's content.
 func (d *Dataset) companionXML() ([]byte, error) { return d.metadata(d.companion[1]) }
+
+// are is the verb of a span of first to last: "is" for one.
+func are(first, last int) string {
+	if first == last {
+		return "is"
+	}
+	return "are"
+}

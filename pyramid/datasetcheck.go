@@ -373,7 +373,7 @@ func (c *datasetChecker) files() []*checkFile {
 			name, uuid := td.fileName, td.uuid
 			if !td.hasUUID {
 				if c.companion {
-					c.problem(c.metaName, ErrWrongFile, "TiffData %d of image %d has no UUID: a companion's must name their files", j, k)
+					c.problem(c.metaName, ErrWrongFile, "TiffData %d of image %d has no UUID, which a companion's TiffData must give with its file's name", j, k)
 					continue
 				}
 				name, uuid = c.metaName, c.meta.uuid // this file
@@ -467,7 +467,7 @@ func imageList(keys []int) string {
 	case len(keys) == 1:
 		return fmt.Sprintf("image %d", keys[0])
 	case keys[len(keys)-1]-keys[0] == len(keys)-1:
-		return fmt.Sprintf("images %d to %d", keys[0], keys[len(keys)-1])
+		return numbered("image", keys[0], keys[len(keys)-1])
 	}
 	s := make([]string, len(keys))
 	for i, k := range keys {
@@ -536,7 +536,7 @@ func (c *datasetChecker) checkIFDs(f *checkFile, file *tiff.File) {
 		td := c.meta.images[r.image].tiffData[r.k]
 		n := c.count(r, f)
 		if td.ifd > f.ifds || n > f.ifds-td.ifd {
-			c.problem(f.name, ErrWrongFile, "has %s; TiffData %d of image %d puts planes in IFDs %d to %d", plural(f.ifds, "IFD"), r.k, r.image, td.ifd, td.ifd+n-1)
+			c.problem(f.name, ErrWrongFile, "has %s; TiffData %d of image %d puts planes in %s", plural(f.ifds, "IFD"), r.k, r.image, numbered("IFD", td.ifd, td.ifd+n-1))
 			n = max(f.ifds-td.ifd, 0) // the IFDs there are used
 		}
 		spans = append(spans, span{td.ifd, td.ifd + n, r})
@@ -546,9 +546,9 @@ func (c *datasetChecker) checkIFDs(f *checkFile, file *tiff.File) {
 	for i, s := range spans {
 		if s.from < next {
 			p := spans[i-1].ref
-			c.problem(f.name, ErrPlane, "IFDs %d to %d hold planes of TiffData %d of image %d and TiffData %d of image %d", s.from, min(next, s.to)-1, p.k, p.image, s.ref.k, s.ref.image)
+			c.problem(f.name, ErrPlane, "%s planes of TiffData %d of image %d and TiffData %d of image %d", numbered("IFD", s.from, min(next, s.to)-1)+holdVerb(s.from, min(next, s.to)-1), p.k, p.image, s.ref.k, s.ref.image)
 		} else if s.from > next {
-			c.problem(f.name, ErrWrongFile, "IFDs %d to %d hold no plane of the dataset", next, s.from-1)
+			c.problem(f.name, ErrWrongFile, "%s no plane of the dataset", numbered("IFD", next, s.from-1)+holdVerb(next, s.from-1))
 		}
 		next = max(next, s.to)
 		if bad := c.checkPages(file, s); bad != "" {
@@ -556,7 +556,7 @@ func (c *datasetChecker) checkIFDs(f *checkFile, file *tiff.File) {
 		}
 	}
 	if next < f.ifds {
-		c.problem(f.name, ErrWrongFile, "IFDs %d to %d hold no plane of the dataset", next, f.ifds-1)
+		c.problem(f.name, ErrWrongFile, "%s no plane of the dataset", numbered("IFD", next, f.ifds-1)+holdVerb(next, f.ifds-1))
 	}
 }
 
@@ -642,4 +642,12 @@ func planeSpan(s ImageSpec, from, to int) string {
 	}
 	z2, c2, t2 := s.PlaneCoords(to - 1)
 	return fmt.Sprintf("planes %d to %d (z=%d c=%d t=%d to z=%d c=%d t=%d)", from, to-1, z, c, t, z2, c2, t2)
+}
+
+// holdVerb is " holds" after a span of one, " hold" after more.
+func holdVerb(first, last int) string {
+	if first == last {
+		return " holds"
+	}
+	return " hold"
 }

@@ -191,10 +191,10 @@ func TestCheckDatasetMetadataFaults(t *testing.T) {
 			[]error{ErrWrongFile, ErrPlane}, []string{"stack_1.ome.tif: has 2 IFDs; TiffData 0 of image 1 puts planes in IFDs 0 to 2",
 				"stack.companion.ome: TiffData 0 of image 1: 3 planes from z=0 c=0 t=0, in an image of 2 x 1 x 1"}},
 		{"an IFD of no plane, a plane in no TiffData", func(x string) string { return strings.Replace(x, image1, tiffData(0, 1, 1), 1) },
-			[]error{ErrWrongFile, ErrMissingPlanes}, []string{"stack_1.ome.tif: IFDs 1 to 1 hold no plane of the dataset",
+			[]error{ErrWrongFile, ErrMissingPlanes}, []string{"stack_1.ome.tif: IFD 1 holds no plane of the dataset",
 				"stack.companion.ome: image 1: plane 1 (z=1 c=0 t=0) in no TiffData"}},
 		{"IFDs and planes twice", func(x string) string { return strings.Replace(x, image1, image1+tiffData(1, 1, 1), 1) },
-			[]error{ErrPlane}, []string{"stack_1.ome.tif: IFDs 1 to 1 hold planes of TiffData 0 of image 1 and TiffData 1 of image 1",
+			[]error{ErrPlane}, []string{"stack_1.ome.tif: IFD 1 holds planes of TiffData 0 of image 1 and TiffData 1 of image 1",
 				"stack.companion.ome: image 1: plane 0 (z=0 c=0 t=0) in two TiffData"}},
 		{"a file outside the directory", func(x string) string {
 			return strings.Replace(x, `FileName="stack_1.ome.tif"`, `FileName="../stack_1.ome.tif"`, 1)

@@ -49,7 +49,8 @@ type Part struct {
 // CreatePart writes file i of the dataset in dir, under the name the plan
 // gives it, with Create's semantics: the file appears, whole, only when
 // Close succeeds, and an existing file is an error wrapping fs.ErrExist
-// unless opts.File.Replace is set. ctx cancels the writing.
+// unless opts.File.Replace is set. ctx cancels the writing. An i not in
+// [0, d.Files()) is an ErrOption, here and in NewPart and WritePart.
 //
 // In the companion layout, Close also writes the companion in dir before
 // it commits the file, unless the same companion is there already: every

@@ -120,6 +120,14 @@ func length(v float64, unit string) string {
 	return fmt.Sprintf("%g %s", v, unit)
 }
 
+// numbered names a run of numbered things: "IFD 9", "IFDs 9 to 12".
+func numbered(noun string, first, last int) string {
+	if first == last {
+		return fmt.Sprintf("%s %d", noun, first)
+	}
+	return fmt.Sprintf("%ss %d to %d", noun, first, last)
+}
+
 // plural returns "1 plane", "2 planes".
 func plural(n int, noun string) string {
 	if n == 1 {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -28,38 +30,53 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			report pyramid.DatasetReport
 			err    error
 		)
+		from := "" // what the metadata was read from, as printed
 		if fs.NArg() == 2 {
 			d, lerr := loadPlan(fs.Arg(0))
 			if lerr != nil {
 				return lerr
 			}
 			report, err = d.Check(fs.Arg(1))
+			from = fs.Arg(0)
 		} else {
+			if isPlan(fs.Arg(0)) {
+				return cli.UsageError{Err: fmt.Errorf("%s is a plan: give the dataset's directory after it (check PLAN DIR)", fs.Arg(0))}
+			}
 			report, err = pyramid.CheckDataset(fs.Arg(0))
+			from = report.Metadata
 		}
 		var problems *pyramid.DatasetError
 		if err != nil && !errors.As(err, &problems) {
 			return err
 		}
-		printReport(stdout, report, problems)
+		printReport(stdout, from, report, problems)
 		if problems != nil {
-			return fmt.Errorf("%s: incomplete: %d problems", problems.Path, len(problems.Problems))
+			return fmt.Errorf("%s: incomplete: %s", problems.Path, cli.Plural(int64(len(problems.Problems)), "problem"))
 		}
 		return nil
 	})
 }
 
 // printReport prints a line per file and one for the whole, then a line
-// per problem.
-func printReport(w io.Writer, r pyramid.DatasetReport, problems *pyramid.DatasetError) {
+// per problem. When no metadata was read (the file given, or the
+// companion it points to, is not one of a dataset), only the problems are
+// printed.
+func printReport(w io.Writer, from string, r pyramid.DatasetReport, problems *pyramid.DatasetError) {
+	if r.Metadata == "" && problems != nil {
+		for _, p := range problems.Problems {
+			fmt.Fprintln(w, p.String())
+		}
+		return
+	}
 	for _, f := range r.Files {
-		fmt.Fprintf(w, "%s %s: %d planes, %d IFDs\n", f.Name, f.UUID, f.Planes, f.IFDs)
+		fmt.Fprintf(w, "%s %s: %s, %s\n", f.Name, f.UUID, cli.Plural(int64(f.Planes), "plane"), cli.Plural(int64(f.IFDs), "IFD"))
 	}
 	layout := "every file a master"
 	if r.Companion {
 		layout = "metadata in the companion"
 	}
-	fmt.Fprintf(w, "%s: %d images, %d planes in %d files, %s", r.Metadata, r.Images, r.Planes, len(r.Files), layout)
+	fmt.Fprintf(w, "%s: %s, %s in %s, %s", from, cli.Plural(int64(r.Images), "image"), cli.Plural(int64(r.Planes), "plane"),
+		cli.Plural(int64(len(r.Files)), "file"), layout)
 	if problems == nil {
 		fmt.Fprintln(w, ": complete")
 		return
@@ -68,4 +85,18 @@ func printReport(w io.Writer, r pyramid.DatasetReport, problems *pyramid.Dataset
 	for _, p := range problems.Problems {
 		fmt.Fprintln(w, p.String())
 	}
+}
+
+// isPlan reports whether the file at path starts as JSON does, as a plan
+// and no TIFF or OME-XML does.
+func isPlan(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [512]byte
+	n, _ := f.Read(head[:])
+	text := bytes.TrimLeft(head[:n], " \t\r\n")
+	return len(text) > 0 && text[0] == '{'
 }

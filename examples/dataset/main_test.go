@@ -112,9 +112,25 @@ func TestPlanWriteCheck(t *testing.T) {
 	assert.Contains(t, mustRun(t, "write", plan), "wrote stack_3.ome.tif: 9 planes of images 4 to 5")
 
 	out = mustRun(t, "check", plan, dir)
-	assert.Contains(t, out, "stack_0.ome.tif: 6 images, 36 planes in 4 files, every file a master: complete\n")
+	assert.Contains(t, out, "\n"+plan+": 6 images, 36 planes in 4 files, every file a master: complete\n", "the metadata is the plan's")
 	assert.Regexp(t, `stack_2.ome.tif urn:uuid:[0-9a-f-]{36}: 9 planes, 9 IFDs\n`, out)
 	assert.Contains(t, mustRun(t, "check", filepath.Join(dir, "stack_3.ome.tif")), "stack_3.ome.tif: 6 images, 36 planes in 4 files, every file a master: complete\n")
+
+	// The plan alone is not a file of the dataset.
+	code, stdout, stderr := clitest.Run(run, "check", plan)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, plan+" is a plan: give the dataset's directory after it (check PLAN DIR)")
+
+	// A file whose companion is missing: the problem alone, no summary of
+	// metadata never read.
+	withCompanion := smallPlan(t, "-companion")
+	mustRun(t, "write", withCompanion, "0")
+	require.NoError(t, os.Remove(filepath.Join(filepath.Dir(withCompanion), "stack.companion.ome")))
+	code, stdout, stderr = clitest.Run(run, "check", filepath.Join(filepath.Dir(withCompanion), "stack_0.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "stack.companion.ome: missing\n", stdout)
+	assert.Contains(t, stderr, "incomplete: 1 problem\n")
 
 	pool := stackpool.New(64, 36)
 	i := 0
@@ -208,7 +224,7 @@ func TestKilledPart(t *testing.T) {
 			assert.Equal(t, 1, code)
 			assert.Contains(t, stdout, "stack_3.ome.tif: missing (9 planes of images 4 to 5)\n")
 			clitest.AssertErrorLine(t, "dataset", errOut)
-			assert.Contains(t, errOut, "incomplete: 1 problems")
+			assert.Contains(t, errOut, "incomplete: 1 problem\n")
 
 			mustRun(t, "write", plan, "3")
 			assert.Contains(t, mustRun(t, append([]string{"check"}, tt.checkArg(plan)...)...), ": complete\n")
@@ -228,7 +244,7 @@ func TestWriteRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"write", plan}, 2, "no INDEX, and neither $SLURM_ARRAY_TASK_ID nor $JOB_COMPLETION_INDEX is set"},
-		{[]string{"write", plan, "4"}, 2, "index 4: the plan has 4 files"},
+		{[]string{"write", plan, "4"}, 2, "INDEX 4: the plan has 4 files"},
 		{[]string{"write", plan, "-1"}, 2, `INDEX "-1" is not a file index`},
 		{[]string{"write"}, 2, "write takes a plan and an index"},
 		{[]string{"write", filepath.Join(t.TempDir(), "none.json"), "0"}, 1, "no such file"},
@@ -247,6 +263,10 @@ func TestWriteRefuses(t *testing.T) {
 	code, _, stderr := clitest.Run(run, "write", plan)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `$SLURM_ARRAY_TASK_ID "x" is not a file index`)
+	t.Setenv("SLURM_ARRAY_TASK_ID", "7")
+	code, _, stderr = clitest.Run(run, "write", plan)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "$SLURM_ARRAY_TASK_ID 7: the plan has 4 files")
 
 	mustRun(t, "write", plan, "1")
 	code, _, stderr = clitest.Run(run, "write", plan, "1")

@@ -47,7 +47,7 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: errors.New("write takes a plan and an index")})
 	}
 	planPath := fs.Arg(0)
-	index, err := taskIndex(fs.Arg(1))
+	index, source, err := taskIndex(fs.Arg(1))
 	if err != nil {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
 	}
@@ -60,7 +60,7 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 			return err
 		}
 		if index >= d.Files() {
-			return cli.UsageError{Err: fmt.Errorf("index %d: the plan has %d files", index, d.Files())}
+			return cli.UsageError{Err: fmt.Errorf("%s %d: the plan has %s", source, index, cli.Plural(int64(d.Files()), "file"))}
 		}
 		fill, err := stackFill(d)
 		if err != nil {
@@ -90,8 +90,9 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// taskIndex reads the index given, or the first of indexEnvs set.
-func taskIndex(arg string) (int, error) {
+// taskIndex reads the index given, or the first of indexEnvs set, and
+// says which it read ("INDEX", "$SLURM_ARRAY_TASK_ID").
+func taskIndex(arg string) (int, string, error) {
 	source := "INDEX"
 	if arg == "" {
 		for _, env := range indexEnvs {
@@ -102,13 +103,13 @@ func taskIndex(arg string) (int, error) {
 		}
 	}
 	if arg == "" {
-		return 0, errors.New("no INDEX, and neither $SLURM_ARRAY_TASK_ID nor $JOB_COMPLETION_INDEX is set")
+		return 0, source, errors.New("no INDEX, and neither $SLURM_ARRAY_TASK_ID nor $JOB_COMPLETION_INDEX is set")
 	}
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s %q is not a file index", source, arg)
+		return 0, source, fmt.Errorf("%s %q is not a file index", source, arg)
 	}
-	return n, nil
+	return n, source, nil
 }
 
 // loadPlan reads the plan at path.

@@ -342,12 +342,7 @@ func length(v float64, unit string) string {
 }
 
 // plural writes n nouns.
-func plural(n int, noun string) string { return plural64(int64(n), noun) }
+func plural(n int, noun string) string { return cli.Plural(int64(n), noun) }
 
 // plural64 is plural for a count of int64.
-func plural64(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+func plural64(n int64, noun string) string { return cli.Plural(n, noun) }

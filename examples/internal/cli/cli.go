@@ -295,3 +295,11 @@ func isUsageError(err error) bool {
 	return errors.As(err, &u) || errors.Is(err, pyramid.ErrOption) ||
 		errors.Is(err, pyramid.ErrMetadata) || errors.Is(err, pyramid.ErrPixelType)
 }
+
+// Plural writes n nouns: "1 file", "2 files".
+func Plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
