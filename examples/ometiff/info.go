@@ -255,10 +255,13 @@ func describeFile(w io.Writer, f *source.File, path string) {
 		}
 	}
 	for _, err := range f.Skipped {
-		if errors.Is(err, source.ErrNotCarried) { // the image is converted without it
+		switch {
+		case errors.Is(err, source.ErrNotCarried): // the image is converted without it
 			fmt.Fprintf(w, "metadata not carried: %v\n", err)
-		} else {
+		case errors.Is(err, source.ErrLeftOut): // no image above loses a plane: -images goes on
 			fmt.Fprintf(w, "not converted: %v\n", err)
+		default: // maybe a plane of an image above: convert refuses the file, -images or not
+			fmt.Fprintf(w, "not converted (convert goes on only with -skip-unsupported, whatever -images says): %v\n", err)
 		}
 	}
 }
