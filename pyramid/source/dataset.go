@@ -268,8 +268,10 @@ func (m *mapper) openPart(name string) (*part, error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
-		return fail(fmt.Errorf("%w: the dataset's file %q: %w", ErrMetadata, name, err))
-	case errors.Is(err, tiff.ErrMalformed) || errors.Is(err, tiff.ErrUnsupported) || errors.Is(err, tiff.ErrNotTIFF):
+		return fail(fmt.Errorf("%w: the dataset's file %q is missing (%w)", ErrMetadata, name, err))
+	case errors.Is(err, tiff.ErrMalformed): // damaged, not of a layout this package does not read
+		return fail(fmt.Errorf("source: the dataset's file %q is damaged: %w", name, err))
+	case errors.Is(err, tiff.ErrUnsupported) || errors.Is(err, tiff.ErrNotTIFF):
 		return fail(fmt.Errorf("%w: the dataset's file %q: %w", ErrUnsupported, name, err))
 	case errors.Is(err, syscall.EMFILE):
 		return fail(fmt.Errorf("source: the dataset's file %q: %w (the dataset's files are open at once: raise the limit, ulimit -n)", name, err))

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,7 +115,9 @@ func TestDatasetRefused(t *testing.T) {
 		kept  int // images kept with SkipUnsupported; -1: refused even then
 	}{
 		{"the other file missing", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), nil,
-			[]error{ErrMetadata, fs.ErrNotExist}, `the dataset's file "b.ome.tif"`, 1},
+			[]error{ErrMetadata, fs.ErrNotExist}, `the dataset's file "b.ome.tif" is missing (`, 1},
+		{"the other file damaged", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "cut:" + omeDocument(`UUID="`+uuidB+`"`)},
+			[]error{tiff.ErrMalformed}, `source: the dataset's file "b.ome.tif" is damaged: tiff: malformed file`, 1},
 		{"another UUID", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": omeDocument(`UUID="` + uuidC + `"`)},
 			[]error{ErrMetadata}, `names "b.ome.tif" with UUID ` + uuidB + `, but the file's UUID is ` + uuidC, 1},
 		{"a path", doc(`UUID="`+uuidA+`"`, inB("../b.ome.tif", uuidB)), nil,
@@ -147,6 +150,9 @@ func TestDatasetRefused(t *testing.T) {
 				switch {
 				case strings.HasPrefix(text, "companion:"):
 					require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.TrimPrefix(text, "companion:")), 0o644))
+				case strings.HasPrefix(text, "cut:"): // its first directory past its end
+					data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(strings.TrimPrefix(text, "cut:"))))
+					require.NoError(t, os.WriteFile(filepath.Join(dir, name), data[:16], 0o644))
 				case strings.HasPrefix(text, "2:"):
 					write(name, gray(8, 8, description(strings.TrimPrefix(text, "2:"))), gray(8, 8))
 				default:
@@ -154,6 +160,7 @@ func TestDatasetRefused(t *testing.T) {
 				}
 			}
 			_, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
+			assert.Equal(t, errors.Is(err, ErrUnsupported), slices.Contains(tt.is, ErrUnsupported), "ErrUnsupported only where said: %v", err)
 			for _, is := range tt.is {
 				require.ErrorIs(t, err, is)
 			}
