@@ -132,6 +132,9 @@ func CheckDataset(path string) (DatasetReport, error) {
 		return c.report, c.result(nil)
 	}
 	c.metaName, c.metaXML, c.meta = name, data, meta
+	if f != nil {
+		c.given = [2]string{name, meta.uuid}
+	}
 	if bo := meta.binaryOnly; bo != nil {
 		if f == nil {
 			c.problem(name, ErrWrongFile, "a companion with a BinaryOnly element")
@@ -196,7 +199,8 @@ func (d *Dataset) Check(dir string) (DatasetReport, error) {
 // datasetChecker checks a dataset from its metadata.
 type datasetChecker struct {
 	dir, path string
-	metaName  string // the file the metadata is in
+	metaName  string    // the file the metadata is in
+	given     [2]string // the name and UUID of the TIFF CheckDataset was given
 	metaXML   []byte
 	meta      *datasetMeta
 	companion bool // the metadata is a companion's
@@ -410,7 +414,11 @@ func (c *datasetChecker) checkFile(f *checkFile) error {
 	case err != nil:
 		return err
 	case rc == nil && c.missing(f.name):
-		c.problems[len(c.problems)-1].Detail = "missing (" + c.holds(f) + ")"
+		detail := "missing (" + c.holds(f) + ")"
+		if c.given[1] == f.uuid && c.given[0] != f.name {
+			detail = fmt.Sprintf("missing (%s); %s, the file checked from, has its UUID: renamed?", c.holds(f), c.given[0])
+		}
+		c.problems[len(c.problems)-1].Detail = detail
 		return nil
 	case rc == nil && data != nil:
 		c.problem(f.name, ErrWrongFile, "not a TIFF")

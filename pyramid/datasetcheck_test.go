@@ -258,6 +258,13 @@ func TestCheckDatasetStart(t *testing.T) {
 	require.NoError(t, err, "a single OME-TIFF is a dataset of one file")
 	assert.Equal(t, []CheckedFile{{Name: "plain.tif", UUID: "urn:uuid:00000000-0000-8000-8000-000000000001", Planes: 1, IFDs: 1}}, report.Files)
 
+	// Renamed, it is said to hold the missing file's UUID.
+	renamed := filepath.Join(dir, "renamed.tif")
+	require.NoError(t, os.Rename(plain, renamed))
+	_, err = CheckDataset(renamed)
+	require.ErrorIs(t, err, ErrMissingFile)
+	assert.Contains(t, err.Error(), "plain.tif: missing (1 plane of image 0); renamed.tif, the file checked from, has its UUID: renamed?")
+
 	xml := filepath.Join(dir, "x.companion.ome")
 	require.NoError(t, os.WriteFile(xml, []byte("not xml"), 0o644))
 	_, err = CheckDataset(xml)
