@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,8 +89,9 @@ type DatasetSpec struct {
 
 // DatasetFile is one file of a dataset.
 type DatasetFile struct {
-	// Name is the file's name, without a directory; empty, the dataset's
-	// Name makes it.
+	// Name is the file's name, without a directory, ending in .tif,
+	// .tiff, .btf, .tf2 or .tf8 (".ome.tif" by convention), by which
+	// Bio-Formats knows a TIFF; empty, the dataset's Name makes it.
 	Name string `json:",omitempty"`
 	// Planes are the runs of planes the file holds, in the order of its
 	// IFDs.
@@ -422,6 +424,11 @@ func checkFileName(field, name string) error {
 	return nil
 }
 
+// tiffExtensions are the extensions of the files of a dataset, after
+// ".ome" or not: those of TIFF and BigTIFF files that Bio-Formats'
+// OME-TIFF reader takes by name.
+var tiffExtensions = []string{".tif", ".tiff", ".btf", ".tf2", ".tf8"}
+
 // windowsDevice reports whether Windows takes name for a device (CON,
 // PRN, AUX, NUL, COM1 to COM9, LPT1 to LPT9, in any case, before any
 // extension): a file written under it would go to the device.
@@ -454,6 +461,9 @@ func (d *Dataset) checkNames() error {
 		}
 		if err := checkFileName(field, name); err != nil {
 			return err
+		}
+		if ext := strings.ToLower(filepath.Ext(name)); i < len(d.spec.Files) && !slices.Contains(tiffExtensions, ext) {
+			return planErrorf("%s %q does not end in .tif, .tiff, .btf, .tf2 or .tf8: Bio-Formats goes by the name, and would not read it as OME-TIFF", field, name)
 		}
 		key := strings.ToLower(name)
 		if j, dup := seen[key]; dup {

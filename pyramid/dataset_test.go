@@ -121,7 +121,10 @@ func TestNewDatasetRefuses(t *testing.T) {
 		{"name of the companion", with(func(s *DatasetSpec) {
 			s.Companion = true
 			files(DatasetFile{Name: "stack.companion.ome", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})(s)
-		}), nil, `the companion "stack.companion.ome" is the name of Files[0] too`},
+		}), nil, `Files[0].Name "stack.companion.ome" does not end in .tif, .tiff, .btf, .tf2 or .tf8`},
+		{"not a TIFF's name", with(files(DatasetFile{Name: "a.png", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil,
+			`Files[0].Name "a.png" does not end in .tif, .tiff, .btf, .tf2 or .tf8: Bio-Formats goes by the name`},
+		{"no extension", with(files(DatasetFile{Name: "a", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `Files[0].Name "a" does not end in .tif`},
 		{"dot dot", with(files(DatasetFile{Name: "..", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `Files[0].Name ".." is not a file name`},
 		{"a Windows device", with(files(DatasetFile{Name: "nul.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil,
 			`Files[0].Name "nul.ome.tif" is not a file name on Windows, where it names a device (whatever its extension)`},
