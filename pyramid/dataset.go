@@ -223,7 +223,7 @@ func NewDataset(spec DatasetSpec) (*Dataset, error) {
 	if base := d.xml(); base.err != nil {
 		return nil, planError("OME-XML", base.err)
 	} else if len(base.xml) > MaxOMEXMLSize {
-		return nil, planErrorf("the OME-XML is %d bytes, more than MaxOMEXMLSize (%d), which the readers of the set take", len(base.xml), MaxOMEXMLSize)
+		return nil, tooLarge("the OME-XML is %d bytes, more than MaxOMEXMLSize (%d), which the readers of the set take", len(base.xml), MaxOMEXMLSize)
 	}
 	return d, nil
 }
@@ -236,11 +236,17 @@ const (
 	minPlaneXML = 35
 )
 
+// tooLarge is a plan whose OME-XML would be longer than MaxOMEXMLSize,
+// described: ErrPlan and ErrOMETooLarge.
+func tooLarge(format string, args ...any) error {
+	return classify(ErrPlan, fmt.Sprintf(format, args...), ErrOMETooLarge)
+}
+
 // checkImageCount refuses a plan of more images than an OME-XML of
 // MaxOMEXMLSize bytes can describe.
 func checkImageCount(n int) error {
 	if n > MaxOMEXMLSize/minImageXML {
-		return planErrorf("%d images: more than an OME-XML of MaxOMEXMLSize (%d bytes), which the readers of the set take, describes", n, MaxOMEXMLSize)
+		return tooLarge("%d images: more than an OME-XML of MaxOMEXMLSize (%d bytes), which the readers of the set take, describes", n, MaxOMEXMLSize)
 	}
 	return nil
 }
@@ -263,7 +269,7 @@ func checkXMLBound(images []ImageSpec) error {
 		}
 	}
 	if least > MaxOMEXMLSize {
-		return planErrorf("the OME-XML of %s takes more than MaxOMEXMLSize (%d bytes), which the readers of the set take", plural(len(images), "image"), MaxOMEXMLSize)
+		return tooLarge("the OME-XML of %s takes more than MaxOMEXMLSize (%d bytes), which the readers of the set take", plural(len(images), "image"), MaxOMEXMLSize)
 	}
 	return nil
 }
@@ -465,6 +471,8 @@ func (d *Dataset) checkNames() error {
 		if ext := strings.ToLower(filepath.Ext(name)); i < len(d.spec.Files) && !slices.Contains(tiffExtensions, ext) {
 			return planErrorf("%s %q does not end in .tif, .tiff, .btf, .tf2 or .tf8: Bio-Formats goes by the name, and would not read it as OME-TIFF", field, name)
 		}
+		// Case aside, as Windows and macOS compare names. (The companion's
+		// name, of another extension, is no file's.)
 		key := strings.ToLower(name)
 		if j, dup := seen[key]; dup {
 			return planErrorf("%s %q is the name of Files[%d] too", field, name, j)
@@ -659,8 +667,8 @@ func (d *Dataset) UUID(i int) string { return d.uuids[i] }
 func (d *Dataset) Companion() (name, uuid string) { return d.companion[0], d.companion[1] }
 
 // Planes returns the planes of file i in the order of its IFDs: the order
-// in which writing them gives a byte-identical file on every run. It
-// panics if i is not in [0, d.Files()), as File does.
+// in which writing them gives a byte-identical file on every run. Ranging
+// over it panics if i is not in [0, d.Files()), as File does.
 func (d *Dataset) Planes(i int) iter.Seq[PlaneRef] {
 	return func(yield func(PlaneRef) bool) {
 		for _, r := range d.spec.Files[i].Planes {

@@ -118,7 +118,7 @@ func TestNewDatasetRefuses(t *testing.T) {
 		{"empty file", with(files(DatasetFile{Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}}, DatasetFile{})), nil, "Files[1] (stack_1.ome.tif) holds no planes"},
 		{"same names", with(files(DatasetFile{Name: "A.tif", Planes: []PlaneRange{r(0, 0, 2)}}, DatasetFile{Name: "a.tif", Planes: []PlaneRange{r(1, 0, 2)}})),
 			nil, `Files[1].Name "a.tif" is the name of Files[0] too`},
-		{"name of the companion", with(func(s *DatasetSpec) {
+		{"a file named as the companion", with(func(s *DatasetSpec) {
 			s.Companion = true
 			files(DatasetFile{Name: "stack.companion.ome", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})(s)
 		}), nil, `Files[0].Name "stack.companion.ome" does not end in .tif, .tiff, .btf, .tf2 or .tf8`},
@@ -424,7 +424,8 @@ func TestDatasetXMLBound(t *testing.T) {
 	// elements.
 	_, err := NewDataset(DatasetSpec{Name: "a", Images: []ImageSpec{{SizeX: 1, SizeY: 1, SizeZ: 1_800_000}}})
 	assert.ErrorIs(t, err, ErrPlan)
-	assert.ErrorContains(t, err, "more than MaxOMEXMLSize (67108864)")
+	assert.ErrorIs(t, err, ErrOMETooLarge)
+	assert.Equal(t, "pyramid: bad dataset plan: the OME-XML is 72689624 bytes, more than MaxOMEXMLSize (67108864), which the readers of the set take", err.Error())
 
 	// Too many images are refused before any is decoded (the first is bad).
 	n := MaxOMEXMLSize/minImageXML + 1
@@ -433,5 +434,28 @@ func TestDatasetXMLBound(t *testing.T) {
 	assert.ErrorIs(t, err, ErrPlan)
 	assert.ErrorContains(t, err, fmt.Sprintf("%d images: more than an OME-XML of MaxOMEXMLSize", n))
 	_, err = ParseDataset([]byte(strings.Replace(plan, `,{}`, ``, 1)))
-	assert.ErrorContains(t, err, "Images[0]: JSON: json: cannot unmarshal string", "one fewer: decoded")
+	assert.ErrorContains(t, err, "JSON: json: cannot unmarshal string into Go struct field imageJSON.Images.SizeX", "one fewer: decoded")
+
+	// So are too many elements of other arrays, before they are decoded
+	// (each one is bad).
+	many := func(n int) string { return `{"Bad": 1}` + strings.Repeat(`,{"Bad": 1}`, n-1) }
+	for _, tt := range []struct{ plan, want string }{
+		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1, "PlaneInfo": [` + many(MaxOMEXMLSize/minPlaneXML+1) + `]}]}`,
+			"PlaneInfo: more than an OME-XML of MaxOMEXMLSize"},
+		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1, "Channels": [` + many(MaxOMEXMLSize/minPlaneXML+1) + `]}]}`,
+			"Channels: more than an OME-XML of MaxOMEXMLSize"},
+		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Files": [` + many(MaxDatasetFiles+1) + `]}`,
+			"65537 Files, more than MaxDatasetFiles (65536)"},
+		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Files": [{"Planes": [` + many(MaxOMEXMLSize/minPlaneXML+1) + `]}]}`,
+			"Files' Planes: more than an OME-XML of MaxOMEXMLSize"},
+		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Instruments": [` + many(MaxOMEXMLSize/minImageXML+1) + `]}`,
+			"223697 Instruments: more than an OME-XML of MaxOMEXMLSize"},
+	} {
+		_, err = ParseDataset([]byte(tt.plan))
+		assert.ErrorIs(t, err, ErrPlan)
+		if !strings.Contains(tt.want, "MaxDatasetFiles") {
+			assert.ErrorIs(t, err, ErrOMETooLarge)
+		}
+		assert.ErrorContains(t, err, tt.want)
+	}
 }

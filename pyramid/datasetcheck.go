@@ -167,7 +167,7 @@ func (d *Dataset) Check(dir string) (DatasetReport, error) {
 		return c.report, err
 	}
 	if c.meta, err = parseDatasetMeta(c.metaXML); err != nil {
-		return c.report, fmt.Errorf("pyramid: the plan's OME-XML: %w", err)
+		return c.report, fmt.Errorf("pyramid: the plan's metadata: %w", err)
 	}
 	index := map[string]int{}
 	for i, f := range d.spec.Files {
@@ -415,7 +415,7 @@ func (c *datasetChecker) checkFile(f *checkFile) error {
 		return err
 	case rc == nil && c.missing(f.name):
 		detail := "missing (" + c.holds(f) + ")"
-		if c.given[1] == f.uuid && c.given[0] != f.name {
+		if c.given[1] != "" && c.given[1] == f.uuid && c.given[0] != f.name {
 			detail = fmt.Sprintf("missing (%s); %s, the file checked from, has its UUID: renamed?", c.holds(f), c.given[0])
 		}
 		c.problems[len(c.problems)-1].Detail = detail

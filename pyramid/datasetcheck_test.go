@@ -265,6 +265,23 @@ func TestCheckDatasetStart(t *testing.T) {
 	require.ErrorIs(t, err, ErrMissingFile)
 	assert.Contains(t, err.Error(), "plain.tif: missing (1 plane of image 0); renamed.tif, the file checked from, has its UUID: renamed?")
 
+	// Without UUIDs (blanked, the file's name changed in its TiffData),
+	// nothing says it was renamed.
+	data, err := os.ReadFile(renamed)
+	require.NoError(t, err)
+	uuid := []byte("urn:uuid:00000000-0000-8000-8000-000000000001")
+	require.Equal(t, 2, bytes.Count(data, uuid), "the root's and the TiffData's")
+	root := append(append([]byte(`UUID="`), uuid...), '"')
+	data = bytes.Replace(data, root, bytes.Repeat([]byte(" "), len(root)), 1) // no attribute
+	data = bytes.ReplaceAll(data, uuid, bytes.Repeat([]byte(" "), len(uuid))) // an empty element
+	data = bytes.Replace(data, []byte(`FileName="plain.tif"`), []byte(`FileName="other.tif"`), 1)
+	blank := filepath.Join(dir, "blank.tif")
+	require.NoError(t, os.WriteFile(blank, data, 0o644))
+	_, err = CheckDataset(blank)
+	require.ErrorIs(t, err, ErrMissingFile)
+	assert.Contains(t, err.Error(), "other.tif: missing (1 plane of image 0)")
+	assert.NotContains(t, err.Error(), "renamed?")
+
 	xml := filepath.Join(dir, "x.companion.ome")
 	require.NoError(t, os.WriteFile(xml, []byte("not xml"), 0o644))
 	_, err = CheckDataset(xml)

@@ -14,7 +14,7 @@ import (
 
 // MaxPlanSize is the longest plan ParseDataset reads, in bytes: room for
 // an OME document of MaxOMEXMLSize escaped in JSON, and for the specs of
-// images with a Plane element each of a million planes.
+// its images beside it.
 const MaxPlanSize = 4 * MaxOMEXMLSize
 
 // planVersion is the version of the plan's JSON that this package writes
@@ -196,32 +196,17 @@ func ParseDataset(data []byte) (*Dataset, error) {
 	if len(data) > MaxPlanSize {
 		return nil, planErrorf("%d bytes of JSON, more than MaxPlanSize (%d)", len(data), MaxPlanSize)
 	}
+	if err := checkPlanCounts(data); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	// The images are decoded once they are known to be few enough for an
-	// OME-XML the readers take: a short plan of many small images would
-	// take memory out of proportion to it.
-	var in struct {
-		planJSON
-		Images []json.RawMessage
-	}
-	if err := dec.Decode(&in); err != nil {
+	var p planJSON
+	if err := dec.Decode(&p); err != nil {
 		return nil, jsonError("JSON", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, planErrorf("JSON: data after the plan")
-	}
-	if err := checkImageCount(len(in.Images)); err != nil {
-		return nil, err
-	}
-	p := in.planJSON
-	p.Images = make([]imageJSON, len(in.Images))
-	for i, raw := range in.Images {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p.Images[i]); err != nil {
-			return nil, jsonError(fmt.Sprintf("Images[%d]: JSON", i), err)
-		}
 	}
 	if p.Version != planVersion {
 		return nil, planErrorf("Version %d: this package reads version %d", p.Version, planVersion)
@@ -246,6 +231,51 @@ func ParseDataset(data []byte) (*Dataset, error) {
 		spec.Images = append(spec.Images, s)
 	}
 	return NewDataset(spec)
+}
+
+// checkPlanCounts counts the elements of a plan's arrays, without keeping
+// them (a slice of struct{} takes no memory an element), and refuses more
+// than an OME-XML the readers take can describe, before the plan is
+// decoded: decoded, a short plan of many small elements would take memory
+// out of all proportion to it. A plan that is no JSON, or of the wrong
+// shape, is left to the decoding to refuse.
+func checkPlanCounts(data []byte) error {
+	var top struct {
+		Images, Instruments, Files []struct{}
+	}
+	_ = json.Unmarshal(data, &top)
+	if err := checkImageCount(len(top.Images)); err != nil {
+		return err
+	}
+	switch {
+	case len(top.Files) > MaxDatasetFiles:
+		return planErrorf("%d Files, more than MaxDatasetFiles (%d)", len(top.Files), MaxDatasetFiles)
+	case len(top.Instruments) > MaxOMEXMLSize/minImageXML:
+		return tooLarge("%d Instruments: more than an OME-XML of MaxOMEXMLSize (%d bytes) describes", len(top.Instruments), MaxOMEXMLSize)
+	}
+	// Now that there are few enough, what each holds.
+	var inner struct {
+		Images []struct{ Channels, Annotations, PlaneInfo []struct{} }
+		Files  []struct{ Planes []struct{} }
+	}
+	_ = json.Unmarshal(data, &inner)
+	count := map[string]int{}
+	for _, im := range inner.Images {
+		count["Channels"] += len(im.Channels)
+		count["PlaneInfo"] += len(im.PlaneInfo)
+		count["Annotations"] += len(im.Annotations) / 2 // an M element takes at least 12 bytes
+	}
+	for _, f := range inner.Files {
+		count["Files' Planes"] += len(f.Planes)
+	}
+	for _, what := range []string{"Channels", "PlaneInfo", "Annotations", "Files' Planes"} {
+		// Each is an element of the OME-XML of at least minPlaneXML bytes
+		// (a Channel, a Plane, two M elements, a TiffData).
+		if count[what] > MaxOMEXMLSize/minPlaneXML {
+			return tooLarge("%s: more than an OME-XML of MaxOMEXMLSize (%d bytes) describes", what, MaxOMEXMLSize)
+		}
+	}
+	return nil
 }
 
 // jsonError describes an error of encoding/json as a bad plan; where is

@@ -283,14 +283,20 @@ func TestWriteRefuses(t *testing.T) {
 	assert.Contains(t, stderr, "stack.companion.ome exists and is another plan's companion, or this plan's before it changed (use -replace to replace it, and write every file again)")
 	assert.NotContains(t, stderr, "set Replace")
 
-	// A directory in the part's place is said to be one, -replace or not.
-	inTheWay := smallPlan(t)
-	require.NoError(t, os.Mkdir(filepath.Join(filepath.Dir(inTheWay), "stack_0.ome.tif"), 0o755))
-	for _, args := range [][]string{{"write", inTheWay, "0"}, {"write", "-replace", inTheWay, "0"}} {
-		code, _, stderr = clitest.Run(run, args...)
-		assert.Equal(t, 1, code, args)
-		assert.Contains(t, stderr, "stack_0.ome.tif is a directory", args)
-		assert.NotContains(t, stderr, "replace it", args)
+	// A directory in the part's place is said to be one, -replace or not,
+	// also beside this plan's companion.
+	for _, layout := range [][]string{nil, {"-companion"}} {
+		inTheWay := smallPlan(t, layout...)
+		if layout != nil {
+			mustRun(t, "write", inTheWay, "1") // the companion
+		}
+		require.NoError(t, os.Mkdir(filepath.Join(filepath.Dir(inTheWay), "stack_0.ome.tif"), 0o755))
+		for _, args := range [][]string{{"write", inTheWay, "0"}, {"write", "-replace", inTheWay, "0"}} {
+			code, _, stderr = clitest.Run(run, args...)
+			assert.Equal(t, 1, code, args)
+			assert.Contains(t, stderr, "stack_0.ome.tif is a directory", args)
+			assert.NotContains(t, stderr, "replace it", args)
+		}
 	}
 
 	rgb := filepath.Join(t.TempDir(), "rgb.json")

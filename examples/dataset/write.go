@@ -77,6 +77,8 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 			part := filepath.Join(dir, d.File(index).Name)
 			if fi, serr := os.Lstat(part); serr == nil && fi.Mode().IsRegular() {
 				return fmt.Errorf("%s exists (use -replace to replace it)", part)
+			} else if serr == nil { // a directory or a link: the library says which
+				return err
 			}
 			if name, _ := d.Companion(); name != "" {
 				companion := filepath.Join(dir, name)
