@@ -203,7 +203,7 @@ func ParseDataset(data []byte) (*Dataset, error) {
 	dec.DisallowUnknownFields()
 	var p planJSON
 	if err := dec.Decode(&p); err != nil {
-		return nil, jsonError("JSON", err)
+		return nil, jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, planErrorf("JSON: data after the plan")
@@ -278,19 +278,18 @@ func checkPlanCounts(data []byte) error {
 	return nil
 }
 
-// jsonError describes an error of encoding/json as a bad plan; where is
-// "JSON", or the image's JSON ("Images[3]: JSON").
-func jsonError(where string, err error) error {
+// jsonError describes an error of encoding/json as a bad plan.
+func jsonError(err error) error {
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
-		return planErrorf("%s at byte %d: %v", where, syntax.Offset, err)
+		return planErrorf("JSON at byte %d: %v", syntax.Offset, err)
 	}
 	for _, kind := range kinds {
 		if errors.Is(err, kind) { // a name an option type refused
-			return planError(where, err)
+			return planError("JSON", err)
 		}
 	}
-	return planErrorf("%s: %v", where, err)
+	return planErrorf("JSON: %v", err)
 }
 
 // imageFromJSON converts j, whose instrument is an index in instruments.
