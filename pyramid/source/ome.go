@@ -427,13 +427,29 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	sizeC := omeSize(px.SizeC)
 	effC := max(sizeC/l.samples, 1)
 	spec.SizeC = effC * l.planesPerPage()
+	// The planes are checked against the pages first: what follows takes
+	// time and memory in proportion to them.
+	pageSpec := spec // the planes counted in pages: effC along C
+	pageSpec.SizeC = effC
+	planesInPages, ok := mulInts(pageSpec.SizeZ, effC, pageSpec.SizeT)
+	if !ok || planesInPages > pages {
+		files := "a file"
+		if len(counted) > 1 {
+			files = fmt.Sprintf("%d files", len(counted))
+		}
+		return nil, fmt.Errorf("%w: Z %d x C %d x T %d planes in %s of %d pages", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT, files, pages)
+	}
 	spec.Channels = omeChannels(px.Channels, effC, l)
 	if t, ok := omeTime(oi.AcquisitionDate); ok && t.Year() >= 1 { // xsd:dateTime's years
 		spec.AcquisitionDate = t
 	}
 	spec.TimeIncrement = omeTimeIncrement(px.TimeIncrement, px.TimeIncrementUnit)
+	referred := map[string]bool{} // a map referred to twice is the same map
 	for _, ref := range oi.AnnotationRefs {
-		spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
+		if !referred[ref.ID] {
+			referred[ref.ID] = true
+			spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
+		}
 	}
 	for _, size := range []struct {
 		axis  string
@@ -453,16 +469,6 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			m.pending = append(m.pending, err)
 			*size.value, *size.unit = 0, ""
 		}
-	}
-	pageSpec := spec // the planes counted in pages: effC along C
-	pageSpec.SizeC = effC
-	planesInPages, ok := mulInts(pageSpec.SizeZ, effC, pageSpec.SizeT)
-	if !ok || planesInPages > pages {
-		files := "a file"
-		if len(counted) > 1 {
-			files = fmt.Sprintf("%d files", len(counted))
-		}
-		return nil, fmt.Errorf("%w: Z %d x C %d x T %d planes in %s of %d pages", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT, files, pages)
 	}
 	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
 		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -1154,4 +1155,39 @@ func TestNoImageReason(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrNotCarried)
 	assert.ErrorContains(t, err, "FillOrder")
 	assert.ErrorContains(t, err, "(and 1 more)")
+}
+
+// TestOMEClaimsBounded: what a small document claims costs in proportion
+// to the document, not to the claim: a SizeC of 2^32-1 in a file of one
+// page is refused before a channel is made, and a map referred to 30,000
+// times is read once.
+func TestOMEClaimsBounded(t *testing.T) {
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	doc := omeDocument(``, pixels(1, 4294967295, 1, "XYZCT", `<Channel ID="Channel:0:0" Name="DAPI"/><TiffData/>`))
+	pages := grays(1, doc)
+	var err error
+	used := allocated(func() { _, _, err = mapPages(t, Options{}, pages...) })
+	assert.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "Z 1 x C 4294967295 x T 1 planes in a file of 1 pages")
+	assert.Less(t, used, uint64(32<<20), "bytes allocated")
+
+	var entries strings.Builder
+	for k := range 100 {
+		fmt.Fprintf(&entries, `<M K="k%d">v</M>`, k)
+	}
+	refs := strings.Repeat(`<AnnotationRef ID="Annotation:0"/>`, 30000)
+	doc = omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData/>`))
+	doc = strings.Replace(doc, `<Pixels`, refs+`<Pixels`, 1)
+	doc = strings.Replace(doc, `</OME>`, `<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value>`+entries.String()+`</Value></MapAnnotation></StructuredAnnotations></OME>`, 1)
+	var f *File
+	used = allocated(func() { f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(1, doc)...) })
+	require.NoError(t, err)
+	assert.Less(t, used, uint64(64<<20), "bytes allocated")
+	require.Len(t, f.Images, 1)
 }
