@@ -270,7 +270,7 @@ type omeParser struct {
 	d      *OMEDocument
 	dec    *xml.Decoder
 	names  map[xmlName]int32
-	scope  []xmlName // namespace bindings in scope: prefix (local) and space
+	scope  nsScope // namespace bindings in scope
 	stack  []omeFrame
 	closed bool // the root element has ended
 	skip   int  // depth inside an element dropped whole (Pixels' BinData, TiffData, MetadataOnly)
@@ -343,12 +343,7 @@ func (p *omeParser) lookup(prefix string) (string, bool) {
 	case "xmlns":
 		return xmlnsNamespace, true
 	}
-	for i := len(p.scope) - 1; i >= 0; i-- {
-		if p.scope[i].local == prefix {
-			return p.scope[i].space, true
-		}
-	}
-	return "", prefix == "" // no default namespace: none
+	return p.scope.lookup(prefix) // no default namespace: none
 }
 
 // intern returns the index of a name, adding it if new.
@@ -379,13 +374,13 @@ func (p *omeParser) start(t xml.StartElement) error {
 	}
 	if p.skip > 0 {
 		p.skip++
-		p.stack = append(p.stack, omeFrame{node: -1, raw: t.Name, scope: len(p.scope)})
+		p.stack = append(p.stack, omeFrame{node: -1, raw: t.Name, scope: p.scope.len()})
 		return nil
 	}
 	if len(p.stack) > 0 {
 		p.stack[len(p.stack)-1].elements = true
 	}
-	mark := len(p.scope)
+	mark := p.scope.len()
 	for _, a := range t.Attr {
 		prefix, isDecl := "", false
 		switch {
@@ -403,7 +398,7 @@ func (p *omeParser) start(t xml.StartElement) error {
 		if (prefix == "xml") != (a.Value == xmlNamespace) || prefix == "xmlns" || a.Value == xmlnsNamespace {
 			return p.syntax("namespace declaration of %q as %q", prefix, a.Value)
 		}
-		p.scope = append(p.scope, xmlName{local: prefix, space: a.Value})
+		p.scope.push(prefix, a.Value)
 	}
 	space, ok := p.lookup(t.Name.Space)
 	if !ok {
@@ -427,7 +422,7 @@ func (p *omeParser) start(t xml.StartElement) error {
 		// The writer's own: the pixels are in the file, in the planes its
 		// TiffData elements list. Parsed for well-formedness only.
 		p.skip = 1
-		p.scope = p.scope[:mark]
+		p.scope.truncate(mark)
 		p.stack = append(p.stack, omeFrame{node: -1, raw: t.Name, scope: mark})
 		return nil
 	}
@@ -536,7 +531,7 @@ func (p *omeParser) end(t xml.EndElement) error {
 		return p.syntax("element <%s> ends with </%s>", qualified(top.raw), qualified(t.Name))
 	}
 	p.stack = p.stack[:len(p.stack)-1]
-	p.scope = p.scope[:top.scope]
+	p.scope.truncate(top.scope)
 	if p.skip > 0 {
 		p.skip--
 		return nil

@@ -148,3 +148,33 @@ func TestOMEErrorKinds(t *testing.T) {
 	assert.False(t, errors.Is(conflict, ErrMetadata))
 	assert.Equal(t, "pyramid: OME-XML contradicts the pixels: Image/Pixels@SizeX (line 3): 512, the image has 256", conflict.Error())
 }
+
+// TestNSScope: an inner binding of a prefix hides the outer one until it
+// goes out of scope; the default namespace unbound is no namespace.
+func TestNSScope(t *testing.T) {
+	var s nsScope
+	lookup := func(prefix string) string {
+		space, ok := s.lookup(prefix)
+		if !ok {
+			return "unbound"
+		}
+		return space
+	}
+	assert.Equal(t, "", lookup(""))
+	assert.Equal(t, "unbound", lookup("a"))
+	s.push("a", "outer")
+	s.push("", "default")
+	mark := s.len()
+	s.push("a", "inner")
+	s.push("b", "b")
+	assert.Equal(t, "inner", lookup("a"))
+	assert.Equal(t, "b", lookup("b"))
+	assert.Equal(t, "default", lookup(""))
+	s.truncate(mark)
+	assert.Equal(t, "outer", lookup("a"))
+	assert.Equal(t, "unbound", lookup("b"))
+	s.truncate(0)
+	assert.Equal(t, "unbound", lookup("a"))
+	assert.Equal(t, "", lookup(""))
+	assert.Empty(t, s.at, "no binding left behind")
+}

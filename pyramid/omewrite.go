@@ -12,8 +12,8 @@ import (
 // they inherited from an element the writer rebuilt.
 type xmlWriter struct {
 	b      *bytes.Buffer
-	scope  []xmlName // bindings in scope: prefix (local) and space
-	marks  []int     // len(scope) at each open element
+	scope  nsScope // bindings in scope
+	marks  []int   // len(scope) at each open element
 	rename map[*OMEDocument]*idRename
 }
 
@@ -45,12 +45,7 @@ func (w *xmlWriter) lookup(prefix string) (string, bool) {
 	if prefix == "xml" {
 		return xmlNamespace, true
 	}
-	for i := len(w.scope) - 1; i >= 0; i-- {
-		if w.scope[i].local == prefix {
-			return w.scope[i].space, true
-		}
-	}
-	return "", prefix == ""
+	return w.scope.lookup(prefix)
 }
 
 // declare writes a declaration binding prefix ("" for the default
@@ -59,7 +54,7 @@ func (w *xmlWriter) declare(prefix, space string) {
 	if s, ok := w.lookup(prefix); ok && s == space {
 		return
 	}
-	w.scope = append(w.scope, xmlName{local: prefix, space: space})
+	w.scope.push(prefix, space)
 	if prefix == "" {
 		w.b.WriteString(` xmlns="`)
 	} else {
@@ -72,7 +67,7 @@ func (w *xmlWriter) declare(prefix, space string) {
 // open writes the start of an element (without its closing '>') with the
 // declaration its name needs.
 func (w *xmlWriter) open(prefix, local, space string) {
-	w.marks = append(w.marks, len(w.scope))
+	w.marks = append(w.marks, w.scope.len())
 	w.b.WriteByte('<')
 	if prefix != "" {
 		w.b.WriteString(prefix + ":")
@@ -144,7 +139,7 @@ func (w *xmlWriter) close(prefix, local string) {
 func (w *xmlWriter) closeOME(local string) { w.close("", local) }
 
 func (w *xmlWriter) pop() {
-	w.scope = w.scope[:w.marks[len(w.marks)-1]]
+	w.scope.truncate(w.marks[len(w.marks)-1])
 	w.marks = w.marks[:len(w.marks)-1]
 }
 
@@ -195,7 +190,7 @@ func (w *xmlWriter) copy(d *OMEDocument, n int32, drop func(int32) bool) {
 		return
 	}
 	name := d.names[node.name]
-	w.marks = append(w.marks, len(w.scope))
+	w.marks = append(w.marks, w.scope.len())
 	w.b.WriteByte('<')
 	if name.prefix != "" {
 		w.b.WriteString(name.prefix + ":")
@@ -262,4 +257,46 @@ func escapeTo(b *bytes.Buffer, s []byte, attr bool) {
 		}
 	}
 	b.Write(s[last:])
+}
+
+// nsScope is the namespace declarations in scope: a stack of bindings,
+// and for each prefix where its bindings are in it, so that a lookup
+// takes a map access however many prefixes are declared.
+type nsScope struct {
+	stack []xmlName        // prefix (local) and space, outermost first
+	at    map[string][]int // a prefix's bindings in stack, innermost last
+}
+
+// push binds prefix ("" for the default namespace) to space.
+func (s *nsScope) push(prefix, space string) {
+	if s.at == nil {
+		s.at = map[string][]int{}
+	}
+	s.at[prefix] = append(s.at[prefix], len(s.stack))
+	s.stack = append(s.stack, xmlName{local: prefix, space: space})
+}
+
+// len returns the number of bindings, a mark for truncate.
+func (s *nsScope) len() int { return len(s.stack) }
+
+// truncate drops the bindings made since the scope had n.
+func (s *nsScope) truncate(n int) {
+	for i := len(s.stack) - 1; i >= n; i-- {
+		prefix := s.stack[i].local
+		if at := s.at[prefix]; len(at) > 1 {
+			s.at[prefix] = at[:len(at)-1]
+		} else {
+			delete(s.at, prefix)
+		}
+	}
+	s.stack = s.stack[:n]
+}
+
+// lookup returns the namespace prefix is bound to; no binding of the
+// default namespace is no namespace.
+func (s *nsScope) lookup(prefix string) (string, bool) {
+	if at := s.at[prefix]; len(at) > 0 {
+		return s.stack[at[len(at)-1]].space, true
+	}
+	return "", prefix == ""
 }
