@@ -548,11 +548,11 @@ func parseImageJ(d string) (imageJ, bool) {
 		case key == "frames" && err == nil && n > 0:
 			ij.frames = n
 		case key == "spacing":
-			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && v < 1e12 {
-				ij.spacing = v
+			if v, err := strconv.ParseFloat(value, 64); err == nil {
+				ij.spacing = positive(v) // 0, unknown, if OME's float cannot hold it
 			}
 		case key == "finterval":
-			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && v < 1e30 {
+			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && float32(v) > 0 && v < 1e30 { // not 0 as a float
 				ij.interval = v
 			}
 		case key == "tunit":

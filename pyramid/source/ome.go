@@ -750,7 +750,7 @@ func omeTimeIncrement(v, unit string) pyramid.Quantity {
 	if u, ok := map[string]string{"us": "µs", "\u03bcs": "µs", "sec": "s"}[unit]; ok {
 		unit = u
 	}
-	if err != nil || !(f > 0 && f <= math.MaxFloat32) || !omeTimeUnits[unit] {
+	if err != nil || !(f > 0 && float32(f) > 0 && f <= math.MaxFloat32) || !omeTimeUnits[unit] {
 		return pyramid.Quantity{}
 	}
 	if unit == "" {

@@ -213,6 +213,14 @@ func TestGenericMetadata(t *testing.T) {
 		assert.Equal(t, want, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit}, "%q: a spacing in pixels, or in a unit not known, is no length", unit)
 	}
 
+	// A spacing or an interval OME's float rounds to 0 is not known, not
+	// 0 (the writer refused the spacing, and wrote the interval as 0).
+	f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=4\nslices=2\nframes=2\nunit=micron\nspacing=1e-46\nfinterval=1e-300\n")),
+		gray(8, 8), gray(8, 8), gray(8, 8))
+	require.NoError(t, err)
+	s = f.Images[0].Spec
+	assert.Equal(t, [3]any{0.0, "", pyramid.Quantity{}}, [3]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit, s.TimeIncrement})
+
 	// ImageJ's unit holds whatever ResolutionUnit says; without one, the
 	// spacing is in ResolutionUnit's, as ImageJ reads it.
 	tests := []struct {

@@ -229,7 +229,7 @@ func divided(large, small, factor int) bool {
 func (a aperio) describe(s *pyramid.ImageSpec) {
 	s.Annotations = a.fields
 	if v, ok := a.field("AppMag"); ok {
-		if mag, err := strconv.ParseFloat(v, 64); err == nil && mag > 0 && mag <= math.MaxFloat32 { // an xsd:float
+		if mag, err := strconv.ParseFloat(v, 64); err == nil && mag > 0 && float32(mag) > 0 && mag <= math.MaxFloat32 { // an xsd:float, not 0
 			s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: mag}}}
 			i := slices.IndexFunc(a.fields, func(kv pyramid.KeyValue) bool { return kv.Key == "AppMag" })
 			s.Annotations = slices.Delete(slices.Clone(a.fields), i, i+1)

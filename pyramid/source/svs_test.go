@@ -148,6 +148,7 @@ func TestSVSMagnification(t *testing.T) {
 		{"AppMag 0", "|AppMag = 0", 0, []string{"MPP", "AppMag"}},
 		{"AppMag infinite", "|AppMag = +Inf", 0, []string{"MPP", "AppMag"}},
 		{"AppMag past a float's range", "|AppMag = 1e39", 0, []string{"MPP", "AppMag"}},
+		{"AppMag 0 as a float", "|AppMag = 1e-50", 0, []string{"MPP", "AppMag"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
