@@ -433,6 +433,7 @@ func (p *omeParser) start(t xml.StartElement) error {
 	if len(t.Attr) > 16 {
 		seen = make(map[xmlName]bool, len(t.Attr))
 	}
+	var xsiType *string
 	for i, a := range t.Attr {
 		an := xmlName{prefix: a.Name.Space, local: a.Name.Local}
 		switch {
@@ -461,12 +462,21 @@ func (p *omeParser) start(t xml.StartElement) error {
 		if dup {
 			return p.syntax("element <%s> has attribute %s twice", qualified(t.Name), qualified(a.Name))
 		}
+		if !foreign && an.space == xsiNamespace && an.local == "type" {
+			xsiType = &a.Value
+		}
 		at := xmlAttr{name: p.intern(an)}
 		at.a, at.n = p.store(a.Value)
 		p.d.attrs = append(p.d.attrs, at)
 	}
 	p.d.nodes = append(p.d.nodes, node)
 	p.link(n)
+	if xsiType != nil {
+		// The schema derives no type an element of it could name: a
+		// validator refuses the document.
+		return &OMEError{Err: ErrOMEInvalid, Element: p.d.path(n), Attr: "xsi:type", Line: line,
+			Detail: fmt.Sprintf("%q: the OME schema has no types to substitute", *xsiType)}
+	}
 	if !foreign && space == omeNamespace {
 		if err := p.define(n); err != nil {
 			return err

@@ -60,6 +60,8 @@ func TestParseOMERefuses(t *testing.T) {
 		{"unknown in Pixels", omeRoot + strings.Replace(omeImage0, `<TiffData/>`, `<Planes/>`, 1) + omeEnd, ErrOMEInvalid, "Planes"},
 		{"unknown in Channel", omeRoot + strings.Replace(omeImage0, `<TiffData/>`, `<Channel ID="Channel:0:0"><Filter/></Channel>`, 1) + omeEnd, ErrOMEInvalid, "Channel/Filter"},
 		{"unknown annotation", omeRoot + `<StructuredAnnotations><NoteAnnotation ID="Annotation:0"/></StructuredAnnotations>` + omeEnd, ErrOMEInvalid, "NoteAnnotation"},
+		{"xsi:type", omeRoot + `<Experimenter ID="Experimenter:0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Foo"/>` + omeEnd, ErrOMEInvalid,
+			`Experimenter@xsi:type (line 1): "Foo": the OME schema has no types to substitute`},
 		{"duplicate ID", omeRoot + `<Experimenter ID="Experimenter:0"/><Experimenter ID="Experimenter:0"/>` + omeEnd, ErrOMEInvalid, `Experimenter[1]@ID`},
 		{"duplicate ID across kinds", omeRoot + `<Instrument ID="Instrument:0"><Detector ID="X:1"/><Objective ID="X:1"/></Instrument>` + omeEnd, ErrOMEInvalid, `"X:1" is defined already`},
 		{"dangling reference", omeRoot + strings.Replace(omeImage0, `<Pixels`, `<InstrumentRef ID="Instrument:9"/><Pixels`, 1) + omeEnd, ErrOMEInvalid, `InstrumentRef@ID`},

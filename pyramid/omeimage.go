@@ -2,7 +2,9 @@ package pyramid
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -238,8 +240,8 @@ func isXSDDateTime(text string) bool {
 func (m *OMEImage) checkQuantity(n int32, attr string, k quantityKind) error {
 	d := m.doc
 	if v, ok := d.attr(n, attr); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)
-		if err != nil || k.positive && !(f > 0) {
+		f, ok := xsdFloat(string(v))
+		if !ok || k.positive && !(float32(f) > 0) { // a PositiveFloat, compared as a float
 			kind := "a number"
 			if k.positive {
 				kind = "a positive number"
@@ -326,4 +328,26 @@ func (m *OMEImage) name() (string, bool) {
 	}
 	v, ok := m.doc.attr(m.node, "Name")
 	return string(v), ok
+}
+
+// xsdDecimal is the lexical form of an xsd:float but its special values.
+var xsdDecimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// xsdFloat parses an xsd:float: a decimal, with an exponent or not, "INF",
+// "-INF" or "NaN", with whitespace around it. Go's ParseFloat takes more
+// ("Infinity", "0x1p-2", "1_000"), which a validator refuses.
+func xsdFloat(v string) (float64, bool) {
+	switch v = strings.TrimSpace(v); v {
+	case "INF":
+		return math.Inf(1), true
+	case "-INF":
+		return math.Inf(-1), true
+	case "NaN":
+		return math.NaN(), true
+	}
+	if !xsdDecimal.MatchString(v) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64) // past float64's range: ±Inf, as a float
+	return f, err == nil || errors.Is(err, strconv.ErrRange)
 }
