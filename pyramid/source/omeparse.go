@@ -171,9 +171,36 @@ func (p *omeParser) start(t xml.StartElement) error {
 	} else if t.Name.Local != "OME" {
 		return fmt.Errorf("the root element is %s, not OME", t.Name.Local)
 	}
+	// encoding/xml does not check that an element's attributes differ (a
+	// TiffData with two IFDs would map a plane to the last).
+	if a, twice := repeatedAttr(t.Attr); twice {
+		return p.syntax("element <%s> has attribute %s twice", qualified(t.Name), qualified(a))
+	}
 	kind, err := p.open(parent, t)
 	p.stack = append(p.stack, omeOpen{t.Name, kind})
 	return err
+}
+
+// repeatedAttr returns an attribute name written twice among attrs.
+func repeatedAttr(attrs []xml.Attr) (xml.Name, bool) {
+	if len(attrs) <= 16 {
+		for i, a := range attrs {
+			for _, b := range attrs[:i] {
+				if a.Name == b.Name {
+					return a.Name, true
+				}
+			}
+		}
+		return xml.Name{}, false
+	}
+	seen := make(map[xml.Name]bool, len(attrs))
+	for _, a := range attrs {
+		if seen[a.Name] {
+			return a.Name, true
+		}
+		seen[a.Name] = true
+	}
+	return xml.Name{}, false
 }
 
 // attrField is an attribute open reads into a field: a *string, *uint32,
