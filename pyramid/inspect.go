@@ -6,7 +6,9 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -117,7 +119,19 @@ func length(v float64, unit string) string {
 	if unit == "" {
 		unit = "µm"
 	}
-	return fmt.Sprintf("%g %s", v, unit)
+	return fmt.Sprintf("%g %s", v, plain(unit))
+}
+
+// plain is a string of the file as printed: as it is when it is one
+// printable line, else quoted, so that what a file holds cannot pass for
+// lines of the report or for terminal controls.
+func plain(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // numbered names a run of numbered things: "IFD 9", "IFDs 9 to 12".
@@ -203,7 +217,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 		return
 	}
 	if bo := doc.BinaryOnly; bo != nil {
-		fmt.Fprintf(w, "OME-XML: %d bytes, UUID %s, creator %q, BinaryOnly: the metadata is in %s (UUID %s)\n", len(text), doc.UUID, doc.Creator, bo.MetadataFile, bo.UUID)
+		fmt.Fprintf(w, "OME-XML: %d bytes, UUID %s, creator %q, BinaryOnly: the metadata is in %s (UUID %s)\n", len(text), plain(doc.UUID), doc.Creator, plain(bo.MetadataFile), plain(bo.UUID))
 		return
 	}
 	files := map[string]bool{}
@@ -212,7 +226,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 			files[td.UUID.FileName] = true
 		}
 	}
-	fmt.Fprintf(w, "OME-XML: %d bytes, %s, UUID %s, creator %q", len(text), plural(len(doc.Images), "image"), doc.UUID, doc.Creator)
+	fmt.Fprintf(w, "OME-XML: %d bytes, %s, UUID %s, creator %q", len(text), plural(len(doc.Images), "image"), plain(doc.UUID), doc.Creator)
 	if len(files) > 1 {
 		fmt.Fprintf(w, ", planes in %d files", len(files))
 	}
@@ -232,7 +246,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 			}
 		}
 		fmt.Fprintf(w, "  %s %q: %d x %d, Z %d, C %d, T %d, %s, %s, %s in TiffData",
-			im.ID, im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, p.Type, p.DimensionOrder, plural(planes, "plane"))
+			plain(im.ID), im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, plain(p.Type), plain(p.DimensionOrder), plural(planes, "plane"))
 		if p.PhysicalSizeX > 0 {
 			fmt.Fprintf(w, ", pixel %s x %s", length(p.PhysicalSizeX, p.PhysicalSizeXU), length(p.PhysicalSizeY, p.PhysicalSizeYU))
 		}
@@ -240,7 +254,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 			fmt.Fprintf(w, ", Z step %s", length(p.PhysicalSizeZ, p.PhysicalSizeZU))
 		}
 		if im.AcquisitionDate != "" {
-			fmt.Fprintf(w, ", acquired %s", im.AcquisitionDate)
+			fmt.Fprintf(w, ", acquired %s", plain(im.AcquisitionDate))
 		}
 		w.WriteString("\n")
 		for i, c := range p.Channels {

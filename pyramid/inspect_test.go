@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"bufio"
 	"bytes"
 	"testing"
 
@@ -20,4 +21,17 @@ OME-XML: 182 bytes, 1 image, UUID u, creator "c"
 IFD 0: 1 x 1, 1 x uint1, tiles 16 x 16 (1 x 1), none, 1 bytes
     SubIFD 0.1: 1 x 1, 1 x uint1, tiles 16 x 16 (1 x 1), none, 1 bytes
 `, out.String())
+}
+
+// TestInspectOMEStringsPlain: strings of the OME-XML that are not one
+// printable line are printed quoted, so that none passes for a line of
+// the report or a terminal control.
+func TestInspectOMEStringsPlain(t *testing.T) {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	summarizeOME(w, `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="u&#x9b;2J"><Image ID="Image:0&#10;IFD 7: forged" Name="x">`+
+		`<AcquisitionDate>2024-01-01T00:00:00</AcquisitionDate><Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="1" SizeY="1" SizeZ="1" SizeC="1" SizeT="1"><TiffData/></Pixels></Image></OME>`)
+	require.NoError(t, w.Flush())
+	assert.Equal(t, `OME-XML: 309 bytes, 1 image, UUID "u\u009b2J", creator ""`+"\n"+
+		`  "Image:0\nIFD 7: forged" "x": 1 x 1, Z 1, C 1, T 1, uint8, XYZCT, 1 plane in TiffData, acquired 2024-01-01T00:00:00`+"\n", b.String())
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -275,7 +276,7 @@ func (m *mapper) ome(text string) error {
 			}
 			continue
 		}
-		if err := m.skipImage(fmt.Errorf("OME image %d (%s): %w", i, oi.ID, err)); err != nil {
+		if err := m.skipImage(fmt.Errorf("OME image %d (%s): %w", i, plainText(oi.ID), err)); err != nil {
 			return err
 		}
 	}
@@ -337,7 +338,7 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		}
 		if err != nil {
 			err = fmt.Errorf("%w: the Image element of OME image %d (%s) cannot be carried to the output: %w; without it, the image keeps only its typed metadata (%s)",
-				ErrMetadata, i, doc.Images[i].ID, err, typedMetadata)
+				ErrMetadata, i, plainText(doc.Images[i].ID), err, typedMetadata)
 			if err := m.skipMetadata(err); err != nil {
 				return err
 			}
@@ -460,7 +461,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			*size.unit = u
 		}
 		if _, ok := omeLengthUnits[*size.unit]; !ok {
-			err := fmt.Errorf("%w: OME image %s: PhysicalSize%sUnit %q is no OME length unit (the physical size is left out)", ErrMetadata, oi.ID, size.axis, *size.unit)
+			err := fmt.Errorf("%w: OME image %s: PhysicalSize%sUnit %q is no OME length unit (the physical size is left out)", ErrMetadata, plainText(oi.ID), size.axis, *size.unit)
 			if !m.opts.SkipUnsupported {
 				return nil, err
 			}
@@ -770,4 +771,16 @@ func omeTime(s string) (time.Time, bool) {
 		return t, true
 	}
 	return time.Time{}, false
+}
+
+// plainText is a string of the file as a message shows it: as it is when
+// it is one printable line, else quoted, so that it cannot pass for more
+// lines or for terminal controls.
+func plainText(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -1200,3 +1200,14 @@ func TestOMEClaimsBounded(t *testing.T) {
 	assert.Less(t, used, uint64(64<<20), "bytes allocated")
 	require.Len(t, f.Images, 1)
 }
+
+// TestOMEImageIDShownPlain: an Image ID that is more than one printable
+// line is quoted in messages.
+func TestOMEImageIDShownPlain(t *testing.T) {
+	doc := omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="7"/>`))
+	doc = strings.Replace(doc, `ID="Image:0"`, `ID="Image:0&#10;forged"`, 1)
+	_, _, err := mapPages(t, Options{}, grays(1, doc)...)
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, `OME image 0 ("Image:0\nforged"): `)
+	assert.NotContains(t, err.Error(), "\n")
+}
