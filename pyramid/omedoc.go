@@ -213,19 +213,62 @@ func (d *OMEDocument) Image(i int) *OMEImage {
 // Document returns the document the image belongs to.
 func (m *OMEImage) Document() *OMEDocument { return m.doc }
 
+// maxOMEAttrs bounds the attributes of one element, namespace
+// declarations included: the schema's elements have a few dozen at most,
+// and encoding/xml takes about 50 bytes of memory for each attribute of an
+// element it reads, at once.
+const maxOMEAttrs = 1024
+
+// CheckOMEXML refuses, as ParseOME does and without parsing it, OME-XML
+// whose size or shape would cost memory out of proportion to it: longer
+// than MaxOMEXMLSize, or with an element of more than 1024 attributes. It
+// is for callers that parse OME-XML themselves (as package source does);
+// the error is an *OMEError of ErrOMETooLarge.
+func CheckOMEXML(data []byte) error {
+	if len(data) > MaxOMEXMLSize {
+		return &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("%d bytes, more than MaxOMEXMLSize (%d)", len(data), MaxOMEXMLSize)}
+	}
+	// Count the '=' of each start tag outside its quoted values; a
+	// comment, a CDATA section or a processing instruction is no start
+	// tag (a '<' inside one may count a few, never many).
+	inTag, quote, attrs := false, byte(0), 0
+	for i, c := range data {
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '<':
+			inTag, attrs = i+1 < len(data) && data[i+1] != '!' && data[i+1] != '?' && data[i+1] != '/', 0
+		case !inTag:
+		case c == '>':
+			inTag = false
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '=':
+			if attrs++; attrs > maxOMEAttrs {
+				return &OMEError{Err: ErrOMETooLarge, Line: 1 + bytes.Count(data[:i], []byte("\n")),
+					Detail: fmt.Sprintf("an element of more than %d attributes", maxOMEAttrs)}
+			}
+		}
+	}
+	return nil
+}
+
 // ParseOME parses an OME-XML document of the 2016-06 schema, as found in
 // the ImageDescription of an OME-TIFF's first directory or in a companion
 // .ome file. It refuses, with an *OMEError: a document that is not
 // well-formed, one of another schema version, one longer than
-// MaxOMEXMLSize or nested deeper than 256 elements, and one the writer
+// MaxOMEXMLSize, nested deeper than 256 elements or with an element of
+// more than 1024 attributes (CheckOMEXML), and one the writer
 // could not write validly: elements the schema does not allow where the
 // writer rebuilds the document (in OME, Image, Pixels, Channel and
 // StructuredAnnotations), duplicate IDs, references to IDs not defined,
 // and BinaryOnly.
 func ParseOME(data []byte) (*OMEDocument, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // UTF-8's byte order mark, which XML allows
-	if len(data) > MaxOMEXMLSize {
-		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("%d bytes, more than MaxOMEXMLSize (%d)", len(data), MaxOMEXMLSize)}
+	if err := CheckOMEXML(data); err != nil {
+		return nil, err
 	}
 	if !utf8.Valid(data) {
 		bad := 0

@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,6 +61,8 @@ func TestParseOMERefuses(t *testing.T) {
 		{"unknown in Pixels", omeRoot + strings.Replace(omeImage0, `<TiffData/>`, `<Planes/>`, 1) + omeEnd, ErrOMEInvalid, "Planes"},
 		{"unknown in Channel", omeRoot + strings.Replace(omeImage0, `<TiffData/>`, `<Channel ID="Channel:0:0"><Filter/></Channel>`, 1) + omeEnd, ErrOMEInvalid, "Channel/Filter"},
 		{"unknown annotation", omeRoot + `<StructuredAnnotations><NoteAnnotation ID="Annotation:0"/></StructuredAnnotations>` + omeEnd, ErrOMEInvalid, "NoteAnnotation"},
+		{"too many attributes", omeRoot + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x ` + manyAttrs(1025) + `/></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd,
+			ErrOMETooLarge, "an element of more than 1024 attributes"},
 		{"xsi:type", omeRoot + `<Experimenter ID="Experimenter:0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Foo"/>` + omeEnd, ErrOMEInvalid,
 			`Experimenter@xsi:type (line 1): "Foo": the OME schema has no types to substitute`},
 		{"duplicate ID", omeRoot + `<Experimenter ID="Experimenter:0"/><Experimenter ID="Experimenter:0"/>` + omeEnd, ErrOMEInvalid, `Experimenter[1]@ID`},
@@ -179,4 +182,25 @@ func TestNSScope(t *testing.T) {
 	assert.Equal(t, "unbound", lookup("a"))
 	assert.Equal(t, "", lookup(""))
 	assert.Empty(t, s.at, "no binding left behind")
+}
+
+// manyAttrs returns n attributes, a0="=" a1="=" ...
+func manyAttrs(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, ` a%d="="`, i)
+	}
+	return b.String()
+}
+
+// TestCheckOMEXMLCounts: CheckOMEXML counts the attributes of start tags
+// only, 1024 at most: not '=' in values, text, comments, CDATA or
+// processing instructions.
+func TestCheckOMEXMLCounts(t *testing.T) {
+	eq := strings.Repeat("=", 2000)
+	ok := omeRoot + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x ` + manyAttrs(1023) + ` b='` + eq + `'>` + eq +
+		`<!-- ` + eq + ` --><![CDATA[` + eq + `]]><?pi ` + eq + `?></x></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
+	assert.NoError(t, CheckOMEXML([]byte(ok)))
+	_, err := ParseOME([]byte(ok))
+	assert.NoError(t, err)
 }

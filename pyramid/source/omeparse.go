@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ometiff-go/ometiff/pyramid"
 )
 
 // parseOME parses an OME-XML document into the part of it the mapping
@@ -26,6 +28,11 @@ import (
 // MapAnnotations an Image refers to are kept, the only ones the mapping
 // uses.
 func parseOME(text string) (*omeDoc, error) {
+	// What costs memory out of proportion to the document is refused
+	// before encoding/xml reads it.
+	if err := pyramid.CheckOMEXML([]byte(text)); err != nil {
+		return nil, err
+	}
 	doc, missed, err := parseOMEOnce(text, false)
 	if err == nil && missed {
 		// An Image refers to a MapAnnotation before it, out of the

@@ -664,6 +664,8 @@ func TestOMERefused(t *testing.T) {
 		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
 		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", 1, 1},
+		{"an element of too many attributes", strings.Replace(omeDocument(``, good), `</OME>`, `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x`+
+			strings.Repeat(` a="1"`, 1025)+`/></Value></XMLAnnotation></StructuredAnnotations></OME>`, 1), 1, pyramid.ErrOMETooLarge, "an element of more than 1024 attributes", 1, 1},
 		{"an attribute twice", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="0" IFD="1"`, 1)), 2, ErrMetadata, "element <TiffData> has attribute IFD twice", 1, 1},
 		{"SizeC 0", omeDocument(``, good, pixels(1, 0, 1, "XYZCT", `<TiffData IFD="1"/>`)), 2, ErrMetadata, "Pixels SizeC 0 (the schema's sizes are at least 1)", 1, 1},
 		{"no Image", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
