@@ -211,6 +211,10 @@ func summarizeOME(w *bufio.Writer, text string) {
 		fmt.Fprintf(w, "ImageDescription: %d bytes, not OME-XML\n", len(text))
 		return
 	}
+	if err := CheckOMEXML(trimmed); err != nil {
+		fmt.Fprintf(w, "OME-XML: %d bytes, not read: %v\n", len(text), err)
+		return
+	}
 	var doc omeDoc
 	if err := xml.Unmarshal([]byte(trimmed), &doc); err != nil {
 		fmt.Fprintf(w, "OME-XML: %d bytes, does not parse: %v\n", len(text), err)

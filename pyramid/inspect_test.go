@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +35,15 @@ func TestInspectOMEStringsPlain(t *testing.T) {
 	require.NoError(t, w.Flush())
 	assert.Equal(t, `OME-XML: 309 bytes, 1 image, UUID "u\u009b2J", creator ""`+"\n"+
 		`  "Image:0\nIFD 7: forged" "x": 1 x 1, Z 1, C 1, T 1, uint8, XYZCT, 1 plane in TiffData, acquired 2024-01-01T00:00:00`+"\n", b.String())
+}
+
+// TestInspectOMETooManyAttributes: a document CheckOMEXML refuses is not
+// parsed for the summary either.
+func TestInspectOMETooManyAttributes(t *testing.T) {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	doc := omeRoot + "\n<Experimenter ID=\"Experimenter:0\"" + manyAttrs(1025) + "/>" + omeEnd
+	summarizeOME(w, doc)
+	require.NoError(t, w.Flush())
+	assert.Equal(t, fmt.Sprintf("OME-XML: %d bytes, not read: pyramid: OME-XML is too large (line 2): an element of more than 1024 attributes\n", len(doc)), b.String())
 }

@@ -219,40 +219,94 @@ func (m *OMEImage) Document() *OMEDocument { return m.doc }
 // element it reads, at once.
 const maxOMEAttrs = 1024
 
-// CheckOMEXML refuses, as ParseOME does and without parsing it, OME-XML
-// whose size or shape would cost memory out of proportion to it: longer
-// than MaxOMEXMLSize, or with an element of more than 1024 attributes. It
-// is for callers that parse OME-XML themselves (as package source does);
-// the error is an *OMEError of ErrOMETooLarge.
-func CheckOMEXML(data []byte) error {
-	if len(data) > MaxOMEXMLSize {
-		return &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("%d bytes, more than MaxOMEXMLSize (%d)", len(data), MaxOMEXMLSize)}
-	}
-	// Count the '=' of each start tag outside its quoted values; a
-	// comment, a CDATA section or a processing instruction is no start
-	// tag (a '<' inside one may count a few, never many).
-	inTag, quote, attrs := false, byte(0), 0
-	for i, c := range data {
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
+// CheckOMEXML refuses, without parsing it, OME-XML whose shape would cost
+// a parser memory out of proportion to it: an element of more than 1024
+// attributes. ParseOME calls it; it is for callers that parse OME-XML
+// themselves (as package source does). The error is an *OMEError of
+// ErrOMETooLarge.
+func CheckOMEXML[T ~string | ~[]byte](data T) error {
+	// Only start tags count: comments, CDATA sections, processing
+	// instructions and declarations are passed over whole, whatever they
+	// hold, and so are quoted values.
+	for i := 0; i < len(data); i++ {
+		if data[i] != '<' {
+			continue
+		}
+		rest := data[i:]
+		if skip := passOver(rest); skip > 0 {
+			i += skip - 1
+			continue
+		}
+		if len(rest) < 2 || rest[1] == '/' {
+			continue
+		}
+		start, attrs, quote := i, 0, byte(0)
+		for i++; i < len(data); i++ {
+			c := data[i]
+			if quote != 0 {
+				if c == quote {
+					quote = 0
+				}
+				continue
 			}
-		case c == '<':
-			inTag, attrs = i+1 < len(data) && data[i+1] != '!' && data[i+1] != '?' && data[i+1] != '/', 0
-		case !inTag:
-		case c == '>':
-			inTag = false
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '=':
-			if attrs++; attrs > maxOMEAttrs {
-				return &OMEError{Err: ErrOMETooLarge, Line: 1 + bytes.Count(data[:i], []byte("\n")),
-					Detail: fmt.Sprintf("an element of more than %d attributes", maxOMEAttrs)}
+			if c == '>' {
+				break
+			}
+			switch c {
+			case '"', '\'':
+				quote = c
+			case '=':
+				if attrs++; attrs > maxOMEAttrs {
+					return &OMEError{Err: ErrOMETooLarge, Line: 1 + countNewlines(data[:start]),
+						Detail: fmt.Sprintf("an element of more than %d attributes", maxOMEAttrs)}
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// passOver returns the length of the comment, CDATA section, processing
+// instruction or declaration data starts with (to its end, or all of
+// data), or 0 when it starts none.
+func passOver[T ~string | ~[]byte](data T) int {
+	for _, c := range [...]struct{ open, close string }{{"<!--", "-->"}, {"<![CDATA[", "]]>"}, {"<?", "?>"}} {
+		if len(data) >= len(c.open) && string(data[:len(c.open)]) == c.open {
+			if k := strings.Index(string(data[len(c.open):]), c.close); k >= 0 {
+				return len(c.open) + k + len(c.close)
+			}
+			return len(data)
+		}
+	}
+	if len(data) < 2 || data[1] != '!' {
+		return 0
+	}
+	// <!DOCTYPE ...>, with an internal subset in brackets.
+	depth := 0
+	for k := 2; k < len(data); k++ {
+		switch data[k] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '>':
+			if depth <= 0 {
+				return k + 1
+			}
+		}
+	}
+	return len(data)
+}
+
+// countNewlines counts the line feeds of data.
+func countNewlines[T ~string | ~[]byte](data T) int {
+	n := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] == '\n' {
+			n++
+		}
+	}
+	return n
 }
 
 // ParseOME parses an OME-XML document of the 2016-06 schema, as found in
@@ -267,6 +321,9 @@ func CheckOMEXML(data []byte) error {
 // and BinaryOnly.
 func ParseOME(data []byte) (*OMEDocument, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // UTF-8's byte order mark, which XML allows
+	if len(data) > MaxOMEXMLSize {
+		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("%d bytes, more than MaxOMEXMLSize (%d)", len(data), MaxOMEXMLSize)}
+	}
 	if err := CheckOMEXML(data); err != nil {
 		return nil, err
 	}
@@ -476,7 +533,6 @@ func (p *omeParser) start(t xml.StartElement) error {
 	if len(t.Attr) > 16 {
 		seen = make(map[xmlName]bool, len(t.Attr))
 	}
-	var xsiType *string
 	for i, a := range t.Attr {
 		an := xmlName{prefix: a.Name.Space, local: a.Name.Local}
 		switch {
@@ -505,21 +561,12 @@ func (p *omeParser) start(t xml.StartElement) error {
 		if dup {
 			return p.syntax("element <%s> has attribute %s twice", qualified(t.Name), qualified(a.Name))
 		}
-		if !foreign && an.space == xsiNamespace && an.local == "type" {
-			xsiType = &a.Value
-		}
 		at := xmlAttr{name: p.intern(an)}
 		at.a, at.n = p.store(a.Value)
 		p.d.attrs = append(p.d.attrs, at)
 	}
 	p.d.nodes = append(p.d.nodes, node)
 	p.link(n)
-	if xsiType != nil {
-		// The schema derives no type an element of it could name: a
-		// validator refuses the document.
-		return &OMEError{Err: ErrOMEInvalid, Element: p.d.path(n), Attr: "xsi:type", Line: line,
-			Detail: fmt.Sprintf("%q: the OME schema has no types to substitute", *xsiType)}
-	}
 	if !foreign && space == omeNamespace {
 		if err := p.define(n); err != nil {
 			return err

@@ -63,8 +63,6 @@ func TestParseOMERefuses(t *testing.T) {
 		{"unknown annotation", omeRoot + `<StructuredAnnotations><NoteAnnotation ID="Annotation:0"/></StructuredAnnotations>` + omeEnd, ErrOMEInvalid, "NoteAnnotation"},
 		{"too many attributes", omeRoot + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x ` + manyAttrs(1025) + `/></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd,
 			ErrOMETooLarge, "an element of more than 1024 attributes"},
-		{"xsi:type", omeRoot + `<Experimenter ID="Experimenter:0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Foo"/>` + omeEnd, ErrOMEInvalid,
-			`Experimenter@xsi:type (line 1): "Foo": the OME schema has no types to substitute`},
 		{"duplicate ID", omeRoot + `<Experimenter ID="Experimenter:0"/><Experimenter ID="Experimenter:0"/>` + omeEnd, ErrOMEInvalid, `Experimenter[1]@ID`},
 		{"duplicate ID across kinds", omeRoot + `<Instrument ID="Instrument:0"><Detector ID="X:1"/><Objective ID="X:1"/></Instrument>` + omeEnd, ErrOMEInvalid, `"X:1" is defined already`},
 		{"dangling reference", omeRoot + strings.Replace(omeImage0, `<Pixels`, `<InstrumentRef ID="Instrument:9"/><Pixels`, 1) + omeEnd, ErrOMEInvalid, `InstrumentRef@ID`},
@@ -199,8 +197,16 @@ func manyAttrs(n int) string {
 func TestCheckOMEXMLCounts(t *testing.T) {
 	eq := strings.Repeat("=", 2000)
 	ok := omeRoot + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x ` + manyAttrs(1023) + ` b='` + eq + `'>` + eq +
-		`<!-- ` + eq + ` --><![CDATA[` + eq + `]]><?pi ` + eq + `?></x></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
+		`<!-- <a ` + eq + ` --><![CDATA[if (a<b) {` + eq + `]]><?pi <a ` + eq + `?></x></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
 	assert.NoError(t, CheckOMEXML([]byte(ok)))
+	assert.NoError(t, CheckOMEXML(ok), "as a string")
 	_, err := ParseOME([]byte(ok))
 	assert.NoError(t, err)
+
+	// A quote in a comment does not hide what follows it.
+	for _, before := range []string{`<!-- <x ' -->`, `<![CDATA[<x "]]>`, `<?pi <x ' ?>`} {
+		bad := omeRoot + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value>` + before + `<x ` + manyAttrs(1025) +
+			`/></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
+		assert.ErrorIs(t, CheckOMEXML(bad), ErrOMETooLarge, before)
+	}
 }

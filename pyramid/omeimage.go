@@ -337,7 +337,7 @@ var xsdDecimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]
 // "-INF" or "NaN", with whitespace around it. Go's ParseFloat takes more
 // ("Infinity", "0x1p-2", "1_000"), which a validator refuses.
 func xsdFloat(v string) (float64, bool) {
-	switch v = strings.TrimSpace(v); v {
+	switch v = strings.Trim(v, " \t\r\n"); v { // XML's whitespace, not Unicode's
 	case "INF":
 		return math.Inf(1), true
 	case "-INF":

@@ -197,6 +197,7 @@ func TestCallerOMERefused(t *testing.T) {
 		{"a size Go reads, not XML Schema", image(sizes+` PhysicalSizeX="Infinity"`, ""), spec, ErrOMEInvalid, `Pixels@PhysicalSizeX (line 1): "Infinity" is not a positive number`},
 		{"a size 0 as a float", image(sizes+` PhysicalSizeY="1e-50"`, ""), spec, ErrOMEInvalid, `Pixels@PhysicalSizeY (line 1): "1e-50" is not a positive number`},
 		{"a number in hex", image(sizes, `<Channel ID="Channel:0:0" PinholeSize="0x1p-2"/>`), spec, ErrOMEInvalid, `Channel@PinholeSize (line 1): "0x1p-2" is not a number`},
+		{"a number after a no-break space", image(sizes, `<Channel ID="Channel:0:0" PinholeSize="&#xA0;1"/>`), spec, ErrOMEInvalid, `Channel@PinholeSize (line 1): "\u00a01" is not a number`},
 		{"a time unit", image(sizes+` TimeIncrement="2" TimeIncrementUnit="sec"`, ""), spec, ErrOMEInvalid, `Pixels@TimeIncrementUnit (line 1): "sec" is not an OME time unit`},
 		{"a wavelength unit", image(sizes, `<Channel ID="Channel:0:0" EmissionWavelength="520" EmissionWavelengthUnit="nanometers"/>`), spec, ErrOMEInvalid,
 			`Channel@EmissionWavelengthUnit (line 1): "nanometers" is not an OME length unit`},
@@ -605,4 +606,19 @@ func mustParseTime(t *testing.T, s string) time.Time {
 	v, err := time.Parse(time.RFC3339, s)
 	require.NoError(t, err)
 	return v
+}
+
+// TestCallerOMEXSIType: an xsi:type on an element of the OME schema is
+// left out of the file (a name a validator cannot resolve made it
+// invalid); one in foreign content is kept.
+func TestCallerOMEXSIType(t *testing.T) {
+	const xsi = `xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"`
+	doc := omeRoot + strings.Replace(omeImage0, `<Pixels ID="Pixels:0"`, `<Pixels `+xsi+` xsi:type="Foo" ID="Pixels:0"`, 1) +
+		`<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x:a xmlns:x="urn:x" ` + xsi + ` xsi:type="x:T"/></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
+	data := writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, doc)}, ImageSpec{SizeX: 8, SizeY: 8})
+	out := descriptionOf(t, data)
+	assert.Equal(t, 1, strings.Count(out, "xsi:type"), out)
+	assert.Contains(t, out, `xsi:type="x:T"`)
+	_, err := ParseOME([]byte(out))
+	require.NoError(t, err)
 }

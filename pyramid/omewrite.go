@@ -165,9 +165,16 @@ func (w *xmlWriter) callerAttrs(d *OMEDocument, n int32, skip func(local string)
 	}
 }
 
-// callerAttr writes one attribute of a caller's element.
+// callerAttr writes one attribute of a caller's element. An xsi:type on
+// an element of the OME schema is left out: it can only name the type the
+// schema declares, or one derived from it, and a name a validator cannot
+// resolve ("Foo") would make the file invalid; without it, the declared
+// type applies.
 func (w *xmlWriter) callerAttr(d *OMEDocument, n int32, a xmlAttr) {
 	name := d.names[a.name]
+	if name.space == xsiNamespace && name.local == "type" && d.names[d.nodes[n].name].space == omeNamespace {
+		return
+	}
 	if name.prefix != "" {
 		w.declare(name.prefix, name.space)
 	}

@@ -197,7 +197,7 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		value, name = strings.TrimSpace(u.Value), strings.TrimSpace(u.FileName)
 	}
 	if m.uuidNames[value] == uuidConflict {
-		return nil, fmt.Errorf("%w: TiffData %d: the TiffData elements give UUID %s to files of different names", ErrMetadata, i, value)
+		return nil, fmt.Errorf("%w: TiffData %d: the TiffData elements give UUID %s to files of different names", ErrMetadata, i, plainText(value))
 	}
 	if value == "" && name == "" && m.file.Companion != "" {
 		// The companion's document describes every file: its planes are
@@ -214,7 +214,7 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		// Another TiffData may give the UUID's file name, as Bio-Formats
 		// reads them.
 		if name = m.uuidNames[value]; name == "" {
-			return nil, fmt.Errorf("%w: TiffData %d names a file by its UUID alone, %s (no TiffData gives its FileName)", ErrMultiFile, i, value)
+			return nil, fmt.Errorf("%w: TiffData %d names a file by its UUID alone, %s (no TiffData gives its FileName)", ErrMultiFile, i, plainText(value))
 		}
 	}
 	if m.opts.DatasetDir == "" {
@@ -231,7 +231,7 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		}
 	}
 	if value != "" && p.uuid != "" && value != p.uuid {
-		return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file's UUID is %s", ErrMetadata, i, name, value, p.uuid)
+		return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file's UUID is %s", ErrMetadata, i, name, plainText(value), plainText(p.uuid))
 	}
 	return p, nil
 }

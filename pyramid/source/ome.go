@@ -231,6 +231,7 @@ func (m *mapper) ome(text string) error {
 	}
 	m.nameUUIDs(doc)
 	m.explicitPages(doc)
+	m.mapBudget = len(text)
 	// doc.Maps are the MapAnnotations images refer to (parseOME keeps
 	// only those, but in a document out of the schema's order); the
 	// images' references make them typed annotations.
@@ -326,8 +327,18 @@ const typedMetadata = "names, descriptions, acquisition dates, physical sizes, c
 func (m *mapper) carry(doc *omeDoc, text string) error {
 	full, err := pyramid.ParseOME([]byte(text))
 	if err != nil {
-		return m.skipMetadata(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; without it, the images keep only their typed metadata (%s)",
-			ErrMetadata, err, typedMetadata))
+		if err := m.skipMetadata(fmt.Errorf("%w: the OME-XML cannot be carried to the output: %w; without it, the images keep only their typed metadata (%s)",
+			ErrMetadata, err, typedMetadata)); err != nil {
+			return err
+		}
+		for _, im := range m.file.Images {
+			if im.mapsLost != nil {
+				if err := m.skipMetadata(im.mapsLost); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	for _, im := range m.file.Images {
 		oi, i := full.Image(im.OMEImage), im.OMEImage
@@ -342,6 +353,11 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 			if err := m.skipMetadata(err); err != nil {
 				return err
 			}
+			if im.mapsLost != nil {
+				if err := m.skipMetadata(im.mapsLost); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		im.Spec.OME = oi
@@ -350,6 +366,44 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		im.AcquisitionDate = strings.TrimSpace(doc.Images[i].AcquisitionDate)
 	}
 	return nil
+}
+
+// annotations returns the entries of the maps an Image refers to. A map
+// referred to twice is the same map. The entries of an image of one map
+// are the map's, shared (without room to append), so that images sharing
+// a large map cost nothing more; those of several maps are copied, as long
+// as the copies of all images stay within the document's size in entries
+// (an entry takes more than a byte of it): past that, the image goes
+// without them, and the error says so (carry lists it when the Image
+// element, which has them, is not carried).
+func (m *mapper) annotations(oi omeImage, maps map[string][]pyramid.KeyValue) ([]pyramid.KeyValue, error) {
+	var ids []string
+	for _, ref := range oi.AnnotationRefs {
+		if len(maps[ref.ID]) > 0 && !slices.Contains(ids, ref.ID) {
+			ids = append(ids, ref.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return nil, nil
+	case 1:
+		kv := maps[ids[0]]
+		return kv[:len(kv):len(kv)], nil
+	}
+	n := 0
+	for _, id := range ids {
+		n += len(maps[id])
+	}
+	if n > m.mapBudget {
+		return nil, fmt.Errorf("%w: OME image %s: its %d map annotations hold %d entries, more than the images may copy; "+
+			"without its Image element, the image goes without them", ErrMetadata, plainText(oi.ID), len(ids), n)
+	}
+	m.mapBudget -= n
+	out := make([]pyramid.KeyValue, 0, n)
+	for _, id := range ids {
+		out = append(out, maps[id]...)
+	}
+	return out, nil
 }
 
 // lengthAliases are spellings of µm that tools write in place of OME's
@@ -445,13 +499,8 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		spec.AcquisitionDate = t
 	}
 	spec.TimeIncrement = omeTimeIncrement(px.TimeIncrement, px.TimeIncrementUnit)
-	referred := map[string]bool{} // a map referred to twice is the same map
-	for _, ref := range oi.AnnotationRefs {
-		if !referred[ref.ID] {
-			referred[ref.ID] = true
-			spec.Annotations = append(spec.Annotations, maps[ref.ID]...)
-		}
-	}
+	var mapsLost error
+	spec.Annotations, mapsLost = m.annotations(oi, maps)
 	for _, size := range []struct {
 		axis  string
 		value *float64
@@ -478,7 +527,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if err != nil {
 		return nil, err
 	}
-	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage())}
+	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage()), mapsLost: mapsLost}
 	pageAt := make([]*tiff.Page, planesInPages)
 	for p, ref := range at {
 		if ref.part == nil {

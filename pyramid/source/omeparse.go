@@ -30,8 +30,8 @@ import (
 func parseOME(text string) (*omeDoc, error) {
 	// What costs memory out of proportion to the document is refused
 	// before encoding/xml reads it.
-	if err := pyramid.CheckOMEXML([]byte(text)); err != nil {
-		return nil, err
+	if err := pyramid.CheckOMEXML(text); err != nil {
+		return nil, fmt.Errorf("%w: OME-XML: %w", ErrMetadata, err)
 	}
 	doc, missed, err := parseOMEOnce(text, false)
 	if err == nil && missed {
@@ -316,6 +316,9 @@ func (p *omeParser) textOf(s *string) omeKind {
 // encoding/xml does: a later attribute of the same name wins.
 func (p *omeParser) attrs(t xml.StartElement, fields ...attrField) error {
 	for _, a := range t.Attr {
+		if a.Name.Space != "" {
+			continue // the schema's attributes are unqualified: x:IFD is another
+		}
 		for _, f := range fields {
 			if f.name == a.Name.Local {
 				if err := setAttr(f.field, a.Value); err != nil {

@@ -163,6 +163,10 @@ type Image struct {
 	// showing it, as Spec.AcquisitionDate stays zero so that the writer
 	// keeps the element's own text (a date without a time zone stays one).
 	AcquisitionDate string
+	// mapsLost says why the typed annotations lack the image's map
+	// annotations (too many to copy); nil when they have them. It is said
+	// only if the Image element is not carried, which carries them.
+	mapsLost error
 }
 
 // Plane is where the pixels of one plane of an image lie: a page of the
@@ -385,6 +389,9 @@ type mapper struct {
 	// pending are the metadata an OME image being mapped goes without,
 	// listed in File.Skipped if the image is kept.
 	pending []error
+	// mapBudget is how many more map entries the OME images may copy into
+	// their typed annotations (an image of one map shares it instead).
+	mapBudget int
 }
 
 // sharedRatio is how many times its files' size an input may decode to

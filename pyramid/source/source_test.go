@@ -479,7 +479,8 @@ func TestOMETimeIncrement(t *testing.T) {
 		{"0", "s", pyramid.Quantity{}},
 		{"-1", "s", pyramid.Quantity{}},
 		{"NaN", "s", pyramid.Quantity{}},
-		{"1e39", "s", pyramid.Quantity{}}, // past float32, the schema's type
+		{"1e39", "s", pyramid.Quantity{}},  // past float32, the schema's type
+		{"1e-50", "s", pyramid.Quantity{}}, // 0 as a float32
 		{"one", "s", pyramid.Quantity{}},
 		{"1", "fortnight", pyramid.Quantity{}},
 	}
@@ -666,6 +667,8 @@ func TestOMERefused(t *testing.T) {
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", 1, 1},
 		{"an element of too many attributes", strings.Replace(omeDocument(``, good), `</OME>`, `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x`+
 			strings.Repeat(` a="1"`, 1025)+`/></Value></XMLAnnotation></StructuredAnnotations></OME>`, 1), 1, pyramid.ErrOMETooLarge, "an element of more than 1024 attributes", 1, 1},
+		{"an attribute twice, past 16", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="0"`+strings.Repeat(` x="1"`, 1)+manyNamed(16)+` IFD="1"`, 1)), 2, ErrMetadata,
+			"element <TiffData> has attribute IFD twice", 1, 1},
 		{"an attribute twice", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="0" IFD="1"`, 1)), 2, ErrMetadata, "element <TiffData> has attribute IFD twice", 1, 1},
 		{"SizeC 0", omeDocument(``, good, pixels(1, 0, 1, "XYZCT", `<TiffData IFD="1"/>`)), 2, ErrMetadata, "Pixels SizeC 0 (the schema's sizes are at least 1)", 1, 1},
 		{"no Image", `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/>`, 1, ErrMetadata, "the OME-XML describes no Image", -1, 1},
@@ -1180,27 +1183,70 @@ func TestOMEClaimsBounded(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return after.TotalAlloc - before.TotalAlloc
 	}
-	doc := omeDocument(``, pixels(1, 4294967295, 1, "XYZCT", `<Channel ID="Channel:0:0" Name="DAPI"/><TiffData/>`))
-	pages := grays(1, doc)
-	var err error
-	used := allocated(func() { _, _, err = mapPages(t, Options{}, pages...) })
-	assert.ErrorIs(t, err, ErrMetadata)
-	assert.ErrorContains(t, err, "Z 1 x C 4294967295 x T 1 planes in a file of 1 pages")
-	assert.Less(t, used, uint64(32<<20), "bytes allocated")
+	for _, c := range []int{1 << 22, 4294967295} { // the first fails fast without the check
+		doc := omeDocument(``, pixels(1, c, 1, "XYZCT", `<Channel ID="Channel:0:0" Name="DAPI"/><TiffData/>`))
+		pages := grays(1, doc)
+		var err error
+		used := allocated(func() { _, _, err = mapPages(t, Options{}, pages...) })
+		assert.ErrorIs(t, err, ErrMetadata)
+		assert.ErrorContains(t, err, fmt.Sprintf("Z 1 x C %d x T 1 planes in a file of 1 pages", c))
+		assert.Less(t, used, uint64(32<<20), "bytes allocated")
+	}
 
 	var entries strings.Builder
 	for k := range 100 {
 		fmt.Fprintf(&entries, `<M K="k%d">v</M>`, k)
 	}
 	refs := strings.Repeat(`<AnnotationRef ID="Annotation:0"/>`, 30000)
-	doc = omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData/>`))
+	doc := omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData/>`))
 	doc = strings.Replace(doc, `<Pixels`, refs+`<Pixels`, 1)
 	doc = strings.Replace(doc, `</OME>`, `<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value>`+entries.String()+`</Value></MapAnnotation></StructuredAnnotations></OME>`, 1)
-	var f *File
-	used = allocated(func() { f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(1, doc)...) })
+	var (
+		f   *File
+		err error
+	)
+	used := allocated(func() { f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(1, doc)...) })
 	require.NoError(t, err)
 	assert.Less(t, used, uint64(64<<20), "bytes allocated")
 	require.Len(t, f.Images, 1)
+
+	// 2,000 images of one page, each referring to the one map of 2,000
+	// entries, share it; referring to two maps, they copy them only as far
+	// as the document's size allows, and say so.
+	var big strings.Builder
+	for k := range 2000 {
+		fmt.Fprintf(&big, `<M K="%d"/>`, k)
+	}
+	images := make([]string, 2000)
+	for i := range images {
+		images[i] = `<AnnotationRef ID="Annotation:0"/>` + pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`)
+	}
+	maps := `<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value>` + big.String() + `</Value></MapAnnotation>` +
+		`<MapAnnotation ID="Annotation:1"><Value><M K="x">y</M></Value></MapAnnotation></StructuredAnnotations></OME>`
+	doc = strings.Replace(omeDocument(``, images...), `</OME>`, maps, 1)
+	used = allocated(func() { f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(1, doc)...) })
+	require.NoError(t, err)
+	assert.Less(t, used, uint64(128<<20), "bytes allocated")
+	require.Len(t, f.Images, 2000)
+	assert.Empty(t, f.Skipped)
+
+	// Referring to two maps, they copy them only as far as the document's
+	// size allows; the images whose Image element is carried have them
+	// there, and those whose element is not say they go without.
+	doc = strings.ReplaceAll(doc, `<AnnotationRef ID="Annotation:0"/>`, `<AnnotationRef ID="Annotation:0"/><AnnotationRef ID="Annotation:1"/>`)
+	used = allocated(func() { f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(1, doc)...) })
+	require.NoError(t, err)
+	assert.Less(t, used, uint64(128<<20), "bytes allocated")
+	require.Len(t, f.Images, 2000)
+	assert.Empty(t, f.Skipped, "every Image element is carried")
+	uncarried := strings.Replace(doc, `<M K="x">y</M>`, `<M K="x">y</M></Value></MapAnnotation><Oops/><MapAnnotation ID="Annotation:2"><Value>`, 1)
+	f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(1, uncarried)...)
+	require.NoError(t, err)
+	require.NotEmpty(t, f.Skipped)
+	assert.ErrorContains(t, f.Skipped[0], "the OME-XML cannot be carried")
+	assert.ErrorContains(t, f.Skipped[len(f.Skipped)-1], "its 2 map annotations hold 2001 entries, more than the images may copy")
+	assert.Len(t, f.Images[0].Spec.Annotations, 2001, "the first images have them")
+	assert.Empty(t, f.Images[1999].Spec.Annotations)
 }
 
 // TestOMEImageIDShownPlain: an Image ID that is more than one printable
@@ -1212,4 +1258,24 @@ func TestOMEImageIDShownPlain(t *testing.T) {
 	require.ErrorIs(t, err, ErrMetadata)
 	assert.ErrorContains(t, err, `OME image 0 ("Image:0\nforged"): `)
 	assert.NotContains(t, err.Error(), "\n")
+}
+
+// manyNamed returns n attributes of different names: a0="1" a1="1" ...
+func manyNamed(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, ` a%d="1"`, i)
+	}
+	return b.String()
+}
+
+// TestOMEPrefixedAttribute: an attribute of another namespace with the
+// local name of one the mapping reads is not that attribute (the schema's
+// are unqualified).
+func TestOMEPrefixedAttribute(t *testing.T) {
+	doc := omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData xmlns:x="urn:x" IFD="0" x:IFD="1" PlaneCount="1"/>`))
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, grays(2, doc)...)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	assert.Same(t, f.TIFF.Pages[0], f.Images[0].Planes[0].Page, "the plane is page 0, as IFD says")
 }
