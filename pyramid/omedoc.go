@@ -225,24 +225,27 @@ const maxOMEAttrs = 1024
 // themselves (as package source does). The error is an *OMEError of
 // ErrOMETooLarge.
 func CheckOMEXML[T ~string | ~[]byte](data T) error {
-	// Only start tags count: comments, CDATA sections, processing
-	// instructions and declarations are passed over whole, whatever they
-	// hold, and so are quoted values.
-	for i := 0; i < len(data); i++ {
-		if data[i] != '<' {
+	return checkOMEXML(string(data)) // one copy of a []byte, not one a comment
+}
+
+// checkOMEXML is CheckOMEXML. Only start tags count: comments, CDATA
+// sections, processing instructions and declarations are passed over
+// whole, ended as encoding/xml ends them, and so are quoted values.
+func checkOMEXML(s string) error {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '<' {
 			continue
 		}
-		rest := data[i:]
-		if skip := passOver(rest); skip > 0 {
+		if skip := passOver(s[i:]); skip > 0 {
 			i += skip - 1
 			continue
 		}
-		if len(rest) < 2 || rest[1] == '/' {
+		if i+1 >= len(s) || s[i+1] == '/' {
 			continue
 		}
 		start, attrs, quote := i, 0, byte(0)
-		for i++; i < len(data); i++ {
-			c := data[i]
+		for i++; i < len(s); i++ {
+			c := s[i]
 			if quote != 0 {
 				if c == quote {
 					quote = 0
@@ -257,7 +260,7 @@ func CheckOMEXML[T ~string | ~[]byte](data T) error {
 				quote = c
 			case '=':
 				if attrs++; attrs > maxOMEAttrs {
-					return &OMEError{Err: ErrOMETooLarge, Line: 1 + countNewlines(data[:start]),
+					return &OMEError{Err: ErrOMETooLarge, Line: 1 + strings.Count(s[:start], "\n"),
 						Detail: fmt.Sprintf("an element of more than %d attributes", maxOMEAttrs)}
 				}
 			}
@@ -267,46 +270,47 @@ func CheckOMEXML[T ~string | ~[]byte](data T) error {
 }
 
 // passOver returns the length of the comment, CDATA section, processing
-// instruction or declaration data starts with (to its end, or all of
-// data), or 0 when it starts none.
-func passOver[T ~string | ~[]byte](data T) int {
+// instruction or declaration s starts with (to its end, or all of s), or
+// 0 when it starts none.
+func passOver(s string) int {
 	for _, c := range [...]struct{ open, close string }{{"<!--", "-->"}, {"<![CDATA[", "]]>"}, {"<?", "?>"}} {
-		if len(data) >= len(c.open) && string(data[:len(c.open)]) == c.open {
-			if k := strings.Index(string(data[len(c.open):]), c.close); k >= 0 {
+		if strings.HasPrefix(s, c.open) {
+			if k := strings.Index(s[len(c.open):], c.close); k >= 0 {
 				return len(c.open) + k + len(c.close)
 			}
-			return len(data)
+			return len(s)
 		}
 	}
-	if len(data) < 2 || data[1] != '!' {
+	if !strings.HasPrefix(s, "<!") {
 		return 0
 	}
-	// <!DOCTYPE ...>, with an internal subset in brackets.
-	depth := 0
-	for k := 2; k < len(data); k++ {
-		switch data[k] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '>':
-			if depth <= 0 {
+	// A declaration (<!DOCTYPE ...>), ended as encoding/xml ends it: at
+	// the first '>' outside quotes, nested '<' '>' pairs and comments.
+	quote, depth := byte(0), 0
+	for k := 2; k < len(s); k++ {
+		switch c := s[k]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '>':
+			if depth == 0 {
 				return k + 1
 			}
+			depth--
+		case strings.HasPrefix(s[k:], "<!--"):
+			e := strings.Index(s[k+4:], "-->")
+			if e < 0 {
+				return len(s)
+			}
+			k += 4 + e + 2
+		case c == '<':
+			depth++
 		}
 	}
-	return len(data)
-}
-
-// countNewlines counts the line feeds of data.
-func countNewlines[T ~string | ~[]byte](data T) int {
-	n := 0
-	for i := 0; i < len(data); i++ {
-		if data[i] == '\n' {
-			n++
-		}
-	}
-	return n
+	return len(s)
 }
 
 // ParseOME parses an OME-XML document of the 2016-06 schema, as found in

@@ -608,17 +608,22 @@ func mustParseTime(t *testing.T, s string) time.Time {
 	return v
 }
 
-// TestCallerOMEXSIType: an xsi:type on an element of the OME schema is
-// left out of the file (a name a validator cannot resolve made it
-// invalid); one in foreign content is kept.
+// TestCallerOMEXSIType: an xsi:type or xsi:nil on an element of the OME
+// schema is left out of the file (a name a validator cannot resolve made
+// it invalid); one in foreign content is kept, its value's prefix
+// declared.
 func TestCallerOMEXSIType(t *testing.T) {
 	const xsi = `xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"`
-	doc := omeRoot + strings.Replace(omeImage0, `<Pixels ID="Pixels:0"`, `<Pixels `+xsi+` xsi:type="Foo" ID="Pixels:0"`, 1) +
-		`<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x:a xmlns:x="urn:x" ` + xsi + ` xsi:type="x:T"/></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
+	doc := omeRoot + strings.Replace(omeImage0, `<Pixels ID="Pixels:0"`, `<Pixels `+xsi+` xsi:type="Foo" xsi:nil="false" ID="Pixels:0"`, 1) +
+		`<StructuredAnnotations xmlns:xsd="http://www.w3.org/2001/XMLSchema"><XMLAnnotation ID="Annotation:0"><Value>` +
+		`<x:a xmlns:x="urn:x" ` + xsi + ` xsi:type="xsd:string"/></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd
 	data := writeImages(t, Options{TileSize: 16, OME: mustParseOME(t, doc)}, ImageSpec{SizeX: 8, SizeY: 8})
 	out := descriptionOf(t, data)
 	assert.Equal(t, 1, strings.Count(out, "xsi:type"), out)
-	assert.Contains(t, out, `xsi:type="x:T"`)
+	assert.NotContains(t, out, "xsi:nil")
+	// The value's prefix, declared on StructuredAnnotations, which the
+	// writer writes itself, is declared where the attribute is.
+	assert.Contains(t, out, `xmlns:xsd="http://www.w3.org/2001/XMLSchema" xsi:type="xsd:string"`, out)
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err)
 }

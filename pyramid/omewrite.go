@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"strconv"
+	"strings"
 )
 
 // xmlWriter writes XML, declaring namespaces where the output needs them:
@@ -165,15 +166,25 @@ func (w *xmlWriter) callerAttrs(d *OMEDocument, n int32, skip func(local string)
 	}
 }
 
-// callerAttr writes one attribute of a caller's element. An xsi:type on
-// an element of the OME schema is left out: it can only name the type the
-// schema declares, or one derived from it, and a name a validator cannot
-// resolve ("Foo") would make the file invalid; without it, the declared
-// type applies.
+// callerAttr writes one attribute of a caller's element. An xsi:type or
+// xsi:nil on an element of the OME schema is left out: xsi:type can only
+// name the type the schema declares, or one derived from it, and a name a
+// validator cannot resolve ("Foo") would make the file invalid (without
+// it, the declared type applies); no OME element is nillable. Elsewhere,
+// the prefix of an xsi:type's value is declared, as the caller's document
+// binds it: the value is a name in a namespace, which the element the
+// caller declared it on may not be written as it was.
 func (w *xmlWriter) callerAttr(d *OMEDocument, n int32, a xmlAttr) {
 	name := d.names[a.name]
-	if name.space == xsiNamespace && name.local == "type" && d.names[d.nodes[n].name].space == omeNamespace {
-		return
+	if name.space == xsiNamespace && (name.local == "type" || name.local == "nil") {
+		if d.names[d.nodes[n].name].space == omeNamespace {
+			return
+		}
+		if prefix, _, ok := strings.Cut(string(d.text[a.a:a.a+a.n]), ":"); ok && name.local == "type" {
+			if space, ok := d.binding(n, strings.TrimSpace(prefix)); ok {
+				w.declare(strings.TrimSpace(prefix), space)
+			}
+		}
 	}
 	if name.prefix != "" {
 		w.declare(name.prefix, name.space)
@@ -306,4 +317,18 @@ func (s *nsScope) lookup(prefix string) (string, bool) {
 		return s.stack[at[len(at)-1]].space, true
 	}
 	return "", prefix == ""
+}
+
+// binding returns the namespace prefix is bound to at node n of the
+// caller's document: by a declaration on n or on an element around it.
+func (d *OMEDocument) binding(n int32, prefix string) (string, bool) {
+	for ; n >= 0; n = d.nodes[n].parent {
+		node := d.nodes[n]
+		for _, a := range d.attrs[node.a : node.a+node.n] {
+			if an := d.names[a.name]; an.space == xmlnsNamespace && an.local == prefix && prefix != "" {
+				return string(d.text[a.a : a.a+a.n]), true
+			}
+		}
+	}
+	return "", false
 }

@@ -231,7 +231,7 @@ func (m *mapper) ome(text string) error {
 	}
 	m.nameUUIDs(doc)
 	m.explicitPages(doc)
-	m.mapBudget = len(text)
+	m.mapBudget = len(text) / keyValueSize
 	// doc.Maps are the MapAnnotations images refer to (parseOME keeps
 	// only those, but in a document out of the schema's order); the
 	// images' references make them typed annotations.
@@ -372,10 +372,10 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 // referred to twice is the same map. The entries of an image of one map
 // are the map's, shared (without room to append), so that images sharing
 // a large map cost nothing more; those of several maps are copied, as long
-// as the copies of all images stay within the document's size in entries
-// (an entry takes more than a byte of it): past that, the image goes
-// without them, and the error says so (carry lists it when the Image
-// element, which has them, is not carried).
+// as the copies of all images take no more memory than the document's
+// size: past that, the image goes without them, and the error says so
+// (carry lists it when the Image element, which has them, is not
+// carried).
 func (m *mapper) annotations(oi omeImage, maps map[string][]pyramid.KeyValue) ([]pyramid.KeyValue, error) {
 	var ids []string
 	for _, ref := range oi.AnnotationRefs {
@@ -405,6 +405,9 @@ func (m *mapper) annotations(oi omeImage, maps map[string][]pyramid.KeyValue) ([
 	}
 	return out, nil
 }
+
+// keyValueSize is the memory of a pyramid.KeyValue, two strings.
+const keyValueSize = 32
 
 // lengthAliases are spellings of µm that tools write in place of OME's
 // symbol: tifffile writes what its caller gives, ImageJ says "micron",

@@ -390,7 +390,8 @@ type mapper struct {
 	// listed in File.Skipped if the image is kept.
 	pending []error
 	// mapBudget is how many more map entries the OME images may copy into
-	// their typed annotations (an image of one map shares it instead).
+	// their typed annotations (an image of one map shares it instead): the
+	// document's size in the entries' memory.
 	mapBudget int
 }
 

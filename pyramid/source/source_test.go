@@ -1279,3 +1279,14 @@ func TestOMEPrefixedAttribute(t *testing.T) {
 	require.Len(t, f.Images, 1)
 	assert.Same(t, f.TIFF.Pages[0], f.Images[0].Planes[0].Page, "the plane is page 0, as IFD says")
 }
+
+// TestOMEShapeRefusedAsMetadata: a document CheckOMEXML refuses is bad
+// metadata of the file, as every unreadable document is.
+func TestOMEShapeRefusedAsMetadata(t *testing.T) {
+	doc := strings.Replace(omeDocument(``, pixels(1, 1, 1, "XYZCT", `<TiffData/>`)), `</OME>`,
+		`<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x`+manyNamed(1025)+`/></Value></XMLAnnotation></StructuredAnnotations></OME>`, 1)
+	_, _, err := mapPages(t, Options{}, grays(1, doc)...)
+	assert.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorIs(t, err, pyramid.ErrOMETooLarge)
+	assert.ErrorContains(t, err, "source: bad metadata: OME-XML: pyramid: OME-XML is too large (line 1): an element of more than 1024 attributes")
+}
