@@ -124,6 +124,8 @@ func TestDatasetRefused(t *testing.T) {
 			[]error{ErrMetadata}, `names "../b.ome.tif", not a file name in the dataset's directory`, 1},
 		{"a UUID alone", doc(`UUID="`+uuidA+`"`, `<TiffData IFD="0"><UUID>`+uuidB+`</UUID></TiffData>`), nil,
 			[]error{ErrMultiFile}, "by its UUID alone", 1},
+		{"a UUID of two lines, alone", doc(`UUID="`+uuidA+`"`, `<TiffData IFD="0"><UUID>urn:uuid:1&#10;forged</UUID></TiffData>`), nil,
+			[]error{ErrMultiFile}, `names a file by its UUID alone, "urn:uuid:1\nforged" (no TiffData gives its FileName)`, 1},
 		{"not a TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "companion:" + omeDocument(``)},
 			[]error{ErrUnsupported, tiff.ErrNotTIFF}, `the dataset's file "b.ome.tif"`, 1},
 		{"a page in no TiffData", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "2:" + omeDocument(`UUID="`+uuidB+`"`)},
