@@ -221,7 +221,7 @@ func NewDataset(spec DatasetSpec) (*Dataset, error) {
 	// the set would refuse (CheckDataset, the sources) is refused before
 	// any file is written.
 	if base := d.xml(); base.err != nil {
-		return nil, planError("OME-XML", base.err)
+		return nil, planError("OME", base.err)
 	} else if len(base.xml) > MaxOMEXMLSize {
 		return nil, tooLarge("the OME-XML is %d bytes, more than MaxOMEXMLSize (%d), which the readers of the set take", len(base.xml), MaxOMEXMLSize)
 	}
@@ -339,9 +339,6 @@ func (d *Dataset) resolve(spec DatasetSpec) error {
 			d.images[i].OME = m
 		}
 	}
-	if err := d.checkXML(); err != nil {
-		return err
-	}
 	if len(spec.Files) > 0 && spec.Split != (Split{}) {
 		return planErrorf("both Files and Split are given")
 	}
@@ -393,20 +390,6 @@ func planOptions(o Options) (Options, error) {
 		return o, planError("Options", err)
 	}
 	return o, nil
-}
-
-// checkXML checks that the images and the OME document make an OME-XML,
-// without building it.
-func (d *Dataset) checkXML() error {
-	images := make([]omeImage, len(d.images))
-	for i, s := range d.images {
-		images[i].spec = s
-	}
-	g := &omeBuilder{images: images, used: map[string]bool{}}
-	if err := g.plan(d.doc); err != nil {
-		return planError("OME", err)
-	}
-	return nil
 }
 
 // checkFileName checks that name can name a file in a directory, on any
@@ -512,15 +495,15 @@ func (d *Dataset) mapPlanes() error {
 		next := 0
 		for _, r := range runs {
 			if r.first < next {
-				return planErrorf("image %d: %s %s in %s and %s", k, numbered("plane", r.first, min(next, r.first+r.count)-1), are(r.first, min(next, r.first+r.count)-1), d.spec.Files[r.file].Name, d.fileHolding(k, r.first, r.file))
+				return planErrorf("image %d: %s %s in %s and %s", k, numbered("plane", r.first, min(next, r.first+r.count)-1), verb(r.first, min(next, r.first+r.count)-1, "is", "are"), d.spec.Files[r.file].Name, d.fileHolding(k, r.first, r.file))
 			}
 			if r.first > next {
-				return planErrorf("image %d: %s %s in no file", k, numbered("plane", next, r.first-1), are(next, r.first-1))
+				return planErrorf("image %d: %s %s in no file", k, numbered("plane", next, r.first-1), verb(next, r.first-1, "is", "are"))
 			}
 			next = r.first + r.count
 		}
 		if planes := d.images[k].Planes(); next < planes {
-			return planErrorf("image %d: %s %s in no file", k, numbered("plane", next, planes-1), are(next, planes-1))
+			return planErrorf("image %d: %s %s in no file", k, numbered("plane", next, planes-1), verb(next, planes-1, "is", "are"))
 		}
 	}
 	return nil
@@ -736,11 +719,3 @@ func (d *Dataset) description(i int) ([]byte, error) {
 
 // companionXML returns the companion's content.
 func (d *Dataset) companionXML() ([]byte, error) { return d.metadata(d.companion[1]) }
-
-// are is the verb of a span of first to last: "is" for one.
-func are(first, last int) string {
-	if first == last {
-		return "is"
-	}
-	return "are"
-}

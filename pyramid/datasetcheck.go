@@ -554,9 +554,9 @@ func (c *datasetChecker) checkIFDs(f *checkFile, file *tiff.File) {
 	for i, s := range spans {
 		if s.from < next {
 			p := spans[i-1].ref
-			c.problem(f.name, ErrPlane, "%s planes of TiffData %d of image %d and TiffData %d of image %d", numbered("IFD", s.from, min(next, s.to)-1)+holdVerb(s.from, min(next, s.to)-1), p.k, p.image, s.ref.k, s.ref.image)
+			c.problem(f.name, ErrPlane, "%s planes of TiffData %d of image %d and TiffData %d of image %d", numbered("IFD", s.from, min(next, s.to)-1)+" "+verb(s.from, min(next, s.to)-1, "holds", "hold"), p.k, p.image, s.ref.k, s.ref.image)
 		} else if s.from > next {
-			c.problem(f.name, ErrWrongFile, "%s no plane of the dataset", numbered("IFD", next, s.from-1)+holdVerb(next, s.from-1))
+			c.problem(f.name, ErrWrongFile, "%s no plane of the dataset", numbered("IFD", next, s.from-1)+" "+verb(next, s.from-1, "holds", "hold"))
 		}
 		next = max(next, s.to)
 		if bad := c.checkPages(file, s); bad != "" {
@@ -564,7 +564,7 @@ func (c *datasetChecker) checkIFDs(f *checkFile, file *tiff.File) {
 		}
 	}
 	if next < f.ifds {
-		c.problem(f.name, ErrWrongFile, "%s no plane of the dataset", numbered("IFD", next, f.ifds-1)+holdVerb(next, f.ifds-1))
+		c.problem(f.name, ErrWrongFile, "%s no plane of the dataset", numbered("IFD", next, f.ifds-1)+" "+verb(next, f.ifds-1, "holds", "hold"))
 	}
 }
 
@@ -650,12 +650,4 @@ func planeSpan(s ImageSpec, from, to int) string {
 	}
 	z2, c2, t2 := s.PlaneCoords(to - 1)
 	return fmt.Sprintf("planes %d to %d (z=%d c=%d t=%d to z=%d c=%d t=%d)", from, to-1, z, c, t, z2, c2, t2)
-}
-
-// holdVerb is " holds" after a span of one, " hold" after more.
-func holdVerb(first, last int) string {
-	if first == last {
-		return " holds"
-	}
-	return " hold"
 }

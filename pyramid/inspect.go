@@ -142,6 +142,15 @@ func numbered(noun string, first, last int) string {
 	return fmt.Sprintf("%ss %d to %d", noun, first, last)
 }
 
+// verb is one when a run from first to last is of one thing, else many:
+// "IFD 3 holds", "IFDs 3 to 5 hold".
+func verb(first, last int, one, many string) string {
+	if first == last {
+		return one
+	}
+	return many
+}
+
 // plural returns "1 plane", "2 planes".
 func plural(n int, noun string) string {
 	if n == 1 {
