@@ -444,6 +444,8 @@ func TestDatasetXMLBound(t *testing.T) {
 			"PlaneInfo: more than an OME-XML of MaxOMEXMLSize"},
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1, "Channels": [` + many(MaxOMEXMLSize/minPlaneXML+1) + `]}]}`,
 			"Channels: more than an OME-XML of MaxOMEXMLSize"},
+		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1, "Annotations": [` + many(3*(MaxOMEXMLSize/minPlaneXML)+3) + `]}]}`,
+			"Annotations: more than an OME-XML of MaxOMEXMLSize"},
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Files": [` + many(MaxDatasetFiles+1) + `]}`,
 			"65537 Files, more than MaxDatasetFiles (65536)"},
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Files": [{"Planes": [` + many(MaxOMEXMLSize/minPlaneXML+1) + `]}]}`,

@@ -263,14 +263,14 @@ func checkPlanCounts(data []byte) error {
 	for _, im := range inner.Images {
 		count["Channels"] += len(im.Channels)
 		count["PlaneInfo"] += len(im.PlaneInfo)
-		count["Annotations"] += len(im.Annotations) / 2 // an M element takes at least 12 bytes
+		count["Annotations"] += len(im.Annotations) / 3 // an M element takes at least 12 bytes: three, minPlaneXML
 	}
 	for _, f := range inner.Files {
 		count["Files' Planes"] += len(f.Planes)
 	}
 	for _, what := range []string{"Channels", "PlaneInfo", "Annotations", "Files' Planes"} {
 		// Each is an element of the OME-XML of at least minPlaneXML bytes
-		// (a Channel, a Plane, two M elements, a TiffData).
+		// (a Channel, a Plane, three M elements, a TiffData).
 		if count[what] > MaxOMEXMLSize/minPlaneXML {
 			return tooLarge("%s: more than an OME-XML of MaxOMEXMLSize (%d bytes) describes", what, MaxOMEXMLSize)
 		}
