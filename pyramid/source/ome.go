@@ -180,7 +180,9 @@ type omeUUID struct {
 //     sizes, channel names and colours, physical sizes and units,
 //     acquisition date, name and description, and the MapAnnotations it
 //     references, are mapped to typed fields, and the whole document goes
-//     with the images (see carry);
+//     with the images (see carry). An image without a DimensionOrder (the
+//     schema requires one) is read only if its planes lie along one axis
+//     or none, where every order is the same;
 //   - each TiffData element maps planes to pages of the main chain: the
 //     plane at FirstZ, FirstC and FirstT (0 by default, or counted from 1
 //     when the writer did so, as Bio-Formats guesses it) is page IFD (0 by
@@ -522,6 +524,21 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			m.pending = append(m.pending, err)
 			*size.value, *size.unit = 0, ""
 		}
+	}
+	if px.DimensionOrder == "" {
+		// The schema requires the order. Without it, the pages of planes
+		// along two axes or more could be read in the wrong order; along
+		// one axis or none, every order is the same.
+		axes := 0
+		for _, n := range []int{pageSpec.SizeZ, effC, pageSpec.SizeT} {
+			if n > 1 {
+				axes++
+			}
+		}
+		if axes > 1 {
+			return nil, fmt.Errorf("%w: no DimensionOrder, and Z %d x C %d x T %d planes: the order of its pages is not said", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT)
+		}
+		spec.DimensionOrder, pageSpec.DimensionOrder = pyramid.XYZCT, pyramid.XYZCT
 	}
 	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
 		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)
