@@ -111,7 +111,8 @@ const (
 //     planes in the file (DimensionOrder), and the document's Plane for
 //     the same TheZ, TheC and TheT gives its attributes and children;
 //   - the images of the document the file does not have (when images are
-//     given one by one), and the ImageRef elements that refer to them;
+//     given one by one), the ImageRef elements that refer to them, and
+//     the annotations that only they refer to;
 //   - comments, processing instructions, the DOCTYPE, and the whitespace
 //     between the elements of the OME model (XMLAnnotation content is kept
 //     as it is, whitespace included).

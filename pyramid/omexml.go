@@ -291,8 +291,9 @@ func (g *omeBuilder) plan(doc *OMEDocument) error {
 }
 
 // book adds the IDs of a caller's document to the output's, leaving out
-// those of its images the file does not have, and the references to
-// these images (ImageRef elements, which the schema lets go).
+// those of its images the file does not have, the references to these
+// images (ImageRef elements, which the schema lets go) and the
+// annotations only they refer to.
 func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 	var unwritten [][2]int32 // subtrees of the images left out
 	for _, im := range d.images {
@@ -339,16 +340,36 @@ func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 		return nil
 	}
 	dropped := map[int32]bool{}
+	// An annotation that only the images left out refer to describes
+	// them alone: it goes with them, not kept with nothing referring to
+	// it (a source's image whose Image element is not carried has its
+	// map annotations again as typed ones, which it refers to).
+	onlyUnwritten := map[int32]bool{}
 	for _, r := range d.refs {
 		id, ok := d.attr(r, "ID")
-		if !ok || !d.isRefElement(r) || inUnwritten(r) {
+		if !ok || !d.isRefElement(r) {
 			continue
 		}
-		if target := d.ids[string(id)]; inUnwritten(target) {
+		target := d.ids[string(id)]
+		if inUnwritten(r) {
+			if p := d.nodes[target].parent; p >= 0 && d.is(p, "StructuredAnnotations") {
+				if _, seen := onlyUnwritten[target]; !seen {
+					onlyUnwritten[target] = true
+				}
+			}
+			continue
+		}
+		onlyUnwritten[target] = false
+		if inUnwritten(target) {
 			if !d.is(r, "ImageRef") {
 				return d.invalid(r, "ID", "%q is in an Image the file does not have", id)
 			}
 			dropped[r] = true
+		}
+	}
+	for n, only := range onlyUnwritten {
+		if only {
+			dropped[n] = true
 		}
 	}
 	g.drop[d] = func(n int32) bool { return dropped[n] }
@@ -576,7 +597,9 @@ func (g *omeBuilder) writeAnnotations() {
 		for _, sa := range d.children(0) {
 			if d.is(sa, "StructuredAnnotations") {
 				for _, c := range d.children(sa) {
-					callers = append(callers, annotation{d, c})
+					if drop := g.drop[d]; drop == nil || !drop(c) {
+						callers = append(callers, annotation{d, c})
+					}
 				}
 			}
 		}
