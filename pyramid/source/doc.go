@@ -23,8 +23,9 @@
 //     and "macro";
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
-//     tifffile's JSON description of a shaped series, says), and
-//     pages of other shapes are further images. An ImageJ stack of one
+//     tifffile's JSON description of a shaped series, says: its axes OME
+//     lacks, a stage position's say, along T with T), and pages of other
+//     shapes are further images. An ImageJ stack of one
 //     directory, its other planes stored uncompressed after the first's
 //     data (as ImageJ writes stacks past 4 GiB), is read whole
 //     (tiff.Page.Successor); one that does not hold as many planes as its

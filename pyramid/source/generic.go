@@ -262,12 +262,11 @@ func (sh shaped) axesFor(l pageLayout) shaped {
 	return sh
 }
 
-// apply spreads the n pages of im over Z, C and T as the axes say, in
-// their order (the last before the page's axes the fastest), when the
-// axes before the page's (see pageAxes) are Z, C or T, each once, or of
-// size 1, and their sizes multiply to n. Axes OME lacks (tifffile's Q,
-// I, ...) go along T when no axis is T and they are next to one another;
-// otherwise the pages stay along T.
+// apply spreads the n pages of im over Z, C and T as the axes say, when
+// the axes before the page's (see pageAxes) name Z and C once at most and
+// their sizes multiply to n. Axes OME lacks (tifffile's Q, I, R, ...) go
+// along T with T, if any, the slower axis the outer one: T's size is
+// their product. Otherwise the pages stay along T.
 func (sh shaped) apply(im *Image, l pageLayout, n int) {
 	if !sh.spread(im, l, n) {
 		sh.samplesOnly(im, l, n)
@@ -287,60 +286,58 @@ func (sh shaped) samplesOnly(im *Image, l pageLayout, n int) {
 	}
 }
 
-// spread is apply's mapping, false when the axes do not allow it.
+// spread is apply's mapping, false when the axes do not allow it. The
+// planes of im, in the order of the pages and their samples, are put in
+// the order of the spec's DimensionOrder: where the axes along T are not
+// next to one another, no DimensionOrder is the pages' own.
 func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 	lead, _ := sh.pageAxes(l)
 	if lead < 0 {
 		return false
 	}
-	sizes := map[byte]int{'Z': 1, 'C': 1, 'T': 1}
-	order := ""
-	if l.planesPerPage() > 1 { // the page's samples are planes: channels, unless the axes say Z or T
-		a := sh.samplesAxis(l)
-		if a != 'Z' && a != 'T' {
-			a = 'C'
-		}
-		order, sizes[a] = string(a), l.planesPerPage()
+	type axis struct {
+		along byte // Z, C or T
+		size  int
 	}
-	// Axes OME lacks (tifffile's Q, I, R, ...) go along T when no other
-	// axis is T and they are next to one another (or to the samples, when
-	// those are T): T's size is their product.
-	namesT := strings.Contains(sh.Axes[:lead], "T")
-	product, prev := 1, byte(0)
-	if order != "" {
-		prev = order[0]
-	}
-	for k := lead - 1; k >= 0; k-- { // fastest first
+	var axes []axis // slowest first: those before the page's, then its samples
+	product := 1
+	for k := range lead {
 		a, size := sh.Axes[k], sh.Shape[k]
-		if size <= 0 || size > n {
+		if size <= 0 || size > n || product > n/size {
 			return false
 		}
-		if size == 1 {
-			continue
-		}
-		if _, known := sizes[a]; !known {
-			if namesT {
-				return false
-			}
+		if a != 'Z' && a != 'C' {
 			a = 'T'
-			if strings.IndexByte(order, 'T') >= 0 && prev == 'T' {
-				sizes['T'] *= size
-				product *= size
-				continue
-			}
 		}
-		if strings.IndexByte(order, a) >= 0 {
-			return false
-		}
-		order += string(a)
-		sizes[a] = size
+		axes = append(axes, axis{a, size})
 		product *= size
-		prev = a
 	}
 	if product != n {
 		return false
 	}
-	s := &im.Spec
+	if pp := l.planesPerPage(); pp > 1 { // the page's samples are planes: channels, unless the axes say Z or T
+		a := sh.samplesAxis(l)
+		if a != 'Z' && a != 'T' {
+			a = 'C'
+		}
+		axes = append(axes, axis{a, pp})
+	}
+	sizes := map[byte]int{'Z': 1, 'C': 1, 'T': 1}
+	order := "" // fastest first
+	for k := len(axes) - 1; k >= 0; k-- {
+		a := axes[k]
+		if a.size == 1 {
+			continue
+		}
+		if a.along != 'T' && sizes[a.along] > 1 {
+			return false // Z or C twice
+		}
+		sizes[a.along] *= a.size
+		if strings.IndexByte(order, a.along) < 0 {
+			order += string(a.along)
+		}
+	}
+	s := im.Spec
 	s.SizeZ, s.SizeC, s.SizeT = sizes['Z'], sizes['C'], sizes['T']
 	if len(order) > 1 { // with one axis (or none) the order is moot
 		for _, a := range "CZT" {
@@ -350,6 +347,24 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 		}
 		s.DimensionOrder = pyramid.DimensionOrder("XY" + order)
 	}
+	planes := make([]Plane, len(im.Planes))
+	idx := make([]int, len(axes))
+	for i, p := range im.Planes {
+		rest := i
+		for k := len(axes) - 1; k >= 0; k-- { // i's digits, fastest first
+			idx[k], rest = rest%axes[k].size, rest/axes[k].size
+		}
+		at := map[byte]int{'Z': 0, 'C': 0, 'T': 0}
+		for k, a := range axes { // slowest first: the outer index along T
+			at[a.along] = at[a.along]*a.size + idx[k]
+		}
+		j, err := s.PlaneIndex(at['Z'], at['C'], at['T'])
+		if err != nil || planes[j].Page != nil {
+			return false
+		}
+		planes[j] = p
+	}
+	im.Spec, im.Planes = s, planes
 	return true
 }
 

@@ -968,7 +968,16 @@ func TestShapedMapping(t *testing.T) {
 		{"two axes OME lacks, next to one another, along T", grays(8, `{"axes": "QRZYX", "shape": [2, 2, 2, 8, 8]}`),
 			`"" 8x8 Z2 C1 T4 XYZTC uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:* 6:* 7:*`},
 		{"an axis OME lacks beside T", grays(4, `{"axes": "TQYX", "shape": [2, 2, 8, 8]}`), `"" 8x8 Z1 C1 T4 XYCZT uint16 x1: 0:* 1:* 2:* 3:*`},
-		{"axes OME lacks, apart", grays(8, `{"axes": "QZRYX", "shape": [2, 2, 2, 8, 8]}`), `"" 8x8 Z1 C1 T8 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:* 6:* 7:*`},
+		{"axes OME lacks, apart, along T", grays(8, `{"axes": "QZRYX", "shape": [2, 2, 2, 8, 8]}`), `"" 8x8 Z2 C1 T4 XYTZC uint16 x1: 0:* 1:* 4:* 5:* 2:* 3:* 6:* 7:*`},
+		// tifffile's axes of a stage position (Q) over a time-lapse of
+		// channels, which went along T whole before.
+		{"an axis OME lacks before T and C", grays(24, `{"axes": "QTCYX", "shape": [3, 2, 4, 8, 8]}`),
+			`"" 8x8 Z1 C4 T6 XYCTZ uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:* 6:* 7:* 8:* 9:* 10:* 11:* 12:* 13:* 14:* 15:* 16:* 17:* 18:* 19:* 20:* 21:* 22:* 23:*`},
+		{"an axis OME lacks after T and C", grays(12, `{"axes": "TCQYX", "shape": [2, 2, 3, 8, 8]}`),
+			`"" 8x8 Z1 C2 T6 XYTCZ uint16 x1: 0:* 1:* 2:* 6:* 7:* 8:* 3:* 4:* 5:* 9:* 10:* 11:*`},
+		{"an axis OME lacks between T and Z", grays(8, `{"axes": "TPZYX", "shape": [2, 2, 2, 8, 8]}`),
+			`"" 8x8 Z2 C1 T4 XYZTC uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:* 6:* 7:*`},
+		{"C twice", grays(4, `{"axes": "CQCYX", "shape": [2, 1, 2, 8, 8]}`), `"" 8x8 Z1 C1 T4 XYCZT uint16 x1: 0:* 1:* 2:* 3:*`},
 		{"no axes", grays(2, `{"shape": [2, 8, 8]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"sizes that do not multiply to the pages", grays(6, `{"axes": "ZYX", "shape": [5, 8, 8]}`), `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
 		{"an axis twice", grays(6, `{"axes": "ZZYX", "shape": [2, 3, 8, 8]}`), `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`},
