@@ -347,6 +347,9 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 		}
 		s.DimensionOrder = pyramid.DimensionOrder("XY" + order)
 	}
+	if len(im.Planes) != s.Planes() {
+		return false
+	}
 	planes := make([]Plane, len(im.Planes))
 	idx := make([]int, len(axes))
 	for i, p := range im.Planes {
