@@ -539,8 +539,22 @@ type imageJ struct {
 	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
 	pixels                   bool    // the unit is "pixel": the image is not calibrated
 	unitGiven                bool    // a unit is said, known (unit) or not
+	yunit, zunit             axisUnit
 	interval                 float64 // between frames, in tunit
-	tunit                    string  // OME's spelling; "s" when not said
+	tunit                    axisUnit
+}
+
+// axisUnit is an ImageJ unit of one axis (yunit, zunit, tunit): OME's
+// spelling, "" when it is not said or not known.
+type axisUnit struct {
+	ome   string
+	given bool // said, known or not
+}
+
+// imageJUnit reads an ImageJ unit as units spells them.
+func imageJUnit(value string, units map[string]string) axisUnit {
+	value = strings.TrimSpace(strings.ReplaceAll(value, `\u00B5`, "µ"))
+	return axisUnit{ome: units[value], given: value != ""}
 }
 
 // parseImageJ reads an ImageJ description: its channels, slices and
@@ -574,7 +588,11 @@ func parseImageJ(d string) (imageJ, bool) {
 				ij.interval = v
 			}
 		case key == "tunit":
-			ij.tunit = imageJTimeUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
+			ij.tunit = imageJUnit(strings.ToLower(value), imageJTimeUnits)
+		case key == "yunit":
+			ij.yunit = imageJUnit(value, imageJUnits)
+		case key == "zunit":
+			ij.zunit = imageJUnit(value, imageJUnits)
 		case key == "unit":
 			ij.unit = imageJUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
 			ij.pixels = value == "pixel" || value == "pixels"
@@ -595,10 +613,11 @@ func (ij imageJ) pages(l pageLayout) int {
 	return ij.images
 }
 
-// imageJTimeUnits are ImageJ's spellings of time units, with OME's.
+// imageJTimeUnits are ImageJ's spellings of time units, in lower case,
+// with OME's.
 var imageJTimeUnits = map[string]string{
 	"s": "s", "sec": "s", "second": "s", "seconds": "s", "ms": "ms", "msec": "ms", "us": "µs", "µs": "µs", "usec": "µs",
-	"ns": "ns", "min": "min", "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d",
+	"ns": "ns", "nsec": "ns", "ps": "ps", "psec": "ps", "min": "min", "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d",
 }
 
 // imageJUnits are ImageJ's spellings of length units, with OME's.
@@ -614,9 +633,10 @@ var imageJUnits = map[string]string{
 // are channels count their samples (Bio-Formats writes such files). The
 // resolution is in ImageJ's unit when ResolutionUnit says none; the
 // spacing of slices is in that unit, µm when none is given, and is no
-// length when the unit is "pixel" (an image not calibrated). The frame
-// interval is the time increment, in ImageJ's time unit (seconds when not
-// said).
+// length when the unit is "pixel" (an image not calibrated); yunit and
+// zunit, when said, are Y's and Z's. The frame interval is the time
+// increment, in ImageJ's time unit (seconds when not said). A unit said
+// but not known leaves its size out.
 func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	s := &im.Spec
 	channels := ij.channels
@@ -640,8 +660,17 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		s.PhysicalSizeY = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1)
 		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = ij.unit, ij.unit
 	}
-	if ij.interval > 0 && s.SizeT > 1 {
-		unit := ij.tunit
+	// Y's unit, and Z's, when said, are its own (ImageJ's Calibration):
+	// one not known leaves the size out.
+	if ij.yunit.given {
+		s.PhysicalSizeY, s.PhysicalSizeYUnit = 0, ""
+		if ij.yunit.ome != "" {
+			s.PhysicalSizeY, s.PhysicalSizeYUnit = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1), ij.yunit.ome
+		}
+	}
+	// A time unit not known leaves the interval out, as a length's does.
+	if ij.interval > 0 && s.SizeT > 1 && (ij.tunit.ome != "" || !ij.tunit.given) {
+		unit := ij.tunit.ome
 		if unit == "" {
 			unit = "s" // ImageJ's default
 		}
@@ -651,7 +680,11 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	// known, or is pixels (the image is not calibrated); without a unit,
 	// in ResolutionUnit's, as ImageJ reads it, or in µm, as Bio-Formats
 	// does, when that is none.
-	if ij.spacing > 0 && s.SizeZ > 1 && (ij.unit != "" || !ij.unitGiven) {
+	if ij.zunit.given {
+		if ij.spacing > 0 && s.SizeZ > 1 && ij.zunit.ome != "" {
+			s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.zunit.ome
+		}
+	} else if ij.spacing > 0 && s.SizeZ > 1 && (ij.unit != "" || !ij.unitGiven) {
 		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.unit
 		if !ij.unitGiven {
 			resUnit, ok := im.Planes[0].Page.Uint(tiff.TagResolutionUnit)

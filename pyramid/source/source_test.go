@@ -201,7 +201,8 @@ func TestGenericMetadata(t *testing.T) {
 	assert.Equal(t, [2]any{1.5, "µm"}, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit})
 	assert.Empty(t, s.Description, "ImageJ's description is its metadata")
 
-	for tunit, want := range map[string]pyramid.Quantity{"": {Value: 0.25, Unit: "s"}, "tunit=min\n": {Value: 0.25, Unit: "min"}, "tunit=parsec\n": {Value: 0.25, Unit: "s"}} {
+	for tunit, want := range map[string]pyramid.Quantity{"": {Value: 0.25, Unit: "s"}, "tunit=min\n": {Value: 0.25, Unit: "min"}, "tunit=Min\n": {Value: 0.25, Unit: "min"},
+		"tunit=nsec\n": {Value: 0.25, Unit: "ns"}, "tunit=parsec\n": {}, "tunit=frame\n": {}} {
 		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nframes=2\nfinterval=0.25\n"+tunit)), gray(8, 8))
 		require.NoError(t, err)
 		assert.Equal(t, want, f.Images[0].Spec.TimeIncrement, "%q: the frame interval", tunit)
@@ -211,6 +212,21 @@ func TestGenericMetadata(t *testing.T) {
 		require.NoError(t, err)
 		s = f.Images[0].Spec
 		assert.Equal(t, want, [2]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit}, "%q: a spacing in pixels, or in a unit not known, is no length", unit)
+	}
+	// yunit and zunit, when said, are Y's and Z's own (ImageJ's
+	// Calibration); one not known leaves that size out.
+	for units, want := range map[string][4]any{
+		"unit=um\nyunit=nm\nzunit=nm\n":    {0.5, "nm", 1.5, "nm"},
+		"unit=um\nzunit=mm\n":              {0.5, "µm", 1.5, "mm"},
+		"unit=um\nyunit=furlong\nzunit=\n": {0.0, "", 1.5, "µm"},
+		"unit=um\nzunit=pixel\n":           {0.5, "µm", 0.0, ""},
+	} {
+		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\nspacing=1.5\n"+units), rational(tiff.TagXResolution, 4, 1),
+			rational(tiff.TagYResolution, 2, 1), short(tiff.TagResolutionUnit, tiff.ResolutionUnitNone)), gray(8, 8))
+		require.NoError(t, err)
+		s = f.Images[0].Spec
+		assert.Equal(t, [2]any{0.25, "µm"}, [2]any{s.PhysicalSizeX, s.PhysicalSizeXUnit}, "%q", units)
+		assert.Equal(t, want, [4]any{s.PhysicalSizeY, s.PhysicalSizeYUnit, s.PhysicalSizeZ, s.PhysicalSizeZUnit}, "%q", units)
 	}
 
 	// A spacing or an interval OME's float rounds to 0 is not known, not
