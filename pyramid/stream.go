@@ -94,7 +94,8 @@ func (pw *PlaneWriter) finish() {
 
 // Close reports whether the plane is complete. An incomplete plane stays
 // open, to be completed by more writes or given back by Abort; the
-// writer's Close reports it missing.
+// writer's Close reports it missing. After the writer's Close or Abort,
+// or its failure, an incomplete plane's Close returns ErrClosed.
 func (pw *PlaneWriter) Close() error {
 	if pw == nil || pw.im == nil {
 		return errZero
@@ -107,6 +108,10 @@ func (pw *PlaneWriter) Close() error {
 		return pw.abandonedError()
 	}
 	if pw.written < pw.size {
+		// A plane cut short by the writer's end is no fault of its data.
+		if err := pw.im.w.usable(); err != nil {
+			return err
+		}
 		return fmt.Errorf("%w: plane has %d of %d bytes", ErrData, pw.written, pw.size)
 	}
 	return nil

@@ -1169,6 +1169,39 @@ func TestPlaneWriterAbort(t *testing.T) {
 	}
 }
 
+// TestPlaneWriterCloseAfterEnd: an incomplete plane's Close after the
+// writer's Abort, or its Close, is ErrClosed (the writer ended it), not
+// ErrData, and before either, ErrData; a complete plane's is nil.
+func TestPlaneWriterCloseAfterEnd(t *testing.T) {
+	for _, end := range []string{"Abort", "Close"} {
+		t.Run(end, func(t *testing.T) {
+			w, err := New(iohandle.NewMemory(), Options{})
+			require.NoError(t, err)
+			defer w.Abort()
+			im, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 4, SizeT: 2})
+			require.NoError(t, err)
+			half, err := im.Plane(0, 0, 0)
+			require.NoError(t, err)
+			_, err = half.Write(make([]byte, 16))
+			require.NoError(t, err)
+			assert.ErrorIs(t, half.Close(), ErrData)
+			whole, err := im.Plane(0, 0, 1)
+			require.NoError(t, err)
+			_, err = whole.Write(make([]byte, 32))
+			require.NoError(t, err)
+			if end == "Abort" {
+				require.NoError(t, w.Abort())
+			} else {
+				require.ErrorIs(t, w.Close(), ErrMissingPlanes)
+			}
+			err = half.Close()
+			assert.ErrorIs(t, err, ErrClosed)
+			assert.NotErrorIs(t, err, ErrData)
+			assert.NoError(t, whole.Close())
+		})
+	}
+}
+
 // TestPlaneComplete: a plane is complete once its last row is written, not
 // while open, nor after Abort gives it back; planes outside the image and
 // a zero Image are errors.
