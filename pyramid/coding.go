@@ -60,8 +60,9 @@ type TileCoding struct {
 // little-endian), a compression the writer does not write (PackBits, old-style
 // JPEG, JPEG 2000, ...), a photometric interpretation other than
 // BlackIsZero, RGB and JPEG's YCbCr. The image's spec must give the
-// page's samples (their type and number); AddEncodedImage checks the
-// rest.
+// page's samples, their type and number (AddEncodedImage refuses a level
+// of other samples, ErrOption: 16-bit tiles would otherwise be copied
+// into an image that says 8 bits); AddEncodedImage checks the rest.
 func EncodedLevelOf(p *tiff.Page) (EncodedLevel, error) {
 	l, err := p.Layout()
 	if err != nil {
@@ -70,7 +71,12 @@ func EncodedLevelOf(p *tiff.Page) (EncodedLevel, error) {
 	bad := func(format string, args ...any) (EncodedLevel, error) {
 		return EncodedLevel{}, fmt.Errorf("%w: the page at %d: %s", ErrOption, p.Offset, fmt.Sprintf(format, args...))
 	}
-	e := EncodedLevel{Width: l.Width, Height: l.Height}
+	e := EncodedLevel{Width: l.Width, Height: l.Height, stored: storedSamples{bits: l.BitsPerSample, samples: l.SamplesPerPixel}}
+	// A level without SampleFormat is taken as the image's: libvips writes
+	// the levels of signed and float pyramids without it.
+	if _, said := p.Field(tiff.TagSampleFormat); said && l.SampleFormat >= tiff.SampleFormatUint && l.SampleFormat <= tiff.SampleFormatFloat {
+		e.stored.format = l.SampleFormat
+	}
 	switch {
 	case !l.Tiled:
 		return bad("strips, not tiles")

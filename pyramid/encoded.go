@@ -17,6 +17,32 @@ type EncodedLevel struct {
 	Width, Height int
 	// TileCoding is how the level's tiles are stored.
 	TileCoding
+	// stored is the samples of the page EncodedLevelOf read the level
+	// from, which the image's spec must have; zero when not read so.
+	stored storedSamples
+}
+
+// storedSamples is what a page says of its samples.
+type storedSamples struct {
+	bits, samples int
+	format        uint16 // SampleFormat, when the page says it: 0 when not
+}
+
+// check reports whether the spec has the samples stored.
+func (st storedSamples) check(spec ImageSpec) error {
+	if st.bits == 0 {
+		return nil
+	}
+	samples, typ := max(spec.SamplesPerPixel, 1), spec.PixelType
+	if st.bits != 8*typ.Size() || st.samples != samples || (st.format != 0 && st.format != pixelTypes[typ].sampleFormat) {
+		format := ""
+		if st.format != 0 {
+			format = fmt.Sprintf(", SampleFormat %d", st.format)
+		}
+		return fmt.Errorf("%w: its page has %d samples of %d bits%s; the image's spec %d of %v (PixelType, SamplesPerPixel)",
+			ErrOption, st.samples, st.bits, format, samples, typ)
+	}
+	return nil
 }
 
 // AddEncodedImage adds an image whose tiles are given already encoded, as
@@ -46,7 +72,8 @@ type EncodedLevel struct {
 //
 // Each level's TileCoding must suit the spec's samples (JPEG takes Uint8
 // of 1 or 3 samples; a predictor, lossless compression; YCbCr, JPEG), and
-// its tiles must be multiples of 16 pixels a side; otherwise it returns
+// its tiles must be multiples of 16 pixels a side, and a level read by
+// EncodedLevelOf must have the spec's samples; otherwise it returns
 // ErrOption naming the level. That the tiles decode as their coding says,
 // to the spec's samples, is the caller's to ensure: the writer does not
 // decode them.
@@ -124,6 +151,9 @@ func encodedGeom(spec ImageSpec, l int, e EncodedLevel) (levelGeom, error) {
 		return levelGeom{}, fmt.Errorf("%w: encoded level %d is %d x %d", ErrSize, l, w, h)
 	}
 	if err := e.check(spec); err != nil {
+		return levelGeom{}, within(err, fmt.Sprintf("encoded level %d", l))
+	}
+	if err := e.stored.check(spec); err != nil {
 		return levelGeom{}, within(err, fmt.Sprintf("encoded level %d", l))
 	}
 	g := levelGeom{width: w, height: h, tileW: e.TileWidth, tileH: e.TileHeight}

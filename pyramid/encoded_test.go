@@ -582,7 +582,8 @@ func TestEncodedLevelOf(t *testing.T) {
 	j, err := compress.NewJPEG(compress.Format{BitsPerSample: 8, SamplesPerPixel: 3}, 32, compress.JPEGOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, EncodedLevel{Width: 150, Height: 100, TileCoding: TileCoding{Compression: JPEG, Predictor: PredictorNone, TileWidth: 32, TileHeight: 32,
-		JPEGTables: j.Tables(), Photometric: tiff.PhotometricYCbCr, YCbCrSubSampling: [2]int{2, 2}, ReferenceBlackWhite: []float64{0, 255, 128, 255, 128, 255}}}, e)
+		JPEGTables: j.Tables(), Photometric: tiff.PhotometricYCbCr, YCbCrSubSampling: [2]int{2, 2}, ReferenceBlackWhite: []float64{0, 255, 128, 255, 128, 255}},
+		stored: storedSamples{bits: 8, samples: 3, format: tiff.SampleFormatUint}}, e)
 
 	page := func(build func(b *ifd.Builder), order binary.ByteOrder) *tiff.Page {
 		b := &ifd.Builder{}
@@ -641,6 +642,45 @@ func TestEncodedLevelOf(t *testing.T) {
 			}
 			assert.ErrorIs(t, err, ErrOption)
 			assert.ErrorContains(t, err, c.text)
+		})
+	}
+
+	// The level remembers the page's samples, which the image's spec must
+	// have: a spec that leaves PixelType out (Uint8) for 16-bit tiles
+	// would make a file every reader decodes wrong. A page without
+	// SampleFormat (libvips's levels of signed pyramids) goes with any
+	// type of its size.
+	unsigned16 := func(b *ifd.Builder) { bits16(b); b.AddShort(tiff.TagSampleFormat, tiff.SampleFormatUint) }
+	for _, c := range []struct {
+		name  string
+		build func(b *ifd.Builder)
+		spec  ImageSpec
+		text  string
+	}{
+		{"16 bits, the spec's 8", unsigned16, ImageSpec{}, "encoded level 0: its page has 1 samples of 16 bits, SampleFormat 1; the image's spec 1 of uint8"},
+		{"16 bits, the spec's 16", unsigned16, ImageSpec{PixelType: Uint16}, ""},
+		{"16 bits unsigned, the spec's signed", unsigned16, ImageSpec{PixelType: Int16}, "SampleFormat 1; the image's spec 1 of int16"},
+		{"16 bits of no format, the spec's signed", bits16, ImageSpec{PixelType: Int16}, ""},
+		{"16 bits of no format, the spec's 8", bits16, ImageSpec{}, "its page has 1 samples of 16 bits; the image's spec 1 of uint8"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := EncodedLevelOf(page(c.build, binary.LittleEndian))
+			require.NoError(t, err)
+			c.spec.SizeX, c.spec.SizeY = 64, 64
+			err = CheckEncodedLevels(c.spec, e)
+			w, werr := New(iohandle.NewMemory(), Options{})
+			require.NoError(t, werr)
+			defer w.Abort()
+			_, addErr := w.AddEncodedImage(c.spec, e)
+			if c.text == "" {
+				assert.NoError(t, err)
+				assert.NoError(t, addErr)
+				return
+			}
+			assert.ErrorIs(t, err, ErrOption)
+			assert.ErrorContains(t, err, c.text)
+			assert.ErrorIs(t, addErr, ErrOption)
+			assert.ErrorContains(t, addErr, c.text)
 		})
 	}
 }

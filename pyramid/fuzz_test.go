@@ -528,6 +528,7 @@ func FuzzEncodedImage(f *testing.F) {
 			}
 			want := e
 			want.Width, want.Height = im.levels[l].width, im.levels[l].height
+			want.stored = storedSamples{bits: 8 * spec.PixelType.Size(), samples: spec.SamplesPerPixel, format: pixelTypes[spec.PixelType].sampleFormat}
 			want.Photometric = e.photometric(spec.SamplesPerPixel)
 			if want.Predictor == PredictorAuto || want.Compression == JPEG || want.Compression == None {
 				want.Predictor = PredictorNone
