@@ -199,7 +199,9 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 // while Close syncs the file, too, when h has a Sync method (as
 // *iohandle.File does): only then does Close give the file its name, in
 // one step. A context done after Close returned changes nothing. A nil ctx
-// is an ErrOption.
+// is an ErrOption. The context cannot end a call waiting for its caller's
+// input: a ReadPlanes waiting in its reader's Read fails once that Read
+// returns (close the reader to end it).
 func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, error) {
 	if !hostLittleEndian {
 		return nil, fmt.Errorf("%w: big-endian hosts are not supported", ErrOption)
@@ -520,6 +522,9 @@ func (w *Writer) progress() Progress {
 
 // Abort stops writing and discards the output. After Close or an earlier
 // Abort it does nothing and returns nil; it never removes a committed file.
+// It waits for what holds the output: a ReadPlanes that reads its planes
+// straight into the output waits in its reader's Read (a stalled pipe)
+// holding it, and Abort returns once that Read does.
 func (w *Writer) Abort() error {
 	if w == nil {
 		return errZero
