@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,8 @@ import (
 // shape, pages of another shape (size, samples, pixel type, mask or not)
 // make further images, one per shape, in the order each shape first
 // appears, as tifffile groups them. An ImageJ description spreads the
-// pages of the first image over Z, C and T as it says; in a file of
+// pages of the first image over Z, C and T as it says (the pages it
+// counts: pages of their shape after them are a further image); in a file of
 // tifffile's shaped series, each series (from a page with its JSON
 // description) is an image, spread as its description says.
 //
@@ -87,6 +89,17 @@ func (m *mapper) generic() error {
 		}
 		if !found {
 			groups = append(groups, &group{layout: l, series: series, pages: []*tiff.Page{p}})
+		}
+	}
+	// ImageJ's description counts the pages of its stack: pages of the
+	// same shape after them (two stacks joined by tiffcp) are a further
+	// image, as tifffile reads the stack alone.
+	if len(groups) > 0 && groups[0].pages[0] == pages[0] && isImageJ0 {
+		if g := groups[0]; ij0.pages(g.layout) > 0 && ij0.pages(g.layout) < len(g.pages) {
+			n := ij0.pages(g.layout)
+			rest := &group{layout: g.layout, series: g.series, pages: g.pages[n:len(g.pages):len(g.pages)]}
+			g.pages = g.pages[:n:n]
+			groups = slices.Insert(groups, 1, rest)
 		}
 	}
 	var mapped []*tiff.Page

@@ -808,6 +808,18 @@ func imageJStack(t testing.TB, n int, d string, more ...func(*ifd.Builder)) ([]b
 	return file, images
 }
 
+// TestImageJJoined: two ImageJ stacks joined by tiffcp: the first's
+// description counts its pages, the stack is read as it says, and the
+// pages after it are a further image, not planes of one stack along T.
+func TestImageJJoined(t *testing.T) {
+	ij := "ImageJ=1.54f\nimages=6\nchannels=2\nslices=3\nhyperstack=true\nspacing=2\nunit=micron\n"
+	f, _, err := mapPages(t, Options{}, grays(12, ij)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`, `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 6:* 7:* 8:* 9:* 10:* 11:*`}, summary(f))
+	assert.Equal(t, 2.0, f.Images[0].Spec.PhysicalSizeZ)
+	assert.Zero(t, f.Images[1].Spec.PhysicalSizeZ, "the first stack's calibration")
+}
+
 // TestImageJContiguous reads the planes of an ImageJ stack stored past its
 // one directory, and refuses a stack that does not hold what its
 // description counts, or keeps what it holds with SkipUnsupported.
