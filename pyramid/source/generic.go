@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -32,7 +33,8 @@ import (
 // An image's metadata comes from its first page: PageName is its name,
 // ImageDescription its description, DateTime its acquisition date, the
 // resolution its pixel size, and the other text fields (Software, Make,
-// Model, Artist, ...) and GDAL's metadata its map annotation.
+// Model, Artist, ...), ImageJ's Info, properties and labels, and GDAL's
+// metadata its map annotation.
 func (m *mapper) generic() error {
 	pages := m.file.TIFF.Pages
 	type group struct {
@@ -140,6 +142,7 @@ func (m *mapper) generic() error {
 		}
 		if isImageJ {
 			ij.apply(im, g.layout, len(g.pages))
+			imageJText(im, g.pages[0])
 			if c := lutColor(g.pages[0]); c != nil && im.Spec.SizeC == 1 {
 				im.Spec.Channels = []pyramid.Channel{{Color: c}}
 			}
@@ -161,20 +164,20 @@ func (m *mapper) generic() error {
 	return nil
 }
 
-// imageJLUTs returns the lookup tables of an ImageJ page's metadata
-// (tags 50838 and 50839), one a channel of a composite image: 768 bytes
-// each, the reds, greens and blues of its 256 entries. The blocks' header
-// ("IJIJ", or "JIJI" little-endian) lists each kind of block and how many;
-// nil when there are no tables or the blocks do not add up.
-func imageJLUTs(p *tiff.Page) [][]byte {
+// imageJBlocks returns the blocks of an ImageJ page's metadata (tags
+// 50838 and 50839) by kind ("info", "labl", "luts"...), and the byte order
+// of their numbers and text. The blocks' header ("IJIJ", or "JIJI"
+// little-endian) lists each kind of block and how many; nil when there are
+// none or the blocks do not add up.
+func imageJBlocks(p *tiff.Page) (map[string][][]byte, binary.ByteOrder) {
 	data, ok1 := p.Field(tiff.TagIJMetadata)
 	countsField, ok2 := p.Field(tiff.TagIJMetadataByteCounts)
 	if !ok1 || !ok2 || data.Type.Size() != 1 {
-		return nil
+		return nil, nil
 	}
 	counts, err := countsField.Uints()
 	if err != nil || len(counts) == 0 || counts[0] < 4 || counts[0]%8 != 4 || counts[0] > uint64(len(data.Value)) {
-		return nil
+		return nil, nil
 	}
 	head := data.Value[:counts[0]]
 	var order binary.ByteOrder
@@ -184,28 +187,75 @@ func imageJLUTs(p *tiff.Page) [][]byte {
 	case "JIJI":
 		order = binary.LittleEndian
 	default:
-		return nil
+		return nil, nil
 	}
-	const lutsType = 0x6c757473 // "luts"
-	at, block := counts[0], 1   // the byte and the count of the block next
-	var luts [][]byte
+	at, block := counts[0], 1 // the byte and the count of the block next
+	blocks := map[string][][]byte{}
 	for k := 4; k+8 <= len(head); k += 8 {
-		kind, n := order.Uint32(head[k:]), uint64(order.Uint32(head[k+4:]))
+		var kind [4]byte // a number, its bytes reversed little-endian
+		copy(kind[:], head[k:k+4])
+		if order == binary.LittleEndian {
+			slices.Reverse(kind[:])
+		}
+		n := uint64(order.Uint32(head[k+4:]))
 		if n > uint64(len(counts)-block) {
-			return nil
+			return nil, nil
 		}
 		for range n {
 			size := counts[block]
 			if size > uint64(len(data.Value))-at {
-				return nil
+				return nil, nil
 			}
-			if kind == lutsType && size == 768 {
-				luts = append(luts, data.Value[at:at+size])
-			}
+			blocks[string(kind[:])] = append(blocks[string(kind[:])], data.Value[at:at+size])
 			at, block = at+size, block+1
 		}
 	}
+	return blocks, order
+}
+
+// imageJLUTs returns the lookup tables of an ImageJ page's metadata, one a
+// channel of a composite image: 768 bytes each, the reds, greens and
+// blues of its 256 entries.
+func imageJLUTs(p *tiff.Page) [][]byte {
+	blocks, _ := imageJBlocks(p)
+	var luts [][]byte
+	for _, b := range blocks["luts"] {
+		if len(b) == 768 {
+			luts = append(luts, b)
+		}
+	}
 	return luts
+}
+
+// imageJText adds the text of an ImageJ page's metadata to the image's
+// map annotation, as Bio-Formats keeps it as original metadata: the
+// image's Info ("Info"), its properties (each under its key), and the
+// labels of its stack's planes ("Label 1"..., by position in the stack,
+// those not empty). The display ranges, overlays and ROIs have no place.
+func imageJText(im *Image, p *tiff.Page) {
+	blocks, order := imageJBlocks(p)
+	text := func(b []byte) string {
+		u := make([]uint16, len(b)/2)
+		for i := range u {
+			u[i] = order.Uint16(b[2*i:])
+		}
+		return cleanText(strings.TrimSpace(string(utf16.Decode(u))))
+	}
+	add := func(key, value string) {
+		if key != "" && value != "" {
+			im.Spec.Annotations = append(im.Spec.Annotations, pyramid.KeyValue{Key: key, Value: value})
+		}
+	}
+	for _, b := range blocks["info"] {
+		add("Info", text(b))
+	}
+	props := blocks["prop"]
+	for i := 0; i+1 < len(props); i += 2 {
+		add(text(props[i]), text(props[i+1]))
+	}
+	for i, b := range blocks["labl"] {
+		add("Label "+strconv.Itoa(i+1), text(b))
+	}
 }
 
 // lastColor returns the colour of a lookup table's last entry, nil for

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -1070,6 +1071,29 @@ func ijMetadata(order binary.AppendByteOrder, blocks map[string][][]byte, kinds 
 	return func(b *ifd.Builder) {
 		b.AddLong(tiff.TagIJMetadataByteCounts, counts...)
 		b.AddByte(tiff.TagIJMetadata, data...)
+	}
+}
+
+// TestImageJText: the Info, properties and labels of an ImageJ page's
+// metadata (UTF-16 in the blocks' byte order) go to the map annotation;
+// empty labels do not.
+func TestImageJText(t *testing.T) {
+	d := "ImageJ=1.54f\nimages=3\nslices=3\n"
+	for _, order := range []binary.AppendByteOrder{binary.BigEndian, binary.LittleEndian} {
+		text := func(s string) []byte {
+			var b []byte
+			for _, u := range utf16.Encode([]rune(s)) {
+				b = order.AppendUint16(b, u)
+			}
+			return b
+		}
+		blocks := map[string][][]byte{"info": {text("Objective = 40x\nµm = 1")}, "prop": {text("Exposure"), text("100 ms"), text("Gain"), text("2")},
+			"labl": {text("first.tif"), {}, text("third 𝄞.tif")}, "rang": {make([]byte, 16)}}
+		first := gray(8, 8, description(d), ijMetadata(order, blocks, "info", "labl", "rang", "prop"))
+		f, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+		require.NoError(t, err)
+		assert.Equal(t, []pyramid.KeyValue{{Key: "Info", Value: "Objective = 40x\nµm = 1"}, {Key: "Exposure", Value: "100 ms"}, {Key: "Gain", Value: "2"},
+			{Key: "Label 1", Value: "first.tif"}, {Key: "Label 3", Value: "third 𝄞.tif"}}, f.Images[0].Spec.Annotations, "%v", order)
 	}
 }
 
