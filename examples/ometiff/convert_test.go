@@ -431,7 +431,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"unknown downsampling", []string{"-downsampling", "max", "IN", "OUT"}, png, 2, ""},
 		{"unknown bigtiff", []string{"-bigtiff", "maybe", "IN", "OUT"}, png, 2, ""},
 		{"not a number", []string{"-tile", "big", "IN", "OUT"}, png, 2, ""},
-		{"tile not a multiple of 16", []string{"-tile", "17", "IN", "OUT"}, png, 2, ""},
+		{"tile not a multiple of 16", []string{"-tile", "17", "IN", "OUT"}, png, 2, "-tile 17: want a multiple of 16 from 16 to 32768"},
+		{"tile 0", []string{"-tile", "0", "IN", "OUT"}, png, 2, "-tile 0: want a multiple of 16"},
 		{"too many levels", []string{"-levels", "12", "IN", "OUT"}, png, 2, ""},
 		{"predictor without compression", []string{"-compression", "none", "-predictor", "horizontal", "IN", "OUT"}, png, 2, ""},
 		{"float predictor on integers", []string{"-predictor", "float", "IN", "OUT"}, png, 2, ""},
@@ -549,10 +550,17 @@ func TestRunRejectsAnOutputNamedOtherwise(t *testing.T) {
 	} {
 		clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, c.msg, input, c.output)
 	}
-	for _, output := range []string{"a.ome.tif", "b.ome.tiff", "c.tif", "d.TIFF", "e.ome.btf", "f.tf8", "g.tf2"} {
+	// BigTIFF's names give BigTIFF, as Bio-Formats writes them, unless
+	// -bigtiff says otherwise.
+	for _, output := range []string{"a.ome.tif", "b.ome.tiff", "c.tif", "d.TIFF", "e.ome.btf", "f.tf8", "g.TF2"} {
 		code, _, stderr := clitest.Run(runConvert, input, filepath.Join(dir, output))
 		assert.Equal(t, 0, code, stderr)
+		big := strings.HasPrefix(clitest.Describe(t, filepath.Join(dir, output), pyramid.InspectOptions{}), "BigTIFF")
+		assert.Equal(t, !strings.Contains(strings.ToLower(output), ".tif"), big, output)
 	}
+	code, _, stderr := clitest.Run(runConvert, "-bigtiff", "never", input, filepath.Join(dir, "h.btf"))
+	assert.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(clitest.Describe(t, filepath.Join(dir, "h.btf"), pyramid.InspectOptions{}), "classic TIFF"))
 }
 
 func TestRunRejectsADirectory(t *testing.T) {

@@ -134,6 +134,11 @@ func TestConvertCopyThrough(t *testing.T) {
 			}
 		})
 	}
+	// A tile size the writer refuses is refused first: nothing is said
+	// of copying with it.
+	code, _, stderr := clitest.Run(runConvert, "-tile", "100", lzw, filepath.Join(dir, "refused.ome.tif"))
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "ometiff convert: -tile 100: want a multiple of 16 from 16 to 32768\n", stderr)
 }
 
 // TestConvertCopyEachCoding converts a file of three images, of Zstd

@@ -94,7 +94,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&o.Levels, "levels", 0, "resolutions including the full one; 0 halves until one tile")
 	fs.TextVar(&o.Downsampling, "downsampling", pyramid.Mean, "`method` computing each level: mean, nearest or mode")
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines, up to 256 (each holds its tiles); 0 is one per CPU")
-	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never")
+	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never; auto is always for\n"+
+		"an output named .btf, .tf8 or .tf2, as Bio-Formats writes them")
 	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists (a symbolic link is replaced, not written through)")
 	fs.BoolVar(&cfg.direct, "direct", false,
 		"write the tiles compressed here around the page cache (O_DIRECT, Linux): less CPU per\n"+
@@ -106,8 +107,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&cfg.physicalSizeZ, "physical-size-z", 0, "step between focal planes of the (first) image; 0 is unknown")
 	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes given (um for µm)")
 	images := fs.String("images", "", "`numbers` of the input's images (series) to convert, as ometiff info lists them,\n"+
-		"separated by commas (0,2); all by default. Pages it cannot read that ometiff info\n"+
-		"leaves out need no -skip-unsupported then")
+		"separated by commas (0,2), written in the input's order; all by default. Pages it\n"+
+		"cannot read that ometiff info leaves out need no -skip-unsupported then")
 	fs.BoolVar(&cfg.skipUnsupported, "skip-unsupported", false,
 		"convert the images of a TIFF file that can be, and report on stderr those left out\n"+
 			"(refused otherwise)")
@@ -162,6 +163,16 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	if o.Workers < 0 || o.Workers > maxWorkers {
 		return cfg, fmt.Errorf("-workers %d: want 0 (one per CPU) to %d", o.Workers, maxWorkers)
+	}
+	// Checked here, before any image is looked at (the writer would refuse
+	// it only after the copying was planned and said).
+	if o.TileSize < 16 || o.TileSize > 32768 || o.TileSize%16 != 0 {
+		return cfg, fmt.Errorf("-tile %d: want a multiple of 16 from 16 to 32768", o.TileSize)
+	}
+	// Bio-Formats' TIFF writer writes BigTIFF for these names, and readers
+	// that go by the name expect it.
+	if ext := strings.ToLower(filepath.Ext(cfg.output)); !cfg.set["bigtiff"] && ext != ".tif" && ext != ".tiff" {
+		o.BigTIFF = pyramid.BigTIFFAlways
 	}
 	cfg.limits.pixelsGiven = cfg.set["max-pixels"]
 	if cfg.limits.maxPixels < 0 {
