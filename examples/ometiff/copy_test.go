@@ -134,9 +134,18 @@ func TestConvertCopyThrough(t *testing.T) {
 			}
 		})
 	}
+	// An image of one tile has no levels to copy or compute: -copy-levels
+	// says neither.
+	one := filepath.Join(dir, "one.ome.tif")
+	writeTiled(t, one, pyramid.Options{TileSize: 256})
+	code, _, stderr := clitest.Run(runConvert, "-copy-levels", one, filepath.Join(dir, "one-out.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: LZW tiles of 208 x 160 copied through, no reduced levels (one tile)")
+	assert.NotContains(t, stderr, "levels are computed")
+
 	// A tile size the writer refuses is refused first: nothing is said
 	// of copying with it.
-	code, _, stderr := clitest.Run(runConvert, "-tile", "100", lzw, filepath.Join(dir, "refused.ome.tif"))
+	code, _, stderr = clitest.Run(runConvert, "-tile", "100", lzw, filepath.Join(dir, "refused.ome.tif"))
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "ometiff convert: -tile 100: want a multiple of 16 from 16 to 32768\n", stderr)
 }

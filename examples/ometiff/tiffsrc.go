@@ -454,7 +454,10 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		s.coding[i], s.encoded[i] = &coding, levels
 		copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
 		copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
-		if why != nil {
+		// An image within one tile of the writer's has no levels to
+		// compute (nor had its source any to copy).
+		oneTile := max(im.Spec.SizeX, im.Spec.SizeY) <= cmp.Or(s.wopts.TileSize, 256)
+		if why != nil && o.Levels != 1 && !oneTile {
 			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", s.number[i], why)
 		}
 		if len(levels) > 1 {
@@ -476,6 +479,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			how = plural(len(levels)-1, "level") + " copied"
 		case cfg.options.Levels == 1:
 			how = "no reduced levels (-levels 1)"
+		case oneTile:
+			how = "no reduced levels (one tile)"
 		case coding.Compression == pyramid.JPEG:
 			how += fmt.Sprintf(" at quality %d", cmp.Or(coding.Quality, compress.DefaultJPEGQuality)) // 0: the writer's default
 			if lost := chromaLost(c, coding); lost != "" {
