@@ -169,6 +169,10 @@ func (s *tiffSource) selectImages(images []int) error {
 	for _, i := range images {
 		s.file.Images = append(s.file.Images, all[i])
 	}
+	// The images left out whole are in no selection, as without
+	// -skip-unsupported: saying them would name images ("OME image 3")
+	// apart from those -images numbers ("image 3").
+	s.file.Skipped = slices.DeleteFunc(slices.Clone(s.file.Skipped), func(err error) bool { return errors.Is(err, source.ErrLeftOut) })
 	return nil
 }
 

@@ -250,6 +250,12 @@ func TestConvertUnsupportedTIFF(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 	assert.Contains(t, stdout, ": 12 x 8 uint16, Z 1 x C 1 x T 1")
+	// So with -skip-unsupported: the page left out is not said, its
+	// numbering apart from -images's.
+	code, stdout, stderr = clitest.Run(runConvert, "-force", "-skip-unsupported", "-images", "1", mixed, selected)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, ": 12 x 8 uint16, Z 1 x C 1 x T 1")
 	// What might be left out of the image selected is still refused: a
 	// page unread of its size (pages of one shape are planes of one
 	// image), or the planes its ImageJ description counts.
