@@ -134,6 +134,18 @@ func plain(s string) string {
 	return s
 }
 
+// said shows value, of a field the document may leave out or empty: the
+// value as plain shows it ("XYZCT"), or "no DimensionOrder".
+func said(field, value string) string {
+	if value == "" {
+		return "no " + field
+	}
+	if field == "UUID" {
+		return "UUID " + plain(value)
+	}
+	return plain(value)
+}
+
 // numbered names a run of numbered things: "IFD 9", "IFDs 9 to 12".
 func numbered(noun string, first, last int) string {
 	if first == last {
@@ -230,7 +242,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 		return
 	}
 	if bo := doc.BinaryOnly; bo != nil {
-		fmt.Fprintf(w, "OME-XML: %d bytes, UUID %s, creator %q, BinaryOnly: the metadata is in %s (UUID %s)\n", len(text), plain(doc.UUID), doc.Creator, plain(bo.MetadataFile), plain(bo.UUID))
+		fmt.Fprintf(w, "OME-XML: %d bytes, %s, creator %q, BinaryOnly: the metadata is in %s (%s)\n", len(text), said("UUID", doc.UUID), doc.Creator, plain(bo.MetadataFile), said("UUID", bo.UUID))
 		return
 	}
 	files := map[string]bool{}
@@ -239,7 +251,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 			files[td.UUID.FileName] = true
 		}
 	}
-	fmt.Fprintf(w, "OME-XML: %d bytes, %s, UUID %s, creator %q", len(text), plural(len(doc.Images), "image"), plain(doc.UUID), doc.Creator)
+	fmt.Fprintf(w, "OME-XML: %d bytes, %s, %s, creator %q", len(text), plural(len(doc.Images), "image"), said("UUID", doc.UUID), doc.Creator)
 	if len(files) > 1 {
 		fmt.Fprintf(w, ", planes in %d files", len(files))
 	}
@@ -259,7 +271,7 @@ func summarizeOME(w *bufio.Writer, text string) {
 			}
 		}
 		fmt.Fprintf(w, "  %s %q: %d x %d, Z %d, C %d, T %d, %s, %s, %s in TiffData",
-			plain(im.ID), im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, plain(p.Type), plain(p.DimensionOrder), plural(planes, "plane"))
+			plain(im.ID), im.Name, p.SizeX, p.SizeY, p.SizeZ, p.SizeC, p.SizeT, said("type", p.Type), said("DimensionOrder", p.DimensionOrder), plural(planes, "plane"))
 		if p.PhysicalSizeX > 0 {
 			fmt.Fprintf(w, ", pixel %s x %s", length(p.PhysicalSizeX, p.PhysicalSizeXU), length(p.PhysicalSizeY, p.PhysicalSizeYU))
 		}
@@ -275,7 +287,11 @@ func summarizeOME(w *bufio.Writer, text string) {
 			if c.Name != "" {
 				fmt.Fprintf(w, " %q", c.Name)
 			}
-			fmt.Fprintf(w, ", %s", plural(c.SamplesPerPixel, "sample"))
+			if c.SamplesPerPixel > 0 {
+				fmt.Fprintf(w, ", %s", plural(c.SamplesPerPixel, "sample"))
+			} else {
+				w.WriteString(", SamplesPerPixel not said")
+			}
 			if c.Color != nil {
 				fmt.Fprintf(w, ", colour #%08X", uint32(*c.Color))
 			}

@@ -37,6 +37,19 @@ func TestInspectOMEStringsPlain(t *testing.T) {
 		`  "Image:0\nIFD 7: forged" "x": 1 x 1, Z 1, C 1, T 1, uint8, XYZCT, 1 plane in TiffData, acquired 2024-01-01T00:00:00`+"\n", b.String())
 }
 
+// TestInspectOMEFieldsLeftOut: fields a document leaves out are said to
+// be, not shown empty.
+func TestInspectOMEFieldsLeftOut(t *testing.T) {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	summarizeOME(w, `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0" Name="x">`+
+		`<Pixels SizeX="1" SizeY="1" SizeZ="1" SizeC="1" SizeT="1"><Channel ID="Channel:0:0"/><TiffData/></Pixels></Image></OME>`)
+	require.NoError(t, w.Flush())
+	assert.Equal(t, `OME-XML: 211 bytes, 1 image, no UUID, creator ""`+"\n"+
+		`  Image:0 "x": 1 x 1, Z 1, C 1, T 1, no type, no DimensionOrder, 1 plane in TiffData`+"\n"+
+		`    channel 0, SamplesPerPixel not said`+"\n", b.String())
+}
+
 // TestInspectOMETooManyAttributes: a document CheckOMEXML refuses is not
 // parsed for the summary either.
 func TestInspectOMETooManyAttributes(t *testing.T) {
