@@ -247,6 +247,53 @@ func TestConvertImages(t *testing.T) {
 	}
 }
 
+// TestConvertPredictorPerImage: -predictor's predictor goes to the images
+// whose samples it suits; the others take the one that suits them, said,
+// and their tiles are copied when that is theirs. A predictor that suits
+// no image is refused.
+func TestConvertPredictorPerImage(t *testing.T) {
+	dir := t.TempDir()
+	mixed := filepath.Join(dir, "mixed.ome.tif")
+	w, err := pyramid.Create(mixed, pyramid.Options{TileSize: 32})
+	require.NoError(t, err)
+	for _, typ := range []pyramid.PixelType{pyramid.Uint16, pyramid.Float32} {
+		im, err := w.AddImage(pyramid.ImageSpec{SizeX: 40, SizeY: 40, PixelType: typ})
+		require.NoError(t, err)
+		require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())))
+	}
+	require.NoError(t, w.Close())
+	for _, tt := range []struct {
+		args  []string
+		says  string
+		coded []string // each image's predictor, as Describe shows it
+	}{
+		{[]string{"-compression", "deflate", "-predictor", "horizontal"}, "image 1: predictor floating-point, not -predictor's horizontal, which is not for float samples\n",
+			[]string{"horizontal", "floating-point"}},
+		{[]string{"-compression", "deflate", "-predictor", "floating-point"}, "image 0: predictor horizontal, not -predictor's floating-point, which is not for uint16 samples\n",
+			[]string{"horizontal", "floating-point"}},
+		{[]string{"-predictor", "horizontal"}, "image 1: LZW tiles of 32 x 32 copied through", []string{"horizontal", "floating-point"}},
+	} {
+		out := filepath.Join(dir, "out.ome.tif")
+		code, _, stderr := clitest.Run(runConvert, append(append([]string{"-force"}, tt.args...), mixed, out)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, tt.says, tt.args)
+		assert.NotContains(t, stderr, "encoded again", tt.args)
+		f, err := source.Open(out, source.Options{})
+		require.NoError(t, err)
+		for i, im := range f.Images {
+			l, err := im.Planes[0].Page.Layout()
+			require.NoError(t, err)
+			assert.Equal(t, map[string]uint16{"horizontal": 2, "floating-point": 3}[tt.coded[i]], l.Predictor, "%v: image %d", tt.args, i)
+		}
+		f.Close()
+	}
+	gray := filepath.Join(dir, "gray.ome.tif")
+	writeTiled(t, gray, pyramid.Options{TileSize: 64})
+	code, _, stderr := clitest.Run(runConvert, "-predictor", "floating-point", gray, filepath.Join(dir, "refused.ome.tif"))
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "floating-point predictor on uint16 samples")
+}
+
 // TestTileSide: tiles the writer would cut are copied, square or shrunk
 // to an image narrower or shorter than a tile; other oblong tiles are not.
 // An image in one tile shrunk to it would be cut so at any larger side.

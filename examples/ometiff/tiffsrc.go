@@ -354,6 +354,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, fmt.Sprintf(format, args...))
 	}
+	defer s.planPredictor(cfg, say)
 	if cfg.set["compression"] {
 		if cfg.copyLevels {
 			say("-copy-levels does not apply: -compression encodes every image again")
@@ -405,7 +406,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			}
 			coding := s.copyCoding(cfg, im, c)
 			if cfg.set["predictor"] && c.Compression != pyramid.JPEG && c.Compression != pyramid.None {
-				coding.Predictor = o.Predictor
+				coding.Predictor = s.predictorFor(cfg, i)
 			}
 			s.coding[i] = &coding
 			copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
@@ -432,8 +433,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		case cfg.set["tile"] && !fits(o.TileSize):
 			encodeAgain("-tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
 			continue
-		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && o.Predictor != c.Predictor && c.Compression != pyramid.JPEG:
-			encodeAgain("-predictor %v, the source's is %v", o.Predictor, c.Predictor)
+		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && s.predictorFor(cfg, i) != c.Predictor && c.Compression != pyramid.JPEG:
+			encodeAgain("-predictor %v, the source's is %v", s.predictorFor(cfg, i), c.Predictor)
 			continue
 		case cfg.set["jpeg-color"] && c.Compression == pyramid.JPEG && im.Spec.SamplesPerPixel == 3 &&
 			(o.JPEGColor == pyramid.JPEGRGB) != (c.Photometric == tiff.PhotometricRGB):
@@ -566,6 +567,53 @@ func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (side int, square bo
 func copiable(spec pyramid.ImageSpec, c pyramid.TileCoding) bool {
 	_, square, _ := tileSide(spec, c)
 	return square
+}
+
+// predictorFor returns the predictor -predictor asks of image i: the
+// flag's, or when it does not suit the image's samples (horizontal for
+// floats, floating-point for integers) but suits some other image's, the
+// one that does, as -compression jpeg leaves the images JPEG cannot code
+// in LZW. When it suits none, the writer's refusal says why.
+func (s *tiffSource) predictorFor(cfg config, i int) pyramid.Predictor {
+	flag := cfg.options.Predictor
+	if flag != pyramid.PredictorHorizontal && flag != pyramid.PredictorFloatingPoint {
+		return flag
+	}
+	suits := func(im *source.Image) bool {
+		t := im.Spec.PixelType
+		return (t == pyramid.Float32 || t == pyramid.Float64) == (flag == pyramid.PredictorFloatingPoint)
+	}
+	if suits(s.file.Images[i]) || !slices.ContainsFunc(s.file.Images, suits) {
+		return flag
+	}
+	if flag == pyramid.PredictorHorizontal {
+		return pyramid.PredictorFloatingPoint
+	}
+	return pyramid.PredictorHorizontal
+}
+
+// planPredictor gives the images that take the flags' coding the
+// predictor predictorFor says, and says so where it is not -predictor's.
+func (s *tiffSource) planPredictor(cfg config, say func(string, ...any)) {
+	if !cfg.set["predictor"] {
+		return
+	}
+	for i, im := range s.file.Images {
+		p := s.predictorFor(cfg, i)
+		if p == cfg.options.Predictor {
+			continue
+		}
+		c := s.coding[i]
+		if c == nil {
+			o := s.wopts
+			c = &pyramid.Coding{Compression: o.Compression, Level: o.Level, Quality: o.Quality, JPEGColor: o.JPEGColor, Predictor: o.Predictor}
+		}
+		if c.Predictor != cfg.options.Predictor {
+			continue // its tiles' own, copied or encoded again
+		}
+		c.Predictor, s.coding[i] = p, c
+		say("image %d: predictor %v, not -predictor's %v, which is not for %v samples", s.number[i], p, cfg.options.Predictor, im.Spec.PixelType)
+	}
 }
 
 // planJPEG gives LZW to the images JPEG cannot code (other samples than
