@@ -90,7 +90,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 			"its levels form an OME pyramid (one integer factor), instead of computing them")
 	fs.IntVar(&o.Level, "level", 0, "deflate or zstd level; 0 is the codec's default")
 	fs.TextVar(&o.Predictor, "predictor", pyramid.PredictorAuto,
-		"`predictor`: auto, none, horizontal or floating-point; auto is one of the last two when compressed")
+		"`predictor`: auto, none, horizontal or floating-point; auto is one of the last two when compressed.\n"+
+			"Of a TIFF input's integer and float images, those the one given is not for take the other")
 	fs.IntVar(&o.Levels, "levels", 0, "resolutions including the full one; 0 halves until one tile")
 	fs.TextVar(&o.Downsampling, "downsampling", pyramid.Mean, "`method` computing each level: mean, nearest or mode")
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines, up to 256 (each holds its tiles); 0 is one per CPU")
