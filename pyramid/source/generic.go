@@ -600,8 +600,7 @@ type imageJ struct {
 	channels, slices, frames int
 	spacing                  float64 // between slices, in unit
 	unit                     string  // of the pixel sizes (the resolution's unit), OME's spelling
-	pixels                   bool    // the unit is "pixel": the image is not calibrated
-	unitGiven                bool    // a unit is said, known (unit) or not
+	unitSaid                 string  // the unit as said, "" when not
 	yunit, zunit             axisUnit
 	interval                 float64 // between frames, in tunit
 	tunit                    axisUnit
@@ -616,8 +615,29 @@ type axisUnit struct {
 
 // imageJUnit reads an ImageJ unit as units spells them.
 func imageJUnit(value string, units map[string]string) axisUnit {
-	value = strings.TrimSpace(strings.ReplaceAll(value, `\u00B5`, "µ"))
 	return axisUnit{ome: units[value], given: value != ""}
+}
+
+// imageJValue is a value of an ImageJ description as ImageJ reads it
+// (java.util.Properties): without the spaces around it, its \uXXXX
+// escapes decoded (ImageJ writes µ as \u00B5).
+func imageJValue(v string) string {
+	v = strings.TrimSpace(v)
+	if !strings.Contains(v, `\u`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+6 <= len(v) && v[i+1] == 'u' {
+			if r, err := strconv.ParseUint(v[i+2:i+6], 16, 16); err == nil {
+				b.WriteRune(rune(r))
+				i += 5
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 // parseImageJ reads an ImageJ description: its channels, slices and
@@ -632,6 +652,7 @@ func parseImageJ(d string) (imageJ, bool) {
 		if !ok {
 			continue
 		}
+		key, value = strings.TrimSpace(key), imageJValue(value)
 		n, err := strconv.Atoi(value)
 		switch {
 		case key == "images" && err == nil && n > 0:
@@ -644,7 +665,7 @@ func parseImageJ(d string) (imageJ, bool) {
 			ij.frames = n
 		case key == "spacing":
 			if v, err := strconv.ParseFloat(value, 64); err == nil {
-				ij.spacing = positive(v) // 0, unknown, if OME's float cannot hold it
+				ij.spacing = positive(math.Abs(v)) // as ImageJ takes it; 0, unknown, if OME's float cannot hold it
 			}
 		case key == "finterval":
 			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && float32(v) > 0 && v < 1e30 { // not 0 as a float
@@ -657,9 +678,7 @@ func parseImageJ(d string) (imageJ, bool) {
 		case key == "zunit":
 			ij.zunit = imageJUnit(value, imageJUnits)
 		case key == "unit":
-			ij.unit = imageJUnits[strings.ReplaceAll(value, `\u00B5`, "µ")]
-			ij.pixels = value == "pixel" || value == "pixels"
-			ij.unitGiven = strings.TrimSpace(value) != ""
+			ij.unit, ij.unitSaid = imageJUnits[value], value
 		}
 	}
 	return ij, true
@@ -693,13 +712,17 @@ var imageJUnits = map[string]string{
 // apply spreads the n pages of im over channels, slices and frames, in
 // ImageJ's order (channels fastest, then slices: XYCZT), when their
 // product is n; RGB pages count as one channel, and pages whose samples
-// are channels count their samples (Bio-Formats writes such files). The
-// resolution is in ImageJ's unit when ResolutionUnit says none; the
-// spacing of slices is in that unit, µm when none is given, and is no
-// length when the unit is "pixel" (an image not calibrated); yunit and
-// zunit, when said, are Y's and Z's. The frame interval is the time
-// increment, in ImageJ's time unit (seconds when not said). A unit said
-// but not known leaves its size out.
+// are channels count their samples (Bio-Formats writes such files).
+//
+// The sizes are ImageJ's: the resolution is in the description's unit,
+// whatever ResolutionUnit says (but for ImageJ's own rule: "um" of a
+// resolution per centimeter is per centimeter), the spacing of slices
+// too; yunit and zunit, when said, are Y's and Z's; a unit said that OME
+// does not have, or "pixel" (an image not calibrated), leaves its sizes
+// out. Without a unit, the sizes are Bio-Formats': the resolution in
+// ResolutionUnit's (as genericImage read it), the spacing in µm. The frame
+// interval is the time increment, in ImageJ's time unit (seconds when not
+// said), and left out in a unit not known.
 func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	s := &im.Spec
 	channels := ij.channels
@@ -716,22 +739,25 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		// Bio-Formats' layout: a page's samples are the channels.
 		s.SizeZ, s.SizeT = ij.slices, ij.frames
 	}
-	// ImageJ takes the resolution in its unit, whatever ResolutionUnit
-	// says; without a unit, in ResolutionUnit's (genericImage read it so).
-	if ij.unit != "" {
-		s.PhysicalSizeX = sizeOf(im.Planes[0].Page, tiff.TagXResolution, 1)
-		s.PhysicalSizeY = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1)
+	page := im.Planes[0].Page
+	switch {
+	case ij.unit != "":
+		perUnit := 1.0
+		if unit, _ := page.Uint(tiff.TagResolutionUnit); ij.unitSaid == "um" && unit == uint64(tiff.ResolutionUnitCentimeter) {
+			perUnit = 10000
+		}
+		s.PhysicalSizeX = sizeOf(page, tiff.TagXResolution, perUnit)
+		s.PhysicalSizeY = sizeOf(page, tiff.TagYResolution, perUnit)
 		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = ij.unit, ij.unit
+	case ij.unitSaid != "":
+		s.PhysicalSizeX, s.PhysicalSizeY, s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = 0, 0, "", ""
 	}
-	// Y's unit, and Z's, when said, are its own (ImageJ's Calibration):
-	// one not known leaves the size out.
 	if ij.yunit.given {
 		s.PhysicalSizeY, s.PhysicalSizeYUnit = 0, ""
 		if ij.yunit.ome != "" {
-			s.PhysicalSizeY, s.PhysicalSizeYUnit = sizeOf(im.Planes[0].Page, tiff.TagYResolution, 1), ij.yunit.ome
+			s.PhysicalSizeY, s.PhysicalSizeYUnit = sizeOf(page, tiff.TagYResolution, 1), ij.yunit.ome
 		}
 	}
-	// A time unit not known leaves the interval out, as a length's does.
 	if ij.interval > 0 && s.SizeT > 1 && (ij.tunit.ome != "" || !ij.tunit.given) {
 		unit := ij.tunit.ome
 		if unit == "" {
@@ -739,26 +765,15 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 		}
 		s.TimeIncrement = pyramid.Quantity{Value: ij.interval, Unit: unit}
 	}
-	// The spacing is in ImageJ's unit; in none when the unit said is not
-	// known, or is pixels (the image is not calibrated); without a unit,
-	// in ResolutionUnit's, as ImageJ reads it, or in µm, as Bio-Formats
-	// does, when that is none.
-	if ij.zunit.given {
-		if ij.spacing > 0 && s.SizeZ > 1 && ij.zunit.ome != "" {
-			s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.zunit.ome
-		}
-	} else if ij.spacing > 0 && s.SizeZ > 1 && (ij.unit != "" || !ij.unitGiven) {
-		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, ij.unit
-		if !ij.unitGiven {
-			resUnit, ok := im.Planes[0].Page.Uint(tiff.TagResolutionUnit)
-			if !ok {
-				resUnit = uint64(tiff.ResolutionUnitInch) // TIFF's default
-			}
-			s.PhysicalSizeZUnit = map[uint64]string{uint64(tiff.ResolutionUnitInch): "in", uint64(tiff.ResolutionUnitCentimeter): "cm"}[resUnit]
-			if _, ok := im.Planes[0].Page.Field(tiff.TagXResolution); !ok || s.PhysicalSizeZUnit == "" {
-				s.PhysicalSizeZUnit = "µm"
-			}
-		}
+	zunit := ij.unit
+	switch {
+	case ij.zunit.given:
+		zunit = ij.zunit.ome
+	case ij.unitSaid == "":
+		zunit = "µm"
+	}
+	if ij.spacing > 0 && s.SizeZ > 1 && zunit != "" {
+		s.PhysicalSizeZ, s.PhysicalSizeZUnit = ij.spacing, zunit
 	}
 }
 

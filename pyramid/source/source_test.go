@@ -203,7 +203,7 @@ func TestGenericMetadata(t *testing.T) {
 	assert.Empty(t, s.Description, "ImageJ's description is its metadata")
 
 	for tunit, want := range map[string]pyramid.Quantity{"": {Value: 0.25, Unit: "s"}, "tunit=min\n": {Value: 0.25, Unit: "min"}, "tunit=Min\n": {Value: 0.25, Unit: "min"},
-		"tunit=nsec\n": {Value: 0.25, Unit: "ns"}, "tunit=parsec\n": {}, "tunit=frame\n": {}} {
+		"tunit=nsec\n": {Value: 0.25, Unit: "ns"}, "tunit=\\u00B5s\n": {Value: 0.25, Unit: "µs"}, "tunit=parsec\n": {}, "tunit=frame\n": {}} {
 		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nframes=2\nfinterval=0.25\n"+tunit)), gray(8, 8))
 		require.NoError(t, err)
 		assert.Equal(t, want, f.Images[0].Spec.TimeIncrement, "%q: the frame interval", tunit)
@@ -238,16 +238,24 @@ func TestGenericMetadata(t *testing.T) {
 	s = f.Images[0].Spec
 	assert.Equal(t, [3]any{0.0, "", pyramid.Quantity{}}, [3]any{s.PhysicalSizeZ, s.PhysicalSizeZUnit, s.TimeIncrement})
 
-	// ImageJ's unit holds whatever ResolutionUnit says; without one, the
-	// spacing is in ResolutionUnit's, as ImageJ reads it.
+	// ImageJ's unit holds whatever ResolutionUnit says, but for its own
+	// rule ("um" of a resolution per centimeter is per centimeter), as
+	// java.util.Properties reads it (spaces around it, \u escapes); one
+	// OME does not have, or "pixel", leaves the sizes out. Without one,
+	// the sizes are Bio-Formats': the resolution in ResolutionUnit's, the
+	// spacing in µm. A negative spacing is its size, as ImageJ reads it.
 	tests := []struct {
 		unit    string
 		resUnit uint16
 		want    [6]any
 	}{
 		{"unit=micron\n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
-		{"", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 1.5, "cm"}},
-		{"unit=furlong\n", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 0.0, ""}},
+		{"unit= \\u00b5m \n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
+		{"unit=micron\nspacing=-1.5\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
+		{"unit=um\n", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "µm", 5000.0, "µm", 1.5, "µm"}},
+		{"", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 1.5, "µm"}},
+		{"unit=furlong\n", tiff.ResolutionUnitCentimeter, [6]any{0.0, "", 0.0, "", 0.0, ""}},
+		{"unit=pixel\n", tiff.ResolutionUnitInch, [6]any{0.0, "", 0.0, "", 0.0, ""}},
 	}
 	for _, tt := range tests {
 		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\nspacing=1.5\n"+tt.unit),
