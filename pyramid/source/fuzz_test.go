@@ -231,9 +231,10 @@ func FuzzGDALMetadata(f *testing.F) {
 // data, headers of any length and kinds must neither panic nor read out of
 // the blocks (every table taken is 768 bytes of them).
 func FuzzImageJMetadata(f *testing.F) {
-	blocks := map[string][][]byte{"luts": {lut(0, 255, 0), lut(255, 0, 0)}, "labl": {[]byte("x\x00")}}
+	blocks := map[string][][]byte{"luts": {lut(0, 255, 0), lut(255, 0, 0)}, "labl": {[]byte("\x00x")}, "info": {[]byte("\x00a\x00=\x001")},
+		"prop": {[]byte("\x00k"), []byte("\x00v")}}
 	var b ifd.Builder
-	ijMetadata(binary.BigEndian, blocks, "labl", "luts")(&b)
+	ijMetadata(binary.BigEndian, blocks, "info", "labl", "luts", "prop")(&b)
 	data, _ := b.Get(tiff.TagIJMetadata)
 	counts, _ := b.Get(tiff.TagIJMetadataByteCounts)
 	f.Add(data.Value, counts.Value)
@@ -256,6 +257,20 @@ func FuzzImageJMetadata(f *testing.F) {
 			if len(l) != 768 {
 				t.Fatalf("a table of %d bytes", len(l))
 			}
+		}
+		// The text of its blocks: as many entries as blocks at most,
+		// each of text XML can hold, and no more of it than the field.
+		im := &Image{}
+		imageJText(im, page)
+		size := 0
+		for _, kv := range im.Spec.Annotations {
+			if kv.Key == "" || kv.Key != cleanText(kv.Key) || kv.Value != cleanText(kv.Value) {
+				t.Fatalf("entry %q = %q", kv.Key, kv.Value)
+			}
+			size += len(kv.Value)
+		}
+		if len(im.Spec.Annotations) > n || size > 2*len(data) {
+			t.Fatalf("%d entries of %d bytes from %d blocks of %d bytes", len(im.Spec.Annotations), size, n, len(data))
 		}
 	})
 }

@@ -94,14 +94,15 @@ func (m *mapper) generic() error {
 		}
 	}
 	// ImageJ's description counts the pages of its stack: pages of the
-	// same shape after them (two stacks joined by tiffcp) are a further
-	// image, as tifffile reads the stack alone.
-	if len(groups) > 0 && groups[0].pages[0] == pages[0] && isImageJ0 {
-		if g := groups[0]; ij0.pages(g.layout) > 0 && ij0.pages(g.layout) < len(g.pages) {
-			n := ij0.pages(g.layout)
+	// same shape after them (stacks joined by tiffcp, each with its own
+	// description) are a further image, as tifffile reads the stack alone.
+	for k := 0; k < len(groups); k++ {
+		g := groups[k]
+		if ij, ok := parseImageJ(g.pages[0].Description()); ok && ij.pages(g.layout) > 0 && ij.pages(g.layout) < len(g.pages) {
+			n := ij.pages(g.layout)
 			rest := &group{layout: g.layout, series: g.series, pages: g.pages[n:len(g.pages):len(g.pages)]}
 			g.pages = g.pages[:n:n]
-			groups = slices.Insert(groups, 1, rest)
+			groups = slices.Insert(groups, k+1, rest)
 		}
 	}
 	var mapped []*tiff.Page
@@ -116,6 +117,8 @@ func (m *mapper) generic() error {
 		d := g.pages[0].Description()
 		if i == 0 && g.pages[0] == pages[0] {
 			ij, isImageJ = ij0, isImageJ0
+		} else {
+			ij, isImageJ = parseImageJ(d) // a stack joined after the first
 		}
 		if !isImageJ && shapedFile {
 			sh, isShaped = parseShaped(d)
@@ -251,7 +254,9 @@ func imageJText(im *Image, p *tiff.Page) {
 	}
 	props := blocks["prop"]
 	for i := 0; i+1 < len(props); i += 2 {
-		add(text(props[i]), text(props[i+1]))
+		if key := text(props[i]); key != "" { // a property of no value is one still
+			im.Spec.Annotations = append(im.Spec.Annotations, pyramid.KeyValue{Key: key, Value: text(props[i+1])})
+		}
 	}
 	for i, b := range blocks["labl"] {
 		add("Label "+strconv.Itoa(i+1), text(b))

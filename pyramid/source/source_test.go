@@ -827,6 +827,14 @@ func TestImageJJoined(t *testing.T) {
 	assert.Equal(t, []string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`, `"" 8x8 Z1 C1 T6 XYCZT uint16 x1: 6:* 7:* 8:* 9:* 10:* 11:*`}, summary(f))
 	assert.Equal(t, 2.0, f.Images[0].Spec.PhysicalSizeZ)
 	assert.Zero(t, f.Images[1].Spec.PhysicalSizeZ, "the first stack's calibration")
+
+	// A stack joined after it with its own description is read as that
+	// says.
+	second := "ImageJ=1.54f\nimages=6\nframes=3\nslices=2\nhyperstack=true\nspacing=9\nunit=nm\n"
+	f, _, err = mapPages(t, Options{}, append(grays(6, ij), grays(6, second)...)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`, `"" 8x8 Z2 C1 T3 XYCZT uint16 x1: 6:* 7:* 8:* 9:* 10:* 11:*`}, summary(f))
+	assert.Equal(t, [2]any{9.0, "nm"}, [2]any{f.Images[1].Spec.PhysicalSizeZ, f.Images[1].Spec.PhysicalSizeZUnit})
 }
 
 // TestImageJContiguous reads the planes of an ImageJ stack stored past its
@@ -1095,12 +1103,12 @@ func TestImageJText(t *testing.T) {
 			}
 			return b
 		}
-		blocks := map[string][][]byte{"info": {text("Objective = 40x\nµm = 1")}, "prop": {text("Exposure"), text("100 ms"), text("Gain"), text("2")},
+		blocks := map[string][][]byte{"info": {text("Objective = 40x\nµm = 1")}, "prop": {text("Exposure"), text("100 ms"), text("Gain"), text("2"), text("Empty"), {}},
 			"labl": {text("first.tif"), {}, text("third 𝄞.tif")}, "rang": {make([]byte, 16)}}
 		first := gray(8, 8, description(d), ijMetadata(order, blocks, "info", "labl", "rang", "prop"))
 		f, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
 		require.NoError(t, err)
-		assert.Equal(t, []pyramid.KeyValue{{Key: "Info", Value: "Objective = 40x\nµm = 1"}, {Key: "Exposure", Value: "100 ms"}, {Key: "Gain", Value: "2"},
+		assert.Equal(t, []pyramid.KeyValue{{Key: "Info", Value: "Objective = 40x\nµm = 1"}, {Key: "Exposure", Value: "100 ms"}, {Key: "Gain", Value: "2"}, {Key: "Empty"},
 			{Key: "Label 1", Value: "first.tif"}, {Key: "Label 3", Value: "third 𝄞.tif"}}, f.Images[0].Spec.Annotations, "%v", order)
 	}
 }
