@@ -112,7 +112,7 @@ const (
 //     the same TheZ, TheC and TheT gives its attributes and children;
 //   - the images of the document the file does not have (when images are
 //     given one by one), the ImageRef elements that refer to them, and
-//     the annotations that only they refer to;
+//     the MapAnnotations that only they refer to;
 //   - comments, processing instructions, the DOCTYPE, and the whitespace
 //     between the elements of the OME model (XMLAnnotation content is kept
 //     as it is, whitespace included).

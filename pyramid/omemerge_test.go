@@ -165,36 +165,37 @@ func TestCallerOMEImages(t *testing.T) {
 	})
 }
 
-// TestCallerOMEAnnotationsOfImagesLeftOut: an annotation only images the
+// TestCallerOMEAnnotationsOfImagesLeftOut: a MapAnnotation only images the
 // file does not have refer to goes with them; one an image written, or
 // another element kept, refers to stays, and so does one nothing refers
-// to. When none stays, there is no StructuredAnnotations element.
+// to, and an annotation of another kind. When none stays, there is no
+// StructuredAnnotations element.
 func TestCallerOMEAnnotationsOfImagesLeftOut(t *testing.T) {
 	img := func(i int, refs string) string {
 		return fmt.Sprintf(`<Image ID="Image:%d"><Pixels ID="Pixels:%d" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="6" SizeZ="1" SizeC="1" SizeT="1">`+
 			`<TiffData/></Pixels>%s</Image>`, i, i, refs)
 	}
-	comment := func(id string) string {
-		return `<CommentAnnotation ID="` + id + `"><Value>` + id + `</Value></CommentAnnotation>`
+	mapOf := func(id string) string {
+		return `<MapAnnotation ID="` + id + `"><Value><M K="k">` + id + `</M></Value></MapAnnotation>`
 	}
 	doc := mustParseOME(t, `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">`+
 		`<Dataset ID="Dataset:0"><AnnotationRef ID="Annotation:dataset"/></Dataset>`+
 		img(0, `<AnnotationRef ID="Annotation:mine"/><AnnotationRef ID="Annotation:shared"/>`)+
-		img(1, `<AnnotationRef ID="Annotation:theirs"/><AnnotationRef ID="Annotation:shared"/><AnnotationRef ID="Annotation:dataset"/>`)+
-		`<StructuredAnnotations>`+comment("Annotation:mine")+comment("Annotation:theirs")+comment("Annotation:shared")+
-		comment("Annotation:dataset")+comment("Annotation:none")+`</StructuredAnnotations>`+omeEnd)
+		img(1, `<AnnotationRef ID="Annotation:theirs"/><AnnotationRef ID="Annotation:shared"/><AnnotationRef ID="Annotation:dataset"/><AnnotationRef ID="Annotation:note"/>`)+
+		`<StructuredAnnotations>`+mapOf("Annotation:mine")+mapOf("Annotation:theirs")+mapOf("Annotation:shared")+mapOf("Annotation:dataset")+mapOf("Annotation:none")+
+		`<CommentAnnotation ID="Annotation:note"><Value>slide cracked</Value></CommentAnnotation></StructuredAnnotations>`+omeEnd)
 	for _, tt := range []struct {
 		image      int
 		kept, gone []string
 	}{
-		{0, []string{"mine", "shared", "dataset", "none"}, []string{"theirs"}},
-		{1, []string{"theirs", "shared", "dataset", "none"}, []string{"mine"}},
+		{0, []string{"mine", "shared", "dataset", "none", "note"}, []string{"theirs"}},
+		{1, []string{"theirs", "shared", "dataset", "none", "note"}, []string{"mine"}},
 	} {
 		out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, ImageSpec{SizeX: 8, SizeY: 6, OME: doc.Image(tt.image)}))
 		_, err := ParseOME([]byte(out))
 		require.NoError(t, err, out)
 		for _, id := range tt.kept {
-			assert.Contains(t, out, `<CommentAnnotation ID="Annotation:`+id+`">`, "image %d", tt.image)
+			assert.Contains(t, out, `Annotation ID="Annotation:`+id+`"`, "image %d", tt.image)
 		}
 		for _, id := range tt.gone {
 			assert.NotContains(t, out, `"Annotation:`+id+`"`, "image %d", tt.image)
@@ -203,7 +204,7 @@ func TestCallerOMEAnnotationsOfImagesLeftOut(t *testing.T) {
 
 	only := mustParseOME(t, `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">`+
 		img(0, ``)+img(1, `<AnnotationRef ID="Annotation:theirs"/>`)+
-		`<StructuredAnnotations>`+comment("Annotation:theirs")+`</StructuredAnnotations>`+omeEnd)
+		`<StructuredAnnotations>`+mapOf("Annotation:theirs")+`</StructuredAnnotations>`+omeEnd)
 	out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, ImageSpec{SizeX: 8, SizeY: 6, OME: only.Image(0)}))
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err, out)

@@ -293,7 +293,7 @@ func (g *omeBuilder) plan(doc *OMEDocument) error {
 // book adds the IDs of a caller's document to the output's, leaving out
 // those of its images the file does not have, the references to these
 // images (ImageRef elements, which the schema lets go) and the
-// annotations only they refer to.
+// MapAnnotations only they refer to.
 func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 	var unwritten [][2]int32 // subtrees of the images left out
 	for _, im := range d.images {
@@ -340,10 +340,11 @@ func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 		return nil
 	}
 	dropped := map[int32]bool{}
-	// An annotation that only the images left out refer to describes
+	// A MapAnnotation that only the images left out refer to describes
 	// them alone: it goes with them, not kept with nothing referring to
 	// it (a source's image whose Image element is not carried has its
-	// map annotations again as typed ones, which it refers to).
+	// map annotations again as typed ones, which it refers to). Other
+	// annotations stay, as no typed field holds them.
 	onlyUnwritten := map[int32]bool{}
 	for _, r := range d.refs {
 		id, ok := d.attr(r, "ID")
@@ -352,7 +353,7 @@ func (g *omeBuilder) book(d *OMEDocument, written map[int32]int) error {
 		}
 		target := d.ids[string(id)]
 		if inUnwritten(r) {
-			if p := d.nodes[target].parent; p >= 0 && d.is(p, "StructuredAnnotations") {
+			if p := d.nodes[target].parent; p >= 0 && d.is(p, "StructuredAnnotations") && d.is(target, "MapAnnotation") {
 				if _, seen := onlyUnwritten[target]; !seen {
 					onlyUnwritten[target] = true
 				}

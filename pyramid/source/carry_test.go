@@ -125,14 +125,16 @@ func TestOMENotCarried(t *testing.T) {
 // its pixels (an RGB page described with SizeC 1) is left out, its image
 // written from the typed fields, and the other image carries the
 // document, which the output keeps but for the element left out and the
-// map annotation only it refers to, which the image has as a typed one.
+// map annotation only it refers to, which the image has as a typed one
+// (its other annotations stay).
 func TestOMEImageNotCarried(t *testing.T) {
 	doc := `<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">` +
 		`<Instrument ID="Instrument:0"><Objective ID="Objective:0:0" NominalMagnification="40"/></Instrument>` +
 		`<Image ID="Image:0" Name="im0"><InstrumentRef ID="Instrument:0"/>` + pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`) + `</Image>` +
 		`<Image ID="Image:1" Name="im1"><Pixels ID="Pixels:1" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1">` +
-		`<TiffData IFD="1"/></Pixels><AnnotationRef ID="Annotation:0"/></Image>` +
-		`<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value><M K="stain">eosin</M></Value></MapAnnotation></StructuredAnnotations></OME>`
+		`<TiffData IFD="1"/></Pixels><AnnotationRef ID="Annotation:0"/><AnnotationRef ID="Annotation:1"/></Image>` +
+		`<StructuredAnnotations><MapAnnotation ID="Annotation:0"><Value><M K="stain">eosin</M></Value></MapAnnotation>` +
+		`<CommentAnnotation ID="Annotation:1"><Value>slide cracked</Value></CommentAnnotation></StructuredAnnotations></OME>`
 	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8}
 	_, _, err := mapPages(t, Options{}, gray(8, 8, description(doc)), rgb)
 	require.ErrorIs(t, err, pyramid.ErrOMEConflict)
@@ -158,6 +160,8 @@ func TestOMEImageNotCarried(t *testing.T) {
 	require.Len(t, maps, 1)
 	assert.Equal(t, maps[0].Attr("ID"), images[1].Element("AnnotationRef").Attr("ID"))
 	assert.Equal(t, "eosin", maps[0].Element("Value", "M").Text)
+	// An annotation of another kind, which no typed field holds, stays.
+	assert.Equal(t, "slide cracked", got.Element("StructuredAnnotations", "CommentAnnotation", "Value").Text)
 }
 
 // TestOMEChannelsMiscounted: an Image element with more Channel elements

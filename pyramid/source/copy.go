@@ -71,7 +71,10 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 				out = append(out, e)
 				continue
 			}
-			if !reflect.DeepEqual(e, out[k]) {
+			// Coded alike: the same size and tile coding (pages of one
+			// image have the same samples, whether they say SampleFormat
+			// or not).
+			if e.Width != out[k].Width || e.Height != out[k].Height || !reflect.DeepEqual(e.TileCoding, out[k].TileCoding) {
 				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d is not coded as plane 0's", ErrUnsupported, k, p)
 			}
 		}

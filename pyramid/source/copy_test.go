@@ -197,6 +197,18 @@ func TestEncodedRefuses(t *testing.T) {
 		assert.ErrorIs(t, err, ErrUnsupported, tt.name)
 		assert.ErrorContains(t, err, tt.says, tt.name)
 	}
+
+	// Planes whose pages say SampleFormat 1 and nothing, of the same
+	// samples, are coded alike (tiffcp joins such files).
+	said := testPage{width: 32, height: 32, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: lzw}
+	unsaid := said
+	unsaid.more = func(b *ifd.Builder) { b.Remove(tiff.TagSampleFormat) }
+	f, _, err := mapPages(t, Options{}, said, unsaid)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	require.Len(t, f.Images[0].Planes, 2)
+	_, err = f.Images[0].Encoded(false)
+	assert.NoError(t, err)
 }
 
 // TestCopyUncompressedBlockSize copies an uncompressed tile stored shorter
