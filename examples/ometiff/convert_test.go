@@ -561,6 +561,9 @@ func TestRunRejectsAnOutputNamedOtherwise(t *testing.T) {
 	code, _, stderr := clitest.Run(runConvert, "-bigtiff", "never", input, filepath.Join(dir, "h.btf"))
 	assert.Equal(t, 0, code, stderr)
 	assert.True(t, strings.HasPrefix(clitest.Describe(t, filepath.Join(dir, "h.btf"), pyramid.InspectOptions{}), "classic TIFF"))
+	code, _, stderr = clitest.Run(runConvert, "-bigtiff", "auto", input, filepath.Join(dir, "i.btf"))
+	assert.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(clitest.Describe(t, filepath.Join(dir, "i.btf"), pyramid.InspectOptions{}), "BigTIFF"), "auto given")
 }
 
 func TestRunRejectsADirectory(t *testing.T) {

@@ -142,6 +142,9 @@ func TestConvertCopyThrough(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: LZW tiles of 208 x 160 copied through, no reduced levels (one tile)")
 	assert.NotContains(t, stderr, "levels are computed")
+	code, _, stderr = clitest.Run(runConvert, "-levels", "3", one, filepath.Join(dir, "one-levels.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: LZW tiles of 208 x 160 copied through, the levels computed", "-levels asks for them")
 
 	// A tile size the writer refuses is refused first: nothing is said
 	// of copying with it.

@@ -172,7 +172,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	// Bio-Formats' TIFF writer writes BigTIFF for these names, and readers
 	// that go by the name expect it.
-	if ext := strings.ToLower(filepath.Ext(cfg.output)); !cfg.set["bigtiff"] && ext != ".tif" && ext != ".tiff" {
+	if ext := strings.ToLower(filepath.Ext(cfg.output)); o.BigTIFF == pyramid.BigTIFFAuto && ext != ".tif" && ext != ".tiff" {
 		o.BigTIFF = pyramid.BigTIFFAlways
 	}
 	cfg.limits.pixelsGiven = cfg.set["max-pixels"]

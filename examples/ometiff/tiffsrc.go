@@ -460,8 +460,8 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
 		copiedLevel = copiedLevel || c.Compression == pyramid.Deflate || c.Compression == pyramid.Zstd
 		// An image within one tile of the writer's has no levels to
-		// compute (nor had its source any to copy).
-		oneTile := max(im.Spec.SizeX, im.Spec.SizeY) <= cmp.Or(s.wopts.TileSize, 256)
+		// compute (nor had its source any to copy), unless -levels asks.
+		oneTile := o.Levels == 0 && max(im.Spec.SizeX, im.Spec.SizeY) <= cmp.Or(s.wopts.TileSize, 256)
 		if why != nil && o.Levels != 1 && !oneTile {
 			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", s.number[i], why)
 		}
