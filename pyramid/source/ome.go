@@ -182,7 +182,8 @@ type omeUUID struct {
 //     references, are mapped to typed fields, and the whole document goes
 //     with the images (see carry). An image without a DimensionOrder (the
 //     schema requires one) is read only if its planes lie along one axis
-//     or none, where every order is the same;
+//     or none, or each TiffData places one plane, where every order is the
+//     same;
 //   - each TiffData element maps planes to pages of the main chain: the
 //     plane at FirstZ, FirstC and FirstT (0 by default, or counted from 1
 //     when the writer did so, as Bio-Formats guesses it) is page IFD (0 by
@@ -528,14 +529,16 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if px.DimensionOrder == "" {
 		// The schema requires the order. Without it, the pages of planes
 		// along two axes or more could be read in the wrong order; along
-		// one axis or none, every order is the same.
+		// one axis or none, every order is the same, and so it is when
+		// every TiffData places one plane (PlaneCount 1).
 		axes := 0
 		for _, n := range []int{pageSpec.SizeZ, effC, pageSpec.SizeT} {
 			if n > 1 {
 				axes++
 			}
 		}
-		if axes > 1 {
+		placed := !slices.ContainsFunc(px.TiffData, func(td omeTiffData) bool { return td.PlaneCount == nil || *td.PlaneCount != 1 })
+		if axes > 1 && !placed {
 			return nil, fmt.Errorf("%w: no DimensionOrder, and Z %d x C %d x T %d planes: the order of its pages is not said", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT)
 		}
 		spec.DimensionOrder, pageSpec.DimensionOrder = pyramid.XYZCT, pyramid.XYZCT

@@ -421,6 +421,9 @@ func TestOMEMapping(t *testing.T) {
 			[]string{`"im0" 8x8 Z1 C2 T2 XYCTZ uint16 x1: 3:* 2:* 1:* 0:*`}},
 		{"no DimensionOrder, planes along one axis", "", 3, []string{pixels(1, 1, 3, "", `<TiffData/>`)},
 			[]string{`"im0" 8x8 Z1 C1 T3 XYZCT uint16 x1: 0:* 1:* 2:*`}},
+		{"no DimensionOrder, each plane placed", "", 4, []string{pixels(1, 2, 2, "",
+			`<TiffData IFD="3" PlaneCount="1"/><TiffData IFD="2" FirstC="1" PlaneCount="1"/><TiffData IFD="1" FirstT="1" PlaneCount="1"/><TiffData IFD="0" FirstC="1" FirstT="1" PlaneCount="1"/>`)},
+			[]string{`"im0" 8x8 Z1 C2 T2 XYZCT uint16 x1: 3:* 2:* 1:* 0:*`}},
 		{"PlaneCount", "", 4, []string{pixels(4, 1, 1, "XYZCT", `<TiffData IFD="2" FirstZ="2" PlaneCount="2"/><TiffData IFD="0" PlaneCount="2"/>`)},
 			[]string{`"im0" 8x8 Z4 C1 T1 XYZCT uint16 x1: 0:* 1:* 2:* 3:*`}},
 		{"a TiffData with an IFD and no PlaneCount maps the planes after it too", "", 4,
@@ -686,10 +689,13 @@ func TestOMERefused(t *testing.T) {
 		{"wrong size", omeDocument(``, good, strings.Replace(good, `SizeX="8"`, `SizeX="9"`, 1)), 2, ErrMetadata, "SizeX 9", 1, 1},
 		{"wrong type", omeDocument(``, good, strings.Replace(good, `uint16`, `float`, 1)), 2, ErrMetadata, `Type "float"`, 1, 1},
 		{"bad order", omeDocument(``, good, strings.Replace(good, `XYZCT`, `XYZZZ`, 1)), 2, ErrMetadata, `DimensionOrder "XYZZZ"`, 1, 1},
-		// Bio-Formats cannot read it either (DimensionOrder is required).
+		// The schema requires DimensionOrder: without it, the order is
+		// not known.
 		{"no order, planes along two axes", omeDocument(``, good, pixels(2, 2, 1, "", `<TiffData IFD="1"/>`)), 5, ErrMetadata,
 			"no DimensionOrder, and Z 2 x C 2 x T 1 planes: the order of its pages is not said", 1, 1},
 		{"no order attribute, planes along two axes", omeDocument(``, good, strings.Replace(pixels(1, 2, 2, "", `<TiffData IFD="1"/>`), ` DimensionOrder=""`, ``, 1)), 5, ErrMetadata,
+			"no DimensionOrder, and Z 1 x C 2 x T 2 planes", 1, 1},
+		{"no order, a TiffData of two planes", omeDocument(``, good, pixels(1, 2, 2, "", `<TiffData IFD="1" PlaneCount="2"/><TiffData IFD="3" FirstT="1" PlaneCount="2"/>`)), 5, ErrMetadata,
 			"no DimensionOrder, and Z 1 x C 2 x T 2 planes", 1, 1},
 		{"no TiffData, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", ``)), 2, ErrUnsupported, "without TiffData, beside other images", 1, 1},
 		{"BinData, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "BinData: the image's pixels are in the OME-XML", 1, 1},
