@@ -39,8 +39,8 @@ func (st storedSamples) check(spec ImageSpec) error {
 		if st.format != 0 {
 			format = fmt.Sprintf(", SampleFormat %d", st.format)
 		}
-		return fmt.Errorf("%w: its page has %d samples of %d bits%s; the image's spec %d of %v (PixelType, SamplesPerPixel)",
-			ErrOption, st.samples, st.bits, format, samples, typ)
+		return fmt.Errorf("%w: its page has %s of %d bits%s; the image's spec %d of %v (PixelType, SamplesPerPixel)",
+			ErrOption, plural(st.samples, "sample"), st.bits, format, samples, typ)
 	}
 	return nil
 }

@@ -657,11 +657,11 @@ func TestEncodedLevelOf(t *testing.T) {
 		spec  ImageSpec
 		text  string
 	}{
-		{"16 bits, the spec's 8", unsigned16, ImageSpec{}, "encoded level 0: its page has 1 samples of 16 bits, SampleFormat 1; the image's spec 1 of uint8"},
+		{"16 bits, the spec's 8", unsigned16, ImageSpec{}, "encoded level 0: its page has 1 sample of 16 bits, SampleFormat 1; the image's spec 1 of uint8"},
 		{"16 bits, the spec's 16", unsigned16, ImageSpec{PixelType: Uint16}, ""},
 		{"16 bits unsigned, the spec's signed", unsigned16, ImageSpec{PixelType: Int16}, "SampleFormat 1; the image's spec 1 of int16"},
 		{"16 bits of no format, the spec's signed", bits16, ImageSpec{PixelType: Int16}, ""},
-		{"16 bits of no format, the spec's 8", bits16, ImageSpec{}, "its page has 1 samples of 16 bits; the image's spec 1 of uint8"},
+		{"16 bits of no format, the spec's 8", bits16, ImageSpec{}, "its page has 1 sample of 16 bits; the image's spec 1 of uint8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, err := EncodedLevelOf(page(c.build, binary.LittleEndian))
