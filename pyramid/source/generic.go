@@ -258,7 +258,9 @@ func imageJText(im *Image, p *tiff.Page) {
 			im.Spec.Annotations = append(im.Spec.Annotations, pyramid.KeyValue{Key: key, Value: text(props[i+1])})
 		}
 	}
-	for i, b := range blocks["labl"] {
+	// A label a plane of the stack: ones past its planes label nothing.
+	labels := blocks["labl"]
+	for i, b := range labels[:min(len(labels), len(im.Planes))] {
 		add("Label "+strconv.Itoa(i+1), text(b))
 	}
 }

@@ -1098,7 +1098,7 @@ func ijMetadata(order binary.AppendByteOrder, blocks map[string][][]byte, kinds 
 
 // TestImageJText: the Info, properties and labels of an ImageJ page's
 // metadata (UTF-16 in the blocks' byte order) go to the map annotation;
-// empty labels do not.
+// empty labels do not, nor labels past the stack's planes.
 func TestImageJText(t *testing.T) {
 	d := "ImageJ=1.54f\nimages=3\nslices=3\n"
 	for _, order := range []binary.AppendByteOrder{binary.BigEndian, binary.LittleEndian} {
@@ -1110,7 +1110,7 @@ func TestImageJText(t *testing.T) {
 			return b
 		}
 		blocks := map[string][][]byte{"info": {text("Objective = 40x\nµm = 1")}, "prop": {text("Exposure"), text("100 ms"), text("Gain"), text("2"), text("Empty"), {}},
-			"labl": {text("first.tif"), {}, text("third 𝄞.tif")}, "rang": {make([]byte, 16)}}
+			"labl": {text("first.tif"), {}, text("third 𝄞.tif"), text("a fourth, of no plane")}, "rang": {make([]byte, 16)}}
 		first := gray(8, 8, description(d), ijMetadata(order, blocks, "info", "labl", "rang", "prop"))
 		f, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
 		require.NoError(t, err)
