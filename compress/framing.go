@@ -10,8 +10,8 @@ import (
 // compression given, is framed as that codec's streams are, without
 // decoding it: a JPEG stream starts with its SOI marker, a zlib stream
 // (Deflate) with a valid two-byte header, a Zstandard frame with its magic
-// number, and an LZW stream starts with a code that can come first, and
-// is at least as long as it and the end code. It is for blocks copied into a file undecoded: a block read at a
+// number, and an LZW stream starts with the Clear code, and is at least
+// as long as it and the end code. It is for blocks copied into a file undecoded: a block read at a
 // wrong offset, or cut to fewer bytes than any stream of its codec has, is
 // ErrCorrupt naming what its first bytes are, where copying it would make
 // a file that no reader decodes. Only the start is checked: a block that
@@ -47,11 +47,13 @@ func CheckFraming(compression uint16, block []byte) error {
 		if len(block) < 3 {
 			return bad("too short for an LZW stream")
 		}
-		// The first code, of 9 bits, most significant first, is Clear
-		// (256) or a literal, as decoders take it: at most 256. Old-style
-		// LZW, least significant bits first, starts with 0x00.
-		if first := uint(block[0])<<1 | uint(block[1])>>7; first > 256 {
-			return bad("no LZW stream (its first code is neither Clear nor a byte)")
+		// The first code is Clear (256, of 9 bits), as TIFF 6.0 asks and
+		// libtiff requires (a literal first it refuses to decode): most
+		// significant bits first, or least first, old-style LZW.
+		newStyle := block[0] == 0x80 && block[1]&0x80 == 0
+		oldStyle := block[0] == 0 && block[1]&1 == 1
+		if !newStyle && !oldStyle {
+			return bad("no LZW stream (its first code is not Clear)")
 		}
 	}
 	return nil

@@ -35,7 +35,6 @@ func TestCheckFraming(t *testing.T) {
 	assert.NoError(t, CheckFraming(tiff.CompressionNone, nil), "uncompressed blocks are not checked")
 	assert.NoError(t, CheckFraming(tiff.CompressionZstd, []byte{0x5e, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}), "a skippable frame")
 	assert.NoError(t, CheckFraming(tiff.CompressionLZW, []byte{0x00, 0x01, 0x08, 0x10}), "old-style LZW: Clear, least significant bits first")
-	assert.NoError(t, CheckFraming(tiff.CompressionLZW, []byte{0x20, 0x80, 0x40}), "a literal first (65, then the end code)")
 
 	header := []byte("II*\x00\x08\x00\x00\x00")
 	zeros := make([]byte, 64)
@@ -55,8 +54,10 @@ func TestCheckFraming(t *testing.T) {
 		{tiff.CompressionZstd, streams[tiff.CompressionZstd][:3], "no Zstandard frame"},
 		{tiff.CompressionZstd, streams[tiff.CompressionDeflate], "no Zstandard frame"},
 		{tiff.CompressionLZW, streams[tiff.CompressionLZW][:2], "too short for an LZW stream"},
-		{tiff.CompressionLZW, streams[tiff.CompressionJPEG], "starting ff d8 ff db: no LZW stream (its first code is neither Clear nor a byte)"},
+		{tiff.CompressionLZW, streams[tiff.CompressionJPEG], "starting ff d8 ff db: no LZW stream (its first code is not Clear)"},
 		{tiff.CompressionLZW, []byte{0x80, 0x80, 0x40}, "no LZW stream"}, // the end code (257) first
+		{tiff.CompressionLZW, []byte{0x20, 0x80, 0x40}, "no LZW stream"}, // a literal first (65), which libtiff refuses
+		{tiff.CompressionLZW, []byte{0x00, 0x00, 0x40}, "no LZW stream"}, // old-style, a literal first
 	} {
 		err := CheckFraming(tc.compression, tc.block)
 		require.ErrorIs(t, err, ErrCorrupt, "compression %d, % x", tc.compression, tc.block[:min(4, len(tc.block))])
