@@ -43,6 +43,11 @@ func (m *mapper) generic() error {
 		pages  []*tiff.Page
 	}
 	var groups []*group
+	type groupKey struct {
+		layout pageLayout // pages of one shape (sameShape)
+		series int
+	}
+	byKey := map[groupKey]*group{}
 	levels := map[*tiff.Page][]*tiff.Page{}
 	// ImageJ writes an 8-bit image shown through a lookup table other
 	// than gray as a palette image: its values are the indices, and the
@@ -82,15 +87,14 @@ func (m *mapper) generic() error {
 			unread[len(m.file.Skipped)-1] = p
 			continue
 		}
-		found := false
-		for _, g := range groups {
-			if sameShape(g.layout, l) && g.series == series {
-				g.pages, found = append(g.pages, p), true
-				break
-			}
-		}
-		if !found {
-			groups = append(groups, &group{layout: l, series: series, pages: []*tiff.Page{p}})
+		// Found by its key, not by comparing with each group: a file of
+		// one series per page (tifffile writes such) would otherwise take
+		// time in the square of its pages.
+		if g := byKey[groupKey{l, series}]; g != nil {
+			g.pages = append(g.pages, p)
+		} else {
+			g = &group{layout: l, series: series, pages: []*tiff.Page{p}}
+			groups, byKey[groupKey{l, series}] = append(groups, g), g
 		}
 	}
 	// ImageJ's description counts the pages of its stack: pages of the
