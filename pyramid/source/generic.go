@@ -172,11 +172,13 @@ func (m *mapper) generic() error {
 }
 
 // imageJBlocks returns the blocks of an ImageJ page's metadata (tags
-// 50838 and 50839) by kind ("info", "labl", "luts"...), and the byte order
-// of their numbers and text. The blocks' header ("IJIJ", or "JIJI"
-// little-endian) lists each kind of block and how many; nil when there are
-// none or the blocks do not add up.
-func imageJBlocks(p *tiff.Page) (map[string][][]byte, binary.ByteOrder) {
+// 50838 and 50839) that keep takes, by kind ("info", "labl", "luts"...),
+// and the byte order of their numbers and text. keep is given each
+// block's kind and its index among the blocks of that kind, so that a
+// file of millions of blocks costs only those kept. The blocks' header
+// ("IJIJ", or "JIJI" little-endian) lists each kind of block and how
+// many; nil when there are none or the blocks do not add up.
+func imageJBlocks(p *tiff.Page, keep func(kind string, i int) bool) (map[string][][]byte, binary.ByteOrder) {
 	data, ok1 := p.Field(tiff.TagIJMetadata)
 	countsField, ok2 := p.Field(tiff.TagIJMetadataByteCounts)
 	if !ok1 || !ok2 || data.Type.Size() != 1 {
@@ -198,12 +200,14 @@ func imageJBlocks(p *tiff.Page) (map[string][][]byte, binary.ByteOrder) {
 	}
 	at, block := counts[0], 1 // the byte and the count of the block next
 	blocks := map[string][][]byte{}
+	seen := map[string]int{}
 	for k := 4; k+8 <= len(head); k += 8 {
-		var kind [4]byte // a number, its bytes reversed little-endian
-		copy(kind[:], head[k:k+4])
+		var b [4]byte // a number, its bytes reversed little-endian
+		copy(b[:], head[k:k+4])
 		if order == binary.LittleEndian {
-			slices.Reverse(kind[:])
+			slices.Reverse(b[:])
 		}
+		kind := string(b[:])
 		n := uint64(order.Uint32(head[k+4:]))
 		if n > uint64(len(counts)-block) {
 			return nil, nil
@@ -213,7 +217,10 @@ func imageJBlocks(p *tiff.Page) (map[string][][]byte, binary.ByteOrder) {
 			if size > uint64(len(data.Value))-at {
 				return nil, nil
 			}
-			blocks[string(kind[:])] = append(blocks[string(kind[:])], data.Value[at:at+size])
+			if keep(kind, seen[kind]) {
+				blocks[kind] = append(blocks[kind], data.Value[at:at+size])
+			}
+			seen[kind]++
 			at, block = at+size, block+1
 		}
 	}
@@ -224,7 +231,7 @@ func imageJBlocks(p *tiff.Page) (map[string][][]byte, binary.ByteOrder) {
 // channel of a composite image: 768 bytes each, the reds, greens and
 // blues of its 256 entries.
 func imageJLUTs(p *tiff.Page) [][]byte {
-	blocks, _ := imageJBlocks(p)
+	blocks, _ := imageJBlocks(p, func(kind string, _ int) bool { return kind == "luts" })
 	var luts [][]byte
 	for _, b := range blocks["luts"] {
 		if len(b) == 768 {
@@ -234,13 +241,29 @@ func imageJLUTs(p *tiff.Page) [][]byte {
 	return luts
 }
 
+// maxImageJProperties bounds the properties read of an ImageJ image: a
+// few in the files ImageJ writes, and a file of millions of empty ones
+// would otherwise cost tens of times its size.
+const maxImageJProperties = 4096
+
 // imageJText adds the text of an ImageJ page's metadata to the image's
 // map annotation, as Bio-Formats keeps it as original metadata: the
-// image's Info ("Info"), its properties (each under its key), and the
+// image's Info ("Info", the first block, as ImageJ reads it), its
+// properties (each under its key, the first maxImageJProperties), and the
 // labels of its stack's planes ("Label 1"..., by position in the stack,
 // those not empty). The display ranges, overlays and ROIs have no place.
 func imageJText(im *Image, p *tiff.Page) {
-	blocks, order := imageJBlocks(p)
+	blocks, order := imageJBlocks(p, func(kind string, i int) bool {
+		switch kind {
+		case "info":
+			return i == 0
+		case "prop":
+			return i < 2*maxImageJProperties
+		case "labl":
+			return i < len(im.Planes) // one a plane of the stack: others label nothing
+		}
+		return false
+	})
 	text := func(b []byte) string {
 		u := make([]uint16, len(b)/2)
 		for i := range u {
@@ -262,9 +285,7 @@ func imageJText(im *Image, p *tiff.Page) {
 			im.Spec.Annotations = append(im.Spec.Annotations, pyramid.KeyValue{Key: key, Value: text(props[i+1])})
 		}
 	}
-	// A label a plane of the stack: ones past its planes label nothing.
-	labels := blocks["labl"]
-	for i, b := range labels[:min(len(labels), len(im.Planes))] {
+	for i, b := range blocks["labl"] {
 		add("Label "+strconv.Itoa(i+1), text(b))
 	}
 }

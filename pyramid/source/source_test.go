@@ -1096,9 +1096,10 @@ func ijMetadata(order binary.AppendByteOrder, blocks map[string][][]byte, kinds 
 	}
 }
 
-// TestImageJText: the Info, properties and labels of an ImageJ page's
-// metadata (UTF-16 in the blocks' byte order) go to the map annotation;
-// empty labels do not, nor labels past the stack's planes.
+// TestImageJText: the Info (the first), properties and labels of an
+// ImageJ page's metadata (UTF-16 in the blocks' byte order) go to the map
+// annotation; empty labels do not, nor labels past the stack's planes,
+// nor properties past maxImageJProperties.
 func TestImageJText(t *testing.T) {
 	d := "ImageJ=1.54f\nimages=3\nslices=3\n"
 	for _, order := range []binary.AppendByteOrder{binary.BigEndian, binary.LittleEndian} {
@@ -1109,7 +1110,7 @@ func TestImageJText(t *testing.T) {
 			}
 			return b
 		}
-		blocks := map[string][][]byte{"info": {text("Objective = 40x\nµm = 1")}, "prop": {text("Exposure"), text("100 ms"), text("Gain"), text("2"), text("Empty"), {}},
+		blocks := map[string][][]byte{"info": {text("Objective = 40x\nµm = 1"), text("a second Info, which ImageJ does not read")}, "prop": {text("Exposure"), text("100 ms"), text("Gain"), text("2"), text("Empty"), {}},
 			"labl": {text("first.tif"), {}, text("third 𝄞.tif"), text("a fourth, of no plane")}, "rang": {make([]byte, 16)}}
 		first := gray(8, 8, description(d), ijMetadata(order, blocks, "info", "labl", "rang", "prop"))
 		f, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
@@ -1117,6 +1118,15 @@ func TestImageJText(t *testing.T) {
 		assert.Equal(t, []pyramid.KeyValue{{Key: "Info", Value: "Objective = 40x\nµm = 1"}, {Key: "Exposure", Value: "100 ms"}, {Key: "Gain", Value: "2"}, {Key: "Empty"},
 			{Key: "Label 1", Value: "first.tif"}, {Key: "Label 3", Value: "third 𝄞.tif"}}, f.Images[0].Spec.Annotations, "%v", order)
 	}
+	// Properties past maxImageJProperties are not read.
+	var props [][]byte
+	for i := range maxImageJProperties + 10 {
+		props = append(props, []byte{0, 'k'}, binary.BigEndian.AppendUint16(nil, uint16('0'+i%10)))
+	}
+	first := gray(8, 8, description(d), ijMetadata(binary.BigEndian, map[string][][]byte{"prop": props}, "prop"))
+	f, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+	require.NoError(t, err)
+	assert.Len(t, f.Images[0].Spec.Annotations, maxImageJProperties)
 }
 
 // lut is an ImageJ lookup table from black to the colour.
