@@ -526,11 +526,23 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			*size.value, *size.unit = 0, ""
 		}
 	}
-	if px.DimensionOrder == "" {
-		// The schema requires the order. Without it, the pages of planes
-		// along two axes or more could be read in the wrong order; along
-		// one axis or none, every order is the same, and so it is when
-		// every TiffData places one plane (PlaneCount 1).
+	// The schema requires the order. Without it, the pages of planes
+	// along two axes or more could be read in the wrong order; along one
+	// axis or none, every order is the same, and so it is when every
+	// TiffData places one plane (PlaneCount 1). The TiffData elements are
+	// checked first, their faults said before the order's.
+	orderless := px.DimensionOrder == ""
+	if orderless {
+		spec.DimensionOrder, pageSpec.DimensionOrder = pyramid.XYZCT, pyramid.XYZCT
+	}
+	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
+		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)
+	}
+	at, err := m.tiffData(px.TiffData, parts, pageSpec, planesInPages)
+	if err != nil {
+		return nil, err
+	}
+	if orderless {
 		axes := 0
 		for _, n := range []int{pageSpec.SizeZ, effC, pageSpec.SizeT} {
 			if n > 1 {
@@ -541,14 +553,6 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		if axes > 1 && !placed {
 			return nil, fmt.Errorf("%w: no DimensionOrder, and Z %d x C %d x T %d planes: the order of its pages is not said", ErrMetadata, pageSpec.SizeZ, effC, pageSpec.SizeT)
 		}
-		spec.DimensionOrder, pageSpec.DimensionOrder = pyramid.XYZCT, pyramid.XYZCT
-	}
-	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
-		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)
-	}
-	at, err := m.tiffData(px.TiffData, parts, pageSpec, planesInPages)
-	if err != nil {
-		return nil, err
 	}
 	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage()), mapsLost: mapsLost}
 	pageAt := make([]*tiff.Page, planesInPages)

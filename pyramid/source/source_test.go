@@ -695,6 +695,7 @@ func TestOMERefused(t *testing.T) {
 			"no DimensionOrder, and Z 2 x C 2 x T 1 planes: the order of its pages is not said", 1, 1},
 		{"no order attribute, planes along two axes", omeDocument(``, good, strings.Replace(pixels(1, 2, 2, "", `<TiffData IFD="1"/>`), ` DimensionOrder=""`, ``, 1)), 5, ErrMetadata,
 			"no DimensionOrder, and Z 1 x C 2 x T 2 planes", 1, 1},
+		{"no order, a TiffData of no plane", omeDocument(``, good, pixels(1, 2, 2, "", `<TiffData IFD="1" PlaneCount="0"/>`)), 5, ErrMetadata, "PlaneCount 0", 1, 1},
 		{"no order, a TiffData of two planes", omeDocument(``, good, pixels(1, 2, 2, "", `<TiffData IFD="1" PlaneCount="2"/><TiffData IFD="3" FirstT="1" PlaneCount="2"/>`)), 5, ErrMetadata,
 			"no DimensionOrder, and Z 1 x C 2 x T 2 planes", 1, 1},
 		{"no TiffData, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", ``)), 2, ErrUnsupported, "without TiffData, beside other images", 1, 1},
