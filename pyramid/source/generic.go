@@ -672,6 +672,15 @@ func imageJValue(v string) string {
 	return b.String()
 }
 
+// imageJFloat reads a number of an ImageJ description as Java's
+// Double.parseDouble does: Go's digit separators ("1_000") are no number.
+func imageJFloat(v string) (float64, error) {
+	if strings.Contains(v, "_") {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
 // parseImageJ reads an ImageJ description: its channels, slices and
 // frames (1 when absent), spacing and unit.
 func parseImageJ(d string) (imageJ, bool) {
@@ -695,12 +704,16 @@ func parseImageJ(d string) (imageJ, bool) {
 			ij.slices = n
 		case key == "frames" && err == nil && n > 0:
 			ij.frames = n
+		// A key said again replaces what it said (java.util.Properties),
+		// a value that is no number with none.
 		case key == "spacing":
-			if v, err := strconv.ParseFloat(value, 64); err == nil {
+			ij.spacing = 0
+			if v, err := imageJFloat(value); err == nil {
 				ij.spacing = positive(math.Abs(v)) // as ImageJ takes it; 0, unknown, if OME's float cannot hold it
 			}
 		case key == "finterval":
-			if v, err := strconv.ParseFloat(value, 64); err == nil && v > 0 && float32(v) > 0 && v < 1e30 { // not 0 as a float
+			ij.interval = 0
+			if v, err := imageJFloat(value); err == nil && v > 0 && float32(v) > 0 && v < 1e30 { // not 0 as a float
 				ij.interval = v
 			}
 		case key == "tunit":

@@ -252,6 +252,7 @@ func TestGenericMetadata(t *testing.T) {
 		{"unit=micron\n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
 		{"unit= \\u00b5m \n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
 		{"unit=micron\nspacing=-1.5\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
+		{"unit=micron\nspacing=1_5\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 0.0, ""}}, // no number to ImageJ
 		{"unit=um\n", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "µm", 5000.0, "µm", 1.5, "µm"}},
 		{"", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 1.5, "µm"}},
 		{"unit=furlong\n", tiff.ResolutionUnitCentimeter, [6]any{0.0, "", 0.0, "", 0.0, ""}},
