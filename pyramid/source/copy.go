@@ -24,7 +24,12 @@ import (
 //
 // WritePlanes copies the tiles of the levels given encoded into an image
 // added with them, and decodes the full resolution only when the writer
-// computes the other levels.
+// computes the other levels. Those are tiled as the writer's
+// pyramid.Options.TileSize says: the ometiff command sets it to the first
+// copied image's tile side (unless -tile is given), so that the computed
+// levels are tiled as the full resolution, and names an image the file
+// does not name after the file ("slide", "slide #1"); a program that does
+// both writes the command's bytes.
 func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 	var out []pyramid.EncodedLevel
 	for p, pl := range im.Planes {
