@@ -262,8 +262,9 @@ func (f *File) Close() error {
 // starting "Aperio Image" an SVS, and anything else a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
-// page mapped to a plane is checked to be readable by a BandReader, so
-// that what New accepts can be converted; a page that is not, or
+// page mapped to a plane is checked to be readable by a BandReader, its
+// blocks within the file (a file cut short is tiff.ErrMalformed), so that
+// what New accepts can be converted; a page that is not, or
 // metadata that cannot be mapped, fails New with an error naming the
 // field (matching ErrUnsupported, ErrMetadata or ErrMultiFile), unless
 // opts.SkipUnsupported is set: then the images concerned are left out and
@@ -565,6 +566,13 @@ func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 	if c := l.Compression; c == tiff.CompressionJPEG2000Aperio || c == tiff.CompressionJPEG2000AperioRGB {
 		return pageLayout{}, fmt.Errorf("%w: Compression %d (JPEG 2000, as Aperio writes it) of the page at %d: convert it to another codec first (vips or bfconvert read it)",
 			ErrUnsupported, c, p.Offset)
+	}
+	// Every block within the file, so that what New accepts can be read
+	// (a file cut short is refused here, before any output exists).
+	for i := range p.NumBlocks() {
+		if _, err := p.Block(i); err != nil {
+			return pageLayout{}, err
+		}
 	}
 	if order, ok := p.Uint(tiff.TagFillOrder); ok && order != 1 {
 		// libtiff reverses the bits of every byte of such a page's

@@ -268,6 +268,29 @@ func TestGenericMetadata(t *testing.T) {
 	}
 }
 
+// TestBlocksPastTheEnd: a page whose block lies past the end of the file
+// (a file cut short) is refused by New, before anything is converted,
+// and left out with SkipUnsupported.
+func TestBlocksPastTheEnd(t *testing.T) {
+	p := testPage{width: 64, height: 64, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW)}
+	other := testPage{width: 8, height: 8, samples: 1, bits: 8}
+	good, _ := fileOf(t, binary.LittleEndian, false, other, p)
+	f, err := tiff.Read(bytes.NewReader(good), int64(len(good)))
+	require.NoError(t, err)
+	counts, _ := f.Pages[1].Field(tiff.TagTileByteCounts)
+	at := bytes.Index(good, counts.Value) + 9*counts.Type.Size()
+	cut := bytes.Clone(good)
+	binary.LittleEndian.PutUint16(cut[at:], uint16(len(good)))
+	_, err = mapFile(t, cut, "cut.tif", Options{})
+	require.ErrorIs(t, err, tiff.ErrMalformed)
+	assert.ErrorContains(t, err, "TileByteCounts[9]")
+	assert.ErrorContains(t, err, "past the end of the")
+	kept, err := mapFile(t, cut, "cut.tif", Options{SkipUnsupported: true})
+	require.NoError(t, err)
+	require.Len(t, kept.Images, 1)
+	assert.Equal(t, 8, kept.Images[0].Spec.SizeX)
+}
+
 // TestWhiteIsZeroApart: white-is-zero pages, kept as stored, are no
 // planes of black-is-zero pages of the same shape.
 func TestWhiteIsZeroApart(t *testing.T) {
