@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -27,9 +28,10 @@ import (
 // computes the other levels. Those are tiled as the writer's
 // pyramid.Options.TileSize says: the ometiff command sets it to the first
 // copied image's tile side (unless -tile is given), so that the computed
-// levels are tiled as the full resolution, and names an image the file
-// does not name after the file ("slide", "slide #1"); a program that does
-// both writes the command's bytes.
+// levels are tiled as the full resolution (an image of one tile leaves it
+// to the next), and names an image the file does not name after the file
+// ("slide", "slide #1"); a program that does both writes the command's
+// pixels, tiles and metadata.
 func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 	var out []pyramid.EncodedLevel
 	for p, pl := range im.Planes {
@@ -68,9 +70,25 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: %w", ErrUnsupported, k, p, err)
 			}
-			if i := sparseBlock(page); i >= 0 {
+			if i, err := sparseBlock(page); err != nil {
+				return nil, fmt.Errorf("%w: tiles copied through: level %d of plane %d: %w", ErrUnsupported, k, p, err)
+			} else if i >= 0 {
 				return nil, fmt.Errorf("%w: tiles copied through: tile %d of level %d of plane %d is sparse (0 bytes), which the writer "+
 					"does not write and libtiff cannot read (decoded, it is zeros, or GDAL's no-data value)", ErrUnsupported, i, k, p)
+			}
+			// The first tile's first bytes, as the writer checks every
+			// tile's (compress.CheckFraming): a writer whose streams it
+			// refuses (LZW without its Clear code, which libtiff cannot
+			// read) is found before anything is copied, and the image
+			// encoded again.
+			if page.NumBlocks() > 0 {
+				b, err := page.ReadBlock(nil, 0)
+				if err == nil {
+					err = compress.CheckFraming(l.Compression, b)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%w: tiles copied through: tile 0 of level %d of plane %d: %w", ErrUnsupported, k, p, err)
+				}
 			}
 			if p == 0 {
 				out = append(out, e)
@@ -94,15 +112,19 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 }
 
 // sparseBlock returns the index of the page's first block of 0 bytes
-// (GDAL writes empty tiles so), or -1. Blocks that lie past the end of the
-// file are for ReadBlock to report.
-func sparseBlock(page *tiff.Page) int {
+// (GDAL writes empty tiles so), or -1; or the error of a block past the
+// end of the file.
+func sparseBlock(page *tiff.Page) (int, error) {
 	for i := range page.NumBlocks() {
-		if b, err := page.Block(i); err == nil && b.Size == 0 {
-			return i
+		b, err := page.Block(i)
+		if err != nil {
+			return -1, err // past the end of the file: a reduced level New did not check
+		}
+		if b.Size == 0 {
+			return i, nil
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 // writeEncoded writes the planes of an image added with AddEncodedImage

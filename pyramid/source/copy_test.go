@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
@@ -197,6 +198,52 @@ func TestEncodedRefuses(t *testing.T) {
 		assert.ErrorIs(t, err, ErrUnsupported, tt.name)
 		assert.ErrorContains(t, err, tt.says, tt.name)
 	}
+
+	// A tile whose first bytes the writer would refuse (LZW without its
+	// Clear code, which libtiff cannot read) is found before anything is
+	// copied: the image is encoded again.
+	lzwPage := testPage{width: 32, height: 32, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: lzw}
+	data, _ := fileOf(t, binary.LittleEndian, false, lzwPage)
+	tf, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	b0, err := tf.Pages[0].Block(0)
+	require.NoError(t, err)
+	data[b0.Offset] = 0x20 // a literal first
+	noClear, err := mapFile(t, data, "no-clear.tif", Options{})
+	require.NoError(t, err)
+	_, err = noClear.Images[0].Encoded(false)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "tile 0 of level 0 of plane 0: compress: corrupt block")
+
+	// A reduced level cut short (which New does not check, mapping only
+	// the full resolution) is not copied: its levels are computed.
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.LZW})
+	require.NoError(t, err)
+	pim, err := w.AddImage(pyramid.ImageSpec{SizeX: 64, SizeY: 64})
+	require.NoError(t, err)
+	noise, rng := make([]byte, 64*64), rand.New(rand.NewPCG(3, 4))
+	for i := range noise {
+		noise[i] = byte(rng.IntN(256)) // tiles of distinct sizes: the level's byte counts are its own
+	}
+	require.NoError(t, pim.WritePlane(0, 0, 0, noise))
+	require.NoError(t, w.Close())
+	data = bytes.Clone(h.Bytes())
+	tf, err = tiff.Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	counts, ok := tf.Pages[0].SubIFDs[0].Field(tiff.TagTileByteCounts)
+	require.True(t, ok)
+	at := bytes.Index(data, counts.Value)
+	require.Positive(t, at)
+	require.Equal(t, at, bytes.LastIndex(data, counts.Value), "the level's byte counts found once")
+	binary.LittleEndian.PutUint32(data[at:], uint32(len(data)))
+	cutLevel, err := mapFile(t, data, "cut-level.ome.tif", Options{})
+	require.NoError(t, err)
+	_, err = cutLevel.Images[0].Encoded(true)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "level 1 of plane 0: tiff: malformed")
+	_, err = cutLevel.Images[0].Encoded(false)
+	assert.NoError(t, err)
 
 	// Planes whose pages say SampleFormat 1 and nothing, of the same
 	// samples, are coded alike (tiffcp joins such files).
