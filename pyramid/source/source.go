@@ -266,7 +266,8 @@ func (f *File) Close() error {
 // blocks within the file (a file cut short is tiff.ErrMalformed), so that
 // what New accepts can be converted; a page that is not, or
 // metadata that cannot be mapped, fails New with an error naming the
-// field (matching ErrUnsupported, ErrMetadata or ErrMultiFile), unless
+// field (matching ErrUnsupported, ErrMetadata, ErrMultiFile or
+// tiff.ErrMalformed), unless
 // opts.SkipUnsupported is set: then the images concerned are left out and
 // listed in File.Skipped.
 //
