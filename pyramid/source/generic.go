@@ -447,16 +447,17 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 	}
 	planes := make([]Plane, len(im.Planes))
 	idx := make([]int, len(axes))
+	slot := map[byte]int{'Z': 0, 'C': 1, 'T': 2}
 	for i, p := range im.Planes {
 		rest := i
 		for k := len(axes) - 1; k >= 0; k-- { // i's digits, fastest first
 			idx[k], rest = rest%axes[k].size, rest/axes[k].size
 		}
-		at := map[byte]int{'Z': 0, 'C': 0, 'T': 0}
+		var at [3]int            // z, c, t
 		for k, a := range axes { // slowest first: the outer index along T
-			at[a.along] = at[a.along]*a.size + idx[k]
+			at[slot[a.along]] = at[slot[a.along]]*a.size + idx[k]
 		}
-		j, err := s.PlaneIndex(at['Z'], at['C'], at['T'])
+		j, err := s.PlaneIndex(at[0], at[1], at[2])
 		if err != nil || planes[j].Page != nil {
 			return false
 		}
