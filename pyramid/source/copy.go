@@ -80,8 +80,9 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 			// tile's (compress.CheckFraming): a writer whose streams it
 			// refuses (LZW without its Clear code, which libtiff cannot
 			// read) is found before anything is copied, and the image
-			// encoded again.
-			if page.NumBlocks() > 0 {
+			// encoded again. Plane 0's levels stand for the others, coded
+			// alike: a stack of thousands of planes reads one tile a level.
+			if p == 0 && page.NumBlocks() > 0 && l.Compression != tiff.CompressionNone {
 				b, err := page.ReadBlock(nil, 0)
 				if err == nil {
 					err = compress.CheckFraming(l.Compression, b)
