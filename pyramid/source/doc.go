@@ -36,7 +36,8 @@
 //     tables (its IJMetadata), one a channel. GDAL's band descriptions
 //     name the channels when each sample is one; its other metadata
 //     items and its no-data value go to a map annotation. So do ImageJ's
-//     Info, properties and slice labels ("Label 1"...), and the text
+//     Info, properties (the first 4096; more is ErrMetadata) and slice
+//     labels ("Label 1"...), and the text
 //     fields of any plain TIFF's first page (Software, Make, Model,
 //     Artist, HostComputer, DocumentName, Copyright, and a DateTime not
 //     read as the acquisition date); PageName names the image.

@@ -149,7 +149,12 @@ func (m *mapper) generic() error {
 		}
 		if isImageJ {
 			ij.apply(im, g.layout, len(g.pages))
-			imageJText(im, g.pages[0])
+			if more := imageJText(im, g.pages[0]); more > 0 {
+				if err := m.skipMetadata(fmt.Errorf("%w: the ImageJ description's page holds %d properties, and only the first %d are kept",
+					ErrMetadata, maxImageJProperties+more, maxImageJProperties)); err != nil {
+					return err
+				}
+			}
 			if c := lutColor(g.pages[0]); c != nil && im.Spec.SizeC == 1 {
 				im.Spec.Channels = []pyramid.Channel{{Color: c}}
 			}
@@ -252,18 +257,25 @@ const maxImageJProperties = 4096
 // properties (each under its key, the first maxImageJProperties), and the
 // labels of its stack's planes ("Label 1"..., by position in the stack,
 // those not empty). The display ranges, overlays and ROIs have no place.
-func imageJText(im *Image, p *tiff.Page) {
+// It returns how many properties there are past those kept.
+func imageJText(im *Image, p *tiff.Page) (more int) {
 	blocks, order := imageJBlocks(p, func(kind string, i int) bool {
 		switch kind {
 		case "info":
 			return i == 0
 		case "prop":
+			if i >= 2*maxImageJProperties && i%2 == 0 {
+				more++ // a key
+			}
 			return i < 2*maxImageJProperties
 		case "labl":
 			return i < len(im.Planes) // one a plane of the stack: others label nothing
 		}
 		return false
 	})
+	if blocks == nil {
+		return 0 // the blocks do not add up: none is read
+	}
 	text := func(b []byte) string {
 		u := make([]uint16, len(b)/2)
 		for i := range u {
@@ -288,6 +300,7 @@ func imageJText(im *Image, p *tiff.Page) {
 	for i, b := range blocks["labl"] {
 		add("Label "+strconv.Itoa(i+1), text(b))
 	}
+	return more
 }
 
 // lastColor returns the colour of a lookup table's last entry, nil for
@@ -674,10 +687,14 @@ func imageJValue(v string) string {
 }
 
 // imageJFloat reads a number of an ImageJ description as Java's
-// Double.parseDouble does: Go's digit separators ("1_000") are no number.
+// Double.parseDouble does: Go's digit separators ("1_000") are no number,
+// and Java's float and double suffixes ("0.5f", "2D") end one.
 func imageJFloat(v string) (float64, error) {
 	if strings.Contains(v, "_") {
 		return 0, strconv.ErrSyntax
+	}
+	if n := len(v); n > 1 && strings.IndexByte("fFdD", v[n-1]) >= 0 {
+		v = v[:n-1] // a hexadecimal number ends in its exponent's digits, so this is no digit of it
 	}
 	return strconv.ParseFloat(v, 64)
 }

@@ -252,7 +252,11 @@ func TestGenericMetadata(t *testing.T) {
 		{"unit=micron\n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
 		{"unit= \\u00b5m \n", tiff.ResolutionUnitInch, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
 		{"unit=micron\nspacing=-1.5\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 1.5, "µm"}},
-		{"unit=micron\nspacing=1_5\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 0.0, ""}}, // no number to ImageJ
+		{"unit=micron\nspacing=1_5\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 0.0, ""}},    // no number to ImageJ
+		{"unit=micron\nspacing=2.5f\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 2.5, "µm"}}, // Java's suffixes
+		{"unit=micron\nspacing=3E0D\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 3.0, "µm"}},
+		{"unit=micron\nspacing=2.5ff\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 0.0, ""}},
+		{"unit=micron\nspacing=inf\n", tiff.ResolutionUnitNone, [6]any{0.25, "µm", 0.5, "µm", 0.0, ""}},
 		{"unit=um\n", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "µm", 5000.0, "µm", 1.5, "µm"}},
 		{"", tiff.ResolutionUnitCentimeter, [6]any{2500.0, "", 5000.0, "", 1.5, "µm"}},
 		{"unit=furlong\n", tiff.ResolutionUnitCentimeter, [6]any{0.0, "", 0.0, "", 0.0, ""}},
@@ -1143,15 +1147,28 @@ func TestImageJText(t *testing.T) {
 		assert.Equal(t, []pyramid.KeyValue{{Key: "Info", Value: "Objective = 40x\nµm = 1"}, {Key: "Exposure", Value: "100 ms"}, {Key: "Gain", Value: "2"}, {Key: "Empty"},
 			{Key: "Label 1", Value: "first.tif"}, {Key: "Label 3", Value: "third 𝄞.tif"}}, f.Images[0].Spec.Annotations, "%v", order)
 	}
-	// Properties past maxImageJProperties are not read.
+	// Properties past maxImageJProperties are not read: the file is
+	// refused, or read without them and said with SkipUnsupported.
 	var props [][]byte
 	for i := range maxImageJProperties + 10 {
 		props = append(props, []byte{0, 'k'}, binary.BigEndian.AppendUint16(nil, uint16('0'+i%10)))
 	}
 	first := gray(8, 8, description(d), ijMetadata(binary.BigEndian, map[string][][]byte{"prop": props}, "prop"))
-	f, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+	_, _, err := mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "4106 properties, and only the first 4096")
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, first, gray(8, 8), gray(8, 8))
 	require.NoError(t, err)
 	assert.Len(t, f.Images[0].Spec.Annotations, maxImageJProperties)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
+	assert.NotErrorIs(t, f.Skipped[0], ErrLeftOut)
+	// As many as are kept: nothing said.
+	first = gray(8, 8, description(d), ijMetadata(binary.BigEndian, map[string][][]byte{"prop": props[:2*maxImageJProperties]}, "prop"))
+	f, _, err = mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+	require.NoError(t, err)
+	assert.Len(t, f.Images[0].Spec.Annotations, maxImageJProperties)
+	assert.Empty(t, f.Skipped)
 }
 
 // lut is an ImageJ lookup table from black to the colour.
