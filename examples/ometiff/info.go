@@ -209,6 +209,9 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			}
 			fmt.Fprintf(w, "  %s tiles of %d x %d, copied through by convert%s\n", codecName(c.Compression), c.TileWidth, c.TileHeight, also)
 		}
+		for _, n := range im.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
 		switch x, y := s.PhysicalSizeX > 0, s.PhysicalSizeY > 0; {
 		case x && y:
 			fmt.Fprintf(w, "  pixel %s x %s\n", length(s.PhysicalSizeX, s.PhysicalSizeXUnit), length(s.PhysicalSizeY, s.PhysicalSizeYUnit))

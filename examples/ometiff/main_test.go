@@ -225,6 +225,25 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 	}
 }
 
+// TestMappingNotes: what the mapping reads otherwise than the file says
+// (tifffile's axes OME lacks, put along T) is said by info and convert.
+func TestMappingNotes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "positions.tif")
+	gray := page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
+	first := gray
+	first.description = `{"shape": [2, 3, 6, 8], "axes": "QZYX"}`
+	writeTIFF(t, path, first, gray, gray, gray, gray, gray)
+	note := "tifffile's axes QZYX (shape [2 3 6 8]): Q (2) put along T, as OME has no such axis"
+	code, stdout, stderr := clitest.Run(runInfo, path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Z 3 x C 1 x T 2")
+	assert.Contains(t, stdout, "\n  note: "+note+"\n")
+	code, _, stderr = clitest.Run(run, "convert", "-compression", "none", path, filepath.Join(dir, "out.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "positions.tif: image 0: "+note+"\n")
+}
+
 func TestInfoPageInNoTiffData(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "extra.ome.tif")

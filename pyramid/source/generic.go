@@ -332,8 +332,9 @@ func lutColor(p *tiff.Page) color.Color {
 // shaped is what tifffile's description of a shaped series
 // ({"shape": [...], "axes": "..."}, JSON) says of its pages.
 type shaped struct {
-	Shape []int  `json:"shape"`
-	Axes  string `json:"axes"`
+	Shape  []int  `json:"shape"`
+	Axes   string `json:"axes"`
+	unsaid bool   // the axes are axesFor's, the description naming none
 }
 
 // parseShaped reads tifffile's JSON description.
@@ -366,7 +367,7 @@ func (sh shaped) axesFor(l pageLayout) shaped {
 	default:
 		return sh
 	}
-	sh.Axes = strings.Repeat("Q", k-len(page)) + page
+	sh.Axes, sh.unsaid = strings.Repeat("Q", k-len(page))+page, true
 	return sh
 }
 
@@ -378,6 +379,13 @@ func (sh shaped) axesFor(l pageLayout) shaped {
 func (sh shaped) apply(im *Image, l pageLayout, n int) {
 	if !sh.spread(im, l, n) {
 		sh.samplesOnly(im, l, n)
+		if n > 1 {
+			what := fmt.Sprintf("tifffile's axes %s (shape %v) do", sh.Axes, sh.Shape)
+			if sh.unsaid || sh.Axes == "" {
+				what = fmt.Sprintf("tifffile's shape %v does", sh.Shape)
+			}
+			im.Notes = append(im.Notes, fmt.Sprintf("%s not fit its %d pages: they go along T", what, n))
+		}
 	}
 }
 
@@ -408,11 +416,15 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 		size  int
 	}
 	var axes []axis // slowest first: those before the page's, then its samples
+	var alongT []string
 	product := 1
 	for k := range lead {
 		a, size := sh.Axes[k], sh.Shape[k]
 		if size <= 0 || size > n || product > n/size {
 			return false
+		}
+		if a != 'Z' && a != 'C' && a != 'T' && size > 1 && !sh.unsaid {
+			alongT = append(alongT, fmt.Sprintf("%c (%d)", a, size))
 		}
 		if a != 'Z' && a != 'C' {
 			a = 'T'
@@ -477,6 +489,10 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 		planes[j] = p
 	}
 	im.Spec, im.Planes = s, planes
+	if len(alongT) > 0 {
+		im.Notes = append(im.Notes, fmt.Sprintf("tifffile's axes %s (shape %v): %s put along T, as OME has no such axis",
+			sh.Axes, sh.Shape, strings.Join(alongT, ", ")))
+	}
 	return true
 }
 

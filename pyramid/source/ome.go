@@ -555,6 +555,9 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		}
 	}
 	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage()), mapsLost: mapsLost}
+	if orderless {
+		im.Notes = append(im.Notes, "no DimensionOrder: taken as XYZCT (its planes lie along one axis, or each TiffData places one)")
+	}
 	pageAt := make([]*tiff.Page, planesInPages)
 	for p, ref := range at {
 		if ref.part == nil {

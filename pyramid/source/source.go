@@ -163,6 +163,11 @@ type Image struct {
 	// showing it, as Spec.AcquisitionDate stays zero so that the writer
 	// keeps the element's own text (a date without a time zone stays one).
 	AcquisitionDate string
+	// Notes say how the mapping read what the file leaves unsaid, or says
+	// in terms OME has no place for: axes put along T, a plane order
+	// taken as XYZCT. Each is a sentence, for showing; the images of most
+	// files have none.
+	Notes []string
 	// mapsLost says why the typed annotations lack the image's map
 	// annotations (too many to copy); nil when they have them. It is said
 	// only if the Image element is not carried, which carries them.

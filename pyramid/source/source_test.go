@@ -473,6 +473,12 @@ func TestOMEMapping(t *testing.T) {
 			assert.Equal(t, OMETIFF, f.Kind)
 			assert.Equal(t, tt.want, summary(f))
 			assert.Equal(t, omeDocument(tt.root, tt.image...), f.OMEXML)
+			// An order taken as XYZCT is noted; none otherwise.
+			var notes []string
+			if strings.HasPrefix(tt.name, "no DimensionOrder") {
+				notes = []string{"no DimensionOrder: taken as XYZCT (its planes lie along one axis, or each TiffData places one)"}
+			}
+			assert.Equal(t, notes, f.Images[0].Notes)
 		})
 	}
 }
@@ -1072,11 +1078,35 @@ func TestShapedMapping(t *testing.T) {
 		{"Y and X not the page's", grays(2, `{"axes": "ZYX", "shape": [2, 8, 9]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"contiguous samples as channels after YX", withDescription(two, `{"axes": "ZYXC", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
 	}
+	// What the mapping reads otherwise than the axes say is noted: axes
+	// OME lacks put along T, axes that do not fit.
+	notes := map[string]string{
+		"unknown axis":              "tifffile's axes QYX (shape [2 8 8]): Q (2) put along T, as OME has no such axis",
+		"an axis OME lacks along T": "tifffile's axes QCZYX (shape [2 1 3 8 8]): Q (2) put along T, as OME has no such axis",
+		"two axes OME lacks, next to one another, along T":     "tifffile's axes QRZYX (shape [2 2 2 8 8]): Q (2), R (2) put along T, as OME has no such axis",
+		"an axis OME lacks beside T":                           "tifffile's axes TQYX (shape [2 2 8 8]): Q (2) put along T, as OME has no such axis",
+		"axes OME lacks, apart, along T":                       "tifffile's axes QZRYX (shape [2 2 2 8 8]): Q (2), R (2) put along T, as OME has no such axis",
+		"an axis OME lacks before T and C":                     "tifffile's axes QTCYX (shape [3 2 4 8 8]): Q (3) put along T, as OME has no such axis",
+		"an axis OME lacks after T and C":                      "tifffile's axes TCQYX (shape [2 2 3 8 8]): Q (3) put along T, as OME has no such axis",
+		"an axis OME lacks between T and Z":                    "tifffile's axes TPZYX (shape [2 2 2 8 8]): P (2) put along T, as OME has no such axis",
+		"C twice":                                              "tifffile's axes CQCYX (shape [2 1 2 8 8]) do not fit its 4 pages: they go along T",
+		"sizes that do not multiply to the pages":              "tifffile's axes ZYX (shape [5 8 8]) do not fit its 6 pages: they go along T",
+		"an axis twice":                                        "tifffile's axes ZZYX (shape [2 3 8 8]) do not fit its 6 pages: they go along T",
+		"axes that are not the page's":                         "tifffile's axes ZXY (shape [2 8 8]) do not fit its 2 pages: they go along T",
+		"planar RGB samples along T, beside an axis OME lacks": "tifffile's axes QTYX (shape [2 3 8 8]): Q (2) put along T, as OME has no such axis",
+		"planar RGB samples along Z, the other axes unmapped":  "tifffile's axes TQZYX (shape [2 2 3 8 8]): Q (2) put along T, as OME has no such axis",
+		"Y and X not the page's":                               "tifffile's axes ZYX (shape [2 8 9]) do not fit its 2 pages: they go along T",
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, _, err := mapPages(t, Options{}, tt.pages...)
 			require.NoError(t, err)
 			assert.Equal(t, []string{tt.want}, summary(f))
+			var want []string
+			if n, ok := notes[tt.name]; ok {
+				want = []string{n}
+			}
+			assert.Equal(t, want, f.Images[0].Notes)
 		})
 	}
 	noAxes := append(grays(2, `{"shape": [2, 8, 8]}`), grays(3, `{"shape": [3, 8, 8]}`)...)
