@@ -15,18 +15,34 @@ import (
 
 // section is what google/tiff parses from: the file's bytes, never past
 // size, through a small cache (google/tiff reads a directory a few bytes at
-// a time, and each read would otherwise be a system call). It is used by
-// one goroutine, during Read only.
+// a time, and each read would otherwise be a system call). The cache holds
+// a few windows of the file, the least recently used replaced: the
+// directories of a file are often apart from values they share (tifffile
+// points every page's XResolution at the first page's), and one window
+// would be read again for each. It is used by one goroutine, during Read
+// only.
 type section struct {
 	r       io.ReaderAt
 	size    int64
-	pos     int64  // of Read
-	cache   []byte // the file's bytes at cacheAt
-	cacheAt int64
+	pos     int64 // of Read
+	windows [sectionWindows]window
+	clock   uint64 // of the last use
 }
 
-// sectionCache is the most the cache holds; larger reads bypass it.
-const sectionCache = 64 << 10
+// window is the file's bytes at a given offset.
+type window struct {
+	at   int64
+	buf  []byte
+	used uint64 // section.clock at its last use
+}
+
+const (
+	// sectionCache is the most a window holds; larger reads bypass the
+	// cache.
+	sectionCache = 64 << 10
+	// sectionWindows is how many windows the cache holds.
+	sectionWindows = 4
+)
 
 // errOffset is a read at a negative offset.
 var errOffset = errors.New("negative offset")
@@ -65,20 +81,32 @@ func (s *section) ReadAt(p []byte, off int64) (int, error) {
 	want := int(min(int64(len(p)), s.size-off))
 	var n int
 	var err error
-	switch {
-	case off >= s.cacheAt && off+int64(want) <= s.cacheAt+int64(len(s.cache)):
-		n = copy(p[:want], s.cache[off-s.cacheAt:])
-	case want > sectionCache/2:
+	if want > sectionCache/2 {
 		n, err = s.r.ReadAt(p[:want], off)
-	default:
-		if s.cache == nil {
-			s.cache = make([]byte, sectionCache)
+	} else {
+		s.clock++
+		var w *window
+		for i := range s.windows {
+			c := &s.windows[i]
+			if c.buf != nil && off >= c.at && off+int64(want) <= c.at+int64(len(c.buf)) {
+				w = c
+				break
+			}
+			if w == nil || c.used < w.used {
+				w = c // the least recently used, if none holds the bytes
+			}
 		}
-		s.cache = s.cache[:min(sectionCache, s.size-off)]
-		var got int
-		got, err = s.r.ReadAt(s.cache, off)
-		s.cache, s.cacheAt = s.cache[:got], off
-		n = copy(p[:want], s.cache)
+		if w.buf == nil || off < w.at || off+int64(want) > w.at+int64(len(w.buf)) {
+			if cap(w.buf) == 0 {
+				w.buf = make([]byte, sectionCache)
+			}
+			w.buf = w.buf[:min(sectionCache, s.size-off)]
+			var got int
+			got, err = s.r.ReadAt(w.buf, off)
+			w.buf, w.at = w.buf[:got], off
+		}
+		w.used = s.clock
+		n = copy(p[:want], w.buf[off-w.at:])
 	}
 	if n == want && (err == nil || errors.Is(err, io.EOF)) {
 		err = nil

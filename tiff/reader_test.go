@@ -361,6 +361,45 @@ func TestReadIsBuffered(t *testing.T) {
 	assert.LessOrEqual(t, c.reads, 6, "reads for 5 directories")
 }
 
+// TestReadSharedValues: directories that point at values they share far
+// from them (tifffile writes every page's resolution once, before the
+// directories) are still read a window of the file at a time, not one
+// read for the values and one for the directory again, each page.
+func TestReadSharedValues(t *testing.T) {
+	const pages, gap = 2000, 1 << 20
+	le := binary.LittleEndian
+	data := le.AppendUint16([]byte("II"), 42)
+	data = le.AppendUint32(data, gap) // the first directory, after the values and a gap
+	data = le.AppendUint32(le.AppendUint32(data, 72), 1)
+	data = append(data, make([]byte, gap-len(data))...)
+	entry := func(b []byte, tag, typ uint16, count, value uint32) []byte {
+		return le.AppendUint32(le.AppendUint32(le.AppendUint16(le.AppendUint16(b, tag), typ), count), value)
+	}
+	for i := range pages {
+		next := uint32(len(data)) + 2 + 6*12 + 4
+		data = le.AppendUint16(data, 6)
+		data = entry(data, TagImageWidth, uint16(ifd.Long), 1, 1)
+		data = entry(data, TagImageLength, uint16(ifd.Long), 1, 1)
+		data = entry(data, TagStripOffsets, uint16(ifd.Long), 1, 8)
+		data = entry(data, TagStripByteCounts, uint16(ifd.Long), 1, 1)
+		data = entry(data, TagXResolution, uint16(ifd.Rational), 1, 8)
+		data = entry(data, TagYResolution, uint16(ifd.Rational), 1, 8)
+		if i == pages-1 {
+			next = 0
+		}
+		data = le.AppendUint32(data, next)
+	}
+	c := &countingReader{r: bytes.NewReader(data)}
+	f, err := Read(c, int64(len(data)))
+	require.NoError(t, err)
+	require.Len(t, f.Pages, pages)
+	x, ok := f.Pages[pages-1].Field(TagXResolution)
+	require.True(t, ok)
+	assert.Equal(t, []byte{72, 0, 0, 0, 1, 0, 0, 0}, x.Value)
+	dirs := pages * (2 + 6*12 + 4)
+	assert.LessOrEqual(t, c.reads, 2+dirs/(sectionCache/2), "reads for %d directories of %d bytes", pages, dirs)
+}
+
 // shortReader is a file that ends before the size it is said to have.
 type shortReader struct{ data []byte }
 
