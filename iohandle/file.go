@@ -150,7 +150,7 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 	var f osFile
 	tmp, err := "", errors.ErrUnsupported
 	if unnamed {
-		f, err = openUnnamed(filepath.Dir(path), perm)
+		f, err = openUnnamed(dirOf(path), perm)
 	}
 	var dir *os.Root
 	if err != nil { // the named file, whatever stopped the unnamed one
@@ -179,7 +179,7 @@ func create(path string, opts Options, unnamed bool) (*File, error) {
 // f under that name: a directory replaced since f was created is not f's.
 // It returns nil where it cannot.
 func openDirOf(f *os.File, tmp string) *os.Root {
-	dir, err := os.OpenRoot(filepath.Dir(tmp))
+	dir, err := os.OpenRoot(dirOf(tmp))
 	if err != nil {
 		return nil
 	}
@@ -410,7 +410,7 @@ func (h *File) Commit() error {
 	}
 	h.releaseBuffer()
 	if !h.opts.NoSync {
-		syncDir(filepath.Dir(h.path))
+		syncDir(dirOf(h.path))
 	}
 	return nil
 }
@@ -697,7 +697,7 @@ func (h *File) discard() error {
 		return closeErr
 	}
 	var err error
-	if dir != nil && filepath.Dir(h.tmp) == dir.Name() {
+	if dir != nil && dirOf(h.tmp) == dir.Name() {
 		err = removeIn(dir, filepath.Base(h.tmp))
 	} else {
 		err = removeFile(h.tmp)

@@ -397,6 +397,47 @@ func TestDestinationAppearsBeforeCommit(t *testing.T) {
 func TestCreateInMissingDirectory(t *testing.T) {
 	_, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir", "f.tif"), Options{})
 	assert.ErrorIs(t, err, fs.ErrNotExist)
+	// A missing directory then "..": no directory, whatever cleaning the
+	// path as text makes of it; refused by Create, not at Commit.
+	for _, kind := range tempKinds {
+		_, err = create(t.TempDir()+"/none/../f.tif", Options{NoSync: true}, kind.unnamed)
+		assert.ErrorIs(t, err, fs.ErrNotExist, kind.name)
+	}
+}
+
+// TestCreateThroughLinkParent: a path of a link to a directory then ".."
+// names the parent of the link's target, as the system resolves it: the
+// file, its temporary file and the stale ones removed are there, not
+// beside the link.
+func TestCreateThroughLinkParent(t *testing.T) {
+	skipWithoutLocks(t)
+	for _, kind := range tempKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			root := t.TempDir()
+			target := filepath.Join(root, "far", "sub")
+			require.NoError(t, os.MkdirAll(target, 0o755))
+			near := filepath.Join(root, "near")
+			require.NoError(t, os.Mkdir(near, 0o755))
+			require.NoError(t, os.Symlink(target, filepath.Join(near, "link")))
+			stale := ".f.tif.0123456789abcdef.tmp"
+			for _, d := range []string{near, filepath.Join(root, "far")} {
+				require.NoError(t, os.WriteFile(filepath.Join(d, stale), []byte("left"), 0o644))
+			}
+			path := near + "/link/../f.tif"
+			h, err := create(path, Options{NoSync: true}, kind.unnamed)
+			require.NoError(t, err)
+			requireKind(t, h, kind.unnamed)
+			_, err = h.Write([]byte("data"))
+			require.NoError(t, err)
+			require.NoError(t, h.Commit())
+			require.NoError(t, h.Close())
+			got, err := os.ReadFile(filepath.Join(root, "far", "f.tif"))
+			require.NoError(t, err)
+			assert.Equal(t, "data", string(got))
+			assert.Equal(t, []string{stale, "link"}, dirEntries(t, near), "beside the link: nothing written, nothing removed")
+			assert.Equal(t, []string{"f.tif", "sub"}, dirEntries(t, filepath.Join(root, "far")), "the stale file removed where the file goes")
+		})
+	}
 }
 
 // failingFile is an osFile that fails one kind of call.

@@ -43,7 +43,7 @@ func TestIsTempName(t *testing.T) {
 	} {
 		assert.Equal(t, want, isTempName(name, "out.tif"), name)
 	}
-	assert.True(t, isTempName(filepath.Base(tempName("dir", "out.tif")), "out.tif"))
+	assert.True(t, isTempName(filepath.Base(tempName("dir"+string(filepath.Separator), "out.tif")), "out.tif"))
 }
 
 // TestCreateRemovesStaleTemporaries: Create removes the temporary files
@@ -153,7 +153,7 @@ func TestLockTemp(t *testing.T) {
 	skipWithoutLocks(t)
 	dir := t.TempDir()
 	newTemp := func() (*os.File, string) {
-		tmp := tempName(dir, "out.tif")
+		tmp := tempName(dir+string(filepath.Separator), "out.tif")
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = f.Close() })

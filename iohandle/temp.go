@@ -46,11 +46,24 @@ func tempBase(base string) string {
 	return base[:room]
 }
 
-// tempName returns a new random temporary name beside dir/base.
+// dirOf returns the directory of path as the system resolves the path:
+// the text before its last separator, not cleaned, since "link/.." is
+// the parent of the link's target and "missing/.." no directory at all,
+// while cleaning makes both "."; "." when there is none.
+func dirOf(path string) string {
+	dir, _ := filepath.Split(path)
+	if dir == "" {
+		return "."
+	}
+	return dir
+}
+
+// tempName returns a new random temporary name beside dir+base, as
+// filepath.Split splits a path (dir empty or ending in a separator).
 func tempName(dir, base string) string {
 	var suffix [tempHexDigits / 2]byte
 	_, _ = rand.Read(suffix[:])
-	return filepath.Join(dir, "."+tempBase(base)+"."+hex.EncodeToString(suffix[:])+tempSuffix)
+	return dir + "." + tempBase(base) + "." + hex.EncodeToString(suffix[:]) + tempSuffix
 }
 
 // isTempName reports whether name is a temporary name tempName gives
@@ -135,10 +148,7 @@ func RemoveStale(path string) { removeStale(path) }
 // stays.
 func removeStale(path string) {
 	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	d, err := os.Open(dir)
+	d, err := os.Open(dirOf(path))
 	if err != nil {
 		return
 	}
@@ -146,7 +156,7 @@ func removeStale(path string) {
 	_ = d.Close()
 	for _, e := range entries {
 		if e.Type().IsRegular() && isTempName(e.Name(), base) {
-			removeIfUnlocked(filepath.Join(dir, e.Name()))
+			removeIfUnlocked(dir + e.Name()) // not joined: a join cleans "link/.." to "."
 		}
 	}
 }

@@ -161,8 +161,16 @@ func checkOutput(in *input, path string) error {
 	out, err := os.Stat(path)
 	if err != nil {
 		// A missing output is the common case: its directory must be
-		// there. Create reports the rest.
-		dir := filepath.Dir(path)
+		// there. Create reports the rest. The directory is the path's
+		// text before its last separator, not cleaned: "link/.." is the
+		// parent of the link's target, and "missing/.." is none.
+		dir, _ := filepath.Split(path)
+		if dir == "" {
+			dir = "."
+		}
+		if d := strings.TrimSuffix(dir, string(filepath.Separator)); d != "" {
+			dir = d // as the path names it, and the system opens it so
+		}
 		if info, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: its directory, %s, does not exist", path, dir)
 		} else if err != nil {

@@ -659,6 +659,10 @@ func TestConvertRefusedAlone(t *testing.T) {
 		{"a link to nothing, TIFF", []string{deflate, dangling}, 1, dangling + " exists (use -force to replace it)"},
 		{"no directory", []string{broken, filepath.Join(dir, "none", "x.ome.tif")}, 1,
 			filepath.Join(dir, "none", "x.ome.tif") + ": its directory, " + filepath.Join(dir, "none") + ", does not exist"},
+		// As the system resolves it: no directory, whatever cleaning the
+		// path as text gives (dir).
+		{"no directory, then ..", []string{deflate, dir + "/none/../x.ome.tif"}, 1,
+			dir + "/none/../x.ome.tif: its directory, " + dir + "/none/.., does not exist"},
 		{"-quality, Deflate copied", []string{"-quality", "50", deflate, out}, 2,
 			"-quality 50 is JPEG's: give -compression jpeg (the output is Deflate)"},
 		{"-quality, a JPEG read", []string{"-quality", "50", broken, out}, 2,
