@@ -54,6 +54,9 @@ const convertName = "ometiff convert"
 // output cannot carry is refused, or with -skip-unsupported reported on
 // stderr.
 func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.ImageSpec, error) {
+	if cfg.input == "-" { // a file of that name is ./-
+		return nil, cli.UsageError{Err: errors.New("-: standard input is not read as such: name the input file (a PNG, JPEG or raw input may be /dev/stdin)")}
+	}
 	in, err := openInput(cfg.input)
 	if err != nil {
 		return nil, err

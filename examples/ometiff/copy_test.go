@@ -663,6 +663,7 @@ func TestConvertRefusedAlone(t *testing.T) {
 		// path as text gives (dir).
 		{"no directory, then ..", []string{deflate, dir + "/none/../x.ome.tif"}, 1,
 			dir + "/none/../x.ome.tif: its directory, " + dir + "/none/.., does not exist"},
+		{"standard input", []string{"-", out}, 2, "-: standard input is not read as such: name the input file (a PNG, JPEG or raw input may be /dev/stdin)"},
 		{"-quality, Deflate copied", []string{"-quality", "50", deflate, out}, 2,
 			"-quality 50 is JPEG's: give -compression jpeg (the output is Deflate)"},
 		{"-quality, a JPEG read", []string{"-quality", "50", broken, out}, 2,

@@ -97,7 +97,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&o.Workers, "workers", 0, "encoding goroutines, up to 256 (each holds its tiles); 0 is one per CPU")
 	fs.TextVar(&o.BigTIFF, "bigtiff", pyramid.BigTIFFAuto, "`when` to write BigTIFF: auto, always or never; auto is always for\n"+
 		"an output named .btf, .tf8 or .tf2, as Bio-Formats writes them")
-	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists (a symbolic link is replaced, not written through)")
+	fs.BoolVar(&cfg.force, "force", false, "replace the output if it exists, when the conversion is done: a new file takes its name\n"+
+		"(its mode from the umask; other hard links keep the old file, and a symbolic link named as\n"+
+		"the output is replaced, its target kept)")
 	fs.BoolVar(&cfg.direct, "direct", false,
 		"write the tiles compressed here around the page cache (O_DIRECT, Linux): less CPU per\n"+
 			"byte, but each write waits for the device; for local disks, not network file systems")
