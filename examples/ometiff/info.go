@@ -257,6 +257,9 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			fmt.Fprintf(w, "  %q = %q\n", kv.Key, kv.Value)
 		}
 	}
+	for _, n := range f.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	for _, err := range f.Skipped {
 		switch {
 		case errors.Is(err, source.ErrNotCarried): // the image is converted without it, if the user says so

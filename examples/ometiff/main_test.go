@@ -253,6 +253,11 @@ func TestInfoPageInNoTiffData(t *testing.T) {
 		page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, seed: 1})
 	code, stdout, stderr := clitest.Run(runInfo, path)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "not converted (convert goes on only with -skip-unsupported, whatever -images says): ", "the page is not converted")
-	assert.NotContains(t, stdout, "metadata not carried")
+	note := "page 1 of the OME-TIFF, in no image's TiffData, not converted: ignored, as the OME-TIFF specification asks"
+	assert.Contains(t, stdout, "\nnote: "+note+"\n", "the page is not converted, as the specification asks")
+	assert.NotContains(t, stdout, "-skip-unsupported")
+	// convert goes on, and says it.
+	code, _, stderr = clitest.Run(run, "convert", "-compression", "none", path, filepath.Join(dir, "out.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "extra.ome.tif: "+note+"\n")
 }

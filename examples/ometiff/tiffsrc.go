@@ -197,8 +197,12 @@ func (s *tiffSource) parts() []string {
 // are kept, as tifffile reads them (it stores bool masks so), and OME-TIFF
 // readers show them black-is-zero, inverted), which hold 2- or 4-bit
 // samples, which an ICC profile, not kept, and which say an Orientation,
-// which is not applied; and the notes of the mapping (source.Image.Notes).
+// which is not applied; and the notes of the mapping (source.File.Notes,
+// source.Image.Notes).
 func (s *tiffSource) notePixels(stderr io.Writer) {
+	for _, n := range s.file.Notes {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, n)
+	}
 	for i, im := range s.file.Images {
 		for _, n := range im.Notes {
 			fmt.Fprintf(stderr, "%s: %s: image %d: %s\n", convertName, s.name, s.number[i], n)

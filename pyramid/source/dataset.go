@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -68,6 +69,29 @@ func (p *part) in() string {
 		return ""
 	}
 	return " in " + p.name
+}
+
+// indexRanges writes ascending indexes as ranges ("0-4, 7"), the first
+// eight: a note of a file of a million pages stays a line.
+func indexRanges(idx []int) string {
+	var ranges []string
+	for i := 0; i < len(idx); {
+		if len(ranges) == 8 {
+			ranges = append(ranges, "...")
+			break
+		}
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if j > i {
+			ranges = append(ranges, fmt.Sprintf("%d-%d", idx[i], idx[j]))
+		} else {
+			ranges = append(ranges, strconv.Itoa(idx[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(ranges, ", ")
 }
 
 // addPart adds a TIFF file of the dataset to the mapping.

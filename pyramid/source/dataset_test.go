@@ -66,6 +66,26 @@ func TestDatasetOpen(t *testing.T) {
 	}
 }
 
+// TestDatasetPageInNoTiffData: a page of another file of the dataset
+// that no TiffData places is noted, naming the file, and not converted.
+func TestDatasetPageInNoTiffData(t *testing.T) {
+	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
+	dir := t.TempDir()
+	write := func(name, d string, n int) {
+		data, _ := fileOf(t, binary.LittleEndian, false, grays(n, d)...)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
+		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)), 1)
+	write("b.ome.tif", omeDocument(`UUID="`+uuidB+`"`), 2)
+	f, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Len(t, f.Images, 2)
+	assert.Empty(t, f.Skipped)
+	assert.Equal(t, []string{"page 1 in b.ome.tif of the OME-TIFF, in no image's TiffData, not converted: ignored, as the OME-TIFF specification asks"}, f.Notes)
+}
+
 // TestDatasetWithoutDir checks that New, given no directory to read the
 // other files from, refuses a dataset whose planes are in them.
 func TestDatasetWithoutDir(t *testing.T) {
@@ -128,8 +148,6 @@ func TestDatasetRefused(t *testing.T) {
 			[]error{ErrMultiFile}, `names a file by its UUID alone, "urn:uuid:1\nforged" (no TiffData gives its FileName)`, 1},
 		{"not a TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "companion:" + omeDocument(``)},
 			[]error{ErrUnsupported, tiff.ErrNotTIFF}, `the dataset's file "b.ome.tif"`, 1},
-		{"a page in no TiffData", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "2:" + omeDocument(`UUID="`+uuidB+`"`)},
-			[]error{ErrMetadata}, "page 1 in b.ome.tif of the OME-TIFF is in no image's TiffData", 2},
 		{"the companion missing", binaryOnly(uuidC), nil, []error{ErrMetadata, fs.ErrNotExist}, `the companion "set.companion.ome"`, -1},
 		{"the companion's UUID", binaryOnly(uuidB), map[string]string{"set.companion.ome": "companion:" + companionDoc, "b.ome.tif": omeDocument(`UUID="` + uuidB + `"`)},
 			[]error{ErrMetadata}, `the companion "set.companion.ome" has UUID "` + uuidC + `"; the BinaryOnly element names "` + uuidB + `"`, -1},

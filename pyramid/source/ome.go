@@ -206,8 +206,9 @@ type omeUUID struct {
 //
 // An image whose planes are not all mapped, whose pages differ from its
 // Pixels, or that cannot be read is refused (ErrMetadata or
-// ErrUnsupported); so is a full-resolution page of the main chain that no
-// image maps.
+// ErrUnsupported). A full-resolution page of the main chain that no
+// image maps is noted (File.Notes) and ignored, as the OME-TIFF
+// specification has readers ignore such "extraneous IFDs".
 func (m *mapper) ome(text string) error {
 	doc, err := parseOME(text)
 	if err != nil {
@@ -292,12 +293,22 @@ func (m *mapper) ome(text string) error {
 			if part.tf == nil {
 				continue
 			}
+			// The specification's own examples hold such pages ("extraneous
+			// IFDs", which readers ignore, as Bio-Formats does): said, not
+			// refused.
+			var unused []int
 			for i, p := range part.tf.Pages {
 				if !part.used[i] && p.NewSubfileType()&tiff.SubfileReducedImage == 0 {
-					if err := m.skip(fmt.Errorf("%w: %v of the OME-TIFF is in no image's TiffData", ErrMetadata, partPage{part, i})); err != nil {
-						return err
-					}
+					unused = append(unused, i)
 				}
+			}
+			if len(unused) > 0 {
+				what := "page " + indexRanges(unused)
+				if len(unused) > 1 {
+					what = fmt.Sprintf("%d pages (%s)", len(unused), indexRanges(unused))
+				}
+				m.file.Notes = append(m.file.Notes, fmt.Sprintf("%s%s of the OME-TIFF, in no image's TiffData, not converted: ignored, as the OME-TIFF specification asks",
+					what, part.in()))
 			}
 		}
 	}

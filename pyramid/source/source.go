@@ -131,6 +131,11 @@ type File struct {
 	// BinaryOnly element of the file opened pointed to, read from
 	// Options.DatasetDir; "" when there is none.
 	Companion string
+	// Notes say what the mapping passed over that a reader might look
+	// for: the pages of an OME-TIFF that no TiffData places, which the
+	// OME-TIFF specification has readers ignore. Each is a sentence, for
+	// showing; most files have none.
+	Notes []string
 
 	closers []func() error
 }

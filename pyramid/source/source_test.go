@@ -736,7 +736,6 @@ func TestOMERefused(t *testing.T) {
 		{"BinData, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<BinData/>`)), 2, ErrUnsupported, "BinData: the image's pixels are in the OME-XML", 1, 1},
 		{"MetadataOnly, beside another image", omeDocument(``, good, pixels(1, 1, 1, "XYZCT", `<MetadataOnly/>`)), 2, ErrUnsupported, "MetadataOnly: the image's pixels are in no file", 1, 1},
 		{"no Pixels", omeDocument(``, good, ``), 2, ErrMetadata, "no Pixels", 1, 2},
-		{"a page in no image", omeDocument(``, good), 2, ErrMetadata, "page 1 of the OME-TIFF is in no image's TiffData", 1, 1},
 		{"a negative index", omeDocument(``, strings.Replace(good, `IFD="0"`, `IFD="-1"`, 1)), 1, ErrMetadata, "OME-XML", 1, 1},
 		{"an element of too many attributes", strings.Replace(omeDocument(``, good), `</OME>`, `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x`+
 			strings.Repeat(` a="1"`, 1025)+`/></Value></XMLAnnotation></StructuredAnnotations></OME>`, 1), 1, pyramid.ErrOMETooLarge, "an element of more than 1024 attributes", 1, 1},
@@ -1119,6 +1118,23 @@ func TestShapedMapping(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{`"" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 1:*`, `"" 8x8 Z1 C1 T3 XYCZT uint16 x1: 2:* 3:* 4:*`}, summary(f),
 		"two series of one shape: two images, as tifffile reads them")
+}
+
+// TestOMEPagesInNoTiffData: pages no TiffData places, as in the OME-TIFF
+// specification's own examples, are noted and not converted, as the
+// specification has readers ignore them; a reduced page is no such page.
+func TestOMEPagesInNoTiffData(t *testing.T) {
+	doc := omeDocument(``, pixels(1, 1, 2, "XYZCT", `<TiffData IFD="1" PlaneCount="1"/><TiffData IFD="4" FirstT="1" PlaneCount="1"/>`))
+	pages := grays(12, doc)
+	pages[3].more = fields(long(tiff.TagNewSubfileType, tiff.SubfileReducedImage))
+	f, _, err := mapPages(t, Options{}, pages...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"im0" 8x8 Z1 C1 T2 XYZCT uint16 x1: 1:* 4:*`}, summary(f))
+	assert.Empty(t, f.Skipped)
+	assert.Equal(t, []string{"9 pages (0, 2, 5-11) of the OME-TIFF, in no image's TiffData, not converted: ignored, as the OME-TIFF specification asks"}, f.Notes)
+	f, _, err = mapPages(t, Options{}, grays(2, omeDocument(``, pixels(1, 1, 2, "XYZCT", `<TiffData/>`)))...)
+	require.NoError(t, err)
+	assert.Empty(t, f.Notes, "every page placed")
 }
 
 // TestOMECommentAfter: OME-XML followed by a comment is OME-XML, as
