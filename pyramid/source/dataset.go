@@ -158,6 +158,21 @@ func readCompanion(dir, name string) (string, error) {
 	return string(data), nil
 }
 
+// masterDescription returns the OME-XML of the TIFF at path, the first
+// page's ImageDescription, if the file is a TIFF that has one.
+func masterDescription(path string) (string, bool) {
+	f, err := tiff.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if len(f.Pages) == 0 {
+		return "", false
+	}
+	d := strings.TrimPrefix(f.Pages[0].Description(), byteOrderMark)
+	return d, isOMEXML(d)
+}
+
 // rootUUID returns the UUID attribute of an OME-XML document's root, or
 // "" when the text is no OME-XML or its root has none.
 func rootUUID(text string) string {
@@ -194,6 +209,13 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q is not a file name in the dataset's directory", ErrMetadata, name)
 	}
 	text, err := readCompanion(m.opts.DatasetDir, name)
+	if errors.Is(err, errNoCompanion) {
+		// A master OME-TIFF (the specification's other kind of metadata
+		// file, read by Bio-Formats): its first page's ImageDescription.
+		if desc, ok := masterDescription(filepath.Join(m.opts.DatasetDir, name)); ok {
+			text, err = desc, nil
+		}
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -86,6 +86,41 @@ func TestDatasetPageInNoTiffData(t *testing.T) {
 	assert.Equal(t, []string{"page 1 in b.ome.tif of the OME-TIFF, in no image's TiffData, not converted: ignored, as the OME-TIFF specification asks"}, f.Notes)
 }
 
+// TestDatasetMasterTIFF: a BinaryOnly element whose MetadataFile is the
+// dataset's master OME-TIFF (the specification's other metadata file,
+// which Bio-Formats reads) maps the dataset from any file, through the
+// master's first ImageDescription; a TIFF without OME-XML is no master.
+func TestDatasetMasterTIFF(t *testing.T) {
+	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
+	dir := t.TempDir()
+	write := func(name, d string) {
+		data, _ := fileOf(t, binary.LittleEndian, false, grays(1, d)...)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="a.ome.tif">`+uuidA+`</UUID></TiffData>`),
+		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)))
+	binaryOnly := func(file string) string {
+		return `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="` + uuidB + `">` +
+			`<BinaryOnly MetadataFile="` + file + `" UUID="` + uuidA + `"/></OME>`
+	}
+	write("b.ome.tif", binaryOnly("a.ome.tif"))
+	for name, want := range map[string][]string{ // -1: a page of the other file
+		"a.ome.tif": {`"im0" 8x8 Z1 C1 T1 XYZCT uint16 x1: 0:*`, `"im1" 8x8 Z1 C1 T1 XYZCT uint16 x1: -1:*`},
+		"b.ome.tif": {`"im0" 8x8 Z1 C1 T1 XYZCT uint16 x1: -1:*`, `"im1" 8x8 Z1 C1 T1 XYZCT uint16 x1: 0:*`},
+	} {
+		f, err := Open(filepath.Join(dir, name), Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, want, summary(f), name)
+		assert.Len(t, f.Parts, 1, name)
+		require.NoError(t, f.Close())
+	}
+	write("plain.tif", "no OME-XML")
+	write("c.ome.tif", binaryOnly("plain.tif"))
+	_, err := Open(filepath.Join(dir, "c.ome.tif"), Options{})
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, `the companion "plain.tif": not an OME-XML document`)
+}
+
 // TestDatasetWithoutDir checks that New, given no directory to read the
 // other files from, refuses a dataset whose planes are in them.
 func TestDatasetWithoutDir(t *testing.T) {

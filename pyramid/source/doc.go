@@ -16,7 +16,9 @@
 //     multi-file dataset is read whole from any of its TIFFs, or from its
 //     companion file: the TIFFs its TiffData elements name (by FileName,
 //     their UUIDs checked) are read from Options.DatasetDir, the
-//     companion a BinaryOnly element names too (File.Parts);
+//     companion a BinaryOnly element names too (File.Parts), a
+//     .companion.ome file or the master OME-TIFF whose first
+//     ImageDescription holds the document;
 //   - Aperio SVS: page 0 is the image (MPP its pixel size, AppMag its
 //     objective's nominal magnification, its other fields a map
 //     annotation), the label and macro pages are images named "label"
