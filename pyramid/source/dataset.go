@@ -116,10 +116,36 @@ func (m *mapper) addPart(name, uuid string, tf *tiff.File, other bool) *part {
 	return p
 }
 
-// isFileName reports whether name names a file in the dataset's
-// directory, and nothing outside it.
-func isFileName(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+// datasetName returns the file a FileName (or MetadataFile) names, as
+// a path below the dataset's directory, as Bio-Formats resolves it: a
+// name, or a relative path within the directory (either separator); of an
+// absolute path, written by a tool on the machine that acquired the
+// dataset, the file of its base name in the directory (Bio-Formats looks
+// there when the path is not found). A path through ".." names none
+// (false): the dataset's files are in its directory or below.
+func datasetName(name string) (string, bool) {
+	if name == "" || strings.ContainsRune(name, 0) {
+		return "", false
+	}
+	slashed := strings.ReplaceAll(name, "\\", "/")
+	drive := len(slashed) >= 2 && slashed[1] == ':' && ('a' <= slashed[0]|0x20 && slashed[0]|0x20 <= 'z') // C:/data/x.tif
+	if strings.HasPrefix(slashed, "/") || drive {
+		slashed = slashed[strings.LastIndexByte(slashed, '/')+1:]
+		if drive && !strings.Contains(name, "/") && !strings.Contains(name, "\\") {
+			slashed = slashed[2:] // C:x.tif
+		}
+	}
+	var parts []string
+	for p := range strings.SplitSeq(slashed, "/") {
+		switch p {
+		case "..":
+			return "", false
+		case "", ".":
+		default:
+			parts = append(parts, p)
+		}
+	}
+	return filepath.Join(parts...), len(parts) > 0
 }
 
 // errNoCompanion is a file that is no OME-XML document at all.
@@ -205,8 +231,10 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 	switch {
 	case m.opts.DatasetDir == "":
 		return nil, "", fmt.Errorf("%w: the OME-XML is BinaryOnly: the metadata is in the companion %q (Open, or Options.DatasetDir, reads it)", ErrMultiFile, name)
-	case !isFileName(name):
-		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q is not a file name in the dataset's directory", ErrMetadata, name)
+	}
+	name, ok := datasetName(name)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q names no file in the dataset's directory", ErrMetadata, bo.MetadataFile)
 	}
 	text, err := readCompanion(m.opts.DatasetDir, name)
 	if errors.Is(err, errNoCompanion) {
@@ -250,7 +278,8 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		// in no TIFF in particular.
 		return nil, fmt.Errorf("%w: TiffData %d of the companion %q names no file", ErrMetadata, i, m.file.Companion)
 	}
-	if value == "" && name == "" || value != "" && value == own.uuid || name != "" && name == own.name {
+	rel, _ := datasetName(name)
+	if value == "" && name == "" || value != "" && value == own.uuid || name != "" && (name == own.name || rel == own.name) {
 		if own.tf == nil {
 			return nil, fmt.Errorf("%w: TiffData %d names no file, and the companion holds no pages", ErrMetadata, i)
 		}
@@ -266,8 +295,10 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	if m.opts.DatasetDir == "" {
 		return nil, fmt.Errorf("%w: TiffData %d is in another file, %q (%s): Open, or Options.DatasetDir, reads it", ErrMultiFile, i, name, value)
 	}
-	if !isFileName(name) {
-		return nil, fmt.Errorf("%w: TiffData %d names %q, not a file name in the dataset's directory", ErrMetadata, i, name)
+	given := name
+	name, ok := datasetName(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: TiffData %d names %q, no file in the dataset's directory", ErrMetadata, i, given)
 	}
 	p := m.byName[name]
 	if p == nil {

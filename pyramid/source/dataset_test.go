@@ -176,7 +176,7 @@ func TestDatasetRefused(t *testing.T) {
 		{"another UUID", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": omeDocument(`UUID="` + uuidC + `"`)},
 			[]error{ErrMetadata}, `names "b.ome.tif" with UUID ` + uuidB + `, but the file's UUID is ` + uuidC, 1},
 		{"a path", doc(`UUID="`+uuidA+`"`, inB("../b.ome.tif", uuidB)), nil,
-			[]error{ErrMetadata}, `names "../b.ome.tif", not a file name in the dataset's directory`, 1},
+			[]error{ErrMetadata}, `names "../b.ome.tif", no file in the dataset's directory`, 1},
 		{"a UUID alone", doc(`UUID="`+uuidA+`"`, `<TiffData IFD="0"><UUID>`+uuidB+`</UUID></TiffData>`), nil,
 			[]error{ErrMultiFile}, "by its UUID alone", 1},
 		{"a UUID of two lines, alone", doc(`UUID="`+uuidA+`"`, `<TiffData IFD="0"><UUID>urn:uuid:1&#10;forged</UUID></TiffData>`), nil,
@@ -190,8 +190,11 @@ func TestDatasetRefused(t *testing.T) {
 			[]error{ErrMetadata}, `the companion "set.companion.ome" is BinaryOnly too`, -1},
 		{"the companion no OME-XML", binaryOnly(uuidC), map[string]string{"set.companion.ome": "companion:<svg/>"},
 			[]error{ErrMetadata}, `the companion "set.companion.ome": not an OME-XML document`, -1},
-		{"the companion a path", strings.Replace(binaryOnly(uuidC), "set.companion.ome", "/etc/set.companion.ome", 1), nil,
-			[]error{ErrMetadata}, `BinaryOnly MetadataFile "/etc/set.companion.ome" is not a file name`, -1},
+		{"the companion a path out", strings.Replace(binaryOnly(uuidC), "set.companion.ome", "../set.companion.ome", 1), nil,
+			[]error{ErrMetadata}, `BinaryOnly MetadataFile "../set.companion.ome" names no file in the dataset's directory`, -1},
+		// An absolute path is read as its base name in the directory.
+		{"the companion an absolute path", strings.Replace(binaryOnly(uuidC), "set.companion.ome", "/etc/set.companion.ome", 1), nil,
+			[]error{ErrMetadata, fs.ErrNotExist}, `the companion "set.companion.ome": open `, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -319,6 +322,35 @@ func TestDatasetNames(t *testing.T) {
 		assert.Len(t, f.Parts, 1)
 		require.NoError(t, f.Close())
 	})
+	// Paths as Bio-Formats resolves them: within the directory, either
+	// separator; an absolute one (the acquiring machine's) by its base
+	// name in the directory.
+	for _, name := range []string{"sub/b.ome.tif", `sub\b.ome.tif`, "./sub//b.ome.tif", "/data/old/b.ome.tif", `C:\\data\\b.ome.tif`, "C:b.ome.tif"} {
+		t.Run("FileName "+name, func(t *testing.T) {
+			path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB(name, uuidB, 0))), 1)
+			want := "b.ome.tif"
+			if strings.Contains(name, "sub") {
+				want = filepath.Join("sub", "b.ome.tif")
+				dir := filepath.Dir(path)
+				require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+				require.NoError(t, os.Rename(filepath.Join(dir, "b.ome.tif"), filepath.Join(dir, want)))
+			}
+			f, err := Open(path, Options{})
+			require.NoError(t, err)
+			require.Len(t, f.Parts, 1)
+			assert.Equal(t, want, f.Parts[0].Name)
+			assert.Len(t, f.Images, 2)
+			require.NoError(t, f.Close())
+		})
+	}
+	for _, name := range []string{"sub/../b.ome.tif", "..", "/", "C:", "./"} {
+		t.Run("FileName "+name, func(t *testing.T) {
+			path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB(name, uuidB, 0))), 1)
+			_, err := Open(path, Options{})
+			require.ErrorIs(t, err, ErrMetadata)
+			assert.ErrorContains(t, err, "no file in the dataset's directory")
+		})
+	}
 	t.Run("a UUID alone, its name given later", func(t *testing.T) {
 		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(byUUID(uuidB, 1)), one(inB("b.ome.tif", uuidB, 0))), 2)
 		f, err := Open(path, Options{})
