@@ -116,6 +116,14 @@ func (m *mapper) addPart(name, uuid string, tf *tiff.File, other bool) *part {
 	return p
 }
 
+// pathOr returns datasetName's path, or "" when it names none.
+func pathOr(p string, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return p
+}
+
 // datasetName returns the file a FileName (or MetadataFile) names, as
 // a path below the dataset's directory, as Bio-Formats resolves it: a
 // name, or a relative path within the directory (either separator); of an
@@ -384,7 +392,10 @@ func (m *mapper) nameUUIDs(doc *omeDoc) {
 				continue
 			}
 			if prev, ok := m.uuidNames[value]; ok && prev != name {
-				name = uuidConflict
+				// Two spellings of one path are one name.
+				if a, ok1 := datasetName(prev); !ok1 || a != pathOr(datasetName(name)) {
+					name = uuidConflict
+				}
 			}
 			m.uuidNames[value] = name
 		}

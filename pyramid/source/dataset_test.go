@@ -358,6 +358,13 @@ func TestDatasetNames(t *testing.T) {
 		assert.Len(t, f.Images, 3)
 		require.NoError(t, f.Close())
 	})
+	t.Run("a UUID given one name two ways", func(t *testing.T) {
+		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB("b.ome.tif", uuidB, 0)), one(inB("./b.ome.tif", uuidB, 1))), 2)
+		f, err := Open(path, Options{})
+		require.NoError(t, err)
+		assert.Len(t, f.Images, 3)
+		require.NoError(t, f.Close())
+	})
 	t.Run("a UUID given two names", func(t *testing.T) {
 		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB("b.ome.tif", uuidB, 0)), one(inB("c.ome.tif", uuidB, 0))), 1)
 		_, err := Open(path, Options{})
