@@ -292,9 +292,16 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 		pages[at.file] = append(pages[at.file], at.i)
 		split = split || p.Sample >= 0
 	}
+	// The first files and the last, in a dataset of thousands: a line.
+	const shown = 8
 	var each []string
-	for _, file := range files {
-		each = append(each, pageRanges(pages[file], file))
+	for i, file := range files {
+		if len(files) > shown && i == shown/2 {
+			each = append(each, fmt.Sprintf("... (%d more files)", len(files)-shown))
+		}
+		if len(files) <= shown || i < shown/2 || i >= len(files)-shown/2 {
+			each = append(each, pageRanges(pages[file], file))
+		}
 	}
 	out := strings.Join(each, "; ")
 	if len(after) > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/pyramid/source"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // writeOMETIFF writes a small OME-TIFF of two series to dir and returns
@@ -99,4 +102,20 @@ func TestInspectRejectsBadInput(t *testing.T) {
 
 func TestInspectPrintsUsage(t *testing.T) {
 	clitest.AssertUsage(t, runInspect, "usage: ometiff inspect [-fields] file...")
+}
+
+// TestPagesOfManyFiles: the pages of an image in a dataset of many files
+// are said in a line: the first files and the last.
+func TestPagesOfManyFiles(t *testing.T) {
+	index := map[*tiff.Page]pageAt{}
+	im := &source.Image{}
+	for i := range 10 {
+		p := &tiff.Page{}
+		index[p] = pageAt{fmt.Sprintf("f%d.tif", i), 0}
+		im.Planes = append(im.Planes, source.Plane{Page: p, Sample: -1})
+	}
+	assert.Equal(t, "page 0 of f0.tif; page 0 of f1.tif; page 0 of f2.tif; page 0 of f3.tif; ... (2 more files); "+
+		"page 0 of f6.tif; page 0 of f7.tif; page 0 of f8.tif; page 0 of f9.tif", pagesOf(index, im))
+	im.Planes = im.Planes[:8]
+	assert.NotContains(t, pagesOf(index, im), "more files")
 }

@@ -37,6 +37,9 @@ func TestDatasetOpen(t *testing.T) {
 				require.NoError(t, err, name)
 				assert.Equal(t, OMETIFF, f.Kind)
 				require.Len(t, f.Images, 2, name)
+				for _, p := range f.Parts { // the document again, not kept for each file
+					assert.Empty(t, p.TIFF.Pages[0].Description(), p.Name)
+				}
 				if k == 3 {
 					assert.Nil(t, f.TIFF, "a companion holds no pages")
 					assert.Len(t, f.Parts, 3)
