@@ -140,8 +140,8 @@ const maxJPEGSide = 1<<16 - 1
 // NewJPEG returns an encoder for tiles of width pixels of the samples
 // format f, which must be unsigned 8-bit with 1 (gray) or 3 (RGB)
 // interleaved samples; a tile's height is its length over its row size.
-// Invalid settings give ErrFormat (the layout or the width) or ErrLevel (the
-// quality).
+// Invalid settings give ErrFormat (the layout, the width or the colour
+// coding) or ErrLevel (the quality).
 func NewJPEG(f Format, width int, o JPEGOptions) (*JPEG, error) {
 	l, err := f.layout()
 	switch {

@@ -11,7 +11,7 @@ var (
 	// ErrFormat reports a sample layout this package cannot encode.
 	ErrFormat = errors.New("compress: invalid sample format")
 	// ErrPredictor reports an unknown predictor, or one that does not
-	// apply to the sample format.
+	// apply to the sample format or the codec (none, JPEG).
 	ErrPredictor = errors.New("compress: invalid predictor")
 	// ErrTileSize reports a tile whose length is not a whole number of rows.
 	ErrTileSize = errors.New("compress: tile is not a whole number of rows")
@@ -21,7 +21,8 @@ var (
 // Samples of a pixel are interleaved (PlanarConfiguration 1). The zero value
 // is one unsigned 8-bit sample per pixel.
 type Format struct {
-	// BitsPerSample is 8, 16, 32 or 64; 0 means 8.
+	// BitsPerSample is 8, 16, 32 or 64; 0 means 8. (Decoders read 1-,
+	// 2- and 4-bit samples too, as NewDecoder says.)
 	BitsPerSample int
 	// SamplesPerPixel is the number of interleaved samples of a pixel;
 	// 0 means 1.

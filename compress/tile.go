@@ -16,7 +16,8 @@ type TileEncoder struct {
 	Codec Codec
 	// Predictor is the TIFF Predictor (tag 317): 0 or tiff.PredictorNone
 	// for none, tiff.PredictorHorizontal for integer samples,
-	// tiff.PredictorFloatingPoint for 32- and 64-bit floats.
+	// tiff.PredictorFloatingPoint for 32- and 64-bit floats; none for
+	// uncompressed or JPEG tiles, whose readers ignore it (ErrPredictor).
 	Predictor uint16
 	// Format is the layout of the tile's samples.
 	Format Format
@@ -73,6 +74,8 @@ func (e *TileEncoder) plan() (l layout, rowBytes int, predict rowPredictor, err 
 		return l, 0, nil, err
 	case predict != nil && (e.Codec == nil || e.Codec.Compression() == tiff.CompressionNone):
 		return l, 0, nil, fmt.Errorf("%w: predictor %d on uncompressed tiles (TIFF readers ignore it)", ErrPredictor, e.Predictor)
+	case predict != nil && e.Codec.Compression() == tiff.CompressionJPEG:
+		return l, 0, nil, fmt.Errorf("%w: predictor %d on JPEG tiles (TIFF readers ignore it)", ErrPredictor, e.Predictor)
 	case e.Width < 0 || e.Width > maxWidth || e.Width == 0 && predict != nil:
 		return l, 0, nil, fmt.Errorf("%w: tile width %d", ErrFormat, e.Width)
 	case e.Width == 0:

@@ -166,6 +166,7 @@ func TestTileEncoderErrors(t *testing.T) {
 		{"floating point on float16", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 16, Float: true}, Width: 1}, 4, ErrPredictor},
 		{"unknown predictor", TileEncoder{Codec: lzwCodec{}, Predictor: 4, Width: 1}, 4, ErrPredictor},
 		{"predictor without compression", TileEncoder{Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 1}, 2, ErrPredictor},
+		{"predictor on JPEG", TileEncoder{Codec: mustJPEG(), Predictor: tiff.PredictorHorizontal, Width: 8}, 64, ErrPredictor},
 		{"partial row", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Format: Format{BitsPerSample: 16}, Width: 3}, 8, ErrTileSize},
 		{"partial pixel", TileEncoder{Format: Format{BitsPerSample: 16, SamplesPerPixel: 3}}, 7, ErrTileSize},
 	}
@@ -343,4 +344,13 @@ func TestHorizontalEveryWidth(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mustJPEG is a JPEG encoder of 8 x 8 gray tiles.
+func mustJPEG() *JPEG {
+	j, err := NewJPEG(Format{}, 8, JPEGOptions{})
+	if err != nil {
+		panic(err)
+	}
+	return j
 }
