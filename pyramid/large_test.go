@@ -116,5 +116,8 @@ func TestBigTIFFNeverPast4GiB(t *testing.T) {
 	require.NoError(t, err)
 	err = im.WritePlane(0, 0, 0, make([]byte, 256*256))
 	require.ErrorIs(t, err, ErrTooLarge)
-	assert.ErrorIs(t, w.Close(), ErrTooLarge)
+	assert.ErrorIs(t, err, tiff.ErrTooLarge, "the tiff layer's sentinel too, as at Close")
+	err = w.Close()
+	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorIs(t, err, tiff.ErrTooLarge)
 }

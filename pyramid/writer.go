@@ -474,7 +474,7 @@ func (w *Writer) consume(_ int64, data []byte) error {
 // the UUID is not derived from the content). The caller holds w.out.
 func (w *Writer) record(b tiff.Block, sum uint64) error {
 	if w.opts.BigTIFF == BigTIFFNever && b.Offset+b.Size > math.MaxUint32 {
-		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never", ErrTooLarge)
+		return fmt.Errorf("%w: tiles pass 4 GiB and BigTIFF is Never (%w)", ErrTooLarge, tiff.ErrTooLarge) // as the tiff layer's refusal at Close
 	}
 	w.blocks.add(b, sum, w.hashed, w.totalTiles.Load())
 	w.tilesDone.Add(1)
