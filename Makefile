@@ -101,7 +101,7 @@ convertcompare:
 	$(GO) run ./examples/convertcompare -workloads svs,strips,copy,copy-levels -runs 3
 
 # ometiff convert on a 100,000 x 100,000 RGB JPEG BigTIFF, to LZW: its peak
-# memory must stay under 256 MiB. Slow (the output is about 25 GB).
+# memory must stay under 256 MiB. Slow (the output is about 15 GB).
 hugeconvert:
 	$(GO) run ./examples/convertcompare -workloads huge -runs 1
 

@@ -28,7 +28,7 @@
 //	huge    a 100,000 x 100,000 RGB JPEG BigTIFF (vips replicate of a
 //	        10,000 x 10,000 slide, vips tiffsave --compression jpeg --tile
 //	        --bigtiff) converted to LZW: ours only, for its peak memory,
-//	        which must stay under 256 MiB; its output (about 25 GB) is
+//	        which must stay under 256 MiB; its output (about 15 GB) is
 //	        removed after each run
 //
 // Our converter is given 256 x 256 tiles, LZW and the horizontal
