@@ -109,7 +109,9 @@ const (
 //     BinData or MetadataOnly: the planes are in the file;
 //   - Plane elements: the file has one per plane, in the order of the
 //     planes in the file (DimensionOrder), and the document's Plane for
-//     the same TheZ, TheC and TheT gives its attributes and children;
+//     the same TheZ, TheC and TheT gives its attributes and children, but
+//     a HashSHA1 of bytes the Pixels say are stored otherwise than the
+//     file stores them (big-endian, or not interleaved);
 //   - the images of the document the file does not have (when images are
 //     given one by one), the ImageRef elements that refer to them, and
 //     the MapAnnotations that only they refer to;

@@ -676,3 +676,39 @@ func TestCallerOMEXSIType(t *testing.T) {
 	_, err := ParseOME([]byte(out))
 	require.NoError(t, err)
 }
+
+// TestPlaneHashOfBytesStoredOtherwise: a Plane's HashSHA1 is of its bytes
+// as the document's Pixels store them; where the file stores them
+// otherwise (big-endian samples wider than a byte, samples not
+// interleaved), it would be wrong and is left out. Otherwise it is kept.
+func TestPlaneHashOfBytesStoredOtherwise(t *testing.T) {
+	const hash = `<HashSHA1>0123456789abcdef0123456789abcdef01234567</HashSHA1>`
+	doc := func(typ string, spp int, pixelsAttrs string) string {
+		return `<?xml version="1.0"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0">` +
+			fmt.Sprintf(`<Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="%s" SizeX="16" SizeY="16" SizeZ="1" SizeC="%d" SizeT="1"%s>`, typ, spp, pixelsAttrs) +
+			fmt.Sprintf(`<Channel ID="Channel:0:0" SamplesPerPixel="%d"/><TiffData/><Plane TheZ="0" TheC="0" TheT="0">%s</Plane></Pixels></Image></OME>`, spp, hash)
+	}
+	for _, tc := range []struct {
+		name     string
+		typ      string
+		pixelTyp PixelType
+		spp      int
+		attrs    string
+		kept     bool
+	}{
+		{"little-endian uint16", "uint16", Uint16, 1, ` BigEndian="false"`, true},
+		{"big-endian uint16", "uint16", Uint16, 1, ` BigEndian="true"`, false},
+		{"big-endian uint16, xsd's 1", "uint16", Uint16, 1, ` BigEndian="1"`, false},
+		{"big-endian uint8", "uint8", Uint8, 1, ` BigEndian="true"`, true},
+		{"RGB interleaved", "uint8", Uint8, 3, ` Interleaved="true"`, true},
+		{"RGB planar", "uint8", Uint8, 3, ` Interleaved="false"`, false},
+		{"RGB, interleaving not said", "uint8", Uint8, 3, ``, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := mustParseOME(t, doc(tc.typ, tc.spp, tc.attrs))
+			spec := ImageSpec{SizeX: 16, SizeY: 16, PixelType: tc.pixelTyp, SamplesPerPixel: tc.spp, OME: d.Image(0)}
+			out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, spec))
+			assert.Equal(t, tc.kept, strings.Contains(out, hash), out)
+		})
+	}
+}

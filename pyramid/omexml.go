@@ -926,6 +926,20 @@ func (g *omeBuilder) writeChannel(d *OMEDocument, n int32, p imagePlan, ch Chann
 // caller's merged with PlaneInfo.
 func (g *omeBuilder) writePlanes(s ImageSpec, p imagePlan, d *OMEDocument) {
 	w := &g.w
+	// A plane's HashSHA1 is of its bytes as the document's Pixels store
+	// them: big-endian samples wider than a byte, or samples not
+	// interleaved, are stored otherwise here, and their hash would be
+	// wrong.
+	stale := false
+	if p.caller != nil {
+		px := p.caller.pixels()
+		isTrue := func(attr string) bool { // xsd:boolean
+			v, _ := p.caller.doc.attrOf(px, attr)
+			t := strings.TrimSpace(string(v))
+			return t == "true" || t == "1"
+		}
+		stale = isTrue("BigEndian") && s.PixelType.Size() > 1 || !isTrue("Interleaved") && s.SamplesPerPixel > 1
+	}
 	// Thousands of planes: append numbers directly rather than format.
 	var line []byte
 	for index := range s.Planes() {
@@ -959,7 +973,9 @@ func (g *omeBuilder) writePlanes(s ImageSpec, p imagePlan, d *OMEDocument) {
 		w.callerAttrs(d, caller, set.has)
 		w.closeStart(false)
 		for k := d.nodes[caller].first; k >= 0; k = d.nodes[k].next {
-			w.copy(d, k, g.drop[d])
+			if !stale || !d.is(k, "HashSHA1") {
+				w.copy(d, k, g.drop[d])
+			}
 		}
 		w.closeOME("Plane")
 	}

@@ -138,7 +138,8 @@ var OwnedByWriter = struct {
 
 // MissingFrom lists what of want (a caller's document) got (the writer's)
 // lacks: every element and attribute the caller gave, except what the
-// writer owns (OwnedByWriter), with the same values, and the same text
+// writer owns (OwnedByWriter) and the planes' hashes of bytes it stores
+// otherwise (big-endian, or not interleaved), with the same values, and the same text
 // (trimmed in elements that have children in either). Elements are matched by ID
 // (elements defining one), Planes by TheZ, TheC and TheT, others by their
 // order among the siblings of their name. Each entry names the element by
@@ -146,7 +147,17 @@ var OwnedByWriter = struct {
 func MissingFrom(want, got *Tree) []string {
 	var out []string
 	var walk func(path string, w, g *Tree)
+	staleHash := false // a Plane's HashSHA1 of bytes the writer stores otherwise, which it leaves out
 	walk = func(path string, w, g *Tree) {
+		if w.Name.Local == "Pixels" {
+			wide := w.Attr("Type") != "uint8" && w.Attr("Type") != "int8" && w.Attr("Type") != "bit"
+			rgb := false
+			for _, c := range w.Children("Channel") {
+				rgb = rgb || c.Attr("SamplesPerPixel") != "" && c.Attr("SamplesPerPixel") != "1"
+			}
+			big, interleaved := w.Attr("BigEndian"), w.Attr("Interleaved")
+			staleHash = wide && (big == "true" || big == "1") || rgb && interleaved != "true" && interleaved != "1"
+		}
 		owned := map[string]bool{}
 		for _, a := range OwnedByWriter.Attrs[w.Name.Local] {
 			owned[a] = true
@@ -172,7 +183,7 @@ func MissingFrom(want, got *Tree) []string {
 		}
 		seen := map[xml.Name]int{}
 		for _, wk := range w.Kids {
-			if OwnedByWriter.Elements[wk.Name.Local] && w.Name.Local == "Pixels" {
+			if OwnedByWriter.Elements[wk.Name.Local] && w.Name.Local == "Pixels" || staleHash && wk.Name.Local == "HashSHA1" && w.Name.Local == "Plane" {
 				continue
 			}
 			match := matchChild(wk, g, seen[wk.Name])
