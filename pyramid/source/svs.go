@@ -12,9 +12,10 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
-// svsPrefix starts the ImageDescription of every page of an Aperio SVS
-// file (Bio-Formats and OpenSlide recognize the format by it).
-const svsPrefix = "Aperio Image"
+// svsPrefix starts the ImageDescription of the first page of an Aperio
+// SVS file, as tifffile and OpenSlide recognize the format: "Aperio Image
+// Library v12.0.5", and the GT450's "Aperio Leica Biosystems GT450 v1.0.1".
+const svsPrefix = "Aperio "
 
 // aperio is an Aperio ImageDescription: lines of text, then "|"-separated
 // "key = value" fields.
@@ -57,11 +58,12 @@ func parseAperio(d string) aperio {
 	return a
 }
 
-// field returns the value of the first field named key.
+// field returns the value of the field named key: the last, as
+// OpenSlide reads a key given twice.
 func (a aperio) field(key string) (string, bool) {
-	for _, kv := range a.fields {
-		if kv.Key == key {
-			return kv.Value, true
+	for i := len(a.fields) - 1; i >= 0; i-- {
+		if a.fields[i].Key == key {
+			return a.fields[i].Value, true
 		}
 	}
 	return "", false
@@ -231,11 +233,19 @@ func (a aperio) describe(s *pyramid.ImageSpec) {
 	if v, ok := a.field("AppMag"); ok {
 		if mag, err := strconv.ParseFloat(v, 64); err == nil && mag > 0 && float32(mag) > 0 && mag <= math.MaxFloat32 { // an xsd:float, not 0
 			s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: mag}}}
-			i := slices.IndexFunc(a.fields, func(kv pyramid.KeyValue) bool { return kv.Key == "AppMag" })
+			i := len(a.fields) - 1 // the field read: the last so named
+			for a.fields[i].Key != "AppMag" {
+				i--
+			}
 			s.Annotations = slices.Delete(slices.Clone(a.fields), i, i+1)
 		}
 	}
 	if v, ok := a.field("MPP"); ok {
+		// A decimal comma, as a scanner set to a European locale writes
+		// it ("0,2500"), and as OpenSlide reads it.
+		if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {
+			v = strings.Replace(v, ",", ".", 1)
+		}
 		if mpp, err := strconv.ParseFloat(v, 64); err == nil && positive(mpp) > 0 {
 			s.PhysicalSizeX, s.PhysicalSizeY = mpp, mpp
 			s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = "µm", "µm"

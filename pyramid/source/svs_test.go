@@ -62,6 +62,15 @@ func TestSVSMapping(t *testing.T) {
 		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 1:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 2:*`,
 			`"page 3" 5x60 Z1 C1 T1 XYCZT uint8 x3: 3:*`}},
 		{"one page", []testPage{svsPage(64, 48, true, description(svsHead))}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`}},
+		// The GT450's descriptions, as tifffile and OpenSlide recognize
+		// them ("Aperio "): its levels, thumbnail, label and macro.
+		{"a GT450's", []testPage{
+			svsPage(64, 48, true, description("Aperio Leica Biosystems GT450 v1.0.1\n64x48 [0,0,64x48] (16x16) JPEG/YCC Q=91|AppMag = 40|MPP = 0.263")),
+			svsPage(16, 12, false, description("Aperio Leica Biosystems GT450 v1.0.1\n64x48 -> 16x12 - |AppMag = 40|MPP = 0.263")),
+			svsPage(32, 24, true, description("Aperio Leica Biosystems GT450 v1.0.1\n64x48 -> 32x24 - |AppMag = 40|MPP = 0.263")),
+			svsPage(20, 30, false, description("Aperio Leica Biosystems GT450 v1.0.1\nlabel 20x30"), long(tiff.TagNewSubfileType, 1)),
+			svsPage(60, 20, false, description("Aperio Leica Biosystems GT450 v1.0.1\nmacro 60x20"), long(tiff.TagNewSubfileType, 9)),
+		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 4:*`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +136,34 @@ func TestSVSMetadata(t *testing.T) {
 	assert.Zero(t, label.PhysicalSizeX, "the label's pixels are not the slide's")
 	assert.Empty(t, label.Annotations)
 	assert.Nil(t, label.Instrument, "the label was not scanned with the objective")
+}
+
+// TestSVSFieldsAsOpenSlide: MPP with a decimal comma (a scanner in a
+// European locale) is a pixel size, and a field given twice is its last
+// value, as OpenSlide reads them; both stay in the annotation.
+func TestSVSFieldsAsOpenSlide(t *testing.T) {
+	const head = "Aperio Image Library v12.0.5\r\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70"
+	tests := []struct {
+		fields string
+		mpp    float64
+		mag    float64
+	}{
+		{"|MPP = 0,2500", 0.25, 0},
+		{"|MPP = 1,000.5", 0, 0}, // no number
+		{"|MPP = 0.499|AppMag = 20\n|MPP = 0.25|AppMag = 40", 0.25, 40},
+	}
+	for _, tt := range tests {
+		f, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description(head+tt.fields)))
+		require.NoError(t, err)
+		s := f.Images[0].Spec
+		assert.Equal(t, tt.mpp, s.PhysicalSizeX, tt.fields)
+		if tt.mag > 0 {
+			require.NotNil(t, s.Instrument, tt.fields)
+			assert.Equal(t, tt.mag, s.Instrument.Objectives[0].NominalMagnification, tt.fields)
+			assert.Contains(t, s.Annotations, pyramid.KeyValue{Key: "AppMag", Value: "20"}, "the other AppMag stays a field")
+			assert.NotContains(t, s.Annotations, pyramid.KeyValue{Key: "AppMag", Value: "40"})
+		}
+	}
 }
 
 // TestSVSMagnification: AppMag, a positive number, is the nominal
