@@ -68,12 +68,25 @@ func (m *mapper) generic() error {
 	for i, p := range pages {
 		kind := min(p.NewSubfileType()&tiff.SubfileMask, 1)
 		if len(pages) > 1 && p.NewSubfileType()&tiff.SubfileReducedImage != 0 {
-			if full := last[kind]; full != nil {
-				levels[full] = append(levels[full], p)
+			full := last[kind]
+			if full == nil {
+				continue
 			}
-			continue
+			// A level continues the pyramid: no larger than the level
+			// before, in the aspect of the full page. Another page marked
+			// reduced (a label or macro, as some slide writers mark them)
+			// is an image of its own, as tifffile reads it.
+			before := full
+			if l := levels[full]; len(l) > 0 {
+				before = l[len(l)-1]
+			}
+			if continuesPyramid(full, before, p) {
+				levels[full] = append(levels[full], p)
+				continue
+			}
+		} else {
+			last[kind] = p
 		}
-		last[kind] = p
 		if shapedFile && i > 0 {
 			if _, starts := parseShaped(p.Description()); starts {
 				series++
@@ -174,6 +187,25 @@ func (m *mapper) generic() error {
 		m.add(im)
 	}
 	return nil
+}
+
+// continuesPyramid reports whether the page p, marked reduced, is the
+// level after before of the pyramid of the full page: no larger in either
+// dimension, and of full's aspect within a pixel of either side.
+func continuesPyramid(full, before, p *tiff.Page) bool {
+	size := func(p *tiff.Page) (uint64, uint64) {
+		w, _ := p.Uint(tiff.TagImageWidth)
+		h, _ := p.Uint(tiff.TagImageLength)
+		return w, h
+	}
+	fw, fh := size(full)
+	bw, bh := size(before)
+	w, h := size(p)
+	if w == 0 || h == 0 || w > bw || h > bh || fw > 1<<32 || fh > 1<<32 {
+		return false
+	}
+	a, b := w*fh, h*fw // equal for a level of full's aspect; products of 32-bit sizes
+	return max(a, b)-min(a, b) <= max(fw, fh)
 }
 
 // imageJBlocks returns the blocks of an ImageJ page's metadata (tags

@@ -826,6 +826,18 @@ func TestLevels(t *testing.T) {
 	assert.Equal(t, []int{1, 2}, index(f, f.Images[0].Planes[0].Levels))
 	assert.Equal(t, []int{4}, index(f, f.Images[0].Planes[1].Levels))
 
+	// Pages marked reduced that do not continue the pyramid (a label and
+	// a macro, as some slide writers mark them: of another aspect, or
+	// larger than the level before) are images of their own, as tifffile
+	// reads them; a last level of a pixel or two is a level.
+	levelOf := func(w, h int) testPage { return gray(w, h, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)) }
+	f, _, err = mapPages(t, Options{}, gray(1000, 750), levelOf(500, 375), levelOf(250, 188), levelOf(125, 94), levelOf(2, 1), levelOf(1, 1),
+		levelOf(60, 90), levelOf(200, 60), levelOf(2, 2))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 1000x750 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"" 60x90 Z1 C1 T1 XYCZT uint16 x1: 6:*`, `"" 200x60 Z1 C1 T1 XYCZT uint16 x1: 7:*`,
+		`"" 2x2 Z1 C1 T1 XYCZT uint16 x1: 8:*`}, summary(f))
+	assert.Equal(t, []int{1, 2, 3, 4, 5}, index(f, f.Images[0].Planes[0].Levels))
+
 	f, _, err = mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead)), svsPage(32, 24, false), svsPage(16, 12, true),
 		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")))
 	require.NoError(t, err)
