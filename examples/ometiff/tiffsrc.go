@@ -83,6 +83,14 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	s := &tiffSource{name: in.name, lim: cfg.limits, opts: source.Options{
 		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize(),
 		DatasetDir: filepath.Dir(in.name)}}
+	// A band or block larger than the reader's default bound (a whole
+	// scan in one JPEG strip) is read when -max-memory is set above it:
+	// the memory planned is checked against it (checkLimits). Without a
+	// limit (0), the bound stays: a small file claiming a huge strip
+	// allocates nothing.
+	if m := int64(cfg.limits.maxMemory); m > source.DefaultMaxBandBytes {
+		s.opts.MaxBandBytes = m
+	}
 	var tf *tiff.File
 	if isTIFF(head) {
 		if tf, err = tiff.Read(in.f, in.size); err != nil {
@@ -265,8 +273,14 @@ func (s *tiffSource) checkLimits() error {
 		}
 		need := s.planned(im)
 		if lim.overBudget(need) {
-			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d and the blocks decoded, more than -max-memory %v (raise it, or use a smaller -tile)",
-				s.name, s.number[i], spec.SizeX, spec.SizeY, byteSize(need), lim.tileSize(), lim.maxMemory)
+			advice := "raise it, or use a smaller -tile"
+			if l, err := im.Planes[0].Page.Layout(); err == nil && l.BlockHeight > lim.tileSize() {
+				// Each block is decoded whole, whatever the tile.
+				advice = fmt.Sprintf("its blocks are %d x %d pixels, each decoded whole, which -tile does not change: raise -max-memory (0: no limit)",
+					l.BlockWidth, l.BlockHeight)
+			}
+			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d and the blocks decoded, more than -max-memory %v (%s)",
+				s.name, s.number[i], spec.SizeX, spec.SizeY, byteSize(need), lim.tileSize(), lim.maxMemory, advice)
 		}
 	}
 	return nil
@@ -338,6 +352,9 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 	}
 	for i, im := range s.file.Images {
 		if err := im.WritePlanes(ctx, dsts[i], s.opts); err != nil {
+			if errors.Is(err, source.ErrSize) && s.opts.MaxBandBytes == 0 {
+				err = fmt.Errorf("%w (-max-memory above %v raises the bound)", err, byteSize(source.DefaultMaxBandBytes))
+			}
 			return specs, fmt.Errorf("%s: image %d (%q): %w", s.name, s.number[i], specs[i].Name, err)
 		}
 	}

@@ -362,3 +362,29 @@ func TestProgressCountsEveryImage(t *testing.T) {
 	assert.Equal(t, total, seen[0].TotalTiles, "the first report counts every image's tiles")
 	assert.Equal(t, total, seen[len(seen)-1].Tiles)
 }
+
+// TestStripTallerThanTile: an image whose strip is taller than the tile
+// (a whole scan in one strip) is decoded a strip at a time whatever
+// -tile says: the refusal over -max-memory says so, not to lower -tile;
+// a -max-memory above the reader's bound on a band raises that bound.
+func TestStripTallerThanTile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "strip.tif")
+	writeTIFF(t, path, page{width: 64, height: 600, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
+	code, _, stderr := clitest.Run(runConvert, "-max-memory", "100KiB", path, filepath.Join(dir, "out.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "(its blocks are 64 x 600 pixels, each decoded whole, which -tile does not change: raise -max-memory (0: no limit))")
+	in, err := openInput(path)
+	require.NoError(t, err)
+	defer in.Close()
+	for _, tc := range []struct {
+		memory byteSize
+		want   int64
+	}{{0, 0}, {1 << 30, 1 << 30}, {100 << 20, 0}} {
+		cfg := config{limits: limits{maxMemory: tc.memory}}
+		src, ok, err := openTIFF(in, cfg, io.Discard)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, tc.want, src.(*tiffSource).opts.MaxBandBytes, "-max-memory %v", tc.memory)
+	}
+}
