@@ -487,6 +487,15 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if err := checkPixels(px, l); err != nil {
 		return nil, err
 	}
+	// RGB pages whose document describes their samples one by one (SizeC
+	// 3 of three Channels of one sample, schema-valid, as some writers
+	// describe them) are read as those channels, each a sample of its
+	// page: the Image element then holds, its channels' metadata with it.
+	split := l.rgb && int(omeSize(px.SizeC)) == len(px.Channels) && len(px.Channels)%l.samples == 0 &&
+		!slices.ContainsFunc(px.Channels, func(c omeChannel) bool { return c.SamplesPerPixel > 1 })
+	if split {
+		l.rgb = false
+	}
 	spec := pyramid.ImageSpec{
 		Name: cleanText(oi.Name), Description: cleanText(strings.TrimSpace(oi.Description)),
 		SizeX: l.width, SizeY: l.height, SizeZ: omeSize(px.SizeZ), SizeT: omeSize(px.SizeT),
@@ -579,6 +588,9 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		pl, err := m.layout(page)
 		if err != nil {
 			return nil, err
+		}
+		if split {
+			pl.rgb = false
 		}
 		if !sameShape(pl, l) {
 			return nil, fmt.Errorf("%w: %v is %s, unlike %v (%s)", ErrMetadata, ref, pl, first, l)

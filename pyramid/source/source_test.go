@@ -579,8 +579,10 @@ func TestOMESamples(t *testing.T) {
 	}{
 		{"RGB", rgb, px(3, `<Channel Name="bright" SamplesPerPixel="3"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"bright"}, true, ""},
 		{"RGB with SizeC 1", rgb, px(1, ``), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, nil, false, "Pixels@SizeC"},
-		{"RGB described sample by sample", rgb, px(3, `<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C1 T2 XYZCT uint8 x3: 0:* 1:*`, []string{"r"},
-			false, "3 Channel elements"},
+		// Three Channels of one sample: the samples are those channels
+		// (TestOMERGBSampleBySample).
+		{"RGB described sample by sample", rgb, px(3, `<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/>`), `"im0" 8x8 Z1 C3 T2 XYZCT uint8 x1: 0:0 0:1 0:2 1:0 1:1 1:2`,
+			[]string{"r", "g", "b"}, true, ""},
 		// One Channel of both samples: each sample a channel with its
 		// attributes, as the writer stores them (pyramid.OMEImage.Check).
 		{"two samples as channels", two, px(2, `<Channel Name="a" SamplesPerPixel="2"/>`), `"im0" 8x8 Z1 C2 T2 XYZCT uint8 x1: 0:0 0:1 1:0 1:1`, []string{"a", "a"},
@@ -1130,6 +1132,30 @@ func TestShapedMapping(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{`"" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 1:*`, `"" 8x8 Z1 C1 T3 XYCZT uint16 x1: 2:* 3:* 4:*`}, summary(f),
 		"two series of one shape: two images, as tifffile reads them")
+}
+
+// TestOMERGBSampleBySample: RGB pages whose document describes them as
+// three Channels of one sample each (SizeC 3) are read as those three
+// channels, each a sample of the page, and the Image element is carried;
+// described as one Channel of three samples, they stay RGB.
+func TestOMERGBSampleBySample(t *testing.T) {
+	rgb := func(d string) testPage {
+		return testPage{width: 8, height: 8, samples: 3, bits: 16, rowsPerStrip: 8, codec: mustCodec(tiff.CompressionLZW),
+			more: fields(description(d), short(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB))}
+	}
+	channels := `<Channel ID="Channel:0:0" Name="R" SamplesPerPixel="1"/><Channel ID="Channel:0:1" Name="G" SamplesPerPixel="1"/><Channel ID="Channel:0:2" Name="B"/><TiffData/>`
+	f, _, err := mapPages(t, Options{}, rgb(omeDocument(``, pixels(1, 3, 1, "XYCZT", channels))))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"im0" 8x8 Z1 C3 T1 XYCZT uint16 x1: 0:0 0:1 0:2`}, summary(f))
+	assert.NotNil(t, f.Images[0].Spec.OME, "the Image element is carried")
+	assert.Equal(t, []pyramid.Channel{{Name: "R"}, {Name: "G"}, {Name: "B"}}, f.Images[0].Spec.Channels)
+	assert.Empty(t, f.Skipped)
+
+	one := `<Channel ID="Channel:0:0" Name="RGB" SamplesPerPixel="3"/><TiffData/>`
+	f, _, err = mapPages(t, Options{}, rgb(omeDocument(``, pixels(1, 3, 1, "XYCZT", one))))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"im0" 8x8 Z1 C1 T1 XYCZT uint16 x3: 0:*`}, summary(f))
+	assert.NotNil(t, f.Images[0].Spec.OME)
 }
 
 // TestOMEPagesInNoTiffData: pages no TiffData places, as in the OME-TIFF
