@@ -111,7 +111,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.unit, "physical-unit", "µm", "OME length `unit` of the physical sizes given (um for µm)")
 	images := fs.String("images", "", "`numbers` of the input's images (series) to convert, as ometiff info lists them,\n"+
 		"separated by commas (0,2), written in the input's order; all by default. Pages it\n"+
-		"cannot read that ometiff info leaves out need no -skip-unsupported then")
+		"cannot read that ometiff info leaves out, and metadata of images not named that\n"+
+		"the output cannot carry, need no -skip-unsupported then")
 	fs.BoolVar(&cfg.skipUnsupported, "skip-unsupported", false,
 		"convert the images of a TIFF file that can be, and report on stderr those left out\n"+
 			"(refused otherwise)")

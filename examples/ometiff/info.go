@@ -263,7 +263,11 @@ func describeFile(w io.Writer, f *source.File, path string) {
 	for _, err := range f.Skipped {
 		switch {
 		case errors.Is(err, source.ErrNotCarried): // the image is converted without it, if the user says so
-			fmt.Fprintf(w, "metadata not carried (convert goes on only with -skip-unsupported): %v\n", err)
+			if i := slices.Index(f.Images, source.SkippedImage(err)); i >= 0 {
+				fmt.Fprintf(w, "metadata of image %d not carried (convert goes on only with -skip-unsupported, or -images without %d): %v\n", i, i, err)
+			} else {
+				fmt.Fprintf(w, "metadata not carried (convert goes on only with -skip-unsupported): %v\n", err)
+			}
 		case errors.Is(err, source.ErrLeftOut): // no image above loses a plane: -images goes on
 			fmt.Fprintf(w, "not converted: %v\n", err)
 		default: // maybe a plane of an image above: convert refuses the file, -images or not

@@ -199,7 +199,9 @@ image 1 "label": 20 x 10, Z 1 x C 1 x T 1, XYCZT, RGB uint8, page 2
 	code, stdout, stderr = clitest.Run(runInfo, mixed)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "\nOME-XML kept, but for the Image elements not carried (below) and what the writer writes itself\n")
-	assert.Contains(t, stdout, "\nmetadata not carried (convert goes on only with -skip-unsupported): ")
+	assert.Contains(t, stdout, "\nmetadata of image 1 not carried (convert goes on only with -skip-unsupported, or -images without 1): ")
+	code, _, stderr = clitest.Run(run, "convert", "-images", "0", mixed, filepath.Join(dir, "first.ome.tif"))
+	require.Equal(t, 0, code, "as info says: %s", stderr)
 
 	code, stdout, stderr = clitest.Run(runInfo, ome, filepath.Join(dir, "missing.tif"), plain)
 	assert.Equal(t, 1, code)

@@ -132,7 +132,9 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		// the images it leaves out whole are in no selection, and the
 		// images selected lose nothing unless something else was left
 		// out (metadata, or the pages of some image's planes).
-		if rest != nil && cfg.images != nil && !slices.ContainsFunc(rest.Skipped, func(err error) bool { return !errors.Is(err, source.ErrLeftOut) }) {
+		if rest != nil && cfg.images != nil && !slices.ContainsFunc(rest.Skipped, func(err error) bool {
+			return !errors.Is(err, source.ErrLeftOut) && !ofUnselected(rest, cfg.images, err)
+		}) {
 			s.file, err = rest, nil
 			s.file.Skipped = nil
 		} else {
@@ -179,9 +181,24 @@ func (s *tiffSource) selectImages(images []int) error {
 	}
 	// The images left out whole are in no selection, as without
 	// -skip-unsupported: saying them would name images ("OME image 3")
-	// apart from those -images numbers ("image 3").
-	s.file.Skipped = slices.DeleteFunc(slices.Clone(s.file.Skipped), func(err error) bool { return errors.Is(err, source.ErrLeftOut) })
+	// apart from those -images numbers ("image 3"); nor is the metadata
+	// of images not selected.
+	file := &source.File{Images: all}
+	s.file.Skipped = slices.DeleteFunc(slices.Clone(s.file.Skipped), func(err error) bool {
+		return errors.Is(err, source.ErrLeftOut) || ofUnselected(file, images, err)
+	})
 	return nil
+}
+
+// ofUnselected reports whether an entry of f.Skipped is of the metadata
+// of an image that -images (selected, f's numbers) does not convert.
+func ofUnselected(f *source.File, selected []int, err error) bool {
+	im := source.SkippedImage(err)
+	if im == nil {
+		return false
+	}
+	i := slices.Index(f.Images, im)
+	return i >= 0 && !slices.Contains(selected, i)
 }
 
 // Close closes the other files of a multi-file dataset, and the

@@ -28,9 +28,10 @@ type page struct {
 	photometric                  uint16
 	description                  string
 	subfile                      uint32
-	orientation                  uint16 // written when not 0
-	sampleFormat                 uint16 // written when not 0
-	icc                          []byte // an ICC profile, written when set
+	orientation                  uint16             // written when not 0
+	sampleFormat                 uint16             // written when not 0
+	icc                          []byte             // an ICC profile, written when set
+	more                         func(*ifd.Builder) // other fields, when set
 	seed                         int
 	pix                          []byte
 }
@@ -81,6 +82,9 @@ func writeTIFF(t *testing.T, path string, pages ...page) {
 		}
 		if p.icc != nil {
 			f.AddByte(tiff.TagICCProfile, p.icc...)
+		}
+		if p.more != nil {
+			p.more(f)
 		}
 		f.AddShort(tiff.TagSamplesPerPixel, uint16(p.samples))
 		f.AddUint(tiff.TagRowsPerStrip, uint64(p.height))
@@ -386,5 +390,26 @@ func TestStripTallerThanTile(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Equal(t, tc.want, src.(*tiffSource).opts.MaxBandBytes, "-max-memory %v", tc.memory)
+	}
+}
+
+// TestImagesPastUnselectedMetadata: -images converts the images it names
+// when an image it does not name has metadata the output cannot carry
+// (here GDAL metadata that does not parse); naming that image, or all,
+// is refused without -skip-unsupported.
+func TestImagesPastUnselectedMetadata(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "two.tif")
+	bad := func(b *ifd.Builder) { b.AddASCII(tiff.TagGDALMetadata, "<GDALMetadata><Item") }
+	writeTIFF(t, path, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, more: bad},
+		page{width: 16, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
+	out := filepath.Join(dir, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-images", "1", path, out)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, "GDAL", "the image not converted is not spoken of")
+	for _, images := range [][]string{{"-images", "0"}, nil} {
+		code, _, stderr = clitest.Run(runConvert, append(append(images, "-force"), path, out)...)
+		assert.Equal(t, 1, code, "%v", images)
+		assert.Contains(t, stderr, "GDAL metadata (tag 42112)", "%v", images)
 	}
 }

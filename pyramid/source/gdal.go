@@ -44,7 +44,7 @@ func (m *mapper) gdal(im *Image, l pageLayout) error {
 		var doc gdalMetadata
 		if err := xml.Unmarshal([]byte(text), &doc); err != nil {
 			err = fmt.Errorf("%w: GDAL metadata (tag 42112) of the page at %d: %v", ErrMetadata, p.Offset, err)
-			if err := m.skipMetadata(fmt.Errorf("%w (left out)", err)); err != nil {
+			if err := m.skipImageMetadata(im, fmt.Errorf("%w (left out)", err)); err != nil {
 				return err
 			}
 		}

@@ -74,3 +74,22 @@ func TestGDALMetadata(t *testing.T) {
 	assert.NotErrorIs(t, f.Skipped[0], ErrLeftOut, "the metadata is left out, not the image")
 	assert.Equal(t, []pyramid.KeyValue{{Key: "GDAL_NODATA", Value: "1"}}, f.Images[0].Spec.Annotations, "the no-data value is kept")
 }
+
+// TestSkippedImage: an entry of File.Skipped about one image's metadata
+// names that image (SkippedImage); one about the file names none.
+func TestSkippedImage(t *testing.T) {
+	bad := func(b *ifd.Builder) { b.AddASCII(tiff.TagGDALMetadata, "<GDALMetadata><Item") }
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, gray(8, 8), gray(16, 8, bad))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 2)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
+	assert.Same(t, f.Images[1], SkippedImage(f.Skipped[0]))
+	// The document of an OME-TIFF, cut short: the file's.
+	doc := omeDocument(``, pixels(2, 1, 1, "XYZCT", `<TiffData/>`))
+	f, _, err = mapPages(t, Options{SkipUnsupported: true}, grays(2, doc[:len(doc)-10])...)
+	require.NoError(t, err)
+	require.NotEmpty(t, f.Skipped)
+	assert.Nil(t, SkippedImage(f.Skipped[0]))
+	assert.Nil(t, SkippedImage(ErrNotCarried))
+}

@@ -163,7 +163,7 @@ func (m *mapper) generic() error {
 		if isImageJ {
 			ij.apply(im, g.layout, len(g.pages))
 			if more := imageJText(im, g.pages[0]); more > 0 {
-				if err := m.skipMetadata(fmt.Errorf("%w: the ImageJ description's page holds %d properties, and only the first %d are kept",
+				if err := m.skipImageMetadata(im, fmt.Errorf("%w: the ImageJ description's page holds %d properties, and only the first %d are kept",
 					ErrMetadata, maxImageJProperties+more, maxImageJProperties)); err != nil {
 					return err
 				}

@@ -275,7 +275,7 @@ func (m *mapper) ome(text string) error {
 			}
 			m.add(im)
 			for _, e := range m.pending {
-				if err := m.skipMetadata(e); err != nil {
+				if err := m.skipImageMetadata(im, e); err != nil {
 					return err
 				}
 			}
@@ -347,7 +347,7 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		}
 		for _, im := range m.file.Images {
 			if im.mapsLost != nil {
-				if err := m.skipMetadata(im.mapsLost); err != nil {
+				if err := m.skipImageMetadata(im, im.mapsLost); err != nil {
 					return err
 				}
 			}
@@ -364,11 +364,11 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 		if err != nil {
 			err = fmt.Errorf("%w: the Image element of OME image %d (%s) cannot be carried to the output: %w; without it, the image keeps only its typed metadata (%s)",
 				ErrMetadata, i, plainText(doc.Images[i].ID), err, typedMetadata)
-			if err := m.skipMetadata(err); err != nil {
+			if err := m.skipImageMetadata(im, err); err != nil {
 				return err
 			}
 			if im.mapsLost != nil {
-				if err := m.skipMetadata(im.mapsLost); err != nil {
+				if err := m.skipImageMetadata(im, im.mapsLost); err != nil {
 					return err
 				}
 			}

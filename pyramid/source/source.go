@@ -56,8 +56,23 @@ func (e leftOut) Unwrap() error { return e.error }
 func (e leftOut) Is(target error) bool { return target == ErrLeftOut }
 
 // notCarried is the error of metadata left out of a kept image: it says
-// what err says, and is ErrNotCarried too.
-type notCarried struct{ error }
+// what err says, and is ErrNotCarried too. image is the image it is of,
+// nil for metadata of the file as a whole.
+type notCarried struct {
+	error
+	image *Image
+}
+
+// SkippedImage returns the image of File.Images that an entry of
+// File.Skipped took metadata from (ErrNotCarried), so that a caller
+// converting some images only can tell what concerns them; nil for an
+// entry about the file as a whole, or about pages or images left out.
+func SkippedImage(err error) *Image {
+	if e, ok := errors.AsType[notCarried](err); ok {
+		return e.image
+	}
+	return nil
+}
 
 func (e notCarried) Unwrap() error { return e.error }
 
@@ -502,8 +517,13 @@ func (m *mapper) skip(err error) error {
 // skipImage is skip for an image that cannot be mapped whole.
 func (m *mapper) skipImage(err error) error { return m.skip(leftOut{err}) }
 
-// skipMetadata is skip for metadata a kept image goes without.
-func (m *mapper) skipMetadata(err error) error { return m.skip(notCarried{err}) }
+// skipMetadata is skip for metadata the kept images go without.
+func (m *mapper) skipMetadata(err error) error { return m.skip(notCarried{error: err}) }
+
+// skipImageMetadata is skip for metadata the kept image im goes without.
+func (m *mapper) skipImageMetadata(im *Image, err error) error {
+	return m.skip(notCarried{error: err, image: im})
+}
 
 // add appends an image whose planes are all set.
 func (m *mapper) add(im *Image) { m.file.Images = append(m.file.Images, im) }
