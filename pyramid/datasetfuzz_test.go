@@ -118,6 +118,9 @@ func FuzzDatasetMeta(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseDatasetMeta(data)
 		if err != nil {
+			if !errors.Is(err, errMetaSyntax) {
+				t.Fatalf("an error of no kind: %v", err)
+			}
 			return
 		}
 		for _, im := range m.images {

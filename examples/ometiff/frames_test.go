@@ -221,6 +221,8 @@ func FuzzImageHeaders(f *testing.F) {
 	var jpg bytes.Buffer
 	_ = jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 6, 4)), nil)
 	f.Add(withSegment(withSegment(jpg.Bytes(), 0xe2, mpf(0x030000, 0x020001)), 0xe1, exif("II", 6)))
+	f.Add(webpImage)
+	f.Add([]byte("RIFF\x30\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x02\x00\x00\x00\x05\x00\x00\x03\x00\x00ANIM"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if n, _ := gifFrames(bytes.NewReader(data)); n < 0 || n > max(0, len(data)-13)/10 {
 			t.Fatalf("%d frames in %d bytes", n, len(data))
@@ -228,7 +230,12 @@ func FuzzImageHeaders(f *testing.F) {
 		if f, err := readJPEGFrame(bytes.NewReader(data)); err == nil && f.pictures > len(data)/16 {
 			t.Fatalf("%d pictures in %d bytes", f.pictures, len(data))
 		}
-		_ = animatedWebP(bytes.NewReader(data))
+		// Animated only as the extended header says it (VP8X, flag 2):
+		// a still image, whatever follows its header, is never taken
+		// for an animation.
+		if animatedWebP(bytes.NewReader(data)) && (len(data) < 21 || !bytes.HasPrefix(data, []byte("RIFF")) || string(data[8:16]) != "WEBPVP8X" || data[20]&2 == 0) {
+			t.Fatalf("animated: %q", data[:min(len(data), 21)])
+		}
 	})
 }
 

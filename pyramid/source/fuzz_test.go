@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -398,9 +400,40 @@ func FuzzNoData(f *testing.F) {
 		{BitsPerSample: 32, SampleFormat: tiff.SampleFormatUint}, {BitsPerSample: 16, SampleFormat: tiff.SampleFormatFloat},
 		{BitsPerSample: 32, SampleFormat: tiff.SampleFormatFloat}, {BitsPerSample: 64, SampleFormat: tiff.SampleFormatFloat}}
 	f.Fuzz(func(t *testing.T, text string) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		for _, l := range layouts {
-			if b := noDataSample(text, l); b != nil && len(b) != max(1, l.BitsPerSample/8) {
+			b := noDataSample(text, l)
+			if b == nil {
+				continue
+			}
+			if len(b) != max(1, l.BitsPerSample/8) {
 				t.Fatalf("%q: %d bytes for %d bits", text, len(b), l.BitsPerSample)
+			}
+			if err != nil || v == 0 {
+				t.Fatalf("%q: a sample from no number, or 0", text)
+			}
+			// The sample read back is the value, exactly for integers and
+			// in the float's own precision for floats (halves: GDAL's
+			// rounding, within a part in 2^10, or infinite past them).
+			var back float64
+			switch {
+			case l.SampleFormat == tiff.SampleFormatFloat && len(b) == 8:
+				back = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			case l.SampleFormat == tiff.SampleFormatFloat && len(b) == 4:
+				back, v := float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), float64(float32(v))
+				if back != v && !(math.IsNaN(back) && math.IsNaN(v)) {
+					t.Fatalf("%q: float32 %v, read back %v", text, v, back)
+				}
+				continue
+			case l.SampleFormat == tiff.SampleFormatFloat:
+				continue // halves: TestHalfBits
+			case l.SampleFormat == tiff.SampleFormatInt:
+				back = float64(int64(binary.LittleEndian.Uint64(append(b, bytes.Repeat([]byte{b[len(b)-1] >> 7 * 0xff}, 8-len(b))...))))
+			default:
+				back = float64(binary.LittleEndian.Uint64(append(b, make([]byte, 8-len(b))...)))
+			}
+			if back != v && !(math.IsNaN(back) && math.IsNaN(v)) {
+				t.Fatalf("%q as %d bits (format %d): read back %v", text, l.BitsPerSample, l.SampleFormat, back)
 			}
 		}
 	})
