@@ -13,8 +13,11 @@ import (
 	"path/filepath"
 	"sync"
 
+	xtiff "golang.org/x/image/tiff"
+
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // tempDir makes a directory for an example's output.
@@ -117,17 +120,19 @@ func ExampleWriteImage() {
 	if err := pyramid.WriteImage(path, m, pyramid.Options{}); err != nil {
 		log.Fatal(err)
 	}
-	head := make([]byte, 4)
+	// Read back by another reader (golang.org/x/image/tiff reads the
+	// first directory: the full resolution).
 	f, err := os.Open(path)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := f.Read(head); err != nil {
+	back, err := xtiff.Decode(f)
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%q\n", head)
-	// Output: "II*\x00"
+	fmt.Println(back.Bounds().Size(), back.(*image.Gray16).Gray16At(3, 2).Y)
+	// Output: (640,480) 500
 }
 
 // Write typed samples without encoding them: the slice's type must be the
@@ -195,8 +200,43 @@ func Example_concurrentPlanes() {
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(spec.Planes(), "planes from", spec.Planes(), "goroutines")
-	// Output: 8 planes from 8 goroutines
+	// The same stack from one goroutine, plane after plane: the same
+	// OME-XML (whose UUID the pixels give), its pixels in other places.
+	if err := os.Mkdir(filepath.Join(dir, "one"), 0o755); err != nil {
+		log.Fatal(err)
+	}
+	one := filepath.Join(dir, "one", "stack.ome.tif") // the OME-XML names its file
+	w, err = pyramid.Create(one, pyramid.Options{Compression: pyramid.LZW, Workers: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if im, err = w.AddImage(spec); err != nil {
+		log.Fatal(err)
+	}
+	for p := range spec.Planes() {
+		z, c, t := spec.PlaneCoords(p)
+		samples := make([]uint16, 256*256)
+		for i := range samples {
+			samples[i] = uint16(1000*z + 100*c + i%97)
+		}
+		if err := pyramid.WriteSamples(im, z, c, t, samples); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	description := func(path string) string {
+		f, err := tiff.Open(path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		return f.Pages[0].Description()
+	}
+	fmt.Println(spec.Planes(), "planes from", spec.Planes(), "goroutines; the same OME-XML:",
+		description(filepath.Join(dir, "stack.ome.tif")) == description(one))
+	// Output: 8 planes from 8 goroutines; the same OME-XML: true
 }
 
 // Replace an existing file: create the output handle with iohandle.Create,
@@ -229,15 +269,19 @@ func ExampleCreate_replace() {
 	if err := im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())); err != nil {
 		log.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		log.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
+	before, err := os.ReadFile(path)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%q\n", data[:2])
-	// Output: "II"
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("before Close %q, after %q\n", before, after[:4])
+	// Output: before Close "an earlier run", after "II*\x00"
 }
 
 // Stop a write with a context, here cancelled by hand, as

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // Carry a source's OME-XML into the file, as a converter of OME-TIFFs
@@ -98,7 +99,8 @@ func ExampleImageSpec_metadata() {
 			ExposureTime: pyramid.Quantity{Value: 50, Unit: "ms"},
 			PositionX:    pyramid.Quantity{Value: 1204.5, Unit: "µm"}, PositionY: pyramid.Quantity{Value: -310, Unit: "µm"}})
 	}
-	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -115,6 +117,17 @@ func ExampleImageSpec_metadata() {
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(im.Spec().Planes(), "planes")
-	// Output: 2 planes
+	// The OME-XML of the file: the objective, and the second plane.
+	f, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+	if err != nil {
+		log.Fatal(err)
+	}
+	xml := f.Pages[0].Description()
+	for _, element := range []string{"<Objective ", `<Plane TheZ="0" TheC="0" TheT="1"`} {
+		at := strings.Index(xml, element)
+		fmt.Println(xml[at : at+strings.Index(xml[at:], ">")+1])
+	}
+	// Output:
+	// <Objective ID="Objective:0:0" Manufacturer="Nikon" Model="CFI Plan Apo 60x" Immersion="Oil" LensNA="1.4" NominalMagnification="60"/>
+	// <Plane TheZ="0" TheC="0" TheT="1" DeltaT="30" DeltaTUnit="s" ExposureTime="50" ExposureTimeUnit="ms" PositionX="1204.5" PositionXUnit="µm" PositionY="-310" PositionYUnit="µm"/>
 }

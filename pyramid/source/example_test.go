@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -81,9 +82,24 @@ func ExampleImage_WritePlanes() {
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(in.Images), "images written")
+	// The output read back: an OME-TIFF of the same images.
+	tf, err := tiff.Read(bytes.NewReader(out.Bytes()), int64(len(out.Bytes())))
+	if err != nil {
+		log.Fatal(err)
+	}
+	back, err := source.New(tf, "out.ome.tif", source.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(back.Kind, len(back.Images), "images")
+	for i, im := range back.Images {
+		s, was := im.Spec, in.Images[i].Spec
+		fmt.Printf("%d x %d %v, as read: %v\n", s.SizeX, s.SizeY, s.PixelType, s.SizeX == was.SizeX && s.SizeY == was.SizeY && s.PixelType == was.PixelType)
+	}
 	// Output:
-	// 2 images written
+	// OME-TIFF 2 images
+	// 20 x 10 uint16, as read: true
+	// 40 x 30 uint8, as read: true
 }
 
 // Read a multi-file dataset from one of its files: the others are opened
