@@ -2,7 +2,6 @@ package pyramid_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
@@ -29,16 +28,18 @@ func tempDir() string {
 	return dir
 }
 
-// Write a three-channel uint16 image plane by plane: Create the file,
-// AddImage, WritePlane each channel's little-endian samples, and Close,
-// which commits the file. A deferred Abort discards it on any failure and
-// does nothing after a successful Close.
+// Write a three-channel uint16 image plane by plane: Create the file
+// (LZW with the predictor, 256 x 256 tiles, by default), AddImage, write
+// each channel's samples, and Close, which commits the file. A deferred
+// Abort discards it on any failure and does nothing after a successful
+// Close. WriteSamples takes typed samples; WritePlane takes their
+// little-endian bytes.
 func Example() {
 	dir := tempDir()
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "cells.ome.tif")
 
-	w, err := pyramid.Create(path, pyramid.Options{Compression: pyramid.Zstd})
+	w, err := pyramid.Create(path, pyramid.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,20 +50,44 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	plane := make([]byte, im.PlaneBytes())
 	for c := range 3 {
-		for i := 0; i < len(plane); i += 2 {
-			binary.LittleEndian.PutUint16(plane[i:], uint16(i*(c+1)))
+		channel := make([]uint16, 512*384)
+		for i := range channel {
+			channel[i] = uint16(i * (c + 1))
 		}
-		if err := im.WritePlane(0, c, 0, plane); err != nil {
+		if err := pyramid.WriteSamples(im, 0, c, 0, channel); err != nil {
 			log.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(im.Spec().Planes(), "planes of", im.PlaneBytes(), "bytes")
-	// Output: 3 planes of 393216 bytes
+	// What the file holds, as Inspect reads it back.
+	f, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pyramid.Inspect(os.Stdout, f, st.Size(), pyramid.InspectOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// classic TIFF, little-endian, 24710 bytes, 3 IFDs in the main chain
+	// OME-XML: 1061 bytes, 1 image, UUID urn:uuid:084e5b7e-efdc-8d6e-8717-b4e3898c0c50, creator "ometiff"
+	//   Image:0 "cells": 512 x 384, Z 1, C 3, T 1, uint16, XYZCT, 3 planes in TiffData, pixel 0.325 µm x 0.325 µm
+	//     channel 0 "DAPI", 1 sample
+	//     channel 1 "GFP", 1 sample
+	//     channel 2 "RFP", 1 sample
+	// IFD 0: 512 x 384, 1 x uint16, tiles 256 x 256 (2 x 2), LZW, predictor horizontal, 6167 bytes
+	//     SubIFD 0.1: 256 x 192, 1 x uint16, tiles 256 x 192 (1 x 1), LZW, predictor horizontal, 1256 bytes, reduced
+	// IFD 1: 512 x 384, 1 x uint16, tiles 256 x 256 (2 x 2), LZW, predictor horizontal, 5945 bytes
+	//     SubIFD 1.1: 256 x 192, 1 x uint16, tiles 256 x 192 (1 x 1), LZW, predictor horizontal, 1205 bytes, reduced
+	// IFD 2: 512 x 384, 1 x uint16, tiles 256 x 256 (2 x 2), LZW, predictor horizontal, 6167 bytes
+	//     SubIFD 2.1: 256 x 192, 1 x uint16, tiles 256 x 192 (1 x 1), LZW, predictor horizontal, 1272 bytes, reduced
 }
 
 // Stream a plane in bands of rows, as they come from a scanner or a
