@@ -93,3 +93,28 @@ func TestSkippedImage(t *testing.T) {
 	assert.Nil(t, SkippedImage(f.Skipped[0]))
 	assert.Nil(t, SkippedImage(ErrNotCarried))
 }
+
+// TestPhilips: a Philips slide's full resolution has the pixel size of
+// its description's first DICOM_PIXEL_SPACING (rows', columns', in mm);
+// its pages described "Label" and "Macro" are named so, as OpenSlide
+// reads them.
+func TestPhilips(t *testing.T) {
+	const head = `<?xml version="1.0" encoding="UTF-8" ?>` + "\n" + `<DataObject ObjectType="DPUfsImport"><Attribute Name="DICOM_MANUFACTURER" Group="0x0008" Element="0x0070" PMSVR="IString">PHILIPS</Attribute>`
+	spacing := func(v string) string {
+		return head + `<Attribute Name="DICOM_PIXEL_SPACING" Group="0x0028" Element="0x0030" PMSVR="IDoubleArray">` + v + `</Attribute>` +
+			`<Attribute Name="DICOM_PIXEL_SPACING" Group="0x0028" Element="0x0030" PMSVR="IDoubleArray">&quot;0.0005&quot; &quot;0.0005&quot;</Attribute></DataObject>`
+	}
+	f, _, err := mapPages(t, Options{}, gray(64, 48, description(spacing(`&quot;0.00025&quot; &quot;0.0005&quot;`))),
+		gray(20, 30, description("Label")), gray(60, 20, description("Macro")))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 3)
+	s := f.Images[0].Spec
+	assert.Equal(t, [4]any{0.5, "µm", 0.25, "µm"}, [4]any{s.PhysicalSizeX, s.PhysicalSizeXUnit, s.PhysicalSizeY, s.PhysicalSizeYUnit})
+	assert.Equal(t, []string{"", "label", "macro"}, []string{s.Name, f.Images[1].Spec.Name, f.Images[2].Spec.Name})
+	assert.Zero(t, f.Images[1].Spec.PhysicalSizeX)
+	for _, bad := range []string{`&quot;0.00025&quot;`, `&quot;x&quot; &quot;0.5&quot;`, `&quot;-1&quot; &quot;0.5&quot;`, ``} {
+		f, _, err = mapPages(t, Options{}, gray(64, 48, description(spacing(bad))))
+		require.NoError(t, err)
+		assert.Zero(t, f.Images[0].Spec.PhysicalSizeX, bad)
+	}
+}

@@ -191,21 +191,31 @@ func (m *mapper) generic() error {
 
 // continuesPyramid reports whether the page p, marked reduced, is the
 // level after before of the pyramid of the full page: no larger in either
-// dimension, and of full's aspect within a pixel of either side.
+// dimension, and of full's aspect within a pixel of either side, or
+// padded along one side to whole tiles (as Philips writes its levels).
 func continuesPyramid(full, before, p *tiff.Page) bool {
-	size := func(p *tiff.Page) (uint64, uint64) {
-		w, _ := p.Uint(tiff.TagImageWidth)
-		h, _ := p.Uint(tiff.TagImageLength)
+	size := func(p *tiff.Page, wTag, hTag uint16) (uint64, uint64) {
+		w, _ := p.Uint(wTag)
+		h, _ := p.Uint(hTag)
 		return w, h
 	}
-	fw, fh := size(full)
-	bw, bh := size(before)
-	w, h := size(p)
-	if w == 0 || h == 0 || w > bw || h > bh || fw > 1<<32 || fh > 1<<32 {
+	fw, fh := size(full, tiff.TagImageWidth, tiff.TagImageLength)
+	bw, bh := size(before, tiff.TagImageWidth, tiff.TagImageLength)
+	w, h := size(p, tiff.TagImageWidth, tiff.TagImageLength)
+	tw, th := size(p, tiff.TagTileWidth, tiff.TagTileLength) // 0 for strips
+	if w == 0 || h == 0 || w > bw || h > bh || max(fw, fh, tw, th) > 1<<32 {
 		return false
 	}
-	a, b := w*fh, h*fw // equal for a level of full's aspect; products of 32-bit sizes
-	return max(a, b)-min(a, b) <= max(fw, fh)
+	// Products of 32-bit sizes: w*fh is h*fw for a level of full's aspect.
+	a, b := w*fh, h*fw
+	switch {
+	case max(a, b)-min(a, b) <= max(fw, fh):
+		return true
+	case b > a: // taller than the aspect: rows padded, less than a tile
+		return b-a < (th+1)*fw
+	default: // wider: columns padded
+		return a-b < (tw+1)*fh
+	}
 }
 
 // imageJBlocks returns the blocks of an ImageJ page's metadata (tags
@@ -653,11 +663,47 @@ func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tif
 		}
 	}
 	spec.PhysicalSizeX, spec.PhysicalSizeY = resolution(first)
+	if x, y, ok := philipsSpacing(first.Description()); ok {
+		spec.PhysicalSizeX, spec.PhysicalSizeY = x, y
+		spec.PhysicalSizeXUnit, spec.PhysicalSizeYUnit = "µm", "µm"
+	}
+	// A Philips slide's label and macro pages are described so, as
+	// OpenSlide names them.
+	if d := strings.ToLower(strings.TrimSpace(first.Description())); spec.Name == "" && (d == "label" || d == "macro") {
+		spec.Name = d
+	}
 	im := &Image{Spec: spec, OMEImage: -1}
 	for _, p := range pages {
 		im.Planes = append(im.Planes, planesOf(p, l, levels[p])...)
 	}
 	return im
+}
+
+// philipsSpacing returns the pixel size, in µm, that a Philips slide's
+// description (XML of a DPUfsImport DataObject) gives its full
+// resolution: the first DICOM_PIXEL_SPACING, the rows' spacing then the
+// columns', in mm, as OpenSlide reads it.
+func philipsSpacing(d string) (x, y float64, ok bool) {
+	if !strings.HasPrefix(d, "<?xml") || !strings.Contains(d[:min(len(d), 512)], `ObjectType="DPUfsImport"`) {
+		return 0, 0, false
+	}
+	_, after, found := strings.Cut(d, `Name="DICOM_PIXEL_SPACING"`)
+	if !found {
+		return 0, 0, false
+	}
+	_, after, found = strings.Cut(after, ">")
+	value, _, closed := strings.Cut(after, "<")
+	if !found || !closed {
+		return 0, 0, false
+	}
+	fields := strings.Fields(strings.ReplaceAll(strings.ReplaceAll(value, "&quot;", " "), `"`, " "))
+	if len(fields) != 2 {
+		return 0, 0, false
+	}
+	rows, err1 := strconv.ParseFloat(fields[0], 64)
+	cols, err2 := strconv.ParseFloat(fields[1], 64)
+	x, y = positive(cols*1000), positive(rows*1000)
+	return x, y, err1 == nil && err2 == nil && x > 0 && y > 0
 }
 
 // resolution returns the size of a pixel in µm from XResolution,

@@ -839,6 +839,17 @@ func TestLevels(t *testing.T) {
 	assert.Equal(t, []string{`"" 1000x750 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"" 60x90 Z1 C1 T1 XYCZT uint16 x1: 6:*`, `"" 200x60 Z1 C1 T1 XYCZT uint16 x1: 7:*`,
 		`"" 2x2 Z1 C1 T1 XYCZT uint16 x1: 8:*`}, summary(f))
 	assert.Equal(t, []int{1, 2, 3, 4, 5}, index(f, f.Images[0].Planes[0].Levels))
+	// Levels padded to whole tiles along one side (Philips): levels; a
+	// stripped page so padded is not.
+	tiled := func(w, h int) testPage {
+		p := levelOf(w, h)
+		p.tileW, p.tileH, p.rowsPerStrip = 16, 16, 0
+		return p
+	}
+	f, _, err = mapPages(t, Options{}, gray(100, 30), tiled(64, 16), tiled(32, 16), levelOf(16, 16))
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2}, index(f, f.Images[0].Planes[0].Levels))
+	assert.Len(t, f.Images, 2)
 
 	f, _, err = mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead)), svsPage(32, 24, false), svsPage(16, 12, true),
 		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")))
