@@ -122,7 +122,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.TextVar(&cfg.limits.maxMemory, "max-memory", byteSize(defaultMaxMemory),
 		"memory `size` planned for the image: decoded whole, or the writer's bands\n"+
 			"while rows stream; a larger input is refused (e.g. 512MiB, 4GiB; 0 is no limit). A TIFF\n"+
-			"band or block past 256MiB (a whole scan in one strip) is read only with a size above it")
+			"band or block past 256MiB (a whole scan in one strip) is read only with a size above it,\n"+
+			"or 0 (then up to a thousand times the file's size)")
 	r := &cfg.raw
 	fs.IntVar(&r.width, "raw-width", 0, "raw input: plane width in pixels")
 	fs.IntVar(&r.height, "raw-height", 0, "raw input: plane height in pixels")

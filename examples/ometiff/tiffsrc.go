@@ -86,10 +86,14 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	// A band or block larger than the reader's default bound (a whole
 	// scan in one JPEG strip) is read when -max-memory is set above it:
 	// the memory planned is checked against it (checkLimits). Without a
-	// limit (0), the bound stays: a small file claiming a huge strip
-	// allocates nothing.
-	if m := int64(cfg.limits.maxMemory); m > source.DefaultMaxBandBytes {
+	// limit (0), the bound is what the file can hold, decoded: a thousand
+	// times its size (a small file claiming a huge strip allocates
+	// nothing).
+	switch m := int64(cfg.limits.maxMemory); {
+	case m > source.DefaultMaxBandBytes:
 		s.opts.MaxBandBytes = m
+	case m == 0 && in.size > source.DefaultMaxBandBytes/1000:
+		s.opts.MaxBandBytes = mul(in.size, 1000)
 	}
 	var tf *tiff.File
 	if isTIFF(head) {

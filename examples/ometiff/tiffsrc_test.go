@@ -384,13 +384,24 @@ func TestStripTallerThanTile(t *testing.T) {
 	for _, tc := range []struct {
 		memory byteSize
 		want   int64
-	}{{0, 0}, {1 << 30, 1 << 30}, {100 << 20, 0}} {
+	}{{0, 0}, {1 << 30, 1 << 30}, {100 << 20, 0}} { // 0: a thousand times the file, when past 256 MiB
 		cfg := config{limits: limits{maxMemory: tc.memory}}
 		src, ok, err := openTIFF(in, cfg, io.Discard)
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Equal(t, tc.want, src.(*tiffSource).opts.MaxBandBytes, "-max-memory %v", tc.memory)
 	}
+	// Without a limit, a file that can hold more than the bound, decoded,
+	// is allowed a thousand times its size.
+	large := filepath.Join(dir, "large.tif")
+	writeTIFF(t, large, page{width: 600, height: 500, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
+	in2, err := openInput(large)
+	require.NoError(t, err)
+	defer in2.Close()
+	src, ok, err := openTIFF(in2, config{}, io.Discard)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 1000*in2.size, src.(*tiffSource).opts.MaxBandBytes)
 }
 
 // TestImagesPastUnselectedMetadata: -images converts the images it names
