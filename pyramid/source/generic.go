@@ -72,15 +72,10 @@ func (m *mapper) generic() error {
 			if full == nil {
 				continue
 			}
-			// A level continues the pyramid: no larger than the level
-			// before, in the aspect of the full page. Another page marked
-			// reduced (a label or macro, as some slide writers mark them)
-			// is an image of its own, as tifffile reads it.
-			before := full
-			if l := levels[full]; len(l) > 0 {
-				before = l[len(l)-1]
-			}
-			if continuesPyramid(full, before, p) {
+			// A level is of the full page's samples and aspect. Another
+			// page marked reduced (a label or macro, as some slide writers
+			// mark them) is an image of its own, as tifffile reads it.
+			if continuesPyramid(full, p) {
 				levels[full] = append(levels[full], p)
 				continue
 			}
@@ -189,22 +184,31 @@ func (m *mapper) generic() error {
 	return nil
 }
 
-// continuesPyramid reports whether the page p, marked reduced, is the
-// level after before of the pyramid of the full page: no larger in either
-// dimension, and of full's aspect within a pixel of either side, or
-// padded along one side to whole tiles (as Philips writes its levels).
-func continuesPyramid(full, before, p *tiff.Page) bool {
+// continuesPyramid reports whether the page p, marked reduced, is a level
+// of the pyramid of the full page: of its samples, smaller, and of full's
+// aspect within a pixel of either side, or padded along one side to whole
+// tiles (as Philips writes its levels). A thumbnail of that aspect is one
+// too: the levels are computed again, and -copy-levels copies only those
+// of one factor.
+func continuesPyramid(full, p *tiff.Page) bool {
 	size := func(p *tiff.Page, wTag, hTag uint16) (uint64, uint64) {
 		w, _ := p.Uint(wTag)
 		h, _ := p.Uint(hTag)
 		return w, h
 	}
 	fw, fh := size(full, tiff.TagImageWidth, tiff.TagImageLength)
-	bw, bh := size(before, tiff.TagImageWidth, tiff.TagImageLength)
 	w, h := size(p, tiff.TagImageWidth, tiff.TagImageLength)
 	tw, th := size(p, tiff.TagTileWidth, tiff.TagTileLength) // 0 for strips
-	if w == 0 || h == 0 || w > bw || h > bh || max(fw, fh, tw, th) > 1<<32 {
+	if w == 0 || h == 0 || w > fw || h > fh || w == fw && h == fh || max(fw, fh, tw, th) > 1<<32 {
 		return false
+	}
+	// Of other samples (a mask of one sample after an RGB pyramid): no
+	// level. Their format may differ (libvips marks the levels of a signed
+	// pyramid unsigned), and a page whose layout is not read is one still.
+	if lf, err := full.Layout(); err == nil {
+		if lp, err := p.Layout(); err == nil && (lp.SamplesPerPixel != lf.SamplesPerPixel || lp.BitsPerSample != lf.BitsPerSample) {
+			return false
+		}
 	}
 	// Products of 32-bit sizes: w*fh is h*fw for a level of full's aspect.
 	a, b := w*fh, h*fw

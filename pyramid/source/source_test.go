@@ -828,17 +828,18 @@ func TestLevels(t *testing.T) {
 	assert.Equal(t, []int{1, 2}, index(f, f.Images[0].Planes[0].Levels))
 	assert.Equal(t, []int{4}, index(f, f.Images[0].Planes[1].Levels))
 
-	// Pages marked reduced that do not continue the pyramid (a label and
-	// a macro, as some slide writers mark them: of another aspect, or
-	// larger than the level before) are images of their own, as tifffile
-	// reads them; a last level of a pixel or two is a level.
+	// Pages marked reduced that are no level of the pyramid (a label and
+	// a macro, as some slide writers mark them: of another aspect, or as
+	// large as the full page) are read as other pages are, as tifffile
+	// reads them; a last level of a pixel or two is a level, and so is a
+	// thumbnail of the aspect before the levels.
 	levelOf := func(w, h int) testPage { return gray(w, h, long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)) }
-	f, _, err = mapPages(t, Options{}, gray(1000, 750), levelOf(500, 375), levelOf(250, 188), levelOf(125, 94), levelOf(2, 1), levelOf(1, 1),
-		levelOf(60, 90), levelOf(200, 60), levelOf(2, 2))
+	f, _, err = mapPages(t, Options{}, gray(1000, 750), levelOf(125, 94), levelOf(500, 375), levelOf(250, 188), levelOf(2, 1), levelOf(1, 1),
+		levelOf(60, 90), levelOf(200, 60), levelOf(1000, 750), levelOf(2, 2))
 	require.NoError(t, err)
-	assert.Equal(t, []string{`"" 1000x750 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"" 60x90 Z1 C1 T1 XYCZT uint16 x1: 6:*`, `"" 200x60 Z1 C1 T1 XYCZT uint16 x1: 7:*`,
-		`"" 2x2 Z1 C1 T1 XYCZT uint16 x1: 8:*`}, summary(f))
-	assert.Equal(t, []int{1, 2, 3, 4, 5}, index(f, f.Images[0].Planes[0].Levels))
+	assert.Equal(t, []string{`"" 1000x750 Z1 C1 T2 XYCZT uint16 x1: 0:* 8:*`, `"" 60x90 Z1 C1 T1 XYCZT uint16 x1: 6:*`, `"" 200x60 Z1 C1 T1 XYCZT uint16 x1: 7:*`},
+		summary(f), "the page as large as the full one is a plane like it")
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 9}, index(f, f.Images[0].Planes[0].Levels))
 	// Levels padded to whole tiles along one side (Philips): levels; a
 	// stripped page so padded is not.
 	tiled := func(w, h int) testPage {
@@ -850,6 +851,15 @@ func TestLevels(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 2}, index(f, f.Images[0].Planes[0].Levels))
 	assert.Len(t, f.Images, 2)
+	// A page of other samples marked reduced (a mask after an RGB
+	// pyramid) is an image of its own.
+	rgbLevel := testPage{width: 50, height: 15, samples: 3, bits: 8, rowsPerStrip: 8, codec: mustCodec(tiff.CompressionLZW), more: long(tiff.TagNewSubfileType, tiff.SubfileReducedImage)}
+	rgbFull := rgbLevel
+	rgbFull.width, rgbFull.height, rgbFull.more = 100, 30, nil
+	f, _, err = mapPages(t, Options{}, rgbFull, rgbLevel, levelOf(25, 8))
+	require.NoError(t, err)
+	assert.Equal(t, []int{1}, index(f, f.Images[0].Planes[0].Levels))
+	assert.Equal(t, []string{`"" 100x30 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"" 25x8 Z1 C1 T1 XYCZT uint16 x1: 2:*`}, summary(f))
 
 	f, _, err = mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead)), svsPage(32, 24, false), svsPage(16, 12, true),
 		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")))
