@@ -294,6 +294,14 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		if own.tf == nil {
 			return nil, fmt.Errorf("%w: TiffData %d names no file, and the companion holds no pages", ErrMetadata, i)
 		}
+		// An absolute path of the file opened's base name, of another
+		// UUID: another file of that name, elsewhere, whose pixels these
+		// are not. (Named as the file, its UUID is not checked, as
+		// Bio-Formats finds a file by its name.)
+		if name != own.name && value != "" && own.uuid != "" && value != own.uuid {
+			return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file of that name here has UUID %s",
+				ErrMetadata, i, name, plainText(value), plainText(own.uuid))
+		}
 		return own, nil
 	}
 	if name == "" {

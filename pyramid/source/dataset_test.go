@@ -346,6 +346,14 @@ func TestDatasetNames(t *testing.T) {
 			require.NoError(t, f.Close())
 		})
 	}
+	// An absolute path whose base name is the file opened's, of another
+	// UUID: another file, elsewhere, not read for this one.
+	t.Run("FileName of the file opened, another UUID", func(t *testing.T) {
+		path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB("/elsewhere/a.ome.tif", uuidB, 0))), 1)
+		_, err := Open(path, Options{})
+		require.ErrorIs(t, err, ErrMetadata)
+		assert.ErrorContains(t, err, `names "/elsewhere/a.ome.tif" with UUID `+uuidB+`, but the file of that name here has UUID `+uuidA)
+	})
 	for _, name := range []string{"sub/../b.ome.tif", "..", "/", "C:", "./"} {
 		t.Run("FileName "+name, func(t *testing.T) {
 			path := setup(t, omeDocument(`UUID="`+uuidA+`"`, one(`<TiffData IFD="0"/>`), one(inB(name, uuidB, 0))), 1)
