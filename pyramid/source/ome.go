@@ -491,7 +491,10 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	// 3 of three Channels of one sample, schema-valid, as some writers
 	// describe them) are read as those channels, each a sample of its
 	// page: the Image element then holds, its channels' metadata with it.
-	split := l.rgb && int(omeSize(px.SizeC)) == len(px.Channels) && len(px.Channels)%l.samples == 0 &&
+	// JPEG pages stay RGB: apart, their tiles could not be copied, and
+	// would be encoded again, lossless, many times larger.
+	c, _ := first.page().Uint(tiff.TagCompression)
+	split := l.rgb && c != uint64(tiff.CompressionJPEG) && int(omeSize(px.SizeC)) == len(px.Channels) && len(px.Channels)%l.samples == 0 &&
 		!slices.ContainsFunc(px.Channels, func(c omeChannel) bool { return c.SamplesPerPixel > 1 })
 	if split {
 		l.rgb = false

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -1171,6 +1172,17 @@ func TestOMERGBSampleBySample(t *testing.T) {
 	assert.NotNil(t, f.Images[0].Spec.OME, "the Image element is carried")
 	assert.Equal(t, []pyramid.Channel{{Name: "R"}, {Name: "G"}, {Name: "B"}}, f.Images[0].Spec.Channels)
 	assert.Empty(t, f.Skipped)
+
+	// JPEG pages stay RGB, their tiles copied: apart they would be
+	// encoded again, lossless, many times larger.
+	jpegCodec, err := compress.NewJPEG(compress.Format{SamplesPerPixel: 3}, 16, compress.JPEGOptions{Color: compress.JPEGRGB})
+	require.NoError(t, err)
+	jpegRGB := testPage{width: 32, height: 16, samples: 3, bits: 8, tileW: 16, tileH: 16, codec: jpegCodec,
+		more: fields(description(strings.ReplaceAll(omeDocument(``, pixels(1, 3, 1, "XYCZT", channels)), `Type="uint16" SizeX="8" SizeY="8"`, `Type="uint8" SizeX="32" SizeY="16"`)),
+			short(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB))}
+	f, _, err = mapPages(t, Options{SkipUnsupported: true}, jpegRGB)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"im0" 32x16 Z1 C1 T1 XYCZT uint8 x3: 0:*`}, summary(f))
 
 	one := `<Channel ID="Channel:0:0" Name="RGB" SamplesPerPixel="3"/><TiffData/>`
 	f, _, err = mapPages(t, Options{}, rgb(omeDocument(``, pixels(1, 3, 1, "XYCZT", one))))
