@@ -263,7 +263,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 	for _, err := range f.Skipped {
 		switch {
 		case errors.Is(err, source.ErrNotCarried): // the image is converted without it, if the user says so
-			if i := slices.Index(f.Images, source.SkippedImage(err)); i >= 0 {
+			if i := slices.Index(f.Images, source.SkippedImage(err)); i >= 0 && len(f.Images) > 1 {
 				fmt.Fprintf(w, "metadata of image %d not carried (convert goes on only with -skip-unsupported, or -images without %d): %v\n", i, i, err)
 			} else {
 				fmt.Fprintf(w, "metadata not carried (convert goes on only with -skip-unsupported): %v\n", err)

@@ -245,7 +245,7 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 	}
 	name, ok := datasetName(name)
 	if !ok {
-		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q names no file in the dataset's directory", ErrMetadata, bo.MetadataFile)
+		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q names no file in the dataset's directory (a path through .. is not followed: open the metadata file itself)", ErrMetadata, bo.MetadataFile)
 	}
 	text, err := readCompanion(m.opts.DatasetDir, name)
 	if errors.Is(err, errNoCompanion) {
@@ -317,7 +317,7 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	given := name
 	name, ok := datasetName(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: TiffData %d names %q, no file in the dataset's directory", ErrMetadata, i, given)
+		return nil, fmt.Errorf("%w: TiffData %d names %q, no file in the dataset's directory (a path through .. is not followed)", ErrMetadata, i, given)
 	}
 	p := m.byName[name]
 	if p == nil {

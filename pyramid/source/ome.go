@@ -578,7 +578,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		}
 	}
 	im := &Image{Spec: spec, Planes: make([]Plane, 0, planesInPages*l.planesPerPage()), mapsLost: mapsLost}
-	if orderless {
+	if orderless && spec.Planes() > 1 { // of one plane, the order is moot
 		im.Notes = append(im.Notes, "no DimensionOrder: taken as XYZCT (its planes lie along one axis, or each TiffData places one)")
 	}
 	pageAt := make([]*tiff.Page, planesInPages)

@@ -1206,6 +1206,10 @@ func TestOMEPagesInNoTiffData(t *testing.T) {
 	f, _, err = mapPages(t, Options{}, grays(2, omeDocument(``, pixels(1, 1, 2, "XYZCT", `<TiffData/>`)))...)
 	require.NoError(t, err)
 	assert.Empty(t, f.Notes, "every page placed")
+	// Nor is the order of one plane noted when the document leaves it out.
+	f, _, err = mapPages(t, Options{}, grays(1, omeDocument(``, pixels(1, 1, 1, "", `<TiffData/>`)))...)
+	require.NoError(t, err)
+	assert.Empty(t, f.Images[0].Notes)
 }
 
 // TestOMECommentAfter: OME-XML followed by a comment is OME-XML, as
