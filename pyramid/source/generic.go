@@ -481,8 +481,12 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 	if product != n {
 		return false
 	}
+	var alongC string
 	if pp := l.planesPerPage(); pp > 1 { // the page's samples are planes: channels, unless the axes say Z or T
 		a := sh.samplesAxis(l)
+		if a != 'Z' && a != 'T' && a != 'C' && a != 'S' && a != 0 && !sh.unsaid {
+			alongC = fmt.Sprintf("%c (%d)", a, pp)
+		}
 		if a != 'Z' && a != 'T' {
 			a = 'C'
 		}
@@ -538,6 +542,10 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 	if len(alongT) > 0 {
 		im.Notes = append(im.Notes, fmt.Sprintf("tifffile's axes %s (shape %v): %s put along T, as OME has no such axis",
 			sh.Axes, sh.Shape, strings.Join(alongT, ", ")))
+	}
+	if alongC != "" { // the samples of each page
+		im.Notes = append(im.Notes, fmt.Sprintf("tifffile's axes %s (shape %v): %s, the samples of each page, put along C, as OME has no such axis",
+			sh.Axes, sh.Shape, alongC))
 	}
 	return true
 }

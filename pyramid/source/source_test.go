@@ -1112,6 +1112,7 @@ func TestShapedMapping(t *testing.T) {
 			`"" 8x8 Z3 C1 T4 XYZTC uint8 x1: 0:0 0:1 0:2 1:0 1:1 1:2 2:0 2:1 2:2 3:0 3:1 3:2`},
 		{"Y and X not the page's", grays(2, `{"axes": "ZYX", "shape": [2, 8, 9]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"contiguous samples as channels after YX", withDescription(two, `{"axes": "ZYXC", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
+		{"samples along an axis OME lacks", withDescription(two, `{"axes": "ZYXR", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
 	}
 	// What the mapping reads otherwise than the axes say is noted: axes
 	// OME lacks put along T, axes that do not fit.
@@ -1131,6 +1132,7 @@ func TestShapedMapping(t *testing.T) {
 		"planar RGB samples along T, beside an axis OME lacks": "tifffile's axes QTYX (shape [2 3 8 8]): Q (2) put along T, as OME has no such axis",
 		"planar RGB samples along Z, the other axes unmapped":  "tifffile's axes TQZYX (shape [2 2 3 8 8]): Q (2) put along T, as OME has no such axis",
 		"Y and X not the page's":                               "tifffile's axes ZYX (shape [2 8 9]) do not fit its 2 pages: they go along T",
+		"samples along an axis OME lacks":                      "tifffile's axes ZYXR (shape [3 8 8 2]): R (2), the samples of each page, put along C, as OME has no such axis",
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
