@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,11 @@ func eachFile(name, usage string, paths []string, stdout, stderr io.Writer, desc
 			}
 			fmt.Fprintf(stdout, "==> %s <==\n", path)
 		}
-		if err := describe(path); err != nil {
+		err := errors.New("-: standard input is not read as such: name the file (a file of that name is ./-)")
+		if path != "-" {
+			err = describe(path)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			code = 1
 		}

@@ -119,3 +119,13 @@ func TestPagesOfManyFiles(t *testing.T) {
 	im.Planes = im.Planes[:8]
 	assert.NotContains(t, pagesOf(index, im), "more files")
 }
+
+// TestStandardInputNamed: - given to info or inspect is said to be no
+// file, as convert says it, not "no such file".
+func TestStandardInputNamed(t *testing.T) {
+	for _, cmd := range []string{"info", "inspect"} {
+		code, _, stderr := clitest.Run(run, cmd, "-")
+		assert.Equal(t, 1, code, cmd)
+		assert.Contains(t, stderr, "-: standard input is not read as such", cmd)
+	}
+}
