@@ -331,7 +331,7 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 				dropDescription(out, f.Pages[0])
 			}
 		}
-	case strings.HasPrefix(description, svsPrefix):
+	case isSVS(description):
 		out.Kind = SVS
 		err = m.svs()
 	case looksOMEXML(description):

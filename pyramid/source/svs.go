@@ -17,6 +17,13 @@ import (
 // Library v12.0.5", and the GT450's "Aperio Leica Biosystems GT450 v1.0.1".
 const svsPrefix = "Aperio "
 
+// isSVS reports whether the first page's description is an SVS file's:
+// Aperio's library, or another Aperio writer whose description has the
+// scan's "|"-separated fields (not some other export naming Aperio).
+func isSVS(d string) bool {
+	return strings.HasPrefix(d, "Aperio Image") || strings.HasPrefix(d, svsPrefix) && strings.Contains(d, "|")
+}
+
 // aperio is an Aperio ImageDescription: lines of text, then "|"-separated
 // "key = value" fields.
 type aperio struct {

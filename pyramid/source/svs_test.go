@@ -80,6 +80,12 @@ func TestSVSMapping(t *testing.T) {
 			assert.Equal(t, tt.want, summary(f))
 		})
 	}
+	// Another export naming Aperio, without the scan's fields: a plain
+	// TIFF, its pages of one shape planes along T.
+	f, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description("Aperio Versa export")), svsPage(64, 48, true), svsPage(64, 48, true))
+	require.NoError(t, err)
+	assert.Equal(t, TIFF, f.Kind)
+	assert.Equal(t, []string{`"" 64x48 Z1 C1 T3 XYCZT uint8 x3: 0:* 1:* 2:*`}, summary(f))
 }
 
 // TestSVSLevels takes for the image's levels the tiled reduced pages that
