@@ -137,7 +137,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		// images selected lose nothing unless something else was left
 		// out (metadata, or the pages of some image's planes).
 		if rest != nil && cfg.images != nil && !slices.ContainsFunc(rest.Skipped, func(err error) bool {
-			return !errors.Is(err, source.ErrLeftOut) && !ofUnselected(rest, cfg.images, err)
+			return !errors.Is(err, source.ErrLeftOut) && !ofUnselected(rest.Images, cfg.images, err)
 		}) {
 			s.file, err = rest, nil
 			s.file.Skipped = nil
@@ -187,21 +187,17 @@ func (s *tiffSource) selectImages(images []int) error {
 	// -skip-unsupported: saying them would name images ("OME image 3")
 	// apart from those -images numbers ("image 3"); nor is the metadata
 	// of images not selected.
-	file := &source.File{Images: all}
 	s.file.Skipped = slices.DeleteFunc(slices.Clone(s.file.Skipped), func(err error) bool {
-		return errors.Is(err, source.ErrLeftOut) || ofUnselected(file, images, err)
+		return errors.Is(err, source.ErrLeftOut) || ofUnselected(all, images, err)
 	})
 	return nil
 }
 
-// ofUnselected reports whether an entry of f.Skipped is of the metadata
-// of an image that -images (selected, f's numbers) does not convert.
-func ofUnselected(f *source.File, selected []int, err error) bool {
-	im := source.SkippedImage(err)
-	if im == nil {
-		return false
-	}
-	i := slices.Index(f.Images, im)
+// ofUnselected reports whether an entry of File.Skipped is of the
+// metadata of one of the images that -images (selected, their numbers)
+// does not convert.
+func ofUnselected(images []*source.Image, selected []int, err error) bool {
+	i := slices.Index(images, source.SkippedImage(err))
 	return i >= 0 && !slices.Contains(selected, i)
 }
 
