@@ -163,16 +163,18 @@ func datasetName(name string) (string, bool) {
 var errNoCompanion = errors.New("not an OME-XML document")
 
 // readCompanion reads the OME-XML document of a companion file, name in
-// dir, of at most pyramid.MaxOMEXMLSize bytes. A file that does not start
-// as XML is errNoCompanion, told from its first bytes.
-func readCompanion(dir, name string) (string, error) {
+// dir, of at most pyramid.MaxOMEXMLSize bytes; kind names the file in
+// errors (a BinaryOnly element's MetadataFile may also be a master
+// OME-TIFF). A file that does not start as XML is errNoCompanion, told
+// from its first bytes.
+func readCompanion(dir, name, kind string) (string, error) {
 	// A FIFO or a device would block the open, or never end.
 	if info, err := os.Stat(filepath.Join(dir, name)); err == nil && !info.Mode().IsRegular() {
-		return "", fmt.Errorf("%w: the companion %q is not a regular file (but a pipe, device, socket or directory)", ErrMetadata, name)
+		return "", fmt.Errorf("%w: the %s %q is not a regular file (but a pipe, device, socket or directory)", ErrMetadata, kind, name)
 	}
 	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
-		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)
+		return "", fmt.Errorf("%w: the %s %q: %w", ErrMetadata, kind, name, err)
 	}
 	defer f.Close()
 	// A byte order mark does not count in the document's size.
@@ -180,17 +182,17 @@ func readCompanion(dir, name string) (string, error) {
 	head, _ := br.Peek(64)
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte(byteOrderMark)), " \t\r\n")
 	if !bytes.HasPrefix(head, []byte("<")) {
-		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, errNoCompanion)
+		return "", fmt.Errorf("%w: the %s %q: %w", ErrMetadata, kind, name, errNoCompanion)
 	}
 	data, err := io.ReadAll(br)
 	data = bytes.TrimPrefix(data, []byte(byteOrderMark))
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, err)
+		return "", fmt.Errorf("%w: the %s %q: %w", ErrMetadata, kind, name, err)
 	case len(data) > pyramid.MaxOMEXMLSize:
-		return "", fmt.Errorf("%w: the companion %q is larger than %d bytes", ErrMetadata, name, pyramid.MaxOMEXMLSize)
+		return "", fmt.Errorf("%w: the %s %q is larger than %d bytes", ErrMetadata, kind, name, pyramid.MaxOMEXMLSize)
 	case !isOMEXML(string(data)):
-		return "", fmt.Errorf("%w: the companion %q: %w", ErrMetadata, name, errNoCompanion)
+		return "", fmt.Errorf("%w: the %s %q: %w", ErrMetadata, kind, name, errNoCompanion)
 	}
 	return string(data), nil
 }
@@ -241,13 +243,13 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 	name := strings.TrimSpace(bo.MetadataFile)
 	switch {
 	case m.opts.DatasetDir == "":
-		return nil, "", fmt.Errorf("%w: the OME-XML is BinaryOnly: the metadata is in the companion %q (Open, or Options.DatasetDir, reads it)", ErrMultiFile, name)
+		return nil, "", fmt.Errorf("%w: the OME-XML is BinaryOnly: its MetadataFile %q holds the metadata (Open, or Options.DatasetDir, reads it)", ErrMultiFile, name)
 	}
 	name, ok := datasetName(name)
 	if !ok {
 		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q names no file in the dataset's directory (a path through .. is not followed: open the metadata file itself)", ErrMetadata, bo.MetadataFile)
 	}
-	text, err := readCompanion(m.opts.DatasetDir, name)
+	text, err := readCompanion(m.opts.DatasetDir, name, "metadata file")
 	if errors.Is(err, errNoCompanion) {
 		// A master OME-TIFF (the specification's other kind of metadata
 		// file, read by Bio-Formats): its first page's ImageDescription.
@@ -261,11 +263,11 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 	full, err := parseOME(text)
 	switch {
 	case err != nil:
-		return nil, "", fmt.Errorf("the companion %q: %w", name, err)
+		return nil, "", fmt.Errorf("the metadata file %q: %w", name, err)
 	case full.BinaryOnly != nil:
-		return nil, "", fmt.Errorf("%w: the companion %q is BinaryOnly too", ErrMetadata, name)
+		return nil, "", fmt.Errorf("%w: the metadata file %q is BinaryOnly too", ErrMetadata, name)
 	case bo.UUID != "" && strings.TrimSpace(bo.UUID) != strings.TrimSpace(full.UUID):
-		return nil, "", fmt.Errorf("%w: the companion %q has UUID %q; the BinaryOnly element names %q", ErrMetadata, name, full.UUID, bo.UUID)
+		return nil, "", fmt.Errorf("%w: the metadata file %q has UUID %q; the BinaryOnly element names %q", ErrMetadata, name, full.UUID, bo.UUID)
 	}
 	return full, text, nil
 }

@@ -121,7 +121,7 @@ func TestDatasetMasterTIFF(t *testing.T) {
 	write("c.ome.tif", binaryOnly("plain.tif"))
 	_, err := Open(filepath.Join(dir, "c.ome.tif"), Options{})
 	require.ErrorIs(t, err, ErrMetadata)
-	assert.ErrorContains(t, err, `the companion "plain.tif": not an OME-XML document`)
+	assert.ErrorContains(t, err, `the metadata file "plain.tif": not an OME-XML document`)
 }
 
 // TestDatasetWithoutDir checks that New, given no directory to read the
@@ -186,18 +186,18 @@ func TestDatasetRefused(t *testing.T) {
 			[]error{ErrMultiFile}, `names a file by its UUID alone, "urn:uuid:1\nforged" (no TiffData gives its FileName)`, 1},
 		{"not a TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "companion:" + omeDocument(``)},
 			[]error{ErrUnsupported, tiff.ErrNotTIFF}, `the dataset's file "b.ome.tif"`, 1},
-		{"the companion missing", binaryOnly(uuidC), nil, []error{ErrMetadata, fs.ErrNotExist}, `the companion "set.companion.ome"`, -1},
+		{"the companion missing", binaryOnly(uuidC), nil, []error{ErrMetadata, fs.ErrNotExist}, `the metadata file "set.companion.ome"`, -1},
 		{"the companion's UUID", binaryOnly(uuidB), map[string]string{"set.companion.ome": "companion:" + companionDoc, "b.ome.tif": omeDocument(`UUID="` + uuidB + `"`)},
-			[]error{ErrMetadata}, `the companion "set.companion.ome" has UUID "` + uuidC + `"; the BinaryOnly element names "` + uuidB + `"`, -1},
+			[]error{ErrMetadata}, `the metadata file "set.companion.ome" has UUID "` + uuidC + `"; the BinaryOnly element names "` + uuidB + `"`, -1},
 		{"the companion BinaryOnly", binaryOnly(uuidC), map[string]string{"set.companion.ome": "companion:" + binaryOnly(uuidC)},
-			[]error{ErrMetadata}, `the companion "set.companion.ome" is BinaryOnly too`, -1},
+			[]error{ErrMetadata}, `the metadata file "set.companion.ome" is BinaryOnly too`, -1},
 		{"the companion no OME-XML", binaryOnly(uuidC), map[string]string{"set.companion.ome": "companion:<svg/>"},
-			[]error{ErrMetadata}, `the companion "set.companion.ome": not an OME-XML document`, -1},
+			[]error{ErrMetadata}, `the metadata file "set.companion.ome": not an OME-XML document`, -1},
 		{"the companion a path out", strings.Replace(binaryOnly(uuidC), "set.companion.ome", "../set.companion.ome", 1), nil,
 			[]error{ErrMetadata}, `BinaryOnly MetadataFile "../set.companion.ome" names no file in the dataset's directory`, -1},
 		// An absolute path is read as its base name in the directory.
 		{"the companion an absolute path", strings.Replace(binaryOnly(uuidC), "set.companion.ome", "/etc/set.companion.ome", 1), nil,
-			[]error{ErrMetadata, fs.ErrNotExist}, `the companion "set.companion.ome": open `, -1},
+			[]error{ErrMetadata, fs.ErrNotExist}, `the metadata file "set.companion.ome": open `, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -413,7 +413,7 @@ func TestCompanionByteOrderMark(t *testing.T) {
 	}{{pyramid.MaxOMEXMLSize, false}, {pyramid.MaxOMEXMLSize + 1, true}} {
 		name := fmt.Sprintf("c%d.companion.ome", tc.size)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(byteOrderMark+doc(tc.size)), 0o644))
-		text, err := readCompanion(dir, name)
+		text, err := readCompanion(dir, name, "companion")
 		if tc.refused {
 			require.ErrorIs(t, err, ErrMetadata)
 			assert.ErrorContains(t, err, "is larger than")

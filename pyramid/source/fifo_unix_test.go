@@ -54,7 +54,7 @@ func TestDatasetFIFO(t *testing.T) {
 		`<BinaryOnly MetadataFile="fifo" UUID="`+uuidB+`"/></OME>`)
 	err = within(t, func() error { _, err := Open(binaryOnly, Options{}); return err })
 	assert.ErrorIs(t, err, ErrMetadata)
-	assert.ErrorContains(t, err, `the companion "fifo" is not a regular file`)
+	assert.ErrorContains(t, err, `the metadata file "fifo" is not a regular file`)
 
 	err = within(t, func() error { _, err := tiff.Open(filepath.Join(dir, "fifo")); return err })
 	assert.ErrorIs(t, err, tiff.ErrNotTIFF)

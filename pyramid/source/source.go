@@ -226,7 +226,7 @@ func Open(name string, opts Options) (*File, error) {
 	// A file that is no TIFF may be a companion; a directory, pipe or
 	// device is neither, as tiff.Open says.
 	if errors.Is(err, tiff.ErrNotTIFF) && isRegular(name) {
-		text, cerr := readCompanion(filepath.Dir(name), filepath.Base(name))
+		text, cerr := readCompanion(filepath.Dir(name), filepath.Base(name), "companion")
 		if cerr == nil {
 			return NewCompanion(text, filepath.Base(name), opts)
 		}
