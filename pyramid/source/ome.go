@@ -561,7 +561,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if _, err := pageSpec.PlaneIndex(0, 0, 0); err != nil {
 		return nil, fmt.Errorf("%w: DimensionOrder %q", ErrMetadata, px.DimensionOrder)
 	}
-	at, err := m.tiffData(px.TiffData, parts, pageSpec, planesInPages)
+	at, err := m.tiffData(px.TiffData, parts, pageSpec, planesInPages, l.samples)
 	if err != nil {
 		return nil, err
 	}
@@ -692,8 +692,9 @@ func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
 
 // tiffData maps the planes of an image (counted in pages) to pages,
 // following the TiffData elements, whose files are parts, as Bio-Formats
-// does; a partPage of no part marks a plane no element maps.
-func (m *mapper) tiffData(tds []omeTiffData, parts []*part, spec pyramid.ImageSpec, n int) ([]partPage, error) {
+// does; a partPage of no part marks a plane no element maps. Each page
+// holds samples samples.
+func (m *mapper) tiffData(tds []omeTiffData, parts []*part, spec pyramid.ImageSpec, n, samples int) ([]partPage, error) {
 	at := make([]partPage, n)
 	certain := make([]bool, n)
 	size := [3]uint32{uint32(spec.SizeZ), uint32(spec.SizeC), uint32(spec.SizeT)}
@@ -722,8 +723,14 @@ func (m *mapper) tiffData(tds []omeTiffData, parts []*part, spec pyramid.ImageSp
 		}
 		ifd := int64(value(td.IFD))
 		if int64(index)+int64(count) > int64(n) || ifd+int64(count) > int64(pages) {
-			return nil, fmt.Errorf("%w: TiffData %d maps %d planes from plane %d of %d to pages from %d of %d%s",
-				ErrMetadata, i, count, index, n, ifd, pages, part.in())
+			// A page of several samples is one plane of them all: a
+			// PlaneCount counting its channels counts too many.
+			pageSamples := ""
+			if samples > 1 {
+				pageSamples = fmt.Sprintf(" (a plane is a page of %d samples, however many Channel elements describe them)", samples)
+			}
+			return nil, fmt.Errorf("%w: TiffData %d maps %d planes from plane %d of %d to pages from %d of %d%s%s",
+				ErrMetadata, i, count, index, n, ifd, pages, part.in(), pageSamples)
 		}
 		for q := range int(count) {
 			at[index+q], certain[index+q] = partPage{part, int(ifd) + q}, true

@@ -631,6 +631,17 @@ func TestOMESamples(t *testing.T) {
 	}
 }
 
+// TestOMEPlaneCountOfSamples: a TiffData counting an RGB page's three
+// Channels as three planes maps too many, and the error says that a plane
+// is a page of all its samples.
+func TestOMEPlaneCountOfSamples(t *testing.T) {
+	d := omeDocument("", `<Pixels DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="3" SizeT="1">`+
+		`<Channel Name="r"/><Channel Name="g"/><Channel Name="b"/><TiffData IFD="0" PlaneCount="3"/></Pixels>`)
+	_, _, err := mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 3, bits: 8, more: description(d)})
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "TiffData 0 maps 3 planes from plane 0 of 1 to pages from 0 of 1 (a plane is a page of 3 samples, however many Channel elements describe them)")
+}
+
 // TestOMELengthUnits: "um" and ImageJ's "micron" are read as µm; a unit
 // OME does not know is refused, and with SkipUnsupported only that
 // physical size is left out, the image and its pixels kept.
