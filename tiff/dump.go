@@ -12,6 +12,9 @@ import (
 
 var tagNames = map[uint16]string{
 	TagNewSubfileType: "NewSubfileType", TagSubfileType: "SubfileType",
+	TagNDPIFormatFlag: "NDPIFormatFlag", TagNDPISourceLens: "NDPISourceLens", TagNDPIXOffset: "NDPIXOffset",
+	TagNDPIYOffset: "NDPIYOffset", TagNDPIZOffset: "NDPIZOffset", TagNDPIMcuStarts: "NDPIMcuStarts",
+	TagNDPIReference: "NDPIReference", TagNDPIMcuStartsHigh: "NDPIMcuStartsHigh", TagNDPIProperties: "NDPIProperties",
 	TagImageWidth: "ImageWidth", TagImageLength: "ImageLength",
 	TagBitsPerSample: "BitsPerSample", TagCompression: "Compression",
 	TagPhotometricInterpretation: "PhotometricInterpretation",

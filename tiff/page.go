@@ -39,6 +39,9 @@ type Page struct {
 	file            *File
 	offsets, counts ifd.Entry // TileOffsets and TileByteCounts, or the strip ones
 	blocksErr       error     // why they are unusable, if they are
+	// jpegHeader starts each block's stream, for a page NDPITiles made:
+	// its blocks are restart intervals of one JPEG strip.
+	jpegHeader []byte
 }
 
 // Order returns the byte order of the page's file, which is that of its
@@ -466,20 +469,28 @@ func (p *Page) Blocks() ([]Block, error) {
 // size Read was given is ErrMalformed, and another failure of the reader
 // is returned wrapped (os.ErrClosed for a file closed). Calls may run
 // concurrently if the file's io.ReaderAt allows it.
+//
+// The blocks of a page NDPITiles made are each returned as a JPEG stream
+// of its own, the restart interval's data between a header and EOI.
 func (p *Page) ReadBlock(dst []byte, i int) ([]byte, error) {
 	b, err := p.Block(i)
 	if err != nil {
 		return dst, err
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, int(b.Size))[:start+int(b.Size)]
-	n, err := p.file.r.ReadAt(dst[start:], int64(b.Offset))
+	dst = append(dst, p.jpegHeader...)
+	data := len(dst)
+	dst = slices.Grow(dst, int(b.Size)+2)[:data+int(b.Size)]
+	n, err := p.file.r.ReadAt(dst[data:], int64(b.Offset))
 	if n < int(b.Size) {
 		if err == nil || errors.Is(err, io.EOF) { // the file is shorter than it said
 			return dst[:start], fmt.Errorf("%w: block %d of the page at %d: %w", ErrMalformed, i, p.Offset, io.ErrUnexpectedEOF)
 		}
 		// The reader's failure (an I/O error, a file closed) is no fault of the file's.
 		return dst[:start], fmt.Errorf("tiff: read block %d of the page at %d: %w", i, p.Offset, err)
+	}
+	if p.jpegHeader != nil {
+		dst = endNDPITile(dst, data)
 	}
 	return dst, nil
 }

@@ -1,0 +1,196 @@
+package tiff_test
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	"image/jpeg"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/ndpitest"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// ndpiPage reads the first page of an NDPI file of one page.
+func ndpiPage(t *testing.T, p ndpitest.Page) (*tiff.Page, []byte) {
+	t.Helper()
+	file, err := ndpitest.File(p)
+	require.NoError(t, err)
+	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	return f.Pages[0], file
+}
+
+// TestNDPITiles: each restart interval of an NDPI strip is a tile whose
+// stream decodes to the same samples as that part of the whole strip
+// decoded at once (image/jpeg reads restart markers), the tiles of the
+// last row and column reaching past the image as TIFF's edge tiles do.
+func TestNDPITiles(t *testing.T) {
+	const w, h = 224, 40 // 14 MCUs across in intervals of 7; 3 rows of MCUs, the last partly past the image
+	p, file := ndpiPage(t, ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, 0), Interval: 7, Magnification: 20})
+	_, err := p.Layout()
+	require.NoError(t, err, "the strip")
+	q, err := p.NDPITiles()
+	require.NoError(t, err)
+	l, err := q.Layout()
+	require.NoError(t, err)
+	assert.True(t, l.Tiled)
+	assert.Equal(t, [4]int{112, 16, 2, 3}, [4]int{l.BlockWidth, l.BlockHeight, l.BlocksAcross, l.BlocksDown})
+	hs, vs, err := q.YCbCrSubsampling()
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{2, 2}, [2]int{hs, vs})
+	_, hasStrips := q.Field(tiff.TagStripOffsets)
+	assert.False(t, hasStrips)
+
+	strip, err := p.ReadBlock(nil, 0)
+	require.NoError(t, err)
+	whole, err := jpeg.Decode(bytes.NewReader(strip))
+	require.NoError(t, err)
+	want := whole.(*image.YCbCr)
+	for i := range l.Blocks() {
+		b, err := q.Block(i)
+		require.NoError(t, err)
+		tile, err := q.ReadBlock(nil, i)
+		require.NoError(t, err)
+		assert.Equal(t, []byte{0xff, 0xd9}, tile[len(tile)-2:], "tile %d ends with EOI", i)
+		assert.NotEqual(t, tile[len(tile)-4:len(tile)-2], file[b.Offset+b.Size-2:][:2], "tile %d: its restart marker dropped", i)
+		m, err := jpeg.Decode(bytes.NewReader(tile))
+		require.NoError(t, err, "tile %d", i)
+		got := m.(*image.YCbCr)
+		require.Equal(t, image.Rect(0, 0, 112, 16), got.Bounds())
+		x0, y0 := i%2*112, i/2*16
+		for y := range min(16, h-y0) {
+			for x := range min(112, w-x0) {
+				require.Equal(t, want.Y[want.YOffset(x0+x, y0+y)], got.Y[got.YOffset(x, y)], "tile %d at %d, %d", i, x, y)
+				require.Equal(t, want.Cb[want.COffset(x0+x, y0+y)], got.Cb[got.COffset(x, y)], "tile %d at %d, %d", i, x, y)
+				require.Equal(t, want.Cr[want.COffset(x0+x, y0+y)], got.Cr[got.COffset(x, y)], "tile %d at %d, %d", i, x, y)
+			}
+		}
+	}
+}
+
+// TestNDPITilesRefused: strips NDPITiles cannot cut, and McuStarts that
+// do not match the strip, are errors naming what is wrong.
+func TestNDPITilesRefused(t *testing.T) {
+	set := func(f func(b *ifd.Builder, strip []byte, starts []uint64)) func(b *ifd.Builder, strip []byte, starts []uint64) {
+		return f
+	}
+	tests := []struct {
+		name     string
+		width    int
+		interval int
+		more     func(b *ifd.Builder, strip []byte, starts []uint64)
+		is       error
+		says     string
+	}{
+		{"no McuStarts", 64, 0, nil, tiff.ErrUnsupported, "has no McuStarts"},
+		{"past 4 GiB", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
+			b.AddLong(tiff.TagNDPIMcuStartsHigh, append(make([]uint32, len(starts)-1), 1)...)
+		}), tiff.ErrUnsupported, "past 4 GiB"},
+		{"a frame of another size", 64, 2, set(func(b *ifd.Builder, strip []byte, starts []uint64) {
+			b.Remove(tiff.TagImageWidth)
+			b.AddUint(tiff.TagImageWidth, 96)
+		}), tiff.ErrMalformed, "a frame of 64 x 32 in a page of 96 x 32"},
+		{"intervals straddling rows", 96, 3, set(func(b *ifd.Builder, strip []byte, starts []uint64) {
+			i := bytes.Index(strip, []byte{0xff, 0xdd, 0, 4})
+			strip[i+5] = 4 // 6 MCUs across in intervals of 4
+		}), tiff.ErrUnsupported, "restart intervals of 4 MCUs in rows of 6: they straddle rows"},
+		{"no restart interval", 96, 3, set(func(b *ifd.Builder, strip []byte, starts []uint64) {
+			i := bytes.Index(strip, []byte{0xff, 0xdd, 0, 4})
+			strip[i+1] = 0xfe // a comment
+		}), tiff.ErrMalformed, "no restart interval"},
+		{"progressive", 64, 2, set(func(b *ifd.Builder, strip []byte, starts []uint64) {
+			strip[bytes.Index(strip, []byte{0xff, 0xc0})+1] = 0xc2
+		}), tiff.ErrMalformed, "a frame of marker 0xc2"},
+		{"a start too few", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
+			b.Remove(tiff.TagNDPIMcuStarts)
+			b.AddUint(tiff.TagNDPIMcuStarts, starts[:len(starts)-1]...)
+		}), tiff.ErrMalformed, "3 McuStarts for 2 x 2 tiles of 32 x 16"},
+		{"starts out of order", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
+			b.Remove(tiff.TagNDPIMcuStarts)
+			b.AddUint(tiff.TagNDPIMcuStarts, starts[0], starts[2], starts[1], starts[3])
+		}), tiff.ErrMalformed, "McuStarts[2]"},
+		{"a start past the strip", 64, 2, set(func(b *ifd.Builder, strip []byte, starts []uint64) {
+			b.Remove(tiff.TagNDPIMcuStarts)
+			b.AddUint(tiff.TagNDPIMcuStarts, starts[0], starts[1], starts[2], uint64(len(strip)))
+		}), tiff.ErrMalformed, "McuStarts[3]"},
+		{"a header cut short", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
+			b.Remove(tiff.TagNDPIMcuStarts)
+			b.AddUint(tiff.TagNDPIMcuStarts, starts[0]-1, starts[1], starts[2], starts[3])
+		}), tiff.ErrMalformed, "the JPEG header"},
+		{"LZW", 64, 2, set(func(b *ifd.Builder, _ []byte, _ []uint64) {
+			b.Remove(tiff.TagCompression)
+			b.AddShort(tiff.TagCompression, tiff.CompressionLZW)
+		}),
+			tiff.ErrUnsupported, "Compression 5, not JPEG"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := ndpiPage(t, ndpitest.Page{Width: tt.width, Height: 32, RGB: ndpitest.Pattern(tt.width, 32, 1), Interval: tt.interval, More: tt.more})
+			_, err := p.NDPITiles()
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, tt.is), "%v", err)
+			assert.ErrorContains(t, err, tt.says)
+		})
+	}
+}
+
+// FuzzNDPITiles reads arbitrary bytes as a TIFF and cuts each page into
+// NDPI tiles: errors must be typed; the tiles of a page cut must lie
+// within the file, and each be read as a stream of the header, the
+// interval's bytes and EOI, which decodes or fails without a panic.
+func FuzzNDPITiles(f *testing.F) {
+	for _, p := range []ndpitest.Page{
+		{Width: 64, Height: 32, Interval: 2, Magnification: 20},
+		{Width: 48, Height: 16, Interval: 3, Magnification: -1},
+	} {
+		p.RGB = ndpitest.Pattern(p.Width, p.Height, 0)
+		file, err := ndpitest.File(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(file)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		for _, p := range file.Pages {
+			q, err := p.NDPITiles()
+			if err != nil {
+				if !errors.Is(err, tiff.ErrMalformed) && !errors.Is(err, tiff.ErrUnsupported) {
+					t.Fatalf("untyped error: %v", err)
+				}
+				continue
+			}
+			l, err := q.Layout() // the page's other fields may be wrong
+			if err != nil {
+				if !errors.Is(err, tiff.ErrMalformed) && !errors.Is(err, tiff.ErrUnsupported) {
+					t.Fatalf("untyped error: %v", err)
+				}
+				continue
+			}
+			for i := range min(l.Blocks(), 16) {
+				b, err := q.Block(i)
+				if err != nil || b.Offset+b.Size > uint64(len(data)) {
+					t.Fatalf("tile %d: %+v, %v, in %d bytes", i, b, err, len(data))
+				}
+				tile, err := q.ReadBlock(nil, i)
+				if err != nil {
+					t.Fatalf("tile %d: %v", i, err)
+				}
+				if len(tile) > len(data)+2 || tile[0] != 0xff || tile[1] != 0xd8 || tile[len(tile)-1] != 0xd9 {
+					t.Fatalf("tile %d: %d bytes, % x ... % x", i, len(tile), tile[:2], tile[len(tile)-2:])
+				}
+				if cfg, err := jpeg.DecodeConfig(bytes.NewReader(tile)); err == nil && (cfg.Width != l.BlockWidth || cfg.Height != l.BlockHeight) {
+					t.Fatalf("tile %d: a frame of %d x %d in tiles of %d x %d", i, cfg.Width, cfg.Height, l.BlockWidth, l.BlockHeight)
+				}
+			}
+		}
+	})
+}
