@@ -149,7 +149,7 @@ func (p *Page) NDPITiles() (*Page, error) {
 	slices.SortStableFunc(fields, func(a, b ifd.Entry) int { return int(a.Tag) - int(b.Tag) })
 	q := *p
 	q.SubIFDs = nil
-	q.Fields, q.offsets, q.counts, q.jpegHeader = fields, offsets, counts, h.tile
+	q.Fields, q.offsets, q.counts, q.jpegHeader, q.original = fields, offsets, counts, h.tile, p.Original()
 	return &q, nil
 }
 

@@ -45,6 +45,8 @@ func TestNDPITiles(t *testing.T) {
 	assert.Equal(t, [2]int{2, 2}, [2]int{hs, vs})
 	_, hasStrips := q.Field(tiff.TagStripOffsets)
 	assert.False(t, hasStrips)
+	assert.Same(t, p, q.Original())
+	assert.Same(t, p, p.Original())
 
 	strip, err := p.ReadBlock(nil, 0)
 	require.NoError(t, err)

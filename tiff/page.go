@@ -42,6 +42,19 @@ type Page struct {
 	// jpegHeader starts each block's stream, for a page NDPITiles made:
 	// its blocks are restart intervals of one JPEG strip.
 	jpegHeader []byte
+	// original is the page NDPITiles made this one from; nil for a page
+	// read from the file.
+	original *Page
+}
+
+// Original returns the page of the file that p reads otherwise (the page
+// NDPITiles made p from), or p itself: for saying which of the file's
+// pages an image's plane is.
+func (p *Page) Original() *Page {
+	if p.original != nil {
+		return p.original
+	}
+	return p
 }
 
 // Order returns the byte order of the page's file, which is that of its

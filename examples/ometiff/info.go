@@ -285,7 +285,7 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 	split := false
 	after := map[*tiff.Page]bool{} // pages with no directory of their own
 	for _, p := range im.Planes {
-		at, ok := index[p.Page]
+		at, ok := index[p.Page.Original()]
 		if !ok {
 			after[p.Page] = true
 			continue

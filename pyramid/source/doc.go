@@ -1,6 +1,6 @@
 // Package source reads the images of existing TIFF files for the pyramid
-// writer: plain TIFF and BigTIFF, OME-TIFF and Aperio SVS, in either byte
-// order, mapped to pyramid.ImageSpec as Bio-Formats reports them, and
+// writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS and Hamamatsu
+// NDPI, in either byte order, mapped to pyramid.ImageSpec as Bio-Formats reports them, and
 // streamed into a pyramid.Writer plane by plane in bounded memory.
 //
 // Open (or New) recognizes a file and maps its pages to images (OME
@@ -23,6 +23,11 @@
 //     objective's nominal magnification, its other fields a map
 //     annotation), the label and macro pages are images named "label"
 //     and "macro";
+//   - Hamamatsu NDPI: the pages of page 0's size are its focal planes,
+//     along Z, each one JPEG strip read a restart interval at a time
+//     (tiff.Page.NDPITiles); the macro and map pages are images named
+//     "macro" and "map"; the magnification is the objective's, the
+//     scanner's properties a map annotation;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME
@@ -45,7 +50,7 @@
 //     read as the acquisition date); PageName names the image.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
-// overviews, an SVS's levels and thumbnail) are never planes: the writer
+// overviews, an SVS's levels and thumbnail, an NDPI's levels) are never planes: the writer
 // computes the levels again. Samples of a page become interleaved RGB
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample

@@ -95,9 +95,14 @@ const (
 	// macro pages are further images named "label" and "macro", and the
 	// thumbnail and the reduced levels are left out.
 	SVS
+	// NDPI is a Hamamatsu NDPI slide: the pages of page 0's size are the
+	// focal planes of the image, along Z, the macro and map pages are
+	// further images named "macro" and "map", and the reduced levels are
+	// left out.
+	NDPI
 )
 
-// String returns the kind's name: "TIFF", "OME-TIFF" or "SVS".
+// String returns the kind's name: "TIFF", "OME-TIFF", "SVS" or "NDPI".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -106,6 +111,8 @@ func (k Kind) String() string {
 		return "OME-TIFF"
 	case SVS:
 		return "SVS"
+	case NDPI:
+		return "NDPI"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -334,6 +341,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case isSVS(description):
 		out.Kind = SVS
 		err = m.svs()
+	case isNDPI(f):
+		out.Kind = NDPI
+		err = m.ndpi()
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))

@@ -89,7 +89,7 @@ func summary(f *File) []string {
 		for _, p := range im.Planes {
 			index := -1
 			for i, q := range f.TIFF.Pages {
-				if q == p.Page {
+				if q == p.Page.Original() {
 					index = i
 				}
 			}
