@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"io"
@@ -111,12 +112,12 @@ func TestConvertCopyThrough(t *testing.T) {
 		{"another predictor, Zstd kept", []string{"-tile", "32", "-predictor", "none", flat}, "encoded again as Zstd: -predictor none, the source's is horizontal\n", "Zstd", false},
 		{"another tile, uncompressed kept", []string{"-tile", "128", raw}, "written again uncompressed: -tile 128, the source's are 64 x 64\n", "none", false},
 		{"a predictor for uncompressed tiles", []string{"-predictor", "horizontal", raw}, "encoded again as LZW: -predictor horizontal, the source's is none\n", "LZW", false},
-		{"no levels to copy", []string{"-copy-levels", flat}, "its levels are computed, as -copy-levels cannot copy them: source: unsupported", "Zstd", true},
+		{"no levels to copy", []string{"-copy-levels", flat}, "its levels are computed, as -copy-levels cannot copy them: the file stores no reduced levels of plane 0\n", "Zstd", true},
 		{"Zstd copied", []string{flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd copied, -level for its levels", []string{"-level", "5", flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd encoded again", []string{"-compression", "zstd", flat}, "", "Zstd", false},
 		{"strips", []string{stripped}, "", "LZW", false},
-		{"strips, levels asked for", []string{"-copy-levels", stripped}, "image 0: encoded again as LZW: its none strips are not copied (tiles only)\n", "LZW", false},
+		{"strips, levels asked for", []string{"-copy-levels", stripped}, "image 0: encoded again as LZW: its uncompressed strips are not copied (tiles only)\n", "LZW", false},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -692,6 +693,11 @@ func TestConvertRefusedAlone(t *testing.T) {
 	code, _, stderr := clitest.Run(runConvert, "-copy-levels", "-level", "3", pyr, out)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: -level does not apply: the source's 1 reduced level is copied\n")
+	// Encoded again, its JPEG tiles lose more: said, with the qualities.
+	code, _, stderr = clitest.Run(runConvert, "-force", "-compression", "jpeg", "-quality", "60", pyr, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, fmt.Sprintf("ometiff convert: %s: image 0: its JPEG tiles are decoded and encoded again at quality 60 (the source's: %d); "+
+		"without -compression they are copied\n", pyr, compress.DefaultJPEGQuality), stderr)
 	// Nor does -quality with every level of an LZW pyramid copied.
 	lzwPyr := filepath.Join(dir, "lzw-pyr.ome.tif")
 	writeTiled(t, lzwPyr, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal, Levels: 2})

@@ -504,7 +504,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		// compute (nor had its source any to copy), unless -levels asks.
 		oneTile := o.Levels == 0 && max(im.Spec.SizeX, im.Spec.SizeY) <= cmp.Or(s.wopts.TileSize, 256)
 		if why != nil && o.Levels != 1 && !oneTile {
-			say("image %d: its levels are computed, as -copy-levels cannot copy them: %v", s.number[i], why)
+			say("image %d: its levels are computed, as -copy-levels cannot copy them: %s", s.number[i], plainWhy(why))
 		}
 		if len(levels) > 1 {
 			var unused []string // the flags of computed levels
@@ -676,9 +676,28 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 			say("image %d: LZW, not JPEG, which takes 8-bit gray or RGB samples, not %d x %v", s.number[i], im.Spec.SamplesPerPixel, im.Spec.PixelType)
 			continue
 		}
+		// JPEG tiles encoded again lose more: said, with the qualities,
+		// as the copied path says what it keeps.
+		page := im.Planes[0].Page
+		if l, err := page.Layout(); err == nil && l.Compression == tiff.CompressionJPEG {
+			q, _, err := compress.JPEGQuality(page.JPEGTables())
+			if err != nil { // the tiles hold their quantization tables
+				tile, _ := page.ReadBlock(nil, 0)
+				q, _, err = compress.JPEGQuality(tile)
+			}
+			source := ""
+			if err == nil {
+				source = fmt.Sprintf(" (the source's: %d)", q)
+			}
+			copied := ""
+			if _, err := im.Encoded(false); err == nil {
+				copied = "; without -compression they are copied"
+			}
+			say("image %d: its JPEG tiles are decoded and encoded again at quality %d%s%s", s.number[i],
+				cmp.Or(cfg.options.Quality, compress.DefaultJPEGQuality), source, copied)
+		}
 		// A source in YCbCr of more chroma than 4:2:0 loses it, as the
 		// copied path says.
-		page := im.Planes[0].Page
 		if l, err := page.Layout(); err == nil && l.Photometric == tiff.PhotometricYCbCr {
 			if h, v, err := page.YCbCrSubsampling(); err == nil {
 				c := pyramid.TileCoding{Photometric: l.Photometric, YCbCrSubSampling: [2]int{h, v}}
@@ -700,13 +719,22 @@ func notCopied(im *source.Image, err error) (string, bool) {
 		if !ok {
 			name = fmt.Sprintf("Compression %d", l.Compression)
 		}
+		if l.Compression == tiff.CompressionNone {
+			name = "uncompressed"
+		}
 		return fmt.Sprintf("its %s strips are not copied (tiles only)", name), l.Compression == tiff.CompressionJPEG
 	}
+	return plainWhy(err), true
+}
+
+// plainWhy is the text of Image.Encoded's error without the packages'
+// prefixes, for saying why tiles or levels are not copied.
+func plainWhy(err error) string {
 	why := err.Error()
 	for _, prefix := range []string{"source: unsupported layout: ", "tiles copied through: ", "pyramid: bad option: "} {
 		why = strings.Replace(why, prefix, "", 1)
 	}
-	return why, true
+	return why
 }
 
 // copyCoding returns the coding of an image whose tiles, coded as c, are
