@@ -1,7 +1,8 @@
 // Package source reads the images of existing TIFF files for the pyramid
-// writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS and Hamamatsu
-// NDPI, in either byte order, mapped to pyramid.ImageSpec as Bio-Formats reports them, and
-// streamed into a pyramid.Writer plane by plane in bounded memory.
+// writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI
+// and Roche/Ventana BIF, in either byte order, mapped to pyramid.ImageSpec
+// as Bio-Formats reports them, and streamed into a pyramid.Writer plane by
+// plane in bounded memory.
 //
 // Open (or New) recognizes a file and maps its pages to images (OME
 // series): each Image has a spec the writer takes and the page (or the
@@ -28,6 +29,12 @@
 //     (tiff.Page.NDPITiles); the macro and map pages are images named
 //     "macro" and "map"; the magnification is the objective's, the
 //     scanner's properties a map annotation;
+//   - Roche/Ventana BIF: the page described "level=0" is the image, the
+//     other "level=N" pages its levels (ScanRes its pixel size, level 0's
+//     mag its objective's nominal magnification, the iScan attributes a
+//     map annotation), the label (the slide's overview), thumbnail and
+//     probability pages are images named "macro", "thumbnail" and
+//     "probability"; level 0 is read as stored, not stitched;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME

@@ -296,8 +296,8 @@ func FuzzParseAperio(f *testing.F) {
 	})
 }
 
-// FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS and plain
-// TIFF files: errors must be typed, what is mapped sound, and the planes
+// FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
+// TIFF and BIF files: errors must be typed, what is mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
 func FuzzNew(f *testing.F) {
@@ -306,6 +306,7 @@ func FuzzNew(f *testing.F) {
 		grays(2, omeDocument("", pixels(2, 1, 1, "XYZCT", `<TiffData/>`))),
 		{svsPage(32, 24, true, description(svsHead)), svsPage(16, 12, false), svsPage(20, 10, false, description("Aperio Image\nlabel"))},
 		{gray(8, 8), gray(8, 8), rgb, {width: 4, height: 4, samples: 2, bits: 16, rowsPerStrip: 2, codec: mustCodec(tiff.CompressionDeflate)}},
+		{svsPage(16, 16, true, description("Label_Image"), xmp(bifISCan)), svsPage(32, 24, true, description("level=0 mag=40"), xmp(bifEncodeInfo(4))), svsPage(16, 12, true, description("level=1 mag=20"))},
 	}
 	for i, pages := range seeds {
 		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)

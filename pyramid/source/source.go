@@ -100,9 +100,14 @@ const (
 	// further images named "macro" and "map", and the reduced levels are
 	// left out.
 	NDPI
+	// BIF is a Roche/Ventana BIF slide: the page described level=0 is the
+	// image, its other levels its levels, and the label (overview),
+	// thumbnail and probability pages are further images. It is told by
+	// page 0's XMP packet (iScan) or Software (Ventana), and level=N pages.
+	BIF
 )
 
-// String returns the kind's name: "TIFF", "OME-TIFF", "SVS" or "NDPI".
+// String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI" or "BIF".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -113,6 +118,8 @@ func (k Kind) String() string {
 		return "SVS"
 	case NDPI:
 		return "NDPI"
+	case BIF:
+		return "BIF"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -291,7 +298,8 @@ func (f *File) Close() error {
 //
 // The file is recognized by its first page's ImageDescription: OME-XML
 // (ending in "OME>", as tifffile tests it) makes an OME-TIFF, a text
-// starting "Aperio Image" an SVS, and anything else a plain TIFF. A
+// starting "Aperio Image" an SVS, a first page with Ventana's XMP and a
+// page described "level=N" a BIF (isBIF), and anything else a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -344,6 +352,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case isNDPI(f):
 		out.Kind = NDPI
 		err = m.ndpi()
+	case isBIF(f):
+		out.Kind = BIF
+		err = m.bif()
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))
