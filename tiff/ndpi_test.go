@@ -2,6 +2,7 @@ package tiff_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"image"
 	"image/jpeg"
@@ -195,4 +196,18 @@ func FuzzNDPITiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNDPIPast4GiBChain: a classic TIFF past 4 GiB whose chain cannot be
+// read says that NDPI's 64-bit offsets are not read.
+func TestNDPIPast4GiBChain(t *testing.T) {
+	head, err := tiff.Header{Order: binary.LittleEndian, FirstIFD: 64}.Append(nil)
+	require.NoError(t, err)
+	file := append(head, make([]byte, 128)...) // a directory of 0 entries, past which nothing is read
+	_, err = tiff.Read(bytes.NewReader(file), 5<<30)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "a classic TIFF of 5368709120 bytes, past 4 GiB: a Hamamatsu NDPI's 64-bit offsets are not read")
+	_, err = tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "NDPI")
 }

@@ -111,6 +111,11 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		chain[off] = true
 		p, err := w.page(off, 0)
 		if err != nil {
+			if !h.BigTIFF && size > 1<<32 {
+				// Classic TIFF cannot address past 4 GiB, but NDP.scan
+				// writes such files, with 64-bit offsets of its own.
+				err = fmt.Errorf("%w (a classic TIFF of %d bytes, past 4 GiB: a Hamamatsu NDPI's 64-bit offsets are not read)", err, size)
+			}
 			return nil, err
 		}
 		f.Pages = append(f.Pages, p)

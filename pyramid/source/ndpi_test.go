@@ -109,3 +109,15 @@ func TestNDPIRestartIntervalsNotRead(t *testing.T) {
 	assert.Contains(t, f.Images[0].Notes[0], "focal plane 0: its restart intervals are not read as tiles (tiff: malformed file: the NDPI page at ")
 	assert.Contains(t, f.Images[0].Notes[0], "has 3 McuStarts for 2 x 2 tiles of 32 x 16): its JPEG strip is decoded whole")
 }
+
+// TestNDPIPast4GiB: NDP.scan stores the offsets of a file past 4 GiB in
+// 64 bits of its own, which a classic TIFF's are not: such a file is
+// refused, saying so, never read at wrong offsets.
+func TestNDPIPast4GiB(t *testing.T) {
+	file := ndpiSlide(t)
+	tf, err := tiff.Read(bytes.NewReader(file), 5<<30) // as a file of 5 GiB whose directories come first
+	require.NoError(t, err)
+	_, err = New(tf, "big.ndpi", Options{})
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "an NDPI file of 5368709120 bytes, past 4 GiB: its 64-bit offsets are not read")
+}
