@@ -35,8 +35,11 @@ import (
 // resolution its pixel size, and the other text fields (Software, Make,
 // Model, Artist, ...), ImageJ's Info, properties and labels, and GDAL's
 // metadata its map annotation.
-func (m *mapper) generic() error {
-	pages := m.file.TIFF.Pages
+func (m *mapper) generic() error { return m.genericPages(m.file.TIFF.Pages) }
+
+// genericPages is generic for the pages given: all of a plain TIFF's, or
+// those a vendor's metadata does not name.
+func (m *mapper) genericPages(pages []*tiff.Page) error {
 	type group struct {
 		layout pageLayout
 		series int // tifffile's shaped series the pages are of
