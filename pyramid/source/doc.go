@@ -1,8 +1,8 @@
 // Package source reads the images of existing TIFF files for the pyramid
-// writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI
-// and Roche/Ventana BIF, in either byte order, mapped to pyramid.ImageSpec
-// as Bio-Formats reports them, and streamed into a pyramid.Writer plane by
-// plane in bounded memory.
+// writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI,
+// Roche/Ventana BIF and Leica SCN, in either byte order, mapped to
+// pyramid.ImageSpec as Bio-Formats reports them, and streamed into a
+// pyramid.Writer plane by plane in bounded memory.
 //
 // Open (or New) recognizes a file and maps its pages to images (OME
 // series): each Image has a spec the writer takes and the page (or the
@@ -35,6 +35,15 @@
 //     map annotation), the label (the slide's overview), thumbnail and
 //     probability pages are images named "macro", "thumbnail" and
 //     "probability"; level 0 is read as stored, not stitched;
+//   - Leica SCN: each image of its XML is an image so named, its
+//     resolution 0 pages its planes (channels along C, focal planes along
+//     Z), its other resolutions their levels; its view's size gives the
+//     pixel size, its objective and aperture its instrument's objective,
+//     its creation date the acquisition date, and its other fields
+//     (barcode, device, collection) a map annotation. Pages the XML does
+//     not name are read as a plain TIFF's; an XML that does not parse or
+//     fit the pages is ErrMetadata, or, with SkipUnsupported, the file is
+//     read as a plain TIFF;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME
@@ -57,7 +66,8 @@
 //     read as the acquisition date); PageName names the image.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
-// overviews, an SVS's levels and thumbnail, an NDPI's levels) are never planes: the writer
+// overviews, an SVS's levels and thumbnail, an NDPI's levels, an SCN's
+// resolutions) are never planes: the writer
 // computes the levels again. Samples of a page become interleaved RGB
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample

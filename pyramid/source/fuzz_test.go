@@ -297,7 +297,7 @@ func FuzzParseAperio(f *testing.F) {
 }
 
 // FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
-// TIFF and BIF files: errors must be typed, what is mapped sound, and the planes
+// TIFF, BIF and Leica SCN files: errors must be typed, what is mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
 func FuzzNew(f *testing.F) {
@@ -307,6 +307,9 @@ func FuzzNew(f *testing.F) {
 		{svsPage(32, 24, true, description(svsHead)), svsPage(16, 12, false), svsPage(20, 10, false, description("Aperio Image\nlabel"))},
 		{gray(8, 8), gray(8, 8), rgb, {width: 4, height: 4, samples: 2, bits: 16, rowsPerStrip: 2, codec: mustCodec(tiff.CompressionDeflate)}},
 		{svsPage(16, 16, true, description("Label_Image"), xmp(bifISCan)), svsPage(32, 24, true, description("level=0 mag=40"), xmp(bifEncodeInfo(4))), svsPage(16, 12, true, description("level=1 mag=20"))},
+		scnBrightfieldPages(),
+		{withDescription(scnGray(32, 24, 0), scnDocument("", scnImageXML("main", scnMainView, "20", "0.4", "fluorescence",
+			"0 0 0 0 32x24", "0 1 0 1 32x24", "1 0 0 2 16x12", "1 1 0 3 16x12"))), scnGray(32, 24, 1), scnGray(16, 12, 2), scnGray(16, 12, 3)},
 	}
 	for i, pages := range seeds {
 		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)

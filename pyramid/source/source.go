@@ -105,9 +105,12 @@ const (
 	// thumbnail and probability pages are further images. It is told by
 	// page 0's XMP packet (iScan) or Software (Ventana), and level=N pages.
 	BIF
+	// SCN is a Leica SCN slide: each image of its XML is an image, its
+	// other resolutions the levels of its planes.
+	SCN
 )
 
-// String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI" or "BIF".
+// String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF" or "SCN".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -120,6 +123,8 @@ func (k Kind) String() string {
 		return "NDPI"
 	case BIF:
 		return "BIF"
+	case SCN:
+		return "SCN"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -182,7 +187,7 @@ type Image struct {
 	// precedence over the document. The acquisition date and the map
 	// annotations of such an image are the document's alone. An image
 	// is named only as the file names it (an OME Image's Name, a
-	// PageName, an SVS's label and macro): the ometiff command names the
+	// PageName, an SVS's label and macro, an SCN's images): the ometiff command names the
 	// others after the file ("slide", "slide #1").
 	Spec pyramid.ImageSpec
 	// Planes says where each plane is, by its index in the spec's
@@ -298,8 +303,10 @@ func (f *File) Close() error {
 //
 // The file is recognized by its first page's ImageDescription: OME-XML
 // (ending in "OME>", as tifffile tests it) makes an OME-TIFF, a text
-// starting "Aperio Image" an SVS, a first page with Ventana's XMP and a
-// page described "level=N" a BIF (isBIF), and anything else a plain TIFF. A
+// starting "Aperio Image" an SVS, a first page with NDPI's format flag an
+// NDPI, a first page with Ventana's XMP and a page described "level=N" a
+// BIF (isBIF), XML naming Leica's SCN namespace an SCN, and anything else
+// a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -355,6 +362,8 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case isBIF(f):
 		out.Kind = BIF
 		err = m.bif()
+	case f != nil && isSCN(description):
+		err = m.scn(description) // sets out.Kind: SCN, or TIFF when its XML is not read
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))
