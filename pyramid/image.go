@@ -34,6 +34,10 @@ type Image struct {
 	// shrank it. Set under w.mu; Spec reads it without, as a reader given
 	// to ReadPlanes may call Spec while w.mu is held for it.
 	sizeT atomic.Int64
+	// reading is set while ReadPlanes holds the image's planes (set and
+	// cleared under w.mu): TruncateT then refuses without taking w.mu,
+	// which ReadPlanes may hold while it waits on its reader.
+	reading atomic.Bool
 
 	// Guarded by w.mu.
 	planes []planeState   // by index in DimensionOrder, as added
@@ -351,6 +355,9 @@ func (im *Image) tilesPerPlane() int64 {
 // Document is the one given, unchanged). Another writer's AddImage takes
 // such a spec as it is.
 func (im *Image) Spec() ImageSpec {
+	if im == nil {
+		return ImageSpec{}
+	}
 	if im.w == nil {
 		return im.spec
 	}
@@ -444,14 +451,18 @@ func (im *Image) chain() iter.Seq[int] {
 // (started and not complete: give it back with PlaneWriter.Abort or
 // EncodedPlaneWriter.Abort first) or being read by ReadPlanes is ErrPlane,
 // and nothing changes: TruncateT never waits for another goroutine's
-// plane, so stop the goroutines writing planes, or have them give back
-// theirs, before it is called. ReadPlanes refuses a truncated image.
+// plane of the image (ReadPlanes on another image makes it wait as that
+// doc says), so stop the goroutines writing planes, or have them give
+// back theirs, before it is called. ReadPlanes refuses a truncated image.
 // Images of a dataset's part cannot be truncated.
 func (im *Image) TruncateT(sizeT int) error {
 	if im == nil || im.w == nil {
 		return errZero
 	}
 	w := im.w
+	if im.reading.Load() {
+		return fmt.Errorf("%w: TruncateT on image %d, whose planes ReadPlanes is writing", ErrPlane, im.index)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {

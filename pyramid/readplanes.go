@@ -83,6 +83,7 @@ func (im *Image) reservePlanes() error {
 	for p := range im.planes {
 		im.planes[p].reserved = true
 	}
+	im.reading.Store(true)
 	return nil
 }
 
@@ -94,6 +95,7 @@ func (im *Image) releasePlanes() {
 	for p := range im.planes {
 		im.planes[p].reserved = false
 	}
+	im.reading.Store(false)
 }
 
 // writeReserved writes plane p, reserved by ReadPlanes, whole.

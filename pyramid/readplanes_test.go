@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -317,4 +318,36 @@ type cancellingReader struct {
 func (c cancellingReader) Read(p []byte) (int, error) {
 	c.cancel()
 	return c.r.Read(p)
+}
+
+// TestTruncateTDuringReadPlanes: TruncateT on an image whose planes
+// ReadPlanes is copying into the file (each plane its own tile), its
+// reader stalled mid-plane, is ErrPlane at once: it does not wait for the
+// writer's lock, which ReadPlanes holds while it reads.
+func TestTruncateTDuringReadPlanes(t *testing.T) {
+	w, err := New(iohandle.NewMemory(), Options{Compression: None})
+	require.NoError(t, err)
+	defer w.Abort()
+	im, err := w.AddImage(ImageSpec{SizeX: 64, SizeY: 64, SizeT: 3, PixelType: Uint16})
+	require.NoError(t, err)
+	require.True(t, im.tileIsPlane())
+	pr, pw := io.Pipe()
+	read := make(chan error, 1)
+	go func() { read <- im.ReadPlanes(pr) }()
+	_, err = pw.Write(make([]byte, im.PlaneBytes()+100)) // plane 0, and plane 1 begun
+	require.NoError(t, err)
+	truncated := make(chan error, 1)
+	go func() { truncated <- im.TruncateT(1) }()
+	select {
+	case err := <-truncated:
+		require.ErrorIs(t, err, ErrPlane)
+		assert.ErrorContains(t, err, "whose planes ReadPlanes is writing")
+	case <-time.After(time.Minute): // a hang, not a timing
+		pw.Close()
+		t.Fatal("TruncateT waits for ReadPlanes's reader")
+	}
+	require.NoError(t, pw.Close())
+	assert.Error(t, <-read, "the input ended mid-plane")
+	var nilImage *Image
+	assert.Equal(t, ImageSpec{}, nilImage.Spec())
 }
