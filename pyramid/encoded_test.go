@@ -411,6 +411,8 @@ func TestEncodedPlaneMisuse(t *testing.T) {
 	require.NoError(t, err)
 	_, err = all.EncodedPlane(0, 0, 0)
 	assert.ErrorIs(t, err, ErrPlane, "twice")
+	// Started or not, the plane takes encoded tiles: that is the reason.
+	assert.ErrorContains(t, all.WritePlane(0, 0, 0, make([]byte, 300*200)), "plane z=0 c=0 t=0 of image 0: its tiles are given encoded (EncodedPlane)")
 	assert.ErrorIs(t, ep.WriteTile(3, tiles[0][0]), ErrData, "no level 3")
 	assert.ErrorIs(t, ep.WriteTile(-1, tiles[0][0]), ErrData)
 	assert.ErrorIs(t, ep.WriteTile(0, nil), ErrData, "empty tile")

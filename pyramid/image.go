@@ -134,7 +134,8 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 			return nil, err
 		}
 		if coding.Compression == JPEG && (spec.PixelType != Uint8 || spec.SamplesPerPixel != 1 && spec.SamplesPerPixel != 3) {
-			return nil, fmt.Errorf("%w: JPEG takes uint8 samples, 1 or 3 per pixel, not %d x %v", ErrOption, spec.SamplesPerPixel, spec.PixelType)
+			return nil, fmt.Errorf("%w: JPEG takes uint8 samples, 1 or 3 per pixel, not %d x %v (ImageSpec.Coding gives this image a lossless codec)",
+				ErrOption, spec.SamplesPerPixel, spec.PixelType)
 		}
 	}
 	for l, g := range levels {
@@ -657,12 +658,12 @@ func (im *Image) claim(p int, mode openMode) error {
 	switch {
 	case st.dirs != nil && st.done:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d written twice", ErrPlane, z, c, t, image)
+	case im.encoded > 0 && mode != openEncoded: // whatever the plane's state: the way it is written is wrong
+		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: its tiles are given encoded (EncodedPlane)", ErrPlane, z, c, t, image)
 	case st.dirs != nil:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is started already, and not complete", ErrPlane, z, c, t, image)
 	case st.reserved && mode != openReserved:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d is being written by ReadPlanes", ErrPlane, z, c, t, image)
-	case im.encoded > 0 && mode != openEncoded:
-		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: its tiles are given encoded (EncodedPlane)", ErrPlane, z, c, t, image)
 	case im.encoded == 0 && mode == openEncoded:
 		return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d: EncodedPlane is for images added with AddEncodedImage", ErrPlane, z, c, t, image)
 	}

@@ -211,7 +211,9 @@ type Options struct {
 	Workers int
 	// BigTIFF says when to write BigTIFF.
 	BigTIFF BigTIFF
-	// Progress, if set, is told the tiles stored so far: by the calls
+	// Progress, if set, is told the tiles stored so far (stored, not
+	// given: with Workers other than 1 the encoders may hold the last
+	// tiles until Close, whose reports then cover them at once): by the calls
 	// that write planes (PlaneWriter.Write, WritePlane, ReadPlanes...) as
 	// they go, and the whole file's by a Close that commits it. It runs on
 	// the goroutine of that call, one call at a time, with none of the

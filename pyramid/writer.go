@@ -693,7 +693,7 @@ func (w *Writer) missingPlanes() error {
 	if count > len(missing) {
 		more = fmt.Sprintf(" and %d more", count-len(missing))
 	}
-	return fmt.Errorf("%w: %d missing: %s%s", ErrMissingPlanes, count, strings.Join(missing, ", "), more)
+	return fmt.Errorf("%w: %d missing: %s%s (the output is discarded)", ErrMissingPlanes, count, strings.Join(missing, ", "), more)
 }
 
 // addDirectories gives every level its tiles, puts the OME-XML in the first
