@@ -16,10 +16,11 @@
 //
 // # Convert
 //
-// Convert writes a pyramidal OME-TIFF from a TIFF, BigTIFF, OME-TIFF or
-// Aperio SVS file (.tif, .tiff, .svs, .ome.tif, .ome.tiff, .btf, .tf8),
-// a PNG, JPEG, GIF, BMP or WebP image, or a raw file of little-endian
-// samples described by the -raw flags.
+// Convert writes a pyramidal OME-TIFF from a TIFF, BigTIFF or OME-TIFF
+// file, a whole-slide file of Aperio (SVS), Hamamatsu (NDPI), Roche/Ventana
+// (BIF) or Leica (SCN) (.tif, .tiff, .svs, .ndpi, .bif, .scn, .ome.tif,
+// .ome.tiff, .btf, .tf8), a PNG, JPEG, GIF, BMP or WebP image, or a raw
+// file of little-endian samples described by the -raw flags.
 //
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps
@@ -30,7 +31,10 @@
 // (the layout of the planes, the file's UUID and creator); an SVS its
 // slide (MPP as the pixel size, AppMag as the objective's nominal
 // magnification, the other fields of its description as a map
-// annotation) and its label and macro images; a plain TIFF its pages of
+// annotation) and its label and macro images; an NDPI its focal planes
+// along Z, read a restart interval at a time, with its macro and map; a
+// BIF its level=0 page and its label and thumbnail; an SCN each image its
+// XML describes; a plain TIFF its pages of
 // one shape as planes along T, and pages of other shapes as further
 // images. 1-, 2- and 4-bit pages (bilevel images, GDAL's masks) are
 // read as uint8, their values as stored (tifffile reads them so). What
@@ -210,7 +214,7 @@ type command struct {
 
 // commands are the subcommands, in the order the usage lists them.
 var commands = []command{
-	{"convert", "convert an image, a TIFF, OME-TIFF or SVS file into a pyramidal OME-TIFF", runConvert},
+	{"convert", "convert an image, a TIFF, OME-TIFF or whole-slide file into a pyramidal OME-TIFF", runConvert},
 	{"info", "say which images and planes convert would read from TIFF files", runInfo},
 	{"inspect", "print the structure of TIFF files: header, OME-XML, directories", runInspect},
 	{"version", "print the version, the Go release and the JPEG codec of this build", runVersion},
