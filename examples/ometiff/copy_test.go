@@ -85,6 +85,15 @@ func TestConvertCopyThrough(t *testing.T) {
 	writeTiled(t, flat, pyramid.Options{TileSize: 32, Compression: pyramid.Zstd, Level: 1, Levels: 1})
 	raw := filepath.Join(dir, "raw.ome.tif")
 	writeTiled(t, raw, pyramid.Options{TileSize: 64, Compression: pyramid.None})
+	tiny := filepath.Join(dir, "tiny.ome.tif")
+	writeTiled(t, tiny, pyramid.Options{TileSize: 16, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal, Levels: 1})
+	huge := filepath.Join(dir, "huge.ome.tif") // tiles of 2048 on an image 2100 wide
+	hw, err := pyramid.Create(huge, pyramid.Options{TileSize: 2048, Compression: pyramid.None, Levels: 1})
+	require.NoError(t, err)
+	him, err := hw.AddImage(pyramid.ImageSpec{SizeX: 2100, SizeY: 40})
+	require.NoError(t, err)
+	require.NoError(t, him.WritePlane(0, 0, 0, make([]byte, him.PlaneBytes())))
+	require.NoError(t, hw.Close())
 	stripped := filepath.Join(dir, "strips.tif")
 	writeTIFF(t, stripped, page{width: 40, height: 30, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
 	tests := []struct {
@@ -117,6 +126,13 @@ func TestConvertCopyThrough(t *testing.T) {
 		{"Zstd copied, -level for its levels", []string{"-level", "5", flat}, "image 0: Zstd tiles of 32 x 32 copied through", "Zstd", true},
 		{"Zstd encoded again", []string{"-compression", "zstd", flat}, "", "Zstd", false},
 		{"strips", []string{stripped}, "", "LZW", false},
+		// Tiles of a side viewers read slowly are cut anew, unless -tile
+		// asks for them.
+		{"tiles too small", []string{tiny}, "image 0: encoded again as LZW: the source's are 16 x 16, and tiles of 32 to 1024 a side are copied (-tile 16 copies these)\n",
+			"LZW", false},
+		{"tiles too small, -tile", []string{"-tile", "16", tiny}, "image 0: LZW tiles of 16 x 16 copied through", "LZW", false},
+		{"tiles too large", []string{huge}, "image 0: written again uncompressed: the source's are 2048 x 48, and tiles of 32 to 1024 a side are copied (-tile 2048 copies these)\n",
+			"none", false},
 		{"strips, levels asked for", []string{"-copy-levels", stripped}, "image 0: encoded again as LZW: its uncompressed strips are not copied (tiles only)\n", "LZW", false},
 	}
 	for i, tt := range tests {

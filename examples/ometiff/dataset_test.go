@@ -35,7 +35,7 @@ func TestConvertDataset(t *testing.T) {
 				code, stdout, stderr := clitest.Run(runConvert, "-force", in, out)
 				require.Equal(t, 0, code, stderr)
 				assert.Contains(t, stdout, "2 images, 12 planes")
-				assert.Contains(t, stderr, "image 1: Deflate tiles of 16 x 16 copied through")
+				assert.Contains(t, stderr, "image 1: Deflate tiles of 32 x 32 copied through")
 				data, err := os.ReadFile(out)
 				require.NoError(t, err)
 				file, err := readback.Parse(data)

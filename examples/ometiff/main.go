@@ -53,7 +53,8 @@
 //
 // When an image of a TIFF file is tiled in a codec the writer writes
 // (JPEG, LZW, Deflate, Zstd or none), in square tiles of a multiple of 16
-// (or shrunk to an image smaller than one, as the writer cuts them), and
+// from 32 to 1024 a side (or shrunk to an image smaller than one, as the
+// writer cuts them; -tile copies other sides), and
 // -compression is not given, its tiles are copied into the output
 // byte for byte, with their JPEGTables and YCbCr fields: no generation is
 // lost, and no time goes to encoding them. The image keeps the source's
@@ -61,7 +62,8 @@
 // quality its tables were made at), and the output the first such
 // image's tile size; images whose tiles are not copied take LZW,
 // losslessly, as an SVS's label and macro do, but those of a -tile or
-// -predictor other than the source's, or tiles not square, are encoded
+// -predictor other than the source's, or tiles not square or of another
+// side, are encoded
 // again in the source's codec (a JPEG slide stays JPEG, at its quality). The converter says what it copies on stderr. The
 // full resolution is still decoded, to compute the reduced levels; with
 // -copy-levels the source's own levels are copied as well, with no

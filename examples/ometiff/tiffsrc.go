@@ -474,6 +474,10 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		case cfg.set["tile"] && !fits(o.TileSize):
 			encodeAgain("-tile %d, the source's are %d x %d", o.TileSize, c.TileWidth, c.TileHeight)
 			continue
+		case !cfg.set["tile"] && !viewable(im.Spec, c, side):
+			encodeAgain("the source's are %d x %d, and tiles of %d to %d a side are copied (-tile %d copies these)",
+				c.TileWidth, c.TileHeight, minCopiedTile, maxCopiedTile, side)
+			continue
 		case cfg.set["predictor"] && o.Predictor != pyramid.PredictorAuto && s.predictorFor(cfg, i) != c.Predictor && c.Compression != pyramid.JPEG:
 			encodeAgain("-predictor %v, the source's is %v", s.predictorFor(cfg, i), c.Predictor)
 			continue
@@ -603,11 +607,31 @@ func tileSide(spec pyramid.ImageSpec, c pyramid.TileCoding) (side int, square bo
 	return side, c.TileWidth == c.TileHeight || fits(side), func(s int) bool { return s == side }
 }
 
+// The tile sides convert copies without -tile. Tiles of 16 pixels (the
+// least TIFF allows) make a file of many small reads at every level
+// (libvips then reads it several times slower); larger ones than 1024
+// make a viewer decode megabytes for a glance, and a pyramid that stops
+// after a level or two, as its levels halve until one tile. libvips
+// writes 128 by default, Bio-Formats and QuPath 256 to 1024.
+const (
+	minCopiedTile = 32
+	maxCopiedTile = 1024
+)
+
 // copiable reports whether convert, without -tile, copies tiles coded
-// as c of an image: whether the writer would cut them alike.
+// as c of an image: whether the writer would cut them alike, and their
+// side is one viewers read quickly (an image within one tile takes any
+// side up to maxCopiedTile).
 func copiable(spec pyramid.ImageSpec, c pyramid.TileCoding) bool {
-	_, square, _ := tileSide(spec, c)
-	return square
+	side, square, _ := tileSide(spec, c)
+	return square && viewable(spec, c, side)
+}
+
+// viewable reports whether tiles coded as c, of side side, are of a size
+// convert copies without -tile.
+func viewable(spec pyramid.ImageSpec, c pyramid.TileCoding, side int) bool {
+	oneTile := c.TileWidth >= spec.SizeX && c.TileHeight >= spec.SizeY
+	return side <= maxCopiedTile && (side >= minCopiedTile || oneTile)
 }
 
 // predictorFor returns the predictor -predictor asks of image i: the

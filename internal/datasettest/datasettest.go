@@ -27,14 +27,14 @@ func Fill(ref pyramid.PlaneRef, pix []byte) error {
 
 // Write writes into dir, with package pyramid, a dataset of two images,
 // "well 0" and "well 1", of 2 channels ("DAPI", "GFP") x 3 focal planes
-// of Width x Height uint16 pixels of 0.5 µm, in Deflate tiles of 16 x 16,
+// of Width x Height uint16 pixels of 0.5 µm, in Deflate tiles of 32 x 32,
 // cut into 3 files, set_0.ome.tif to set_2.ome.tif, so that the images
 // span files. Every file holds the OME-XML or, with companion,
 // set.companion.ome does. The test's name goes into the UUIDs.
 func Write(t testing.TB, dir string, companion bool) *pyramid.Dataset {
 	t.Helper()
 	spec := pyramid.DatasetSpec{Name: "set", Seed: t.Name(), Companion: companion, Split: pyramid.Split{Files: 3},
-		Options: pyramid.Options{TileSize: 16, Compression: pyramid.Deflate}}
+		Options: pyramid.Options{TileSize: 32, Compression: pyramid.Deflate}}
 	for i := range 2 {
 		spec.Images = append(spec.Images, pyramid.ImageSpec{Name: fmt.Sprintf("well %d", i), SizeX: Width, SizeY: Height, SizeZ: 3, SizeC: 2,
 			PixelType: pyramid.Uint16, PhysicalSizeX: 0.5, PhysicalSizeY: 0.5,
