@@ -2,6 +2,7 @@ package tiff
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -41,6 +42,11 @@ const (
 // and frame before the first restart interval): a few hundred bytes in the
 // scanners' files.
 const maxNDPIHeader = 1 << 20
+
+// maxTileHeader bounds the header each NDPI tile's stream starts with:
+// its quantization and Huffman tables, frame and scan, under 2 KiB in a
+// baseline JPEG (4 tables of each).
+const maxTileHeader = 16 << 10
 
 // NDPITiles returns the page of a Hamamatsu NDPI file whose image is one
 // JPEG strip with restart markers, and the McuStarts field that says
@@ -107,6 +113,9 @@ func (p *Page) NDPITiles() (*Page, error) {
 		return nil, fmt.Errorf("%w: the JPEG header of the NDPI page at %d: %v", ErrMalformed, p.Offset, err)
 	}
 	h, err := parseNDPIHeader(raw, width, height)
+	if errors.Is(err, errNotBaseline) {
+		return nil, fmt.Errorf("%w: the JPEG header of the NDPI page at %d: %v", ErrUnsupported, p.Offset, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: the JPEG header of the NDPI page at %d: %w", ErrMalformed, p.Offset, err)
 	}
@@ -153,6 +162,10 @@ func (p *Page) NDPITiles() (*Page, error) {
 	return &q, nil
 }
 
+// errNotBaseline is a JPEG of another process than baseline's, sound but
+// not read.
+var errNotBaseline = errors.New("not baseline")
+
 // ndpiHeader is what NDPITiles reads of an NDPI strip's JPEG header.
 type ndpiHeader struct {
 	interval            int // MCUs per restart interval
@@ -198,12 +211,22 @@ func parseNDPIHeader(b []byte, width, height uint64) (ndpiHeader, error) {
 			}
 			sof = len(tile) + 5 // where the frame's height lies in the tile's header
 		case marker >= 0xc2 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc:
-			return h, fmt.Errorf("a frame of marker %#x (only baseline JPEG's are read)", marker)
+			return h, fmt.Errorf("%w: a frame of marker %#x (only baseline JPEG's are read)", errNotBaseline, marker)
 		case marker == 0xda:
 			sos = i+2+n == len(b)
 			if !sos {
 				return h, fmt.Errorf("the scan's header ends at byte %d, and the first restart interval starts at %d", i+2+n, len(b))
 			}
+		case marker != 0xdb && marker != 0xc4 && marker != 0xee:
+			// Only the tables, the frame, the scan and Adobe's colour
+			// transform go into each tile's stream: the other segments
+			// (comments, Exif, ...), copied into every tile, could make a
+			// stream many times the tile.
+			i += 2 + n
+			continue
+		}
+		if len(tile)+2+n > maxTileHeader {
+			return h, fmt.Errorf("tables of more than %d bytes", maxTileHeader)
 		}
 		tile = append(tile, b[i:i+2+n]...)
 		i += 2 + n
@@ -236,7 +259,7 @@ func (h *ndpiHeader) frame(seg []byte, width, height uint64) error {
 	switch {
 	case bits != 8:
 		return fmt.Errorf("a frame of %d-bit samples", bits)
-	case uint64(rows) != height || uint64(cols) != width:
+	case !frameSide(rows, height) || !frameSide(cols, width):
 		return fmt.Errorf("a frame of %d x %d in a page of %d x %d", cols, rows, width, height)
 	case comps != 1 && comps != 3 || len(seg) != 6+3*comps:
 		return fmt.Errorf("a frame of %d components in %d bytes", comps, len(seg))
@@ -263,12 +286,28 @@ func (h *ndpiHeader) frame(seg []byte, width, height uint64) error {
 	return nil
 }
 
-// endNDPITile ends the stream of an NDPI tile, whose interval's data
-// starts at dst[data:]: the marker the strip has after it (the next
-// interval's RSTn, or the strip's EOI) is replaced by EOI.
-func endNDPITile(dst []byte, data int) []byte {
-	if n := len(dst); n-data >= 2 && dst[n-2] == 0xff && (dst[n-1] >= 0xd0 && dst[n-1] <= 0xd7 || dst[n-1] == 0xd9) {
-		dst = dst[:n-2]
+// frameSide reports whether a frame's side, of 16 bits, says the page's:
+// the same, or for a page past 65535 pixels (which a JPEG frame cannot
+// say), 0 or the side's low 16 bits, as NDP.scan writes them and
+// OpenSlide and tifffile read them.
+func frameSide(frame uint16, page uint64) bool {
+	return uint64(frame) == page || page > 0xffff && (frame == 0 || uint64(frame) == page&0xffff)
+}
+
+// endNDPITile ends the stream of tile i of an NDPI page of n tiles, whose
+// interval's data starts at dst[data:]: the restart marker after it
+// (RSTi mod 8), which the strip must have there as OpenSlide checks, or
+// after the last, the strip's EOI, is replaced by EOI. A tile that does
+// not end with its restart marker is ErrMalformed: its McuStarts are
+// wrong, and its samples would be another interval's.
+func endNDPITile(dst []byte, data, i, n int) ([]byte, error) {
+	end := len(dst)
+	marker := byte(0xd0 + i%8)
+	if end-data >= 2 && dst[end-2] == 0xff && (dst[end-1] == marker || i == n-1 && dst[end-1] == 0xd9) {
+		return append(dst[:end-2], 0xff, 0xd9), nil
 	}
-	return append(dst, 0xff, 0xd9)
+	if i == n-1 {
+		return append(dst, 0xff, 0xd9), nil
+	}
+	return dst, fmt.Errorf("%w: tile %d of the NDPI strip does not end with restart marker %d: its McuStarts are wrong", ErrMalformed, i, i%8)
 }

@@ -503,7 +503,9 @@ func (p *Page) ReadBlock(dst []byte, i int) ([]byte, error) {
 		return dst[:start], fmt.Errorf("tiff: read block %d of the page at %d: %w", i, p.Offset, err)
 	}
 	if p.jpegHeader != nil {
-		dst = endNDPITile(dst, data)
+		if dst, err = endNDPITile(dst, data, i, p.NumBlocks()); err != nil {
+			return dst[:start], fmt.Errorf("%w (the page at %d)", err, p.Offset)
+		}
 	}
 	return dst, nil
 }

@@ -19,12 +19,15 @@ import (
 
 // Page is one page of an NDPI file.
 type Page struct {
-	// Width, Height and RGB are the image: interleaved 8-bit R, G, B.
+	// Width, Height and RGB are the image: interleaved 8-bit R, G, B,
+	// or with Gray one 8-bit sample a pixel.
 	Width, Height int
 	RGB           []byte
+	// Gray writes a grayscale JPEG (BlackIsZero), of MCUs of 8 x 8.
+	Gray bool
 	// Interval is the restart interval in MCUs (of 16 x 16 pixels: the
-	// strip is YCbCr 4:2:0, as NDP.scan writes it); 0 writes a JPEG
-	// without restart markers, and no McuStarts.
+	// strip is YCbCr 4:2:0, as NDP.scan writes it; 8 x 8 when Gray); 0
+	// writes a JPEG without restart markers, and no McuStarts.
 	Interval int
 	// Magnification is the NDPISourceLens field: positive for the scan
 	// and its levels, -1 for the macro image, -2 for the map.
@@ -44,7 +47,8 @@ type Page struct {
 }
 
 // Pattern returns a width × height RGB image of smooth gradients and
-// edges, which JPEG codes at high quality within a few levels.
+// edges, which JPEG codes at high quality within a few levels; its R
+// samples, every third byte, make a gray one.
 func Pattern(width, height, seed int) []byte {
 	out := make([]byte, 3*width*height)
 	for y := range height {
@@ -71,10 +75,13 @@ func Strip(p Page) (strip []byte, mcuStarts []uint64, err error) {
 	}
 	if p.Interval == 0 {
 		var buf bytes.Buffer
-		err := jpeg.Encode(&buf, rgba(p.RGB, p.Width, p.Height, 0, 0, p.Width, p.Height), &jpeg.Options{Quality: q})
+		err := jpeg.Encode(&buf, p.block(0, 0, p.Width, p.Height), &jpeg.Options{Quality: q})
 		return buf.Bytes(), nil, err
 	}
-	const mcu = 16
+	mcu := 16
+	if p.Gray {
+		mcu = 8
+	}
 	tileW := p.Interval * mcu
 	mcusAcross := (p.Width + mcu - 1) / mcu
 	if mcusAcross%p.Interval != 0 {
@@ -84,7 +91,7 @@ func Strip(p Page) (strip []byte, mcuStarts []uint64, err error) {
 	for y0 := 0; y0 < p.Height; y0 += mcu {
 		for x0 := 0; x0 < p.Width; x0 += tileW {
 			var buf bytes.Buffer
-			if err := jpeg.Encode(&buf, rgba(p.RGB, p.Width, p.Height, x0, y0, tileW, mcu), &jpeg.Options{Quality: q}); err != nil {
+			if err := jpeg.Encode(&buf, p.block(x0, y0, tileW, mcu), &jpeg.Options{Quality: q}); err != nil {
 				return nil, nil, err
 			}
 			head, scan, err := split(buf.Bytes())
@@ -104,15 +111,23 @@ func Strip(p Page) (strip []byte, mcuStarts []uint64, err error) {
 	return append(strip, 0xff, 0xd9), mcuStarts, nil
 }
 
-// rgba returns the w × h block at x0, y0 of the image, its pixels past
-// the image's edge repeating the last column and row.
-func rgba(pix []byte, width, height, x0, y0, w, h int) *image.RGBA {
+// block returns the w × h block at x0, y0 of the page's image, its
+// pixels past the image's edge repeating the last column and row.
+func (p Page) block(x0, y0, w, h int) image.Image {
+	if p.Gray {
+		m := image.NewGray(image.Rect(0, 0, w, h))
+		for y := range h {
+			for x := range w {
+				m.Pix[y*m.Stride+x] = p.RGB[min(y0+y, p.Height-1)*p.Width+min(x0+x, p.Width-1)]
+			}
+		}
+		return m
+	}
 	m := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
-			sx, sy := min(x0+x, width-1), min(y0+y, height-1)
-			i := 3 * (sy*width + sx)
-			copy(m.Pix[y*m.Stride+4*x:], []byte{pix[i], pix[i+1], pix[i+2], 0xff})
+			i := 3 * (min(y0+y, p.Height-1)*p.Width + min(x0+x, p.Width-1))
+			copy(m.Pix[y*m.Stride+4*x:], []byte{p.RGB[i], p.RGB[i+1], p.RGB[i+2], 0xff})
 		}
 	}
 	return m
@@ -152,7 +167,8 @@ func frameOf(head []byte, width, height, interval int) []byte {
 }
 
 // File returns an NDPI file of the pages, in order: a classic
-// little-endian TIFF, each page one JPEG strip (Photometric YCbCr).
+// little-endian TIFF, each page one JPEG strip (Photometric YCbCr, or
+// BlackIsZero for Gray).
 func File(pages ...Page) ([]byte, error) {
 	format := ifd.Format{Order: binary.LittleEndian}
 	file := make([]byte, 8)
@@ -166,13 +182,17 @@ func File(pages ...Page) ([]byte, error) {
 		b := new(ifd.Builder)
 		b.AddUint(tiff.TagImageWidth, uint64(p.Width))
 		b.AddUint(tiff.TagImageLength, uint64(p.Height))
-		b.AddShort(tiff.TagBitsPerSample, 8, 8, 8)
+		samples, photometric := uint16(3), tiff.PhotometricYCbCr
+		if p.Gray {
+			samples, photometric = 1, tiff.PhotometricBlackIsZero
+		}
+		b.AddShort(tiff.TagBitsPerSample, []uint16{8, 8, 8}[:samples]...)
 		b.AddShort(tiff.TagCompression, tiff.CompressionJPEG)
-		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)
+		b.AddShort(tiff.TagPhotometricInterpretation, photometric)
 		b.AddASCII(tiff.TagMake, "Hamamatsu")
 		b.AddASCII(tiff.TagModel, "C13210")
 		b.AddUint(tiff.TagStripOffsets, offset)
-		b.AddShort(tiff.TagSamplesPerPixel, 3)
+		b.AddShort(tiff.TagSamplesPerPixel, samples)
 		b.AddUint(tiff.TagRowsPerStrip, uint64(p.Height))
 		b.AddUint(tiff.TagStripByteCounts, uint64(len(strip)))
 		if p.PixelsPerCm > 0 {

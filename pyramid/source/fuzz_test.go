@@ -15,6 +15,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/ndpitest"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -297,7 +298,8 @@ func FuzzParseAperio(f *testing.F) {
 }
 
 // FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
-// TIFF, BIF and Leica SCN files: errors must be typed, what is mapped sound, and the planes
+// TIFF, NDPI, BIF and Leica SCN files: errors must be typed, what is
+// mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
 func FuzzNew(f *testing.F) {
@@ -315,6 +317,13 @@ func FuzzNew(f *testing.F) {
 		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)
 		f.Add(file)
 	}
+	// An NDPI slide, its strips of restart intervals read as tiles.
+	ndpi, err := ndpitest.File(ndpitest.Page{Width: 32, Height: 16, RGB: ndpitest.Pattern(32, 16, 0), Interval: 1, Magnification: 20},
+		ndpitest.Page{Width: 16, Height: 16, RGB: ndpitest.Pattern(16, 16, 1), Magnification: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ndpi)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := mapFuzzed(t, data, true)
 		if m == nil {

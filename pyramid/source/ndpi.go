@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,14 +13,15 @@ import (
 )
 
 // isNDPI reports whether the file is a Hamamatsu NDPI slide: its first
-// page has the NDPI format flag (65420), as tifffile and OpenSlide
-// recognize the format.
+// page has the NDPI format flag (65420) and a Make, as tifffile
+// recognizes the format.
 func isNDPI(f *tiff.File) bool {
 	if f == nil || len(f.Pages) == 0 {
 		return false
 	}
-	_, ok := f.Pages[0].Field(tiff.TagNDPIFormatFlag)
-	return ok
+	_, flag := f.Pages[0].Field(tiff.TagNDPIFormatFlag)
+	_, make := f.Pages[0].Field(tiff.TagMake)
+	return flag && make
 }
 
 // ndpiFloat returns a numeric field of an NDPI page as a number.
@@ -36,10 +38,10 @@ func ndpiFloat(p *tiff.Page, tag uint16) (float64, bool) {
 }
 
 // ndpi maps a Hamamatsu NDPI file as Bio-Formats' NDPIReader reads it:
-//   - the pages of page 0's size whose magnification (NDPISourceLens,
-//     65421) is positive are the slide's focal planes, one image along Z
-//     in the order of the file; NDP.scan writes each plane's levels
-//     after it. The spacing of their offsets (NDPIZOffset, in nm) is the
+//   - the first page whose magnification (NDPISourceLens, 65421) is
+//     positive (page 0, as NDP.scan writes them) and the pages of its
+//     size are the slide's focal planes, one image along Z in the order
+//     of the file; NDP.scan writes each plane's levels after it. The spacing of their offsets (NDPIZOffset, in nm) is the
 //     image's PhysicalSizeZ when even;
 //   - the smaller pages of its proportions are the scan's reduced levels,
 //     left out: the writer computes its levels again;
@@ -67,9 +69,18 @@ func (m *mapper) ndpi() error {
 		return fmt.Errorf("%w: an NDPI file of %d bytes, past 4 GiB: its 64-bit offsets are not read", ErrUnsupported, f.Size)
 	}
 	pages := m.file.TIFF.Pages
-	w0, h0, err := pageSize(pages[0])
-	if err != nil {
-		return err
+	// The slide is the first page of a positive magnification (or none):
+	// NDP.scan writes it first, but a file may start with its macro.
+	slide := slices.IndexFunc(pages, func(p *tiff.Page) bool {
+		mag, ok := ndpiFloat(p, tiff.TagNDPISourceLens)
+		return !ok || mag > 0
+	})
+	var w0, h0 int
+	if slide >= 0 {
+		var err error
+		if w0, h0, err = pageSize(pages[slide]); err != nil {
+			return err
+		}
 	}
 	var planes []*tiff.Page
 	named := map[string]bool{}
@@ -81,43 +92,23 @@ func (m *mapper) ndpi() error {
 	for i, p := range pages {
 		mag, hasMag := ndpiFloat(p, tiff.TagNDPISourceLens)
 		w, h, err := pageSize(p)
+		scan := !hasMag || mag > 0
 		switch {
 		case hasMag && mag == -1 && !named["macro"]:
 			others, named["macro"] = append(others, other{i, "macro"}), true
 		case hasMag && mag == -2 && !named["map"]:
 			others, named["map"] = append(others, other{i, "map"}), true
-		case i == 0 || err == nil && w == w0 && h == h0 && (!hasMag || mag > 0):
+		case i == slide || scan && slide >= 0 && err == nil && w == w0 && h == h0:
 			planes = append(planes, p)
-		case err == nil && w <= w0 && h <= h0 && sameProportions(w, h, w0, h0) && (!hasMag || mag > 0):
+		case scan && slide >= 0 && err == nil && w <= w0 && h <= h0 && sameProportions(w, h, w0, h0):
 			// A reduced level: computed again.
 		default:
 			others = append(others, other{i, fmt.Sprintf("page %d", i)})
 		}
 	}
-	var notes []string
-	for i, p := range planes {
-		var note string
-		if planes[i], note, err = ndpiTiles(p); err != nil {
-			return err
-		}
-		if note != "" {
-			notes = append(notes, fmt.Sprintf("focal plane %d: %s", i, note))
-		}
+	if err := m.ndpiSlide(planes, slide); err != nil {
+		return err
 	}
-	l, err := layoutOf(planes[0])
-	if err != nil {
-		return m.skipImage(fmt.Errorf("the slide of the NDPI file (page 0): %w", err))
-	}
-	for i, p := range planes[1:] {
-		if pl, err := layoutOf(p); err != nil || !sameShape(pl, l) {
-			return m.skipImage(fmt.Errorf("%w: focal plane %d of the NDPI file (the page at %d) is not stored as page 0 is", ErrUnsupported, i+1, p.Offset))
-		}
-	}
-	im := genericImage(planes, l, nil)
-	im.Spec.SizeZ, im.Spec.SizeT = len(planes), 1
-	im.Notes = notes
-	describeNDPI(im, planes)
-	m.add(im)
 	for _, o := range others {
 		p, note, err := ndpiTiles(pages[o.page])
 		if err != nil {
@@ -137,6 +128,41 @@ func (m *mapper) ndpi() error {
 		}
 		m.add(im)
 	}
+	return nil
+}
+
+// ndpiSlide adds the image of the slide's focal planes, the first page
+// slide: or, when they cannot be read, says so (m.skipImage) and leaves
+// the file's other pages to be read.
+func (m *mapper) ndpiSlide(planes []*tiff.Page, slide int) error {
+	if len(planes) == 0 {
+		return nil
+	}
+	var notes []string
+	for i, p := range planes {
+		var note string
+		var err error
+		if planes[i], note, err = ndpiTiles(p); err != nil {
+			return err
+		}
+		if note != "" {
+			notes = append(notes, fmt.Sprintf("focal plane %d: %s", i, note))
+		}
+	}
+	l, err := layoutOf(planes[0])
+	if err != nil {
+		return m.skipImage(fmt.Errorf("the slide of the NDPI file (page %d): %w", slide, err))
+	}
+	for i, p := range planes[1:] {
+		if pl, err := layoutOf(p); err != nil || !sameShape(pl, l) {
+			return m.skipImage(fmt.Errorf("%w: focal plane %d of the NDPI file (the page at %d) is not stored as its first is", ErrUnsupported, i+1, p.Offset))
+		}
+	}
+	im := genericImage(planes, l, nil)
+	im.Spec.SizeZ, im.Spec.SizeT = len(planes), 1
+	im.Notes = notes
+	describeNDPI(im, planes)
+	m.add(im)
 	return nil
 }
 

@@ -121,3 +121,42 @@ func TestNDPIPast4GiB(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err, "an NDPI file of 5368709120 bytes, past 4 GiB: its 64-bit offsets are not read")
 }
+
+// TestNDPIOtherOrders: a file starting with its macro has its slide at
+// the first page of a positive magnification; a file of a map alone is
+// that image; a focal plane stored otherwise than the first is refused,
+// or with SkipUnsupported left out with the slide, the macro and the map
+// still read.
+func TestNDPIOtherOrders(t *testing.T) {
+	page := func(w, h int, mag float32) ndpitest.Page {
+		return ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, 0), Interval: 1, Magnification: mag}
+	}
+	macroFirst, err := ndpitest.File(page(48, 16, -1), page(64, 32, 20), page(32, 16, 10), page(32, 16, -2))
+	require.NoError(t, err)
+	f, err := mapFile(t, macroFirst, "m.ndpi", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 64x32 Z1 C1 T1 XYCZT uint8 x3: 1:*`, `"macro" 48x16 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"map" 32x16 Z1 C1 T1 XYCZT uint8 x3: 3:*`}, summary(f))
+
+	mapAlone, err := ndpitest.File(page(32, 16, -2))
+	require.NoError(t, err)
+	f, err = mapFile(t, mapAlone, "map.ndpi", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"map" 32x16 Z1 C1 T1 XYCZT uint8 x3: 0:*`}, summary(f))
+
+	// The second focal plane said to be of 16-bit samples.
+	odd := page(64, 32, 20)
+	odd.More = func(b *ifd.Builder, _ []byte, _ []uint64) {
+		b.Remove(tiff.TagBitsPerSample)
+		b.AddShort(tiff.TagBitsPerSample, 16, 16, 16)
+	}
+	planes, err := ndpitest.File(page(64, 32, 20), odd, page(48, 16, -1), page(32, 16, -2))
+	require.NoError(t, err)
+	_, err = mapFile(t, planes, "z.ndpi", Options{})
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "focal plane 1 of the NDPI file")
+	f, err = mapFile(t, planes, "z.ndpi", Options{SkipUnsupported: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"macro" 48x16 Z1 C1 T1 XYCZT uint8 x3: 2:*`, `"map" 32x16 Z1 C1 T1 XYCZT uint8 x3: 3:*`}, summary(f))
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrLeftOut)
+}
