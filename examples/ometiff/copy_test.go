@@ -19,6 +19,7 @@ import (
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/ndpitest"
 	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -747,4 +748,47 @@ func TestChromaLost(t *testing.T) {
 		assert.Empty(t, chromaLost(c, pyramid.Coding{JPEGColor: pyramid.JPEGRGB}), "%v, RGB-coded", sub)
 	}
 	assert.Empty(t, chromaLost(pyramid.TileCoding{Photometric: tiff.PhotometricRGB}, pyramid.Coding{}))
+}
+
+// TestConvertNDPI: an NDPI's restart intervals, read as tiles, are never
+// copied (not square, or of 8 rows at 4:4:4 or gray): the slide is
+// encoded again in JPEG at its quality, never in LZW many times its size,
+// and -compression jpeg says so without promising a copy.
+func TestConvertNDPI(t *testing.T) {
+	dir := t.TempDir()
+	rgb := ndpitest.Pattern(128, 64, 0)
+	gray := make([]byte, 128*64)
+	for i := range gray {
+		gray[i] = rgb[3*i]
+	}
+	write := func(name string, p ndpitest.Page) string {
+		file, err := ndpitest.File(p, ndpitest.Page{Width: 48, Height: 16, RGB: ndpitest.Pattern(48, 16, 1), Magnification: -1})
+		require.NoError(t, err)
+		return writeFile(t, dir, name, file)
+	}
+	color := write("rgb.ndpi", ndpitest.Page{Width: 128, Height: 64, RGB: rgb, Interval: 2, Magnification: 20})
+	mono := write("gray.ndpi", ndpitest.Page{Width: 128, Height: 64, RGB: gray, Gray: true, Interval: 4, Magnification: 20})
+	for _, tc := range []struct {
+		name, in string
+		args     []string
+		stderr   string
+	}{
+		{"RGB", color, nil, "image 0: encoded again as JPEG at quality 90: the source's are 32 x 16, and the writer's square\n"},
+		{"gray", mono, nil, "image 0: encoded again as JPEG at quality 90: the source's are 32 x 8, not multiples of 16\n"},
+		{"-compression jpeg", color, []string{"-compression", "jpeg"}, "image 0: its JPEG tiles are decoded and encoded again at quality 75 (the source's: 90)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".ome.tif")
+			code, _, stderr := clitest.Run(runConvert, append(tc.args, tc.in, out)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stderr, tc.stderr)
+			assert.NotContains(t, stderr, "copied through")
+			assert.NotContains(t, stderr, "they are copied")
+			f, err := tiff.Open(out)
+			require.NoError(t, err)
+			defer f.Close()
+			c, _ := f.Pages[0].Uint(tiff.TagCompression)
+			assert.Equal(t, uint64(tiff.CompressionJPEG), c, "the slide stays JPEG")
+		})
+	}
 }

@@ -427,13 +427,15 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 	for i, im := range s.file.Images {
 		levels, why, err := encoded(im)
 		computed = computed || err != nil || len(levels) == 1
-		if err != nil {
+		var c pyramid.TileCoding
+		if err == nil {
+			c = levels[0].TileCoding
+		} else if c, err = jpegTiles(im, err); err != nil {
 			if why, ok := notCopied(im, err); ok || cfg.copyLevels {
 				say("image %d: %s: %s", s.number[i], again, why)
 			}
 			continue
 		}
-		c := levels[0].TileCoding
 		side, square, fits := tileSide(im.Spec, c)
 		// encodeAgain codes an image whose tiles cannot be copied in the
 		// source's codec all the same (a JPEG slide stays JPEG, at its
@@ -468,6 +470,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			say("image %d: %s: %s", s.number[i], what, fmt.Sprintf(format, args...))
 		}
 		switch {
+		case levels == nil: // JPEG tiles the writer cannot copy
+			encodeAgain("the source's are %d x %d, not multiples of 16", c.TileWidth, c.TileHeight)
+			continue
 		case !square:
 			encodeAgain("the source's are %d x %d, and the writer's square", c.TileWidth, c.TileHeight)
 			continue
@@ -705,7 +710,7 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 		page := im.Planes[0].Page
 		if l, err := page.Layout(); err == nil && l.Compression == tiff.CompressionJPEG {
 			q, _, err := compress.JPEGQuality(page.JPEGTables())
-			if err != nil { // the tiles hold their quantization tables
+			if err != nil && l.Tiled { // the tiles hold their quantization tables (a strip may be the whole image: not read)
 				tile, _ := page.ReadBlock(nil, 0)
 				q, _, err = compress.JPEGQuality(tile)
 			}
@@ -714,11 +719,11 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 				source = fmt.Sprintf(" (the source's: %d)", q)
 			}
 			copied := ""
-			if _, err := im.Encoded(false); err == nil {
+			if levels, err := im.Encoded(false); err == nil && copiable(im.Spec, levels[0].TileCoding) {
 				copied = "; without -compression they are copied"
 			}
-			say("image %d: its JPEG tiles are decoded and encoded again at quality %d%s%s", s.number[i],
-				cmp.Or(cfg.options.Quality, compress.DefaultJPEGQuality), source, copied)
+			say("image %d: its JPEG %s decoded and encoded again at quality %d%s%s", s.number[i],
+				map[bool]string{true: "tiles are", false: "strips are"}[l.Tiled], cmp.Or(cfg.options.Quality, compress.DefaultJPEGQuality), source, copied)
 		}
 		// A source in YCbCr of more chroma than 4:2:0 loses it, as the
 		// copied path says.
@@ -731,6 +736,29 @@ func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// jpegTiles returns the coding of an image whose JPEG tiles the writer
+// cannot copy, for their size alone (an NDPI's restart intervals of 8
+// rows, at 4:4:4, 4:2:2 or gray), so that it is encoded again in JPEG at
+// their quality, as tiles not square are; else err, Image.Encoded's.
+func jpegTiles(im *source.Image, err error) (pyramid.TileCoding, error) {
+	page := im.Planes[0].Page
+	l, lerr := page.Layout()
+	if lerr != nil || !l.Tiled || l.Compression != tiff.CompressionJPEG || l.Planes > 1 || im.Planes[0].Sample >= 0 ||
+		l.BlockWidth%16 == 0 && l.BlockHeight%16 == 0 {
+		return pyramid.TileCoding{}, err
+	}
+	c := pyramid.TileCoding{Compression: pyramid.JPEG, TileWidth: l.BlockWidth, TileHeight: l.BlockHeight,
+		Photometric: l.Photometric, JPEGTables: page.JPEGTables()}
+	if l.Photometric == tiff.PhotometricYCbCr {
+		h, v, serr := page.YCbCrSubsampling()
+		if serr != nil {
+			return pyramid.TileCoding{}, err
+		}
+		c.YCbCrSubSampling = [2]int{h, v}
+	}
+	return c, nil
 }
 
 // notCopied says in a few words why an image's tiles are not copied
