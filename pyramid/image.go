@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ometiff-go/ometiff/compress"
@@ -34,10 +35,13 @@ type Image struct {
 	// shrank it. Set under w.mu; Spec reads it without, as a reader given
 	// to ReadPlanes may call Spec while w.mu is held for it.
 	sizeT atomic.Int64
-	// reading is set while ReadPlanes holds the image's planes (set and
-	// cleared under w.mu): TruncateT then refuses without taking w.mu,
-	// which ReadPlanes may hold while it waits on its reader.
+	// reading is set while ReadPlanes holds the image's planes: TruncateT
+	// then refuses without taking w.mu, which ReadPlanes may hold while it
+	// waits on its reader. readMu orders the two: ReadPlanes sets and
+	// clears reading holding it, and TruncateT holds it from its check
+	// until it has w.mu, so that no ReadPlanes starts in between.
 	reading atomic.Bool
+	readMu  sync.Mutex
 
 	// Guarded by w.mu.
 	planes []planeState   // by index in DimensionOrder, as added
@@ -461,10 +465,13 @@ func (im *Image) TruncateT(sizeT int) error {
 		return errZero
 	}
 	w := im.w
+	im.readMu.Lock()
 	if im.reading.Load() {
+		im.readMu.Unlock()
 		return fmt.Errorf("%w: TruncateT on image %d, whose planes ReadPlanes is writing", ErrPlane, im.index)
 	}
 	w.mu.Lock()
+	im.readMu.Unlock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {
 		return err

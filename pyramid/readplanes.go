@@ -63,6 +63,8 @@ func (im *Image) ReadPlanes(r io.Reader) error {
 // is started or reserved already.
 func (im *Image) reservePlanes() error {
 	w := im.w
+	im.readMu.Lock()
+	defer im.readMu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usableLocked(); err != nil {
@@ -90,6 +92,8 @@ func (im *Image) reservePlanes() error {
 // releasePlanes ends ReadPlanes's reservation: the planes it did not write
 // may be written by anyone.
 func (im *Image) releasePlanes() {
+	im.readMu.Lock()
+	defer im.readMu.Unlock()
 	im.w.mu.Lock()
 	defer im.w.mu.Unlock()
 	for p := range im.planes {
