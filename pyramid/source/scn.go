@@ -31,7 +31,8 @@ const (
 	// scnMaxDepth bounds the nesting of elements: Leica's is 6 deep.
 	scnMaxDepth = 32
 	// scnMaxFields bounds the annotations of one image taken from the
-	// XML; the rest are reported (ErrMetadata), not kept.
+	// XML, and those of the collection (which every image takes); the
+	// rest are reported (ErrMetadata), not kept.
 	scnMaxFields = 1024
 )
 
@@ -51,6 +52,8 @@ type scnDoc struct {
 	// the collection ("collection.name", "collection.barcode").
 	fields []pyramid.KeyValue
 	images []*scnImage
+	// lost counts the collection's fields past scnMaxFields.
+	lost int
 	// sizeX and sizeY are the collection's (the slide's) size, in nm; 0
 	// when not said.
 	sizeX, sizeY int64
@@ -130,6 +133,12 @@ func parseSCN(d string, pages int) (*scnDoc, error) {
 	add := func(key, value string) {
 		kv := pyramid.KeyValue{Key: cleanText(key), Value: cleanText(strings.TrimSpace(value))}
 		if image == nil {
+			// Every image takes the collection's fields: bounded as an
+			// image's are, they cost no more than its own.
+			if len(doc.fields) >= scnMaxFields {
+				doc.lost++
+				return
+			}
 			doc.fields = append(doc.fields, kv)
 			return
 		}
@@ -581,8 +590,18 @@ func (m *mapper) scnImage(doc *scnDoc, p scnPlan, instruments map[string]*pyrami
 		for c := range p.sizeC {
 			k := c*p.sizeZ + z
 			var levels []*tiff.Page
-			for r := 1; p.levels[[2]int{r, k}] != nil; r++ {
+			r := 1
+			for ; p.levels[[2]int{r, k}] != nil; r++ {
 				levels = append(levels, p.levels[[2]int{r, k}])
+			}
+			// Resolutions after a missing one are no levels of a pyramid:
+			// said, not dropped without a word.
+			for q := range p.levels {
+				if q[1] == k && q[0] > r {
+					out.Notes = append(out.Notes, fmt.Sprintf("its resolutions of channel %d, focal plane %d, past resolution %d are not read: resolution %d is missing",
+						c, z, r-1, r))
+					break
+				}
 			}
 			out.Planes = append(out.Planes, planesOf(p.planes[k], l, levels)...)
 		}
@@ -631,6 +650,12 @@ func (m *mapper) scnImage(doc *scnDoc, p scnPlan, instruments map[string]*pyrami
 	if im.lost > 0 {
 		if err := m.skipImageMetadata(out, fmt.Errorf("%w: the image %q of the SCN file has %d more fields than the %d kept as annotations",
 			ErrMetadata, im.name, im.lost, scnMaxFields)); err != nil {
+			return nil, err
+		}
+	}
+	if doc.lost > 0 && len(m.file.Images) == 0 { // said once, of the first image
+		if err := m.skipImageMetadata(out, fmt.Errorf("%w: the collection of the SCN file has %d more fields than the %d kept as annotations",
+			ErrMetadata, doc.lost, scnMaxFields)); err != nil {
 			return nil, err
 		}
 	}

@@ -314,6 +314,38 @@ func TestSCNFieldsBounded(t *testing.T) {
 	assert.True(t, errors.Is(f.Skipped[0], ErrNotCarried))
 }
 
+// TestSCNCollectionFieldsBounded: the collection's fields, which every
+// image takes, are bounded as an image's are, and said so once: a file
+// of many images and fields does not cost their product.
+func TestSCNCollectionFieldsBounded(t *testing.T) {
+	many := strings.Repeat(`<n>x</n>`, scnMaxFields+5)
+	doc := strings.Replace(scnBrightfield, `<barcode>`, many+`<barcode>`, 1)
+	pages := scnBrightfieldPages()
+	pages[0].more = description(doc)
+	_, _, err := mapPages(t, Options{}, pages...)
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "the collection of the SCN file has 10 more fields than the 1024 kept as annotations")
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, pages...)
+	require.NoError(t, err)
+	require.Len(t, f.Images, 2)
+	for _, im := range f.Images {
+		assert.LessOrEqual(t, len(im.Spec.Annotations), 2*scnMaxFields)
+	}
+	require.Len(t, f.Skipped, 1, "said once")
+}
+
+// TestSCNResolutionGap: a resolution after a missing one is no level of
+// the pyramid, and a note says so.
+func TestSCNResolutionGap(t *testing.T) {
+	doc := scnDocument("", scnImageXML("macro", scnMacroView, "0.5", "0.02", "brightfield", "0 0 0 0 60x20"),
+		scnImageXML("main", scnMainView, "20", "0.4", "brightfield", "0 0 0 1 64x48", "2 0 0 2 16x12"))
+	f, _, err := mapPages(t, Options{}, svsPage(60, 20, true, description(doc)), svsPage(64, 48, true), svsPage(16, 12, true))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 2)
+	assert.Empty(t, f.Images[1].Planes[0].Levels)
+	assert.Equal(t, []string{"its resolutions of channel 0, focal plane 0, past resolution 0 are not read: resolution 1 is missing"}, f.Images[1].Notes)
+}
+
 // FuzzSCNDescription maps SCN files of a macro, a main image and its
 // level whose XML is arbitrary, seeded with Leica's.
 func FuzzSCNDescription(f *testing.F) {
