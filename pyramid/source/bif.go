@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -85,13 +86,58 @@ func (s iScan) attr(key string) (string, bool) {
 
 // xmpDecoder returns a decoder of an XMP packet: the field's bytes up to
 // a NUL, the declared encoding taken as is (the text is cleaned after).
-func xmpDecoder(packet []byte) *xml.Decoder {
+func xmpDecoder(packet []byte) *boundedXML {
 	if i := bytes.IndexByte(packet, 0); i >= 0 {
 		packet = packet[:i]
 	}
 	d := xml.NewDecoder(bytes.NewReader(packet))
 	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
-	return d
+	return &boundedXML{d: d}
+}
+
+// Bounds of the XMP packets read: Ventana's are a few elements deep, and
+// a few thousand tokens (an EncodeInfo's tile joints).
+const (
+	maxXMPTokens = 1 << 20
+	maxXMPDepth  = 32
+)
+
+// errXMPBounds is a packet past maxXMPTokens or maxXMPDepth, read no
+// further.
+var errXMPBounds = errors.New("XMP past its bounds")
+
+// boundedXML reads the tokens of an XMP packet within maxXMPTokens and
+// maxXMPDepth, so that a hostile packet costs no more than a scanner's.
+type boundedXML struct {
+	d             *xml.Decoder
+	tokens, depth int
+}
+
+// Token returns the next token, or errXMPBounds past the bounds.
+func (b *boundedXML) Token() (xml.Token, error) {
+	if b.tokens++; b.tokens > maxXMPTokens {
+		return nil, errXMPBounds
+	}
+	tok, err := b.d.Token()
+	switch tok.(type) {
+	case xml.StartElement:
+		if b.depth++; b.depth > maxXMPDepth {
+			return nil, errXMPBounds
+		}
+	case xml.EndElement:
+		b.depth--
+	}
+	return tok, err
+}
+
+// Skip reads up to the end of the element whose start was read last.
+func (b *boundedXML) Skip() error {
+	for end := b.depth - 1; b.depth > end; {
+		if _, err := b.Token(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseIScan reads the iScan element of an XMLPacket, where OpenSlide
@@ -135,7 +181,7 @@ func parseIScan(packet []byte) (iScan, bool) {
 
 // readChildren notes the names of the iScan element's child elements
 // (the areas of interest of some scanners), up to its end.
-func (s *iScan) readChildren(d *xml.Decoder) error {
+func (s *iScan) readChildren(d *boundedXML) error {
 	for {
 		tok, err := d.Token()
 		if err != nil {

@@ -291,3 +291,17 @@ func FuzzBIFXMP(f *testing.F) {
 		mapFuzzed(t, file, skip)
 	})
 }
+
+// TestBIFXMPBounded: an XMP packet nested past maxXMPDepth is read no
+// further (encoding/xml would hold every level), and gives no iScan.
+func TestBIFXMPBounded(t *testing.T) {
+	deep := `<Metadata>` + strings.Repeat("<a>", 100000) + strings.Repeat("</a>", 100000) + `<iScan Magnification="40"/></Metadata>`
+	_, ok := parseIScan([]byte(deep))
+	assert.False(t, ok, "nested past maxXMPDepth")
+	shallow := `<Metadata>` + strings.Repeat("<a>", 8) + strings.Repeat("</a>", 8) + `<iScan Magnification="40"/></Metadata>`
+	s, ok := parseIScan([]byte(shallow))
+	require.True(t, ok)
+	assert.Equal(t, []pyramid.KeyValue{{Key: "Magnification", Value: "40"}}, s.attrs)
+	joints, _, _ := bifOverlaps([]byte(`<EncodeInfo>` + strings.Repeat("<x>", 100000) + `<TileJointInfo FlagJoined="1" OverlapX="3"/></EncodeInfo>`))
+	assert.Zero(t, joints, "read no further than maxXMPDepth")
+}
