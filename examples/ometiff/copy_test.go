@@ -768,6 +768,10 @@ func TestConvertNDPI(t *testing.T) {
 	}
 	color := write("rgb.ndpi", ndpitest.Page{Width: 128, Height: 64, RGB: rgb, Interval: 2, Magnification: 20})
 	mono := write("gray.ndpi", ndpitest.Page{Width: 128, Height: 64, RGB: gray, Gray: true, Interval: 4, Magnification: 20})
+	code, stdout, stderr := clitest.Run(runInfo, color, mono)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "  JPEG tiles of 32 x 16, encoded again in JPEG by convert (it copies square tiles of 32 to 1024)\n")
+	assert.Contains(t, stdout, "  JPEG tiles of 32 x 8, encoded again in JPEG by convert (it copies square tiles of 32 to 1024)\n")
 	for _, tc := range []struct {
 		name, in string
 		args     []string

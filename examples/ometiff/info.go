@@ -201,13 +201,24 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			i, name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
 		// As convert decides it (without -tile): tiles the writer would cut
 		// alike, square or shrunk to the image, are copied.
-		if levels, err := im.Encoded(false); err == nil && copiable(im.Spec, levels[0].TileCoding) {
-			c := levels[0].TileCoding
+		levels, err := im.Encoded(false)
+		var c pyramid.TileCoding
+		if err == nil {
+			c = levels[0].TileCoding
+		} else if c, err = jpegTiles(im, err); err == nil {
+			levels = nil
+		}
+		switch {
+		case err == nil && levels != nil && copiable(im.Spec, c):
 			also := ""
 			if all, err := im.Encoded(true); err == nil {
 				also = fmt.Sprintf(", with its %s by -copy-levels", plural(len(all)-1, "reduced level"))
 			}
 			fmt.Fprintf(w, "  %s tiles of %d x %d, copied through by convert%s\n", codecName(c.Compression), c.TileWidth, c.TileHeight, also)
+		case err == nil && c.Compression == pyramid.JPEG:
+			// Not copied for their size alone: a JPEG slide stays JPEG.
+			fmt.Fprintf(w, "  JPEG tiles of %d x %d, encoded again in JPEG by convert (it copies square tiles of %d to %d)\n",
+				c.TileWidth, c.TileHeight, minCopiedTile, maxCopiedTile)
 		}
 		for _, n := range im.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
