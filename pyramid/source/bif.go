@@ -266,17 +266,6 @@ func bifLevel(d string) (level int, mag string, ok bool) {
 	return level, mag, ok
 }
 
-// bifNumber reads a number as OpenSlide and Bio-Formats do, a decimal
-// comma too ("0,2325", a scanner set to a European locale).
-func bifNumber(v string) (float64, bool) {
-	v = strings.TrimSpace(v)
-	if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {
-		v = strings.Replace(v, ",", ".", 1)
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	return f, err == nil
-}
-
 // bif maps a Roche/Ventana BIF file:
 //   - the slide is the page described "level=0" (the lowest level number),
 //     its other "level=N" pages its reduced levels in the order of their
@@ -398,7 +387,7 @@ func (m *mapper) bifSlide(p *tiff.Page, i int, reduced []*tiff.Page, xmp iScan) 
 	s := &im.Spec
 	s.Name = ""
 	if v, ok := xmp.attr("ScanRes"); ok {
-		if mpp, ok := bifNumber(v); ok && positive(mpp) > 0 {
+		if mpp, ok := positiveDecimal(v); ok {
 			s.PhysicalSizeX, s.PhysicalSizeY = mpp, mpp
 			s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = "µm", "µm"
 		}
@@ -406,11 +395,11 @@ func (m *mapper) bifSlide(p *tiff.Page, i int, reduced []*tiff.Page, xmp iScan) 
 	s.Annotations = xmp.attrs
 	_, mag, _ := bifLevel(p.Description())
 	fromISCan := false
-	if v, ok := bifMagnification(mag); ok {
-		s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: v}}}
+	if v, ok := positiveDecimal(mag); ok {
+		s.Instrument = objective(v)
 	} else if text, ok := xmp.attr("Magnification"); ok {
-		if v, ok := bifMagnification(text); ok {
-			s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: v}}}
+		if v, ok := positiveDecimal(text); ok {
+			s.Instrument = objective(v)
 			fromISCan = true
 		}
 	}
@@ -435,17 +424,4 @@ func (m *mapper) bifSlide(p *tiff.Page, i int, reduced []*tiff.Page, xmp iScan) 
 	}
 	m.add(im)
 	return nil
-}
-
-// bifMagnification reads a magnification: a positive number OME's
-// xsd:float holds (not 0 once a float).
-func bifMagnification(v string) (float64, bool) {
-	if v == "" {
-		return 0, false
-	}
-	f, ok := bifNumber(v)
-	if !ok || !(f > 0) || float32(f) <= 0 || f > math.MaxFloat32 {
-		return 0, false
-	}
-	return f, true
 }

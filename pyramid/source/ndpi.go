@@ -189,8 +189,8 @@ func ndpiTiles(p *tiff.Page) (q *tiff.Page, note string, err error) {
 func describeNDPI(im *Image, planes []*tiff.Page) {
 	s := &im.Spec
 	p := planes[0]
-	if mag, ok := ndpiFloat(p, tiff.TagNDPISourceLens); ok && mag > 0 && mag <= math.MaxFloat32 {
-		s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: mag}}}
+	if mag, ok := ndpiFloat(p, tiff.TagNDPISourceLens); ok && positive(mag) > 0 {
+		s.Instrument = objective(mag)
 	}
 	textTags(im)
 	if v, ok := p.Text(tiff.TagNDPIReference); ok && strings.TrimSpace(v) != "" {

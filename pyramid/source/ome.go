@@ -833,6 +833,25 @@ func positive(v float64) float64 {
 	return 0
 }
 
+// positiveDecimal reads a positive number of a scanner's metadata, as
+// positive keeps it, written with a decimal point or, by a scanner set to
+// a European locale, a decimal comma ("0,2500"), as OpenSlide and
+// Bio-Formats read both.
+func positiveDecimal(v string) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {
+		v = strings.Replace(v, ",", ".", 1)
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	return positive(f), err == nil && positive(f) > 0
+}
+
+// objective returns an instrument of one objective of the nominal
+// magnification a slide's metadata gives.
+func objective(mag float64) *pyramid.Instrument {
+	return &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: mag}}}
+}
+
 // mulInts multiplies non-negative ints, reporting overflow.
 func mulInts(v ...int) (int, bool) {
 	p := 1

@@ -680,8 +680,9 @@ func scnSizes(s *pyramid.ImageSpec, im *scnImage, first *tiff.Page) {
 	}
 }
 
-// scnTime reads a creationDate, an xsd:dateTime ("2012-03-04T10:11:12.13Z");
-// without a zone, its clock is the scanner's (pyramid.NoZone).
+// scnTime reads a creationDate, an xsd:dateTime (date, "T", time, then
+// a fraction of a second and a zone, both optional); without a zone, its
+// clock is the scanner's (pyramid.NoZone).
 func scnTime(v string) (time.Time, bool) {
 	v = strings.TrimSpace(v)
 	t, err := time.Parse(time.RFC3339Nano, v)
@@ -705,11 +706,8 @@ func scnObjective(im *scnImage, instruments map[string]*pyramid.Instrument, mapp
 		if !ok {
 			return 0
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			return 0
-		}
-		return positive(f)
+		f, _ := positiveDecimal(v)
+		return f
 	}
 	mag, na := number(magKey), number(naKey)
 	if mag == 0 && na == 0 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -238,8 +237,8 @@ func divided(large, small, factor int) bool {
 func (a aperio) describe(s *pyramid.ImageSpec) {
 	s.Annotations = a.fields
 	if v, ok := a.field("AppMag"); ok {
-		if mag, err := strconv.ParseFloat(v, 64); err == nil && mag > 0 && float32(mag) > 0 && mag <= math.MaxFloat32 { // an xsd:float, not 0
-			s.Instrument = &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: mag}}}
+		if mag, ok := positiveDecimal(v); ok {
+			s.Instrument = objective(mag)
 			i := len(a.fields) - 1 // the field read: the last so named
 			for a.fields[i].Key != "AppMag" {
 				i--
@@ -248,12 +247,7 @@ func (a aperio) describe(s *pyramid.ImageSpec) {
 		}
 	}
 	if v, ok := a.field("MPP"); ok {
-		// A decimal comma, as a scanner set to a European locale writes
-		// it ("0,2500"), and as OpenSlide reads it.
-		if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {
-			v = strings.Replace(v, ",", ".", 1)
-		}
-		if mpp, err := strconv.ParseFloat(v, 64); err == nil && positive(mpp) > 0 {
+		if mpp, ok := positiveDecimal(v); ok {
 			s.PhysicalSizeX, s.PhysicalSizeY = mpp, mpp
 			s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = "µm", "µm"
 		}
