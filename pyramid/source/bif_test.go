@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,22 +91,12 @@ func TestBIFMapping(t *testing.T) {
 			assert.Equal(t, tt.want, summary(f))
 			var levels []int
 			for _, p := range f.Images[0].Planes[0].Levels {
-				levels = append(levels, slicesIndex(f.TIFF.Pages, p))
+				levels = append(levels, slices.Index(f.TIFF.Pages, p))
 			}
 			assert.Equal(t, tt.levels, levels)
 			assert.Empty(t, f.Skipped)
 		})
 	}
-}
-
-// slicesIndex returns the index of p in pages, -1 if absent.
-func slicesIndex(pages []*tiff.Page, p *tiff.Page) int {
-	for i, q := range pages {
-		if q == p {
-			return i
-		}
-	}
-	return -1
 }
 
 // TestBIFDetection: a BIF is recognized as OpenSlide recognizes it (an
