@@ -110,6 +110,9 @@ func Dump(w io.Writer, f *File, opts DumpOptions) error {
 	if f.BigTIFF {
 		flavour = "BigTIFF"
 	}
+	if f.NDPI {
+		flavour = "classic TIFF with NDPI's 64-bit offsets"
+	}
 	chain := fmt.Sprintf("%d IFDs", len(f.Pages))
 	if len(f.Pages) == 1 {
 		chain = "1 IFD"

@@ -27,6 +27,7 @@ func FuzzRead(f *testing.F) {
 	for _, format := range []ifd.Format{{}, {Order: binary.BigEndian, BigTIFF: true}} {
 		f.Add(seedFile(format))
 	}
+	f.Add(ndpiSeed())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Read(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
@@ -40,6 +41,28 @@ func FuzzRead(f *testing.F) {
 		}
 		walkPages(t, file.Pages)
 	})
+}
+
+// ndpiSeed is a small file in the NDPI layout: an 8-byte first offset,
+// one directory of a width, the NDPI format flag, a 4-byte ASCII value
+// out of line and a strip offset with high bytes, then the 8-byte next
+// offset and the entries' high bytes.
+func ndpiSeed() []byte {
+	le := binary.LittleEndian
+	file := le.AppendUint64([]byte("II*\x00"), 16)
+	file = append(file, 0, 0, 0, 0)
+	entry := func(tag, typ uint16, count, value uint32) {
+		file = le.AppendUint16(le.AppendUint16(file, tag), typ)
+		file = le.AppendUint32(le.AppendUint32(file, count), value)
+	}
+	file = le.AppendUint16(file, 4)
+	entry(TagImageWidth, uint16(ifd.Short), 1, 16)
+	entry(TagStripOffsets, uint16(ifd.Long), 1, 0) // + 1<<32: past the end
+	entry(TagArtist, uint16(ifd.ASCII), 4, 16+2+4*12+8+4*4)
+	entry(TagNDPIFormatFlag, uint16(ifd.Long), 1, 1)
+	file = le.AppendUint64(file, 0)
+	file = le.AppendUint32(le.AppendUint32(le.AppendUint32(le.AppendUint32(file, 0), 1), 0), 0)
+	return append(file, "abc\x00"...)
 }
 
 // seedFile is a small file of one page of two 16 x 16 uint8 tiles, the

@@ -65,10 +65,11 @@ const maxTileHeader = 16 << 10
 // restart interval), the interval's data, and EOI; Block gives where
 // the interval's data lies in the file.
 //
-// A page without McuStarts, of another compression, of several strips,
-// whose restart intervals straddle rows of MCUs, or of a file past 4 GiB
-// (McuStarts' high bytes not 0) is ErrUnsupported; McuStarts that do not
-// match the frame, or a header that is not a baseline JPEG's, ErrMalformed.
+// The starts of a strip past 4 GiB have their high 32 bits in
+// McuStartsHigh (65432). A page without McuStarts, of another
+// compression, of several strips, or whose restart intervals straddle
+// rows of MCUs is ErrUnsupported; McuStarts that do not match the frame,
+// or a header that is not a baseline JPEG's, ErrMalformed.
 func (p *Page) NDPITiles() (*Page, error) {
 	if p.blocksErr != nil {
 		return nil, p.blocksErr
@@ -82,9 +83,14 @@ func (p *Page) NDPITiles() (*Page, error) {
 		return nil, fmt.Errorf("%w: McuStarts of the NDPI page at %d has type %v, %d values", ErrMalformed, p.Offset, starts.Type, starts.Count)
 	}
 	if high, ok := p.Field(TagNDPIMcuStartsHigh); ok {
+		// A strip past 4 GiB has the high 32 bits of each start here.
 		v, err := high.Uints()
-		if err != nil || slices.ContainsFunc(v, func(h uint64) bool { return h != 0 }) {
-			return nil, fmt.Errorf("%w: the NDPI page at %d has McuStarts past 4 GiB (NDPI's 64-bit offsets are not read)", ErrUnsupported, p.Offset)
+		if err != nil || len(v) != len(mcu) || slices.ContainsFunc(v, func(h uint64) bool { return h >= 1<<32 }) {
+			return nil, fmt.Errorf("%w: McuStartsHigh of the NDPI page at %d has type %v, %d values, for %d McuStarts",
+				ErrMalformed, p.Offset, high.Type, high.Count, len(mcu))
+		}
+		for i, h := range v {
+			mcu[i] += h << 32
 		}
 	}
 	if c, _ := p.Uint(TagCompression); c != uint64(CompressionJPEG) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +76,18 @@ func TestNDPIHeaderSegments(t *testing.T) {
 	}
 	_, err = parseNDPIHeader(jpegHeader(16, 64, app(0xdb, 60000)), 64, 16)
 	assert.ErrorContains(t, err, "tables of more than 16384 bytes")
+}
+
+// TestNDPISeed: FuzzRead's NDPI seed is read in the NDPI layout, its
+// ASCII value out of line and its strip offset widened to 64 bits.
+func TestNDPISeed(t *testing.T) {
+	f, err := Read(bytes.NewReader(ndpiSeed()), int64(len(ndpiSeed())))
+	require.NoError(t, err)
+	require.True(t, f.NDPI)
+	artist, _ := f.Pages[0].Text(TagArtist)
+	assert.Equal(t, "abc", artist)
+	strip, _ := f.Pages[0].Field(TagStripOffsets)
+	assert.Equal(t, ifd.Long8, strip.Type)
+	v, _ := strip.Uint()
+	assert.Equal(t, uint64(1<<32), v)
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"image"
 	"image/jpeg"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,9 +94,12 @@ func TestNDPITilesRefused(t *testing.T) {
 		says     string
 	}{
 		{"no McuStarts", 64, 0, nil, tiff.ErrUnsupported, "has no McuStarts"},
-		{"past 4 GiB", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
+		{"a start past 4 GiB, past the strip", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
 			b.AddLong(tiff.TagNDPIMcuStartsHigh, append(make([]uint32, len(starts)-1), 1)...)
-		}), tiff.ErrUnsupported, "past 4 GiB"},
+		}), tiff.ErrMalformed, "is 4294968053, after 692, in a strip of 817 bytes"},
+		{"high bytes of another count", 64, 2, set(func(b *ifd.Builder, _ []byte, starts []uint64) {
+			b.AddLong(tiff.TagNDPIMcuStartsHigh, 0, 0)
+		}), tiff.ErrMalformed, "has type LONG, 2 values, for 4 McuStarts"},
 		{"a frame of another size", 64, 2, set(func(b *ifd.Builder, strip []byte, starts []uint64) {
 			b.Remove(tiff.TagImageWidth)
 			b.AddUint(tiff.TagImageWidth, 96)
@@ -165,6 +171,11 @@ func FuzzNDPITiles(f *testing.F) {
 		}
 		f.Add(file)
 	}
+	classic, err := ndpitest.Layout{Classic: true}.File(ndpitest.Page{Width: 32, Height: 16, RGB: ndpitest.Pattern(32, 16, 0), Interval: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(classic.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
@@ -216,7 +227,7 @@ func TestNDPIPast4GiBChain(t *testing.T) {
 	file := append(head, make([]byte, 128)...) // a directory of 0 entries, past which nothing is read
 	_, err = tiff.Read(bytes.NewReader(file), 5<<30)
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "a classic TIFF of 5368709120 bytes, past 4 GiB: a Hamamatsu NDPI's 64-bit offsets are not read")
+	assert.ErrorContains(t, err, "a classic TIFF of 5368709120 bytes, past 4 GiB, and not in the 64-bit layout of a Hamamatsu NDPI")
 	_, err = tiff.Read(bytes.NewReader(file), int64(len(file)))
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "NDPI")
@@ -239,5 +250,102 @@ func TestNDPIShiftedStarts(t *testing.T) {
 		_, err = q.ReadBlock(nil, 1)
 		require.ErrorIs(t, err, tiff.ErrMalformed, "shift %d", shift)
 		assert.ErrorContains(t, err, "tile 1 of the NDPI strip does not end with restart marker 1: its McuStarts are wrong")
+	}
+}
+
+// TestNDPILayout: a file in NDP.scan's layout (64-bit offsets, the high
+// bytes after each directory, ASCII never inline) is read as such, below
+// 4 GiB and past it, with the fields and tiles of the same pages written
+// as a plain classic TIFF.
+func TestNDPILayout(t *testing.T) {
+	pages := []ndpitest.Page{
+		{Width: 64, Height: 32, RGB: ndpitest.Pattern(64, 32, 0), Interval: 2, Magnification: 20,
+			More: func(b *ifd.Builder, _ []byte, _ []uint64) { b.AddASCII(tiff.TagArtist, "abc") }}, // 4 bytes: out of line all the same
+		{Width: 48, Height: 16, RGB: ndpitest.Pattern(48, 16, 1), Interval: 3, Magnification: -1},
+	}
+	tests := []struct {
+		name   string
+		layout ndpitest.Layout
+		ndpi   bool
+	}{
+		{"classic", ndpitest.Layout{Classic: true}, false},
+		{"NDPI", ndpitest.Layout{}, true},
+		{"NDPI past 4 GiB", ndpitest.Layout{Hole: 5 << 30}, true},
+	}
+	var want [][]byte
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := tt.layout.File(pages...)
+			require.NoError(t, err)
+			f, err := tiff.Read(s, s.Size)
+			require.NoError(t, err)
+			assert.Equal(t, tt.ndpi, f.NDPI)
+			var dump strings.Builder
+			require.NoError(t, tiff.Dump(&dump, f, tiff.DumpOptions{}))
+			assert.Equal(t, tt.ndpi, strings.HasPrefix(dump.String(), "classic TIFF with NDPI's 64-bit offsets, little-endian"), dump.String())
+			require.Len(t, f.Pages, 2)
+			artist, _ := f.Pages[0].Text(tiff.TagArtist)
+			assert.Equal(t, "abc", artist)
+			software, _ := f.Pages[1].Text(tiff.TagSoftware)
+			assert.Equal(t, "NDP.scan 3.2.4", software)
+			strip, ok := f.Pages[1].Field(tiff.TagStripOffsets)
+			require.True(t, ok)
+			if tt.layout.Hole >= 1<<32 {
+				assert.Equal(t, ifd.Long8, strip.Type, "a LONG with high bytes")
+			}
+			var got [][]byte
+			for _, p := range f.Pages {
+				q, err := p.NDPITiles()
+				require.NoError(t, err)
+				for i := range q.NumBlocks() {
+					b, err := q.Block(i)
+					require.NoError(t, err)
+					assert.Greater(t, b.Offset, uint64(tt.layout.Hole))
+					tile, err := q.ReadBlock(nil, i)
+					require.NoError(t, err)
+					got = append(got, tile)
+				}
+			}
+			if want == nil {
+				want = got
+			}
+			assert.Equal(t, want, got, "the tiles")
+		})
+	}
+}
+
+// TestNDPILayoutMalformed: high bytes that do not fit their entry, a
+// value they put past the end of the file, and a tag there twice (whose
+// high bytes would be ambiguous) are ErrMalformed, in a directory after
+// the first, which settled the layout.
+func TestNDPILayoutMalformed(t *testing.T) {
+	page := ndpitest.Page{Width: 64, Height: 32, RGB: ndpitest.Pattern(64, 32, 0), Interval: 2, Magnification: 20}
+	file, err := ndpitest.File(page, page)
+	require.NoError(t, err)
+	first := binary.LittleEndian.Uint64(file[4:])
+	n := uint64(binary.LittleEndian.Uint16(file[first:]))
+	second := binary.LittleEndian.Uint64(file[first+2+12*n:])
+	entry := func(i int) []byte { return file[second+2+12*uint64(i):] }
+	high := func(i int) []byte { return file[second+2+12*n+8+4*uint64(i):] }
+	require.Equal(t, tiff.TagImageWidth, binary.LittleEndian.Uint16(entry(0)), "entry 0, a SHORT inline")
+	require.Equal(t, tiff.TagBitsPerSample, binary.LittleEndian.Uint16(entry(2)), "entry 2, 3 SHORTs out of line")
+	tests := []struct {
+		name   string
+		damage func(f []byte)
+		says   string
+	}{
+		{"high bytes of a SHORT", func([]byte) { high(0)[0] = 1 }, "has high bytes 0x1 for 1 inline values of type 3"},
+		{"a value past the end", func([]byte) { high(2)[0] = 1 }, fmt.Sprintf("tag 258 of the NDPI directory at %d: 6 bytes at %d, past the end", second, 1<<32+uint64(binary.LittleEndian.Uint32(entry(2)[8:])))},
+		{"a tag twice", func([]byte) { binary.LittleEndian.PutUint16(entry(1), tiff.TagImageWidth) }, "tag 256 of the NDPI directory at " + fmt.Sprint(second) + " is there twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := slices.Clone(file)
+			defer copy(file, saved)
+			tt.damage(file)
+			_, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+			require.ErrorIs(t, err, tiff.ErrMalformed)
+			assert.ErrorContains(t, err, tt.says)
+		})
 	}
 }

@@ -1,9 +1,11 @@
 package tiff
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	gtiff "github.com/google/tiff"
 	"github.com/google/tiff/bigtiff"
@@ -21,6 +23,17 @@ type File struct {
 	Header
 	// Size is the length of the file in bytes, as given to Read.
 	Size int64
+	// NDPI is true for a file in the layout of Hamamatsu's NDP.scan: a
+	// classic little-endian TIFF with 64-bit offsets. Its header holds
+	// the first directory's offset in 8 bytes; each directory ends with
+	// an 8-byte next offset and then, for each entry, the high 4 bytes
+	// of its value or value's offset; ASCII values are never inline.
+	// Read takes a file so when its first directory, read in that
+	// layout, has the NDPI format flag (65420), as OpenSlide does, and
+	// its fields then hold the 64-bit values (a single LONG past 4 GiB
+	// becomes a LONG8): this is how an NDPI file past 4 GiB addresses
+	// its data.
+	NDPI bool
 	// Pages are the directories of the main chain, in order.
 	Pages []*Page
 	// LoopsTo is the offset of a page of the chain that the last page
@@ -85,6 +98,10 @@ const (
 //   - inline values cut to their length (google/tiff returns the whole
 //     4- or 8-byte slot).
 //
+// A file in the 64-bit layout of Hamamatsu's NDPI (File.NDPI) is parsed
+// so: google/tiff reads its entries as a classic TIFF's, and Read gives
+// them the high bytes stored after each directory.
+//
 // A file that breaks these rules gives an error matching ErrMalformed,
 // and one that is no TIFF at all ErrNotTIFF, both naming what is wrong.
 func Read(r io.ReaderAt, size int64) (*File, error) {
@@ -101,9 +118,24 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		return nil, err
 	}
 	f := &File{Header: h, Size: size, r: r}
+	// Why the file is not in the NDPI layout, if it is not.
+	ndpiErr := fmt.Errorf("its header's 8 bytes of first offset are 0, or it is big-endian")
+	if off, ok := ndpiFirstIFD(h, head[:n]); ok {
+		nf := &File{Header: h, Size: size, NDPI: true, r: r}
+		nf.FirstIFD = off
+		d, err := newWalker(nf).check(off)
+		switch {
+		case err != nil:
+			ndpiErr = err
+		case d.has(TagNDPIFormatFlag):
+			f = nf
+		default:
+			ndpiErr = fmt.Errorf("the directory at %d has no NDPI format flag (65420)", off)
+		}
+	}
 	w := newWalker(f)
 	chain := map[uint64]bool{} // a directory the chain reached: its end
-	for off := h.FirstIFD; off != 0; {
+	for off := f.FirstIFD; off != 0; {
 		if chain[off] {
 			f.LoopsTo = int64(off)
 			break
@@ -111,10 +143,10 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		chain[off] = true
 		p, err := w.page(off, 0)
 		if err != nil {
-			if !h.BigTIFF && size > 1<<32 {
-				// Classic TIFF cannot address past 4 GiB, but NDP.scan
-				// writes such files, with 64-bit offsets of its own.
-				err = fmt.Errorf("%w (a classic TIFF of %d bytes, past 4 GiB: a Hamamatsu NDPI's 64-bit offsets are not read)", err, size)
+			if !h.BigTIFF && !f.NDPI && size > 1<<32 {
+				// Classic TIFF cannot address past 4 GiB: a file that
+				// does needs a layout of its own.
+				err = fmt.Errorf("%w (a classic TIFF of %d bytes, past 4 GiB, and not in the 64-bit layout of a Hamamatsu NDPI: %v)", err, size, ndpiErr)
 			}
 			return nil, err
 		}
@@ -158,6 +190,17 @@ func Open(name string) (*ReadCloser, error) {
 // Close closes the file.
 func (rc *ReadCloser) Close() error { return rc.f.Close() }
 
+// ndpiFirstIFD returns the first directory's offset of a classic
+// little-endian TIFF read as the 8 bytes of an NDPI header, if it is not
+// 0. Whether the file is an NDPI is then up to that directory.
+func ndpiFirstIFD(h Header, head []byte) (uint64, bool) {
+	if h.BigTIFF || h.bigEndian() || len(head) < 12 {
+		return 0, false
+	}
+	off := binary.LittleEndian.Uint64(head[4:12])
+	return off, off != 0
+}
+
 // walker reads the directories of one file through google/tiff.
 type walker struct {
 	file      *File
@@ -193,11 +236,11 @@ func (w *walker) page(off uint64, depth int) (*Page, error) {
 		return nil, fmt.Errorf("%w: more than %d directories", ErrMalformed, maxPages)
 	}
 	w.seen[off] = true
-	if err := w.check(off); err != nil {
+	dir, err := w.check(off)
+	if err != nil {
 		return nil, err
 	}
 	var d gtiff.IFD
-	var err error
 	if w.file.BigTIFF {
 		d, err = bigtiff.ParseIFD(w.br, off, tagSpace, fieldTypes)
 	} else {
@@ -210,6 +253,12 @@ func (w *walker) page(off uint64, depth int) (*Page, error) {
 	p.Fields = make([]ifd.Entry, 0, len(d.Fields()))
 	for _, fl := range d.Fields() {
 		p.Fields = append(p.Fields, w.entry(fl))
+	}
+	if w.file.NDPI {
+		p.Next = dir.next
+		if err := w.widen(p, dir); err != nil {
+			return nil, err
+		}
 	}
 	p.locateBlocks()
 	e, ok := p.Field(TagSubIFDs)
@@ -235,15 +284,16 @@ func (w *walker) page(off uint64, depth int) (*Page, error) {
 // entry parser before its directory parser runs: that parser allocates
 // every value as its entry says, so every count, value size and offset is
 // checked against the file here first, and the values of all directories
-// against the read budget.
-func (w *walker) check(off uint64) error {
+// against the read budget. In the NDPI layout it also reads the next
+// offset and the entries' high bytes, and checks the 64-bit offsets too.
+func (w *walker) check(off uint64) (directory, error) {
 	countSize, entrySize, slot := w.geometry()
 	size := uint64(w.file.Size)
 	if off < uint64(w.file.Header.Size()) || off > size || size-off < uint64(countSize) {
-		return fmt.Errorf("%w: directory offset %d outside the %d-byte file", ErrMalformed, off, size)
+		return directory{}, fmt.Errorf("%w: directory offset %d outside the %d-byte file", ErrMalformed, off, size)
 	}
 	if _, err := w.br.Seek(int64(off), io.SeekStart); err != nil {
-		return fmt.Errorf("%w: directory at %d: %w", ErrMalformed, off, err)
+		return directory{}, fmt.Errorf("%w: directory at %d: %w", ErrMalformed, off, err)
 	}
 	var n uint64
 	var err error
@@ -255,40 +305,145 @@ func (w *walker) check(off uint64) error {
 		n = uint64(n16)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: entry count of the directory at %d: %w", ErrMalformed, off, err)
+		return directory{}, fmt.Errorf("%w: entry count of the directory at %d: %w", ErrMalformed, off, err)
+	}
+	tail := uint64(slot) // the next offset; in the NDPI layout 8 bytes, then 4 an entry
+	if w.file.NDPI {
+		tail = 8 + 4*n
 	}
 	switch {
 	case n == 0: // refused by libtiff too: TIFF 6.0 asks for one entry at least
-		return fmt.Errorf("%w: directory at %d has no entries", ErrMalformed, off)
-	case n > maxEntries || n*uint64(entrySize)+uint64(slot) > size-off-uint64(countSize):
-		return fmt.Errorf("%w: directory at %d claims %d entries, past the end of the %d-byte file", ErrMalformed, off, n, size)
+		return directory{}, fmt.Errorf("%w: directory at %d has no entries", ErrMalformed, off)
+	case n > maxEntries || n*uint64(entrySize)+tail > size-off-uint64(countSize):
+		return directory{}, fmt.Errorf("%w: directory at %d claims %d entries, past the end of the %d-byte file", ErrMalformed, off, n, size)
 	}
 	if w.kept += pageCost + entryCost*int64(n); w.kept > pageBudget*w.file.Size+readBudgetSlack {
-		return fmt.Errorf("%w: %d directories in a %d-byte file: they overlap or hold next to nothing", ErrMalformed, len(w.seen), size)
+		return directory{}, fmt.Errorf("%w: %d directories in a %d-byte file: they overlap or hold next to nothing", ErrMalformed, len(w.seen), size)
 	}
+	d := directory{entries: make([]rawEntry, n)}
 	for i := range n {
-		e, err := w.rawEntry()
-		if err != nil {
-			return fmt.Errorf("%w: entry %d of the directory at %d: %w", ErrMalformed, i, off, err)
+		if d.entries[i], err = w.rawEntry(); err != nil {
+			return directory{}, fmt.Errorf("%w: entry %d of the directory at %d: %w", ErrMalformed, i, off, err)
 		}
+	}
+	if w.file.NDPI {
+		if err := w.ndpiTail(off, &d); err != nil {
+			return directory{}, err
+		}
+	}
+	for i, e := range d.entries {
 		typeSize := uint64(ifd.Type(e.typ).Size())
 		if typeSize == 0 {
 			continue // unknown type: no value is read
 		}
 		if e.count > size/typeSize {
-			return fmt.Errorf("%w: tag %d of the directory at %d has %d values, more than the %d-byte file holds", ErrMalformed, e.tag, off, e.count, size)
+			return directory{}, fmt.Errorf("%w: tag %d of the directory at %d has %d values, more than the %d-byte file holds", ErrMalformed, e.tag, off, e.count, size)
 		}
 		length := e.count * typeSize
-		if length <= uint64(slot) {
+		if length > uint64(slot) {
+			// google/tiff reads the value at the entry's (low) offset.
+			if e.offset > size || length > size-e.offset {
+				return directory{}, fmt.Errorf("%w: tag %d of the directory at %d: %d bytes at %d, past the end of the %d-byte file", ErrMalformed, e.tag, off, length, e.offset, size)
+			}
+			w.allocated += int64(length)
+		}
+		if !w.file.NDPI {
 			continue
 		}
-		if e.offset > size || length > size-e.offset {
-			return fmt.Errorf("%w: tag %d of the directory at %d: %d bytes at %d, past the end of the %d-byte file", ErrMalformed, e.tag, off, length, e.offset, size)
+		high := d.high[i]
+		if !ndpiOutOfLine(e, length) {
+			if high != 0 && (e.count != 1 || e.typ != uint16(ifd.Long) && e.typ != uint16(ifd.SLong) && e.typ != uint16(ifd.IFD)) {
+				return directory{}, fmt.Errorf("%w: tag %d of the NDPI directory at %d has high bytes %#x for %d inline values of type %d", ErrMalformed, e.tag, off, high, e.count, e.typ)
+			}
+			continue
+		}
+		if high == 0 && length > uint64(slot) {
+			continue // the value google/tiff reads is the one
+		}
+		at := e.offset | uint64(high)<<32
+		if at > size || length > size-at {
+			return directory{}, fmt.Errorf("%w: tag %d of the NDPI directory at %d: %d bytes at %d, past the end of the %d-byte file", ErrMalformed, e.tag, off, length, at, size)
 		}
 		w.allocated += int64(length)
 	}
 	if w.allocated > readBudget*w.file.Size+readBudgetSlack {
-		return fmt.Errorf("%w: directories overlap or repeat (%d bytes of values in a %d-byte file)", ErrMalformed, w.allocated, size)
+		return directory{}, fmt.Errorf("%w: directories overlap or repeat (%d bytes of values in a %d-byte file)", ErrMalformed, w.allocated, size)
+	}
+	return d, nil
+}
+
+// directory is what check reads of a directory's entries.
+type directory struct {
+	entries []rawEntry
+	// In the NDPI layout: the high bytes of each entry's value or offset,
+	// the entry of each tag, and the next directory's offset.
+	high  []uint32
+	index map[uint16]int
+	next  uint64
+}
+
+// has reports whether the directory has an entry of tag with values.
+func (d directory) has(tag uint16) bool {
+	return slices.ContainsFunc(d.entries, func(e rawEntry) bool { return e.tag == tag && e.count > 0 })
+}
+
+// ndpiTail reads, after the entries of the NDPI directory at off, its
+// 8-byte next offset and the high 4 bytes of each entry's value or
+// offset. A tag there twice is ErrMalformed: which of the two high bytes
+// would belong to the field google/tiff keeps is not known.
+func (w *walker) ndpiTail(off uint64, d *directory) error {
+	tail := make([]byte, 8+4*len(d.entries)) // check bounded the count by the file
+	at := int64(off) + 2 + 12*int64(len(d.entries))
+	if n, err := w.file.r.ReadAt(tail, at); n < len(tail) {
+		return fmt.Errorf("%w: the high bytes of the NDPI directory at %d: %v", ErrMalformed, off, err)
+	}
+	d.next = binary.LittleEndian.Uint64(tail)
+	d.high = make([]uint32, len(d.entries))
+	d.index = make(map[uint16]int, len(d.entries))
+	for i, e := range d.entries {
+		if _, twice := d.index[e.tag]; twice {
+			return fmt.Errorf("%w: tag %d of the NDPI directory at %d is there twice", ErrMalformed, e.tag, off)
+		}
+		d.index[e.tag] = i
+		d.high[i] = binary.LittleEndian.Uint32(tail[8+4*i:])
+	}
+	return nil
+}
+
+// ndpiOutOfLine reports whether an NDPI entry's value lies elsewhere, its
+// slot and high bytes holding the offset: values of more than 4 bytes,
+// and ASCII of any length (NDP.scan writes even short strings so, as
+// OpenSlide reads them).
+func ndpiOutOfLine(e rawEntry, length uint64) bool {
+	return length > 4 || (e.typ == uint16(ifd.ASCII) && length > 0)
+}
+
+// widen gives the fields of a page read in the NDPI layout their 64-bit
+// values, from the directory as check read it: a value read past 4 GiB
+// or an ASCII value read out of line in place of what google/tiff read,
+// and a LONG, SLONG or IFD with high bytes widened to 64 bits.
+func (w *walker) widen(p *Page, d directory) error {
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		k, ok := d.index[f.Tag]
+		size := uint64(f.Type.Size())
+		if !ok || size == 0 {
+			continue
+		}
+		e, high := d.entries[k], d.high[k]
+		length := e.count * size
+		switch {
+		case ndpiOutOfLine(e, length) && (high != 0 || length <= 4):
+			v := make([]byte, length) // check bounded it by the file and the read budget
+			at := int64(e.offset | uint64(high)<<32)
+			if n, err := w.file.r.ReadAt(v, at); uint64(n) < length {
+				return fmt.Errorf("%w: tag %d of the NDPI directory at %d: %v", ErrMalformed, e.tag, p.Offset, err)
+			}
+			f.Value = v // an NDPI is little-endian, as entries are
+		case !ndpiOutOfLine(e, length) && high != 0:
+			wide := map[ifd.Type]ifd.Type{ifd.Long: ifd.Long8, ifd.SLong: ifd.SLong8, ifd.IFD: ifd.IFD8}
+			f.Type, f.Value = wide[f.Type], binary.LittleEndian.AppendUint64(nil, e.offset|uint64(high)<<32)
+		}
 	}
 	return nil
 }

@@ -1,5 +1,5 @@
 // Package ndpitest builds Hamamatsu NDPI files for tests: classic TIFFs
-// whose pages are each one JPEG strip, with the restart markers and the
+// with NDP.scan's 64-bit offsets, whose pages are each one JPEG strip, with the restart markers and the
 // McuStarts field (65426) that NDP.scan writes so that readers decode
 // the strip an interval at a time, and the NDPI tags readers classify
 // the pages by.
@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"io"
 	"math"
+	"os"
+	"slices"
 
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -166,19 +169,47 @@ func frameOf(head []byte, width, height, interval int) []byte {
 	return out
 }
 
-// File returns an NDPI file of the pages, in order: a classic
-// little-endian TIFF, each page one JPEG strip (Photometric YCbCr, or
-// BlackIsZero for Gray).
+// File returns an NDPI file of the pages, in order, laid out as NDP.scan
+// writes it: a classic little-endian TIFF with 64-bit offsets (an 8-byte
+// first offset in the header; after each directory's entries, an 8-byte
+// next offset and the high 4 bytes of each entry's value or offset;
+// ASCII values never inline), each page one JPEG strip (Photometric
+// YCbCr, or BlackIsZero for Gray).
 func File(pages ...Page) ([]byte, error) {
-	format := ifd.Format{Order: binary.LittleEndian}
-	file := make([]byte, 8)
+	s, err := Layout{}.File(pages...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Bytes(), nil
+}
+
+// Layout says where File puts the pages' strips and directories.
+type Layout struct {
+	// Classic writes a plain classic TIFF (32-bit offsets), as a tool
+	// that rewrites an NDPI's fields might: no 64-bit layout.
+	Classic bool
+	// Hole is a span of bytes never written before the first strip, so
+	// that a file of a few megabytes of data has its strips and
+	// directories past 4 GiB (with a Hole of 4 GiB or more), as a
+	// scanner's file of gigabytes does.
+	Hole int64
+}
+
+// File returns an NDPI file of the pages, in order, laid out as l says.
+// Each page's strip is followed by its directory, whose values come
+// before it as NDP.scan writes them (OpenSlide 3.4 takes a value's
+// offset past 4 GiB to lie within 4 GiB below its directory).
+func (l Layout) File(pages ...Page) (*Sparse, error) {
+	base := int64(16) + l.Hole // the header, 8 bytes of offset in the NDPI layout
+	var body []byte
 	var builders []*ifd.Builder
+	var dirs []int64 // where each page's directory block starts: its values, then the directory
+	pos := base
 	for _, p := range pages {
 		strip, starts, err := Strip(p)
 		if err != nil {
 			return nil, err
 		}
-		offset := uint64(len(file))
 		b := new(ifd.Builder)
 		b.AddUint(tiff.TagImageWidth, uint64(p.Width))
 		b.AddUint(tiff.TagImageLength, uint64(p.Height))
@@ -191,7 +222,7 @@ func File(pages ...Page) ([]byte, error) {
 		b.AddShort(tiff.TagPhotometricInterpretation, photometric)
 		b.AddASCII(tiff.TagMake, "Hamamatsu")
 		b.AddASCII(tiff.TagModel, "C13210")
-		b.AddUint(tiff.TagStripOffsets, offset)
+		b.AddUint(tiff.TagStripOffsets, uint64(pos))
 		b.AddShort(tiff.TagSamplesPerPixel, samples)
 		b.AddUint(tiff.TagRowsPerStrip, uint64(p.Height))
 		b.AddUint(tiff.TagStripByteCounts, uint64(len(strip)))
@@ -206,7 +237,8 @@ func File(pages ...Page) ([]byte, error) {
 		b.AddFloat(tiff.TagNDPISourceLens, p.Magnification)
 		b.Add(ifd.Entry{Tag: tiff.TagNDPIZOffset, Type: ifd.SLong, Count: 1, Value: binary.LittleEndian.AppendUint32(nil, uint32(p.ZOffset))})
 		if starts != nil {
-			b.AddUint(tiff.TagNDPIMcuStarts, starts...)
+			// NDP.scan writes LONGs, which OpenSlide 3.4 needs.
+			b.Add(ifd.Entry{Tag: tiff.TagNDPIMcuStarts, Type: ifd.Long, Count: uint64(len(starts)), Value: longs(starts)})
 		}
 		if p.Properties != "" {
 			b.AddASCII(tiff.TagNDPIProperties, p.Properties)
@@ -214,27 +246,196 @@ func File(pages ...Page) ([]byte, error) {
 		if p.More != nil {
 			p.More(b, strip, starts)
 		}
-		file = append(file, strip...)
-		file = append(file, make([]byte, len(file)&1)...)
+		body = append(body, strip...)
+		body = append(body, make([]byte, len(body)&1)...)
 		builders = append(builders, b)
+		dirs = append(dirs, base+int64(len(body)))
+		pos = base + int64(len(body)) + l.size(b)
+		body = append(body, make([]byte, l.size(b))...)
 	}
-	pos := int64(len(file))
-	first := pos
 	for i, b := range builders {
-		next := uint64(0)
+		var next uint64
 		if i+1 < len(builders) {
-			next = uint64(pos + b.Size(false))
+			next = uint64(l.dirAt(dirs[i+1], builders[i+1]))
 		}
+		at := dirs[i]
+		var block []byte
 		var err error
-		if file, err = b.Encode(file, pos, next, format); err != nil {
+		if l.Classic {
+			block, err = b.Encode(nil, at, next, ifd.Format{Order: binary.LittleEndian})
+		} else {
+			block, err = encode(at, next, b.Entries())
+		}
+		if err != nil {
 			return nil, err
 		}
-		pos = int64(len(file))
+		copy(body[at-base:], block)
 	}
-	head, err := tiff.Header{Order: binary.LittleEndian, FirstIFD: uint64(first)}.Append(nil)
+	head := binary.LittleEndian.AppendUint16([]byte("II"), 42)
+	first := int64(0)
+	if len(builders) > 0 {
+		first = l.dirAt(dirs[0], builders[0])
+	}
+	if l.Classic {
+		if first >= 1<<32 {
+			return nil, fmt.Errorf("ndpitest: a classic TIFF cannot put a directory at %d", first)
+		}
+		head = binary.LittleEndian.AppendUint32(head, uint32(first))
+	} else {
+		head = binary.LittleEndian.AppendUint64(head, uint64(first))
+	}
+	head = append(head, make([]byte, 16-len(head))...)
+	if l.Hole == 0 {
+		return &Sparse{Size: base + int64(len(body)), Parts: []Part{{At: 0, Data: append(head, body...)}}}, nil
+	}
+	return &Sparse{Size: base + int64(len(body)), Parts: []Part{{At: 0, Data: head}, {At: base, Data: body}}}, nil
+}
+
+// longs returns the values as LONGs.
+func longs(v []uint64) []byte {
+	out := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		out = binary.LittleEndian.AppendUint32(out, uint32(x))
+	}
+	return out
+}
+
+// dirAt returns where the directory of the block at starts: after its
+// values in the NDPI layout; at its start in a classic one, which puts
+// the values after it.
+func (l Layout) dirAt(at int64, b *ifd.Builder) int64 {
+	if l.Classic {
+		return at
+	}
+	return at + valuesSize(b.Entries())
+}
+
+// size is the encoded size of the directory b builds, values included.
+func (l Layout) size(b *ifd.Builder) int64 {
+	if l.Classic {
+		return b.Size(false)
+	}
+	n := int64(b.Len())
+	return valuesSize(b.Entries()) + 2 + 12*n + 8 + 4*n
+}
+
+// outOfLine reports whether an entry's value goes out of line in the NDPI
+// layout: more than 4 bytes and not a single 64-bit integer, or ASCII.
+func outOfLine(e ifd.Entry) bool {
+	return len(e.Value) > 4 && !narrow(e) || e.Type == ifd.ASCII
+}
+
+// valuesSize is the size of the entries' values out of line, each on a
+// word boundary.
+func valuesSize(entries []ifd.Entry) int64 {
+	var size int64
+	for _, e := range entries {
+		if outOfLine(e) {
+			size += int64(len(e.Value) + len(e.Value)&1)
+		}
+	}
+	return size
+}
+
+// narrow reports whether a single 64-bit integer goes in the entry and
+// its high bytes, as a LONG, SLONG or IFD.
+func narrow(e ifd.Entry) bool {
+	return e.Count == 1 && (e.Type == ifd.Long8 || e.Type == ifd.SLong8 || e.Type == ifd.IFD8)
+}
+
+// encode returns the values of the entries, then their directory in the
+// NDPI layout, for a block at pos.
+func encode(pos int64, next uint64, entries []ifd.Entry) ([]byte, error) {
+	entries = slices.SortedFunc(slices.Values(entries), func(a, b ifd.Entry) int { return int(a.Tag) - int(b.Tag) })
+	n := len(entries)
+	var values []byte
+	dir := binary.LittleEndian.AppendUint16(nil, uint16(n))
+	high := make([]byte, 0, 4*n)
+	for _, e := range entries {
+		typ := e.Type
+		if narrow(e) {
+			typ = map[ifd.Type]ifd.Type{ifd.Long8: ifd.Long, ifd.SLong8: ifd.SLong, ifd.IFD8: ifd.IFD}[e.Type]
+		} else if e.Type == ifd.Long8 || e.Type == ifd.SLong8 || e.Type == ifd.IFD8 {
+			return nil, fmt.Errorf("ndpitest: tag %d: an NDPI holds no arrays of 64-bit integers", e.Tag)
+		}
+		dir = binary.LittleEndian.AppendUint16(dir, e.Tag)
+		dir = binary.LittleEndian.AppendUint16(dir, uint16(typ))
+		dir = binary.LittleEndian.AppendUint32(dir, uint32(e.Count))
+		var word uint64
+		if outOfLine(e) {
+			word = uint64(pos + int64(len(values)))
+			values = append(values, e.Value...)
+			values = append(values, make([]byte, len(values)&1)...)
+		} else {
+			var slot [8]byte
+			copy(slot[:], e.Value)
+			word = binary.LittleEndian.Uint64(slot[:])
+		}
+		dir = binary.LittleEndian.AppendUint32(dir, uint32(word))
+		high = binary.LittleEndian.AppendUint32(high, uint32(word>>32))
+	}
+	dir = binary.LittleEndian.AppendUint64(dir, next)
+	return append(append(values, dir...), high...), nil
+}
+
+// Part is bytes of a Sparse file at an offset.
+type Part struct {
+	At   int64
+	Data []byte
+}
+
+// Sparse is a file of Size bytes, all 0 but its parts: a file past
+// 4 GiB held in a few megabytes.
+type Sparse struct {
+	Size  int64
+	Parts []Part
+}
+
+// ReadAt reads the file's bytes at off, as io.ReaderAt.
+func (s *Sparse) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("ndpitest: offset %d", off)
+	}
+	if off >= s.Size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), s.Size-off))
+	clear(p[:n])
+	for _, part := range s.Parts {
+		lo, hi := max(off, part.At), min(off+int64(n), part.At+int64(len(part.Data)))
+		if lo < hi {
+			copy(p[lo-off:hi-off], part.Data[lo-part.At:hi-part.At])
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Bytes returns the whole file; only for one of a reasonable size.
+func (s *Sparse) Bytes() []byte {
+	out := make([]byte, s.Size)
+	s.ReadAt(out, 0)
+	return out
+}
+
+// WriteFile writes the file at name, its gaps as holes where the file
+// system has them.
+func (s *Sparse) WriteFile(name string) error {
+	f, err := os.Create(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	copy(file, head)
-	return file, nil
+	for _, part := range s.Parts {
+		if _, err := f.WriteAt(part.Data, part.At); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Truncate(s.Size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

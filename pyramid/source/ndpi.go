@@ -50,10 +50,9 @@ func ndpiFloat(p *tiff.Page, tag uint16) (float64, bool) {
 //     names them;
 //   - any other page is an image of its own, named after its index.
 //
-// An NDPI file past 4 GiB is ErrUnsupported: NDP.scan stores its offsets
-// in 64 bits of its own, which are not read. The slide's pages are each
-// one JPEG strip of the whole plane; their
-// restart intervals are read as tiles (tiff.Page.NDPITiles), so that a
+// NDP.scan's 64-bit offsets, which address a file past 4 GiB, are read
+// (tiff.File.NDPI). The slide's pages are each one JPEG strip of the
+// whole plane; their restart intervals are read as tiles (tiff.Page.NDPITiles), so that a
 // plane is decoded a band of tiles at a time. A strip without McuStarts
 // is decoded whole.
 //
@@ -63,11 +62,6 @@ func ndpiFloat(p *tiff.Page, tag uint16) (float64, bool) {
 // slide's reference and the offset of its centre become annotations, with
 // the text fields (Make, Model, Software) a plain TIFF's images keep.
 func (m *mapper) ndpi() error {
-	if f := m.file.TIFF; !f.BigTIFF && f.Size > 1<<32 {
-		// NDP.scan writes the offsets of files past 4 GiB in 64 bits of its
-		// own, which a classic TIFF's 32 bits read wrong.
-		return fmt.Errorf("%w: an NDPI file of %d bytes, past 4 GiB: its 64-bit offsets are not read", ErrUnsupported, f.Size)
-	}
 	pages := m.file.TIFF.Pages
 	// The slide is the first page of a positive magnification (or none):
 	// NDP.scan writes it first, but a file may start with its macro.

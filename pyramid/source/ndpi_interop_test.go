@@ -28,24 +28,33 @@ print(' '.join(map(str, p.dataoffsets)))
 print(' '.join(map(str, p.databytecounts)))
 `
 
-// TestInteropNDPI: an NDPI file as ndpitest writes it is one OpenSlide
-// takes for Hamamatsu's and tifffile for NDPI, cut into the same tiles as
-// NDPITiles cuts it; its first plane, read tile by tile, has the samples
-// libjpeg-turbo's djpeg decodes from the whole strip (within the IDCTs'
-// difference), but at the tiles' edges, whose chroma upsampling lacks the
-// next tile's.
+// TestInteropNDPI: an NDPI file as ndpitest writes it, in NDP.scan's
+// 64-bit layout, below 4 GiB and past it (a sparse file of 5 GiB), is one
+// OpenSlide takes for Hamamatsu's and tifffile for NDPI, cut into the
+// same tiles as NDPITiles cuts it, at the same offsets; its first plane,
+// read tile by tile, has the samples libjpeg-turbo's djpeg decodes from
+// the whole strip (within the IDCTs' difference), but at the tiles'
+// edges, whose chroma upsampling lacks the next tile's.
 func TestInteropNDPI(t *testing.T) {
 	interop.Selected(t)
 	interop.Need(t, "openslide-show-properties", "djpeg", "tifffile")
+	for _, tt := range []struct {
+		name string
+		hole int64
+	}{{"slide.ndpi", 0}, {"big.ndpi", 5 << 30}} {
+		t.Run(tt.name, func(t *testing.T) { interopNDPI(t, tt.name, tt.hole) })
+	}
+}
+
+func interopNDPI(t *testing.T, name string, hole int64) {
 	dir := t.TempDir()
 	const w, h = 512, 256
-	file, err := ndpitest.File(ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, 0), Interval: 4, Magnification: 20, PixelsPerCm: 20000},
+	file, err := ndpitest.Layout{Hole: hole}.File(ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, 0), Interval: 4, Magnification: 20, PixelsPerCm: 20000},
 		ndpitest.Page{Width: 120, Height: 40, RGB: ndpitest.Pattern(120, 40, 1), Magnification: -1})
 	require.NoError(t, err)
-	// tifffile takes a .ndpi file's offsets for 64-bit ones, as NDP.scan
-	// writes past 4 GiB: ndpitest writes the classic ones.
-	path := filepath.Join(dir, "slide.tif")
-	require.NoError(t, os.WriteFile(path, file, 0o644))
+	// tifffile reads a .ndpi file in the 64-bit layout.
+	path := filepath.Join(dir, name)
+	require.NoError(t, file.WriteFile(path))
 
 	assert.Contains(t, interop.MustRun(t, "openslide-show-properties", path), "openslide.vendor: 'hamamatsu'")
 
@@ -53,6 +62,7 @@ func TestInteropNDPI(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.Equal(t, NDPI, f.Kind)
+	require.True(t, f.TIFF.NDPI)
 	page := f.Images[0].Planes[0].Page
 	l, err := page.Layout()
 	require.NoError(t, err)

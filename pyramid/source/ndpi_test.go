@@ -20,16 +20,21 @@ import (
 // by a reduced level, then the macro image and the map.
 func ndpiSlide(t testing.TB) []byte {
 	t.Helper()
+	file, err := ndpitest.File(ndpiPages()...)
+	require.NoError(t, err)
+	return file
+}
+
+// ndpiPages are ndpiSlide's pages.
+func ndpiPages() []ndpitest.Page {
 	const props = "Objective.Lens.Magnificant=20\r\nNDP.S/N=123456\r\nProduct=NanoZoomer S60\r\n"
 	page := func(w, h, interval int, mag float32, z int32, seed int) ndpitest.Page {
 		return ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, seed), Interval: interval, Magnification: mag, ZOffset: z,
 			PixelsPerCm: 10000 / 0.5 * float64(w) / 256, Properties: props}
 	}
-	file, err := ndpitest.File(page(256, 64, 4, 20, -500, 0), page(128, 32, 0, 10, -500, 0),
+	return []ndpitest.Page{page(256, 64, 4, 20, -500, 0), page(128, 32, 0, 10, -500, 0),
 		page(256, 64, 4, 20, 1000, 7), page(128, 32, 0, 10, 1000, 7),
-		page(96, 32, 0, -1, 0, 3), page(64, 16, 0, -2, 0, 5))
-	require.NoError(t, err)
-	return file
+		page(96, 32, 0, -1, 0, 3), page(64, 16, 0, -2, 0, 5)}
 }
 
 // TestNDPIMapping: the pages of page 0's size are focal planes along Z,
@@ -110,16 +115,40 @@ func TestNDPIRestartIntervalsNotRead(t *testing.T) {
 	assert.Contains(t, f.Images[0].Notes[0], "has 3 McuStarts for 2 x 2 tiles of 32 x 16): its JPEG strip is decoded whole")
 }
 
-// TestNDPIPast4GiB: NDP.scan stores the offsets of a file past 4 GiB in
-// 64 bits of its own, which a classic TIFF's are not: such a file is
-// refused, saying so, never read at wrong offsets.
+// TestNDPIPast4GiB: a slide past 4 GiB, its strips and directories
+// addressed by NDP.scan's 64-bit offsets, maps as the same slide does
+// below 4 GiB, and its planes read the same samples.
 func TestNDPIPast4GiB(t *testing.T) {
-	file := ndpiSlide(t)
-	tf, err := tiff.Read(bytes.NewReader(file), 5<<30) // as a file of 5 GiB whose directories come first
+	big, err := ndpitest.Layout{Hole: 5 << 30}.File(ndpiPages()...)
 	require.NoError(t, err)
-	_, err = New(tf, "big.ndpi", Options{})
-	require.ErrorIs(t, err, ErrUnsupported)
-	assert.ErrorContains(t, err, "an NDPI file of 5368709120 bytes, past 4 GiB: its 64-bit offsets are not read")
+	tf, err := tiff.Read(big, big.Size)
+	require.NoError(t, err)
+	require.True(t, tf.NDPI)
+	f, err := New(tf, "big.ndpi", Options{})
+	require.NoError(t, err)
+	small, err := mapFile(t, ndpiSlide(t), "slide.ndpi", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, summary(small), summary(f))
+	assert.Equal(t, small.Images[0].Spec, f.Images[0].Spec)
+	for i, im := range f.Images {
+		for p, pl := range im.Planes {
+			b, err := pl.Page.Block(0)
+			require.NoError(t, err)
+			assert.Greater(t, b.Offset, uint64(5<<30), "image %d plane %d", i, p)
+			assert.Equal(t, readPlane(t, small.Images[i].Planes[p].Page), readPlane(t, pl.Page), "image %d plane %d", i, p)
+		}
+	}
+}
+
+// readPlane returns the samples of a page, as a band reader reads them.
+func readPlane(t *testing.T, p *tiff.Page) []byte {
+	t.Helper()
+	r, err := NewBandReader(context.Background(), p, Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	out, err := io.ReadAll(r)
+	require.NoError(t, err)
+	return out
 }
 
 // TestNDPIOtherOrders: a file starting with its macro has its slide at
