@@ -152,9 +152,12 @@ type BandReader struct {
 	// Owned by the caller's goroutine.
 	next      int // band Next returns next
 	submitted int // bands whose blocks are all submitted
-	cur       []byte
-	closed    bool
-	drained   bool // every band was returned, and the pipeline stopped
+	// wrap is what ReadBlock adds to a block's stored bytes (an NDPI
+	// tile's JPEG header and EOI), so that the buffer asked for holds it.
+	wrap    int
+	cur     []byte
+	closed  bool
+	drained bool // every band was returned, and the pipeline stopped
 
 	mu     sync.Mutex
 	done   sync.Cond
@@ -358,10 +361,11 @@ func (r *BandReader) submit(k int) error {
 				if err != nil {
 					return fmt.Errorf("source: %w", err)
 				}
-				buf, err := r.page.ReadBlock(r.pipe.Buffer(int(b.Size))[:0], i)
+				buf, err := r.page.ReadBlock(r.pipe.Buffer(int(b.Size) + r.wrap)[:0], i)
 				if err != nil {
 					return fmt.Errorf("source: %w", err)
 				}
+				r.wrap = max(r.wrap, len(buf)-int(b.Size))
 				j := &blockJob{r: r, index: i, band: r.ring[slot][y0*r.rowBytes:], plane: plane,
 					x0: across * r.l.BlockWidth, rows: r.l.BlockRows(down), imageRows: min(r.l.BlockHeight, r.l.Height-down*r.l.BlockHeight)}
 				if err := r.pipe.Submit(j, buf); err != nil {
