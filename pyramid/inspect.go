@@ -31,14 +31,11 @@ func Inspect(w io.Writer, r io.ReaderAt, size int64, opts InspectOptions) error 
 		return fmt.Errorf("pyramid: %w", err)
 	}
 	bw := bufio.NewWriter(w)
-	flavour, order := "classic TIFF", "little-endian"
-	if f.BigTIFF {
-		flavour = "BigTIFF"
-	}
+	order := "little-endian"
 	if f.Header.Order == binary.BigEndian {
 		order = "big-endian"
 	}
-	fmt.Fprintf(bw, "%s, %s, %d bytes, %s in the main chain\n", flavour, order, size, plural(len(f.Pages), "IFD"))
+	fmt.Fprintf(bw, "%s, %s, %d bytes, %s in the main chain\n", f.Kind(), order, size, plural(len(f.Pages), "IFD"))
 	if len(f.Pages) > 0 {
 		if text, ok := f.Pages[0].Text(tiff.TagImageDescription); ok {
 			summarizeOME(bw, text)

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/ndpitest"
 )
 
 // TestInspectSummary: Inspect's summary of an OME-TIFF written field by
@@ -59,4 +62,13 @@ func TestInspectOMETooManyAttributes(t *testing.T) {
 	summarizeOME(w, doc)
 	require.NoError(t, w.Flush())
 	assert.Equal(t, fmt.Sprintf("OME-XML: %d bytes, not read: pyramid: OME-XML is too large (line 2): an element of more than 1024 attributes\n", len(doc)), b.String())
+}
+
+// TestInspectNDPI: Inspect names an NDPI's layout, as tiff.Dump does.
+func TestInspectNDPI(t *testing.T) {
+	data, err := ndpitest.File(ndpitest.Page{Width: 32, Height: 16, RGB: ndpitest.Pattern(32, 16, 0), Interval: 1, Magnification: 20})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, Inspect(&out, bytes.NewReader(data), int64(len(data)), InspectOptions{}))
+	assert.True(t, strings.HasPrefix(out.String(), "classic TIFF with NDPI's 64-bit offsets, little-endian, "), out.String())
 }

@@ -91,6 +91,18 @@ type DumpOptions struct {
 	MaxText   int // bytes of ASCII text printed before "..."
 }
 
+// Kind names the file's layout: "classic TIFF", "BigTIFF", or "classic
+// TIFF with NDPI's 64-bit offsets" (File.NDPI).
+func (f *File) Kind() string {
+	switch {
+	case f.BigTIFF:
+		return "BigTIFF"
+	case f.NDPI:
+		return "classic TIFF with NDPI's 64-bit offsets"
+	}
+	return "classic TIFF"
+}
+
 // Dump writes a stable, human-readable description of the file's
 // structure: the header, then every directory of the main chain with its
 // fields and, indented below it, its SubIFDs. The text depends only on the
@@ -103,22 +115,16 @@ func Dump(w io.Writer, f *File, opts DumpOptions) error {
 		opts.MaxText = 80
 	}
 	bw := bufio.NewWriter(w)
-	order, flavour := "little-endian", "classic TIFF"
+	order := "little-endian"
 	if f.bigEndian() {
 		order = "big-endian"
-	}
-	if f.BigTIFF {
-		flavour = "BigTIFF"
-	}
-	if f.NDPI {
-		flavour = "classic TIFF with NDPI's 64-bit offsets"
 	}
 	chain := fmt.Sprintf("%d IFDs", len(f.Pages))
 	if len(f.Pages) == 1 {
 		chain = "1 IFD"
 	}
 	fmt.Fprintf(bw, "%s, %s, %d bytes, first IFD at %d, %s in the main chain\n",
-		flavour, order, f.Size, f.FirstIFD, chain)
+		f.Kind(), order, f.Size, f.FirstIFD, chain)
 	for i, p := range f.Pages {
 		dumpPage(bw, p, strconv.Itoa(i), "", opts)
 	}
