@@ -48,6 +48,12 @@ const maxNDPIHeader = 1 << 20
 // baseline JPEG (4 tables of each).
 const maxTileHeader = 16 << 10
 
+// maxIntervalRatio bounds an NDPI restart interval's bytes, in multiples
+// of its samples' (plus maxTileHeader): baseline JPEG codes an 8 × 8
+// block in about 410 bytes at most (26 bits a coefficient, every byte
+// stuffed), under 8 × its 64.
+const maxIntervalRatio = 8
+
 // NDPITiles returns the page of a Hamamatsu NDPI file whose image is one
 // JPEG strip with restart markers, and the McuStarts field that says
 // where each restart interval starts, as a tiled page: each restart
@@ -165,6 +171,11 @@ func (p *Page) NDPITiles() (*Page, error) {
 	q := *p
 	q.SubIFDs = nil
 	q.Fields, q.offsets, q.counts, q.jpegHeader, q.original = fields, offsets, counts, h.tile, p.Original()
+	// An interval's data is a JPEG scan of tileW × tileH pixels, which
+	// never takes more than a few times the samples' bytes: Block refuses
+	// one past the bound, which would have a reader allocate what the
+	// image cannot justify (a sparse file's gap between two starts).
+	q.maxBlock = uint64(maxIntervalRatio*tileW*tileH*h.components) + maxTileHeader
 	return &q, nil
 }
 

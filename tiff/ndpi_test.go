@@ -314,38 +314,146 @@ func TestNDPILayout(t *testing.T) {
 	}
 }
 
-// TestNDPILayoutMalformed: high bytes that do not fit their entry, a
-// value they put past the end of the file, and a tag there twice (whose
-// high bytes would be ambiguous) are ErrMalformed, in a directory after
-// the first, which settled the layout.
+// TestNDPILayoutMalformed: in a file past 4 GiB, high bytes that do not
+// fit their entry, a value they put past the end of the file, and a tag
+// there twice (whose high bytes would be ambiguous) are ErrMalformed, in
+// the first directory as in a later one: the format flag settled the
+// layout, and no classic reading could address the file.
 func TestNDPILayoutMalformed(t *testing.T) {
+	page := ndpitest.Page{Width: 64, Height: 32, RGB: ndpitest.Pattern(64, 32, 0), Interval: 2, Magnification: 20}
+	file, err := ndpitest.Layout{Hole: 5 << 30}.File(page, page)
+	require.NoError(t, err)
+	body := file.Parts[1]
+	at := func(off uint64) []byte { return body.Data[off-uint64(body.At):] }
+	first := binary.LittleEndian.Uint64(file.Parts[0].Data[4:])
+	n := uint64(binary.LittleEndian.Uint16(at(first)))
+	second := binary.LittleEndian.Uint64(at(first + 2 + 12*n))
+	for _, dir := range []uint64{first, second} {
+		entry := func(i int) []byte { return at(dir + 2 + 12*uint64(i)) }
+		high := func(i int) []byte { return at(dir + 2 + 12*n + 8 + 4*uint64(i)) }
+		require.Equal(t, tiff.TagImageWidth, binary.LittleEndian.Uint16(entry(0)), "entry 0, a SHORT inline")
+		require.Equal(t, tiff.TagBitsPerSample, binary.LittleEndian.Uint16(entry(2)), "entry 2, 3 SHORTs out of line")
+		value := uint64(binary.LittleEndian.Uint32(entry(2)[8:])) | uint64(binary.LittleEndian.Uint32(high(2)))<<32
+		tests := []struct {
+			name   string
+			damage func()
+			says   string
+		}{
+			{"high bytes of a SHORT", func() { high(0)[0] = 1 }, "has high bytes 0x1 for 1 inline values of type 3"},
+			{"a value past the end", func() { high(2)[1] = 1 }, fmt.Sprintf("tag 258 of the NDPI directory at %d: 6 bytes at %d, past the end", dir, value+1<<40)},
+			{"a tag twice", func() { binary.LittleEndian.PutUint16(entry(1), tiff.TagImageWidth) }, fmt.Sprintf("tag 256 of the NDPI directory at %d is there twice", dir)},
+		}
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s at %d", tt.name, dir), func(t *testing.T) {
+				saved := slices.Clone(body.Data)
+				defer copy(body.Data, saved)
+				tt.damage()
+				_, err := tiff.Read(file, file.Size)
+				require.ErrorIs(t, err, tiff.ErrMalformed)
+				assert.ErrorContains(t, err, tt.says)
+			})
+		}
+	}
+}
+
+// TestNDPIRewritten: an NDPI below 4 GiB whose second directory a tool
+// rewrote (libtiff appends it, in the classic layout, and points the
+// chain at it) is read as a classic TIFF, as Bio-Formats reads every NDPI
+// below 4 GiB: no directory is lost.
+func TestNDPIRewritten(t *testing.T) {
 	page := ndpitest.Page{Width: 64, Height: 32, RGB: ndpitest.Pattern(64, 32, 0), Interval: 2, Magnification: 20}
 	file, err := ndpitest.File(page, page)
 	require.NoError(t, err)
+	f, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	require.True(t, f.NDPI)
+	b := new(ifd.Builder)
+	for _, e := range f.Pages[1].Fields {
+		if e.Tag == tiff.TagSoftware {
+			e = ifd.Entry{Tag: e.Tag, Type: ifd.ASCII, Count: 7, Value: []byte("edited\x00")}
+		}
+		b.Add(e)
+	}
 	first := binary.LittleEndian.Uint64(file[4:])
 	n := uint64(binary.LittleEndian.Uint16(file[first:]))
-	second := binary.LittleEndian.Uint64(file[first+2+12*n:])
-	entry := func(i int) []byte { return file[second+2+12*uint64(i):] }
-	high := func(i int) []byte { return file[second+2+12*n+8+4*uint64(i):] }
-	require.Equal(t, tiff.TagImageWidth, binary.LittleEndian.Uint16(entry(0)), "entry 0, a SHORT inline")
-	require.Equal(t, tiff.TagBitsPerSample, binary.LittleEndian.Uint16(entry(2)), "entry 2, 3 SHORTs out of line")
-	tests := []struct {
-		name   string
-		damage func(f []byte)
-		says   string
-	}{
-		{"high bytes of a SHORT", func([]byte) { high(0)[0] = 1 }, "has high bytes 0x1 for 1 inline values of type 3"},
-		{"a value past the end", func([]byte) { high(2)[0] = 1 }, fmt.Sprintf("tag 258 of the NDPI directory at %d: 6 bytes at %d, past the end", second, 1<<32+uint64(binary.LittleEndian.Uint32(entry(2)[8:])))},
-		{"a tag twice", func([]byte) { binary.LittleEndian.PutUint16(entry(1), tiff.TagImageWidth) }, "tag 256 of the NDPI directory at " + fmt.Sprint(second) + " is there twice"},
+	binary.LittleEndian.PutUint32(file[first+2+12*n:], uint32(len(file)))
+	file, err = b.Encode(file, int64(len(file)), 0, ifd.Format{})
+	require.NoError(t, err)
+
+	f, err = tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	assert.False(t, f.NDPI)
+	require.Len(t, f.Pages, 2)
+	software, _ := f.Pages[1].Text(tiff.TagSoftware)
+	assert.Equal(t, "edited", software)
+	q, err := f.Pages[1].NDPITiles()
+	require.NoError(t, err)
+	_, err = q.ReadBlock(nil, 3)
+	require.NoError(t, err)
+}
+
+// TestNDPIMcuStartsHigh: a strip past 4 GiB long has its starts' high 32
+// bits in McuStartsHigh. The same page is written with 4 GiB of holes in
+// the middle of its strip: the tiles past the hole, found through their
+// high bits, read as the plain file's; the interval before the hole, 4 GiB
+// long, is ErrMalformed, never a 4 GiB allocation.
+func TestNDPIMcuStartsHigh(t *testing.T) {
+	const gap = 1 << 32
+	page := ndpitest.Page{Width: 128, Height: 64, RGB: ndpitest.Pattern(128, 64, 0), Interval: 2, Magnification: 20}
+	strip, starts, err := ndpitest.Strip(page)
+	require.NoError(t, err)
+	k := len(starts) / 2
+	plain, err := ndpitest.File(page)
+	require.NoError(t, err)
+	page.More = func(b *ifd.Builder, _ []byte, starts []uint64) {
+		high := make([]uint32, len(starts))
+		for i := k; i < len(high); i++ {
+			high[i] = 1
+		}
+		b.AddLong(tiff.TagNDPIMcuStartsHigh, high...)
+		b.Remove(tiff.TagStripByteCounts)
+		b.AddUint(tiff.TagStripByteCounts, uint64(len(strip))+gap)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			saved := slices.Clone(file)
-			defer copy(file, saved)
-			tt.damage(file)
-			_, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
-			require.ErrorIs(t, err, tiff.ErrMalformed)
-			assert.ErrorContains(t, err, tt.says)
-		})
+	s, err := ndpitest.Layout{}.File(page)
+	require.NoError(t, err)
+	// Move all from the k-th interval on 4 GiB further: the offsets past
+	// it keep their low 32 bits and gain 1 in their high ones.
+	file := s.Parts[0].Data
+	at := binary.LittleEndian.Uint32(file[4:]) // the first directory, after the strip
+	split := bytes.Index(file, strip) + int(starts[k])
+	binary.LittleEndian.PutUint32(file[8:], 1)
+	n := int(binary.LittleEndian.Uint16(file[at:]))
+	for i := range n {
+		e := file[int(at)+2+12*i:]
+		typ, count := ifd.Type(binary.LittleEndian.Uint16(e[2:])), int(binary.LittleEndian.Uint32(e[4:]))
+		if typ == ifd.ASCII || count*typ.Size() > 4 {
+			binary.LittleEndian.PutUint32(file[int(at)+2+12*n+8+4*i:], 1)
+		}
+	}
+	big := &ndpitest.Sparse{Size: s.Size + gap, Parts: []ndpitest.Part{{At: 0, Data: file[:split]}, {At: int64(split) + gap, Data: file[split:]}}}
+
+	want, err := tiff.Read(bytes.NewReader(plain), int64(len(plain)))
+	require.NoError(t, err)
+	pq, err := want.Pages[0].NDPITiles()
+	require.NoError(t, err)
+	f, err := tiff.Read(big, big.Size)
+	require.NoError(t, err)
+	q, err := f.Pages[0].NDPITiles()
+	require.NoError(t, err)
+	require.Equal(t, pq.NumBlocks(), q.NumBlocks())
+	_, err = q.Block(k - 1)
+	require.ErrorIs(t, err, tiff.ErrMalformed)
+	assert.ErrorContains(t, err, fmt.Sprintf("restart interval %d of the NDPI page at %d takes %d bytes", k-1, f.Pages[0].Offset, gap+starts[k]-starts[k-1]))
+	_, err = q.ReadBlock(nil, k-1)
+	require.ErrorIs(t, err, tiff.ErrMalformed)
+	for i := k; i < q.NumBlocks(); i++ {
+		b, err := q.Block(i)
+		require.NoError(t, err)
+		assert.Greater(t, b.Offset, uint64(gap))
+		wantTile, err := pq.ReadBlock(nil, i)
+		require.NoError(t, err)
+		tile, err := q.ReadBlock(nil, i)
+		require.NoError(t, err)
+		assert.Equal(t, wantTile, tile, "tile %d", i)
 	}
 }

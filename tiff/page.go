@@ -42,6 +42,9 @@ type Page struct {
 	// jpegHeader starts each block's stream, for a page NDPITiles made:
 	// its blocks are restart intervals of one JPEG strip.
 	jpegHeader []byte
+	// maxBlock bounds the bytes of a block of such a page: a larger one
+	// is ErrMalformed.
+	maxBlock uint64
 	// original is the page NDPITiles made this one from; nil for a page
 	// read from the file.
 	original *Page
@@ -447,6 +450,10 @@ func (p *Page) Block(i int) (Block, error) {
 	if b.Size == 0 && b.Offset != 0 {
 		return b, fmt.Errorf("%w: %s[%d] of the page at %d: 0 bytes at %d (a sparse block lies at offset 0)",
 			ErrMalformed, TagName(p.counts.Tag), i, p.Offset, b.Offset)
+	}
+	if p.jpegHeader != nil && b.Size > p.maxBlock {
+		return b, fmt.Errorf("%w: restart interval %d of the NDPI page at %d takes %d bytes, more than a JPEG scan of its pixels can (%d)",
+			ErrMalformed, i, p.Offset, b.Size, p.maxBlock)
 	}
 	return b, nil
 }

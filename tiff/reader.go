@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	gtiff "github.com/google/tiff"
 	"github.com/google/tiff/bigtiff"
@@ -123,16 +122,34 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if off, ok := ndpiFirstIFD(h, head[:n]); ok {
 		nf := &File{Header: h, Size: size, NDPI: true, r: r}
 		nf.FirstIFD = off
-		d, err := newWalker(nf).check(off)
-		switch {
-		case err != nil:
-			ndpiErr = err
-		case d.has(TagNDPIFormatFlag):
+		if ndpiErr = nf.looksNDPI(off); ndpiErr == nil {
 			f = nf
-		default:
-			ndpiErr = fmt.Errorf("the directory at %d has no NDPI format flag (65420)", off)
 		}
 	}
+	err = f.walk()
+	if err != nil && f.NDPI && size <= 1<<32 {
+		// Below 4 GiB, the classic reading is as good but for short text
+		// (Bio-Formats reads every NDPI below 4 GiB so): a tool that
+		// rewrote a directory (libtiff appends it in the classic layout)
+		// leaves a chain of both layouts.
+		c := &File{Header: h, Size: size, r: r}
+		if c.walk() == nil {
+			return c, nil
+		}
+	}
+	if err != nil && !h.BigTIFF && !f.NDPI && size > 1<<32 {
+		// Classic TIFF cannot address past 4 GiB: a file that does needs
+		// a layout of its own.
+		err = fmt.Errorf("%w (a classic TIFF of %d bytes, past 4 GiB, and not in the 64-bit layout of a Hamamatsu NDPI: %v)", err, size, ndpiErr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// walk reads the main chain and the SubIFDs below it.
+func (f *File) walk() error {
 	w := newWalker(f)
 	chain := map[uint64]bool{} // a directory the chain reached: its end
 	for off := f.FirstIFD; off != 0; {
@@ -143,17 +160,42 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		chain[off] = true
 		p, err := w.page(off, 0)
 		if err != nil {
-			if !h.BigTIFF && !f.NDPI && size > 1<<32 {
-				// Classic TIFF cannot address past 4 GiB: a file that
-				// does needs a layout of its own.
-				err = fmt.Errorf("%w (a classic TIFF of %d bytes, past 4 GiB, and not in the 64-bit layout of a Hamamatsu NDPI: %v)", err, size, ndpiErr)
-			}
-			return nil, err
+			return err
 		}
 		f.Pages = append(f.Pages, p)
 		off = p.Next
 	}
-	return f, nil
+	return nil
+}
+
+// looksNDPI says why the directory at off is not the first of a file in
+// the NDPI layout, or nil if it is: its entries and the high bytes after
+// them lie within the file, and one is the NDPI format flag (65420), as
+// OpenSlide detects it. Whatever else is wrong with the directory is then
+// the NDPI file's fault, reported as such.
+func (f *File) looksNDPI(off uint64) error {
+	var count [2]byte
+	if off < 12 || off > uint64(f.Size)-2 {
+		return fmt.Errorf("its first directory at %d lies outside the file", off)
+	}
+	if _, err := f.r.ReadAt(count[:], int64(off)); err != nil {
+		return fmt.Errorf("its first directory at %d: %v", off, err)
+	}
+	n := uint64(binary.LittleEndian.Uint16(count[:]))
+	if n == 0 || off+2+16*n+8 > uint64(f.Size) {
+		return fmt.Errorf("its first directory at %d, of %d entries and their high bytes, does not fit the file", off, n)
+	}
+	entries := make([]byte, 12*n) // n < 65536
+	if _, err := f.r.ReadAt(entries, int64(off)+2); err != nil {
+		return fmt.Errorf("its first directory at %d: %v", off, err)
+	}
+	for i := range n {
+		e := entries[12*i:]
+		if binary.LittleEndian.Uint16(e) == TagNDPIFormatFlag && binary.LittleEndian.Uint32(e[4:]) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("its first directory at %d has no NDPI format flag (65420)", off)
 }
 
 // ReadCloser is a File read from a named file; Close closes that file.
@@ -380,11 +422,6 @@ type directory struct {
 	high  []uint32
 	index map[uint16]int
 	next  uint64
-}
-
-// has reports whether the directory has an entry of tag with values.
-func (d directory) has(tag uint16) bool {
-	return slices.ContainsFunc(d.entries, func(e rawEntry) bool { return e.tag == tag && e.count > 0 })
 }
 
 // ndpiTail reads, after the entries of the NDPI directory at off, its
