@@ -50,6 +50,9 @@ type Page struct {
 	original *Page
 }
 
+// File returns the file the page was read from.
+func (p *Page) File() *File { return p.file }
+
 // Original returns the page of the file that p reads otherwise (the page
 // NDPITiles made p from), or p itself: for saying which of the file's
 // pages an image's plane is.

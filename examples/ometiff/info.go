@@ -295,10 +295,17 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 	pages := map[string][]int{}
 	split := false
 	after := map[*tiff.Page]bool{} // pages with no directory of their own
+	embedded := 0                  // planes of no page of the file's: decoded from its metadata
 	for _, p := range im.Planes {
 		at, ok := index[p.Page.Original()]
 		if !ok {
-			after[p.Page] = true
+			if f := p.Page.File(); f != nil && len(f.Pages) > 0 {
+				if _, known := index[f.Pages[0]]; known {
+					after[p.Page] = true // a page of the file's, as ImageJ stores stacks
+					continue
+				}
+			}
+			embedded++
 			continue
 		}
 		if _, ok := pages[at.file]; !ok {
@@ -321,6 +328,9 @@ func pagesOf(index map[*tiff.Page]pageAt, im *source.Image) string {
 	out := strings.Join(each, "; ")
 	if len(after) > 0 {
 		out += fmt.Sprintf(" and %d images stored after its data", len(after))
+	}
+	if embedded > 0 {
+		out = strings.TrimPrefix(out+", not a page: an image the file's metadata holds", ", ")
 	}
 	if split {
 		out += ", each sample a plane"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
+	"github.com/ometiff-go/ometiff/internal/ndpitest"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -118,6 +120,25 @@ func TestPagesOfManyFiles(t *testing.T) {
 		"page 0 of f6.tif; page 0 of f7.tif; page 0 of f8.tif; page 0 of f9.tif", pagesOf(index, im))
 	im.Planes = im.Planes[:8]
 	assert.NotContains(t, pagesOf(index, im), "more files")
+}
+
+// TestPagesOfEmbedded: an image read from no page of the file's (a
+// Philips label held in its XML, read from a TIFF made in memory) is said
+// to be so, not to be stored after the file's data.
+func TestPagesOfEmbedded(t *testing.T) {
+	read := func() *tiff.File {
+		data, err := ndpitest.File(ndpitest.Page{Width: 16, Height: 16, RGB: ndpitest.Pattern(16, 16, 0), Magnification: 20})
+		require.NoError(t, err)
+		f, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+		require.NoError(t, err)
+		return f
+	}
+	file, memory := read(), read()
+	index := map[*tiff.Page]pageAt{file.Pages[0]: {"", 0}}
+	im := &source.Image{Planes: []source.Plane{{Page: memory.Pages[0], Sample: -1}}}
+	assert.Equal(t, "not a page: an image the file's metadata holds", pagesOf(index, im))
+	im.Planes = append(im.Planes, source.Plane{Page: file.Pages[0], Sample: -1})
+	assert.Equal(t, "page 0, not a page: an image the file's metadata holds", pagesOf(index, im))
 }
 
 // TestStandardInputNamed: - given to info or inspect is said to be no

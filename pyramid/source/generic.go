@@ -699,7 +699,7 @@ func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tif
 // resolution: the first DICOM_PIXEL_SPACING, the rows' spacing then the
 // columns', in mm, as OpenSlide reads it.
 func philipsSpacing(d string) (x, y float64, ok bool) {
-	if !strings.HasPrefix(d, "<?xml") || !strings.Contains(d[:min(len(d), 512)], `ObjectType="DPUfsImport"`) {
+	if !isPhilips(d) {
 		return 0, 0, false
 	}
 	_, after, found := strings.Cut(d, `Name="DICOM_PIXEL_SPACING"`)

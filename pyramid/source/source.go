@@ -373,6 +373,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		}
 	default:
 		err = m.generic()
+		if err == nil && isPhilips(description) {
+			err = m.philipsAssociated(description)
+		}
 	}
 	if err == nil && len(out.Images) == 0 {
 		// The reason goes with the refusal: a caller that set
@@ -486,6 +489,7 @@ func (m *mapper) checkShared() error {
 	}
 	type at struct {
 		part   *part
+		file   *tiff.File // a part's, or one made in memory (a Philips label)
 		offset uint64
 	}
 	stored, seen := map[at]*tiff.Page{}, map[*tiff.Page]*Image{}
@@ -503,7 +507,7 @@ func (m *mapper) checkShared() error {
 				if err != nil || b.Size == 0 {
 					continue
 				}
-				k := at{m.pages[pl.Page].part, b.Offset}
+				k := at{m.pages[pl.Page].part, pl.Page.File(), b.Offset}
 				if q, ok := stored[k]; ok {
 					return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, their blocks sharing their data "+
 						"(block %d of the page at %d is stored at %d, as a block of the page at %d is): a decompression bomb",

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -68,5 +69,60 @@ func TestInteropVendors(t *testing.T) {
 			}
 			assert.ElementsMatch(t, want, shapes, "each image's shape and levels, as tifffile reads the series")
 		})
+	}
+}
+
+// openslideAssociated prints, for each associated image OpenSlide reads
+// from a slide, its name, size and RGB samples in hex, a line each, after
+// the vendor.
+const openslideAssociated = `
+import sys, openslide
+s = openslide.OpenSlide(sys.argv[1])
+print(s.properties.get('openslide.vendor'))
+for name, im in sorted(s.associated_images.items()):
+    print(name, im.size[0], im.size[1], im.convert('RGB').tobytes().hex())
+`
+
+// TestInteropPhilips: the label and macro a Philips slide (a libvips
+// pyramid, its description and Software set by tiffset) holds as base64
+// JPEG in its XML are images of the sizes and samples OpenSlide reads.
+func TestInteropPhilips(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "tiffset", "tifffile")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "slide.tiff")
+	interop.MustRun(t, "vips", "black", filepath.Join(dir, "black.v"), "512", "384", "--bands", "3")
+	interop.MustRun(t, "vips", "tiffsave", filepath.Join(dir, "black.v"), path, "--tile", "--compression", "jpeg")
+	enc := base64.StdEncoding.EncodeToString
+	xml := philipsXML("LABELIMAGE", enc(philipsJPEG(t, 40, 24, false)), "MACROIMAGE", enc(philipsJPEG(t, 30, 20, true)))
+	interop.MustRun(t, "tiffset", "-s", "270", xml, path)
+	interop.MustRun(t, "tiffset", "-s", "305", "Philips DP v1.0", path)
+
+	out := strings.Split(strings.TrimSpace(interop.RunPython(t, openslideAssociated, path)), "\n")
+	require.Len(t, out, 3, "the vendor, the label and the macro")
+	assert.Equal(t, "philips", out[0])
+	f, err := Open(path, Options{})
+	require.NoError(t, err)
+	defer f.Close()
+	require.Len(t, f.Images, 3)
+	for i, line := range out[1:] {
+		im := f.Images[i+1]
+		var name string
+		var w, h int
+		var samples []byte
+		_, err := fmt.Sscanf(line, "%s %d %d %x", &name, &w, &h, &samples)
+		require.NoError(t, err)
+		assert.Equal(t, [3]any{name, w, h}, [3]any{im.Spec.Name, im.Spec.SizeX, im.Spec.SizeY})
+		got := readPlane(t, im.Planes[0].Page)
+		worst := 0
+		for p := range w * h {
+			for c := range 3 {
+				k := p*im.Spec.SamplesPerPixel + min(c, im.Spec.SamplesPerPixel-1) // gray: its one sample
+				d := int(got[k]) - int(samples[3*p+c])
+				worst = max(worst, d, -d)
+			}
+		}
+		// libjpeg-turbo's IDCT and ours, both with the triangle filter.
+		assert.LessOrEqual(t, worst, 4, "%s: the largest difference from OpenSlide's samples", name)
 	}
 }

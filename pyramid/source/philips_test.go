@@ -1,0 +1,158 @@
+package source
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/jpeg"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/internal/ndpitest"
+	"github.com/ometiff-go/ometiff/pyramid"
+)
+
+// philipsJPEG returns a w × h JPEG of ndpitest's pattern: RGB (4:2:0)
+// or gray.
+func philipsJPEG(t testing.TB, w, h int, gray bool) []byte {
+	t.Helper()
+	rgb := ndpitest.Pattern(w, h, 3)
+	var m image.Image
+	if gray {
+		g := image.NewGray(image.Rect(0, 0, w, h))
+		for i := range g.Pix {
+			g.Pix[i] = rgb[3*i]
+		}
+		m = g
+	} else {
+		c := image.NewRGBA(image.Rect(0, 0, w, h))
+		for i := range w * h {
+			copy(c.Pix[4*i:], []byte{rgb[3*i], rgb[3*i+1], rgb[3*i+2], 0xff})
+		}
+		m = c
+	}
+	var buf bytes.Buffer
+	require.NoError(t, jpeg.Encode(&buf, m, &jpeg.Options{Quality: 95}))
+	return buf.Bytes()
+}
+
+// philipsXML is a Philips slide's description whose scanned images are
+// the WSI (of one level, as OpenSlide needs its pixel spacing) and, as PIM_DP_IMAGE_TYPE and PIM_DP_IMAGE_DATA, those given:
+// type, then its base64 data (broken in lines of 76, as MIME writes it).
+func philipsXML(images ...string) string {
+	attr := func(name, value string) string {
+		return `<Attribute Name="` + name + `" Group="0x301D" Element="0x1002" PMSVR="IString">` + value + `</Attribute>`
+	}
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8" ?>` + "\n" + `<DataObject ObjectType="DPUfsImport">`)
+	b.WriteString(`<Attribute Name="PIM_DP_SCANNED_IMAGES" Group="0x1001" Element="0x0001" PMSVR="IDataObjectArray"><Array>`)
+	b.WriteString(`<DataObject ObjectType="DPScannedImage">` + attr("PIM_DP_IMAGE_TYPE", "WSI") +
+		`<Attribute Name="PIIM_PIXEL_DATA_REPRESENTATION_SEQUENCE" PMSVR="IDataObjectArray"><Array><DataObject ObjectType="PixelDataRepresentation">` +
+		attr("PIIM_DP_PIXEL_DATA_REPRESENTATION_NUMBER", "0") + attr("DICOM_PIXEL_SPACING", "&quot;0.00025&quot; &quot;0.00025&quot;") +
+		`</DataObject></Array></Attribute></DataObject>`)
+	for i := 0; i+1 < len(images); i += 2 {
+		data := images[i+1]
+		var lines []string
+		for len(data) > 76 {
+			lines, data = append(lines, data[:76]), data[76:]
+		}
+		// The data before the type: the order of a DataObject's attributes is free.
+		b.WriteString(`<DataObject ObjectType="DPScannedImage">` + attr("PIM_DP_IMAGE_DATA", strings.Join(append(lines, data), "\n")) +
+			attr("PIM_DP_IMAGE_TYPE", images[i]) + `</DataObject>`)
+	}
+	b.WriteString(`</Array></Attribute></DataObject>`)
+	return b.String()
+}
+
+// TestPhilipsXMLImages: the label and macro a Philips slide holds as
+// base64 JPEG in its XML are images named "label" and "macro", of the
+// JPEGs' samples, as OpenSlide reads them; a second LABELIMAGE is not
+// read, and an image a page already holds is not read from the XML.
+func TestPhilipsXMLImages(t *testing.T) {
+	label, macro := philipsJPEG(t, 40, 24, false), philipsJPEG(t, 30, 20, true)
+	enc := base64.StdEncoding.EncodeToString
+	xml := philipsXML("LABELIMAGE", enc(label), "MACROIMAGE", enc(macro), "LABELIMAGE", enc(macro))
+	f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml)))
+	require.NoError(t, err)
+	// Their pages are no page of the file's (-1).
+	assert.Equal(t, []string{`"" 64x48 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"label" 40x24 Z1 C1 T1 XYCZT uint8 x3: -1:*`, `"macro" 30x20 Z1 C1 T1 XYCZT uint8 x1: -1:*`},
+		summary(f))
+	assert.Equal(t, []string{"decoded from the base64 JPEG of LABELIMAGE in the Philips XML, as OpenSlide reads it"}, f.Images[1].Notes)
+	for i, want := range [][]byte{label, macro} {
+		m, err := jpeg.Decode(bytes.NewReader(want))
+		require.NoError(t, err)
+		got := readPlane(t, f.Images[i+1].Planes[0].Page)
+		samples := f.Images[i+1].Spec.SamplesPerPixel
+		require.Len(t, got, m.Bounds().Dx()*m.Bounds().Dy()*samples)
+		sum := 0
+		for p := range m.Bounds().Dx() * m.Bounds().Dy() {
+			r, g, b, _ := m.At(p%m.Bounds().Dx(), p/m.Bounds().Dx()).RGBA()
+			for s, v := range []uint32{r, g, b}[:samples] {
+				d := int(got[p*samples+s]) - int(v>>8)
+				sum += max(d, -d)
+			}
+		}
+		// image/jpeg upsamples chroma by repetition, the reader by the
+		// triangle filter libjpeg uses: a small difference.
+		assert.Less(t, float64(sum)/float64(len(got)), 2.0, "image %d: the mean difference from image/jpeg's samples", i+1)
+	}
+
+	f, _, err = mapPages(t, Options{}, gray(64, 48, description(xml)), gray(20, 30, description("Label")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"", "label", "macro"}, []string{f.Images[0].Spec.Name, f.Images[1].Spec.Name, f.Images[2].Spec.Name})
+	assert.Equal(t, 20, f.Images[1].Spec.SizeX, "the label page's")
+}
+
+// TestPhilipsXMLImagesBad: an embedded image that is not base64, not a
+// JPEG, or too large is refused, saying which, or with SkipUnsupported
+// left out with the other images read; a document that does not parse
+// leaves the embedded images unread, said.
+func TestPhilipsXMLImagesBad(t *testing.T) {
+	macro := base64.StdEncoding.EncodeToString(philipsJPEG(t, 30, 20, true))
+	huge := philipsJPEG(t, 8, 8, true)
+	huge[bytes.Index(huge, []byte{0xff, 0xc0})+5] = 0xff // 65288 x 8 rows ...
+	huge[bytes.Index(huge, []byte{0xff, 0xc0})+7] = 0xff // ... of 65288
+	tests := []struct {
+		name, label string
+		is          error
+		says        string
+	}{
+		{"not base64", "@@@@", ErrMetadata, "the label of the Philips XML (LABELIMAGE's PIM_DP_IMAGE_DATA): source: bad metadata: not base64"},
+		{"not a JPEG", base64.StdEncoding.EncodeToString([]byte("GIF89a")), ErrUnsupported, "not a JPEG"},
+		{"too large", base64.StdEncoding.EncodeToString(huge), ErrSize, "a JPEG of 65288 x 65288 pixels, more than 33554432"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			xml := philipsXML("LABELIMAGE", tt.label, "MACROIMAGE", macro)
+			_, _, err := mapPages(t, Options{}, gray(64, 48, description(xml)))
+			require.ErrorIs(t, err, tt.is)
+			assert.ErrorContains(t, err, tt.says)
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, gray(64, 48, description(xml)))
+			require.NoError(t, err)
+			assert.Equal(t, []string{"", "macro"}, []string{f.Images[0].Spec.Name, f.Images[1].Spec.Name})
+			require.Len(t, f.Skipped, 1)
+			assert.ErrorIs(t, f.Skipped[0], tt.is)
+		})
+	}
+	broken := strings.Replace(philipsXML("MACROIMAGE", macro), "</DataObject>", "</Data>", 1)
+	_, _, err := mapPages(t, Options{}, gray(64, 48, description(broken)))
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "so its label and macro are not read")
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, gray(64, 48, description(broken)))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
+	assert.Equal(t, pyramid.Uint16, f.Images[0].Spec.PixelType)
+}
+
+// FuzzPhilipsDescription maps a Philips slide whose XML is arbitrary,
+// seeded with one holding a label and a macro as base64 JPEG.
+func FuzzPhilipsDescription(f *testing.F) {
+	enc := base64.StdEncoding.EncodeToString
+	fuzzDescription(f, []string{philipsXML("LABELIMAGE", enc(philipsJPEG(f, 16, 8, false)), "MACROIMAGE", enc(philipsJPEG(f, 8, 8, true)))},
+		gray(16, 16))
+}
