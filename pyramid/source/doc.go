@@ -65,11 +65,11 @@
 //     Artist, HostComputer, DocumentName, Copyright, and a DateTime not
 //     read as the acquisition date); PageName names the image. A Philips
 //     slide (its description a DPUfsImport XML) has the pixel size of its
-//     first DICOM_PIXEL_SPACING; its pages described "Label" and "Macro",
-//     or failing those the base64 JPEGs of its XML's LABELIMAGE and
-//     MACROIMAGE (read from a TIFF made in memory, whose page is none of
-//     the file's), are images named "label" and "macro", as OpenSlide
-//     reads them.
+//     first DICOM_PIXEL_SPACING; its pages described "Label..." and
+//     "Macro...", or failing those the base64 JPEGs of its XML's
+//     LABELIMAGE and MACROIMAGE (read from a TIFF made in memory, whose
+//     page is none of the file's), are images named "label" and "macro",
+//     as OpenSlide reads them.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail, an NDPI's levels, an SCN's

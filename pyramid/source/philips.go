@@ -22,32 +22,48 @@ func isPhilips(d string) bool {
 }
 
 // maxEmbeddedPixels bounds the label or macro image a Philips XML holds:
-// a scanner's are a few megapixels, and a larger one would have the
+// a scanner's are a megapixel or two, and a larger one would have the
 // reader decode what the slide's metadata cannot justify.
-const maxEmbeddedPixels = 1 << 25
+const maxEmbeddedPixels = 1 << 24
 
-// philipsAssociated maps the label and macro a Philips slide stores in
-// its XML (description): the base64 JPEG of PIM_DP_IMAGE_DATA in the
-// first DPScannedImage whose PIM_DP_IMAGE_TYPE is LABELIMAGE or
-// MACROIMAGE, as OpenSlide reads them, when no page of the file is an
-// image so named. Each becomes an image of its own, "label" or "macro",
-// read from a TIFF held in memory: one page, the JPEG as its one strip.
+// philipsAssociated maps the label and macro of a Philips slide, whose
+// XML is description, as OpenSlide reads them. A page of a plain image
+// described "Label..." or "Macro..." is the image named "label" or
+// "macro"; failing one, the base64 JPEG of PIM_DP_IMAGE_DATA in the first
+// DPScannedImage of PIM_DP_SCANNED_IMAGES whose PIM_DP_IMAGE_TYPE is
+// LABELIMAGE or MACROIMAGE is, read from a TIFF held in memory: one page,
+// the JPEG its one strip. An XML that does not parse leaves them unread,
+// in a note of the slide's; an image that cannot be read is left out
+// (refused, unless SkipUnsupported).
 func (m *mapper) philipsAssociated(description string) error {
+	for _, im := range m.file.Images {
+		if len(im.Planes) == 0 {
+			continue
+		}
+		d := strings.TrimSpace(im.Planes[0].Page.Description())
+		for _, name := range []string{"Label", "Macro"} {
+			if im.Spec.Name == "" && strings.HasPrefix(d, name) && !m.named(strings.ToLower(name)) {
+				im.Spec.Name = strings.ToLower(name)
+			}
+		}
+	}
 	if !strings.Contains(description, "PIM_DP_IMAGE_DATA") {
 		return nil // no image in the XML: nothing to parse it for
 	}
 	found, err := philipsImages(description)
 	if err != nil {
-		return m.skipMetadata(fmt.Errorf("%w: the Philips XML: %v, so its label and macro are not read", ErrMetadata, err))
+		slide := m.file.Images[0]
+		slide.Notes = append(slide.Notes, fmt.Sprintf("its Philips XML does not parse (%v): a label or macro it holds is not read", err))
+		return nil
 	}
 	for _, kind := range []struct{ typ, name string }{{"LABELIMAGE", "label"}, {"MACROIMAGE", "macro"}} {
 		data, ok := found[kind.typ]
-		if !ok || m.named(kind.name) {
-			continue
+		if !ok || strings.TrimSpace(data) == "" || m.named(kind.name) {
+			continue // none, or the first of its type holds no data: OpenSlide reads none either
 		}
 		im, err := embeddedJPEG(data)
 		if err != nil {
-			err = fmt.Errorf("the %s of the Philips XML (%s's PIM_DP_IMAGE_DATA): %w", kind.name, kind.typ, err)
+			err = fmt.Errorf("the %s in the Philips XML (%s's PIM_DP_IMAGE_DATA): %w", kind.name, kind.typ, err)
 			if err := m.skipImage(err); err != nil {
 				return err
 			}
@@ -70,17 +86,21 @@ func (m *mapper) named(name string) bool {
 	return false
 }
 
-// philipsImages returns the text of PIM_DP_IMAGE_DATA of the first
-// DataObject of each PIM_DP_IMAGE_TYPE in a Philips XML.
+// philipsImages returns, for each PIM_DP_IMAGE_TYPE, the PIM_DP_IMAGE_DATA
+// text of the first DataObject of that type in the Array of the root's
+// PIM_DP_SCANNED_IMAGES ("" when it has none), as OpenSlide's XPath
+// selects it: the type's text exact, the first data attribute's text.
 func philipsImages(description string) (map[string]string, error) {
-	type object struct {
-		typ, data string
-	}
-	var objects []*object // the DataObject elements open, innermost last
-	attr := ""            // the Name of the Attribute element open, or ""
+	// The path from the root: DataObject, Attribute PIM_DP_SCANNED_IMAGES,
+	// Array, DataObject (a scanned image), Attribute (of that image).
+	const image, attribute = 4, 5
+	var path []string // the names of the open elements, an Attribute's with its Name
+	var typ, data string
+	hasData := false
 	var text strings.Builder
 	found := map[string]string{}
 	d := xml.NewDecoder(strings.NewReader(description))
+	d.CharsetReader = latin1
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -91,61 +111,82 @@ func philipsImages(description string) (map[string]string, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			switch t.Name.Local {
-			case "DataObject":
-				objects = append(objects, &object{})
-				attr = ""
-			case "Attribute":
-				attr = ""
+			name := t.Name.Local
+			if name == "Attribute" {
 				for _, a := range t.Attr {
-					if a.Name.Local == "Name" && (a.Value == "PIM_DP_IMAGE_TYPE" || a.Value == "PIM_DP_IMAGE_DATA") {
-						attr = a.Value
+					if a.Name.Local == "Name" {
+						name += " " + a.Value
 					}
 				}
+			}
+			path = append(path, name)
+			switch {
+			case len(path) == image && path[0] == "DataObject" && path[1] == "Attribute PIM_DP_SCANNED_IMAGES" && path[2] == "Array" && name == "DataObject":
+				typ, data, hasData = "", "", false
+			case len(path) == attribute:
 				text.Reset()
-			default:
-				attr = "" // an Array of DataObjects, or other structure
 			}
 		case xml.CharData:
-			if attr != "" {
+			if len(path) == attribute {
 				text.Write(t)
 			}
 		case xml.EndElement:
-			switch t.Name.Local {
-			case "Attribute":
-				if attr != "" && len(objects) > 0 {
-					o := objects[len(objects)-1]
-					if attr == "PIM_DP_IMAGE_TYPE" {
-						o.typ = strings.TrimSpace(text.String())
-					} else {
-						o.data = text.String()
-					}
-				}
-				attr = ""
-			case "DataObject":
-				if len(objects) == 0 {
-					return nil, errors.New("a DataObject closed that was not open")
-				}
-				o := objects[len(objects)-1]
-				objects = objects[:len(objects)-1]
-				if _, seen := found[o.typ]; o.typ != "" && o.data != "" && !seen {
-					found[o.typ] = o.data
+			if len(path) == 0 {
+				return nil, errors.New("an element closed that was not open") // the decoder checks, but to be sure
+			}
+			inImage := len(path) >= image && path[0] == "DataObject" && path[1] == "Attribute PIM_DP_SCANNED_IMAGES" && path[2] == "Array" && path[3] == "DataObject"
+			switch {
+			case inImage && len(path) == attribute && path[4] == "Attribute PIM_DP_IMAGE_TYPE":
+				typ = text.String()
+			case inImage && len(path) == attribute && path[4] == "Attribute PIM_DP_IMAGE_DATA" && !hasData:
+				data, hasData = text.String(), true
+			case inImage && len(path) == image:
+				if _, seen := found[typ]; typ != "" && !seen {
+					found[typ] = data
 				}
 			}
+			path = path[:len(path)-1]
 		}
 	}
+}
+
+// latin1 reads a document declared ISO-8859-1 (or US-ASCII) as UTF-8,
+// for encoding/xml, which reads UTF-8 alone.
+func latin1(charset string, r io.Reader) (io.Reader, error) {
+	switch strings.ToLower(charset) {
+	case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "us-ascii", "ascii":
+	default:
+		return nil, fmt.Errorf("the encoding %q", charset)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rune, len(b))
+	for i, c := range b {
+		out[i] = rune(c)
+	}
+	return strings.NewReader(string(out)), nil
 }
 
 // embeddedJPEG returns an image of the base64 JPEG data, read from a TIFF
 // made in memory whose one page holds the JPEG as its one strip.
 func embeddedJPEG(data string) (*Image, error) {
-	raw, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(data), ""))
-	if err != nil {
-		return nil, fmt.Errorf("%w: not base64: %v", ErrMetadata, err)
+	// As glib decodes base64 for OpenSlide: characters outside the
+	// alphabet (line breaks, stray marks) skipped, the padding optional.
+	b64 := strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/' {
+			return r
+		}
+		return -1
+	}, data)
+	raw, err := base64.RawStdEncoding.DecodeString(b64)
+	if err != nil || len(raw) == 0 {
+		return nil, fmt.Errorf("%w: no base64 data (%d characters of it): %v", ErrMetadata, len(b64), err)
 	}
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("%w: not a JPEG: %v", ErrUnsupported, err)
+		return nil, fmt.Errorf("%w: a JPEG image/jpeg does not read: %v", ErrUnsupported, err)
 	}
 	if cfg.Width*cfg.Height > maxEmbeddedPixels {
 		return nil, fmt.Errorf("%w: a JPEG of %d x %d pixels, more than %d", ErrSize, cfg.Width, cfg.Height, maxEmbeddedPixels)
@@ -153,6 +194,11 @@ func embeddedJPEG(data string) (*Image, error) {
 	frame, err := jpegFrame(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	// Decoded once here, so that an image the writer would fail on mid-way
+	// is left out now, named: it is small (maxEmbeddedPixels).
+	if _, err := jpeg.Decode(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("%w: a JPEG image/jpeg does not decode: %v", ErrUnsupported, err)
 	}
 	b := new(ifd.Builder)
 	b.AddUint(tiff.TagImageWidth, uint64(cfg.Width))
@@ -237,7 +283,8 @@ func jpegFrame(j []byte) (frame, error) {
 					return frame{}, fmt.Errorf("chroma sampled %#x", seg[7+3*c])
 				}
 			}
-			if f.h < 1 || f.h > 2 || f.v < 1 || f.v > 2 {
+			// TIFF's YCbCrSubSampling: 1, 2 or 4 across, and down no more.
+			if f.h != 1 && f.h != 2 && f.h != 4 || f.v != 1 && f.v != 2 && f.v != 4 || f.v > f.h {
 				return frame{}, fmt.Errorf("luma sampled %d x %d", f.h, f.v)
 			}
 			f.rgb = adobe == 0

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/ndpitest"
-	"github.com/ometiff-go/ometiff/pyramid"
 )
 
 // philipsJPEG returns a w × h JPEG of ndpitest's pattern: RGB (4:2:0)
@@ -107,22 +106,25 @@ func TestPhilipsXMLImages(t *testing.T) {
 }
 
 // TestPhilipsXMLImagesBad: an embedded image that is not base64, not a
-// JPEG, or too large is refused, saying which, or with SkipUnsupported
-// left out with the other images read; a document that does not parse
-// leaves the embedded images unread, said.
+// JPEG, too large or cut short is refused, saying which, or with
+// SkipUnsupported left out with the other images read; a document that
+// does not parse leaves the embedded images unread, in a note.
 func TestPhilipsXMLImagesBad(t *testing.T) {
 	macro := base64.StdEncoding.EncodeToString(philipsJPEG(t, 30, 20, true))
 	huge := philipsJPEG(t, 8, 8, true)
 	huge[bytes.Index(huge, []byte{0xff, 0xc0})+5] = 0xff // 65288 x 8 rows ...
 	huge[bytes.Index(huge, []byte{0xff, 0xc0})+7] = 0xff // ... of 65288
+	cut := philipsJPEG(t, 40, 24, false)
+	cut = append(cut[:len(cut)-40:len(cut)-40], 0xff, 0xd9)
 	tests := []struct {
 		name, label string
 		is          error
 		says        string
 	}{
-		{"not base64", "@@@@", ErrMetadata, "the label of the Philips XML (LABELIMAGE's PIM_DP_IMAGE_DATA): source: bad metadata: not base64"},
-		{"not a JPEG", base64.StdEncoding.EncodeToString([]byte("GIF89a")), ErrUnsupported, "not a JPEG"},
-		{"too large", base64.StdEncoding.EncodeToString(huge), ErrSize, "a JPEG of 65288 x 65288 pixels, more than 33554432"},
+		{"not base64", "@@@@", ErrMetadata, "the label in the Philips XML (LABELIMAGE's PIM_DP_IMAGE_DATA): source: bad metadata: no base64 data (0 characters of it)"},
+		{"not a JPEG", base64.StdEncoding.EncodeToString([]byte("GIF89a")), ErrUnsupported, "a JPEG image/jpeg does not read"},
+		{"too large", base64.StdEncoding.EncodeToString(huge), ErrSize, "a JPEG of 65288 x 65288 pixels, more than 16777216"},
+		{"cut short", base64.StdEncoding.EncodeToString(cut), ErrUnsupported, "a JPEG image/jpeg does not decode"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,18 +137,56 @@ func TestPhilipsXMLImagesBad(t *testing.T) {
 			assert.Equal(t, []string{"", "macro"}, []string{f.Images[0].Spec.Name, f.Images[1].Spec.Name})
 			require.Len(t, f.Skipped, 1)
 			assert.ErrorIs(t, f.Skipped[0], tt.is)
+			assert.ErrorIs(t, f.Skipped[0], ErrLeftOut)
 		})
 	}
 	broken := strings.Replace(philipsXML("MACROIMAGE", macro), "</DataObject>", "</Data>", 1)
-	_, _, err := mapPages(t, Options{}, gray(64, 48, description(broken)))
-	require.ErrorIs(t, err, ErrMetadata)
-	assert.ErrorContains(t, err, "so its label and macro are not read")
-	f, _, err := mapPages(t, Options{SkipUnsupported: true}, gray(64, 48, description(broken)))
+	f, _, err := mapPages(t, Options{}, gray(64, 48, description(broken)))
 	require.NoError(t, err)
 	require.Len(t, f.Images, 1)
-	require.Len(t, f.Skipped, 1)
-	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
-	assert.Equal(t, pyramid.Uint16, f.Images[0].Spec.PixelType)
+	assert.Empty(t, f.Skipped)
+	require.Len(t, f.Images[0].Notes, 1)
+	assert.Contains(t, f.Images[0].Notes[0], "its Philips XML does not parse (XML syntax error on line 2: element <DataObject> closed by </Data>): a label or macro it holds is not read")
+}
+
+// TestPhilipsXMLPaths: as OpenSlide's XPath selects them, only the
+// DataObjects of the root's PIM_DP_SCANNED_IMAGES are images, the first of
+// a type is the one (with its data or none), its type's text exact; a
+// document in ISO-8859-1 is read.
+func TestPhilipsXMLPaths(t *testing.T) {
+	label := base64.StdEncoding.EncodeToString(philipsJPEG(t, 40, 24, false))
+	names := func(t *testing.T, xml string) []string {
+		t.Helper()
+		f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml)))
+		require.NoError(t, err)
+		var out []string
+		for _, im := range f.Images {
+			out = append(out, im.Spec.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"", "label"}, names(t, philipsXML("LABELIMAGE", label)))
+	// Inside the WSI's DataObject, a level below.
+	nested := strings.Replace(philipsXML("LABELIMAGE", label), `</Attribute></DataObject><DataObject ObjectType="DPScannedImage">`, `</Attribute><DataObject ObjectType="DPScannedImage">`, 1)
+	nested = strings.Replace(nested, `LABELIMAGE</Attribute></DataObject>`, `LABELIMAGE</Attribute></DataObject></DataObject>`, 1)
+	assert.Equal(t, []string{""}, names(t, nested))
+	assert.Equal(t, []string{""}, names(t, philipsXML("LABELIMAGE", "", "LABELIMAGE", label)), "the first, without data")
+	assert.Equal(t, []string{""}, names(t, philipsXML(" LABELIMAGE", label)), "a type not exact")
+	latin := strings.Replace(philipsXML("LABELIMAGE", label), `encoding="UTF-8"`, `encoding="ISO-8859-1"`, 1)
+	assert.Equal(t, []string{"", "label"}, names(t, latin))
+}
+
+// TestPhilipsLabelPages: in a Philips slide, pages described "Label..."
+// and "Macro..." are the label and macro (then not read from the XML), as
+// OpenSlide matches them; in another TIFF such a page keeps no such name.
+func TestPhilipsLabelPages(t *testing.T) {
+	xml := philipsXML("LABELIMAGE", base64.StdEncoding.EncodeToString(philipsJPEG(t, 40, 24, false)))
+	f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml)), gray(20, 30, description("Label image")), gray(30, 20, description("Macro image")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 64x48 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint16 x1: 1:*`, `"macro" 30x20 Z1 C1 T1 XYCZT uint16 x1: 2:*`}, summary(f))
+	f, _, err = mapPages(t, Options{}, gray(64, 48), gray(20, 30, description("Label image")))
+	require.NoError(t, err)
+	assert.Equal(t, "", f.Images[1].Spec.Name)
 }
 
 // FuzzPhilipsDescription maps a Philips slide whose XML is arbitrary,
