@@ -1,6 +1,6 @@
 // Package source reads the images of existing TIFF files for the pyramid
 // writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI,
-// Roche/Ventana BIF and Leica SCN, in either byte order, mapped to
+// Roche/Ventana BIF, Leica SCN and Akoya QPTIFF, in either byte order, mapped to
 // pyramid.ImageSpec as Bio-Formats reports them, and streamed into a
 // pyramid.Writer plane by plane in bounded memory.
 //
@@ -44,6 +44,16 @@
 //     not name are read as a plain TIFF's; an XML that does not parse or
 //     fit the pages is ErrMetadata, or, with SkipUnsupported, the file is
 //     read as a plain TIFF;
+//   - Akoya/PerkinElmer QPTIFF (Vectra, PhenoImager, PhenoCycler; page
+//     0's Software "PerkinElmer-QPI..."): page 0 and the pages of its size
+//     after it are the image's channels, along C (a brightfield scan's one
+//     RGB page), named by their XML's Biomarker or Name, coloured by its
+//     Color, their ExposureTime the planes' exposures, the Objective the
+//     instrument's objective; the groups of as many pages marked reduced
+//     after the thumbnail are its levels; the thumbnail and the other
+//     pages are images named "thumbnail", "macro" (Overview), "label", as
+//     Bio-Formats' VectraReader reads them; the XML's other fields are map
+//     annotations;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME
@@ -73,7 +83,7 @@
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail, an NDPI's levels, an SCN's
-// resolutions) are never planes: the writer
+// resolutions, a QPTIFF's reduced resolutions) are never planes: the writer
 // computes the levels again. Samples of a page become interleaved RGB
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample

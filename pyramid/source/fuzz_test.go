@@ -312,6 +312,9 @@ func FuzzNew(f *testing.F) {
 		scnBrightfieldPages(),
 		{withDescription(scnGray(32, 24, 0), scnDocument("", scnImageXML("main", scnMainView, "20", "0.4", "fluorescence",
 			"0 0 0 0 32x24", "0 1 0 1 32x24", "1 0 0 2 16x12", "1 1 0 3 16x12"))), scnGray(32, 24, 1), scnGray(16, 12, 2), scnGray(16, 12, 3)},
+		{qpiPage(32, 24, 1, false, qpiChannel("DAPI", "", "0,0,255", "2500")), qpiPage(32, 24, 1, false, qpiChannel("Opal 520", "CD8", "0,255,0", "9000")),
+			qpiPage(8, 6, 3, false, qpiXML("ImageType", "Thumbnail")), qpiPage(16, 12, 1, true, ""), qpiPage(16, 12, 1, true, ""),
+			qpiPage(12, 8, 3, false, qpiXML("ImageType", "Overview"))},
 	}
 	for i, pages := range seeds {
 		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)

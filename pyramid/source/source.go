@@ -108,9 +108,16 @@ const (
 	// SCN is a Leica SCN slide: each image of its XML is an image, its
 	// other resolutions the levels of its planes.
 	SCN
+	// QPTIFF is an Akoya/PerkinElmer QPTIFF (Vectra, PhenoImager,
+	// PhenoCycler): page 0 and the pages of its size are the channels of
+	// the image, the groups of reduced pages after the thumbnail its
+	// levels, the thumbnail and the other pages (overview, label) further
+	// images. It is told by page 0's Software (PerkinElmer-QPI).
+	QPTIFF
 )
 
-// String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF" or "SCN".
+// String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF",
+// "SCN" or "QPTIFF".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -125,6 +132,8 @@ func (k Kind) String() string {
 		return "BIF"
 	case SCN:
 		return "SCN"
+	case QPTIFF:
+		return "QPTIFF"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -305,8 +314,9 @@ func (f *File) Close() error {
 // (ending in "OME>", as tifffile tests it) makes an OME-TIFF, a text
 // starting "Aperio Image" an SVS, a first page with NDPI's format flag an
 // NDPI, a first page with Ventana's XMP and a page described "level=N" a
-// BIF (isBIF), XML naming Leica's SCN namespace an SCN, and anything else
-// a plain TIFF. A
+// BIF (isBIF), XML naming Leica's SCN namespace an SCN, a first page whose
+// Software starts "PerkinElmer-QPI" a QPTIFF, and anything else a plain
+// TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -364,6 +374,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		err = m.bif()
 	case f != nil && isSCN(description):
 		err = m.scn(description) // sets out.Kind: SCN, or TIFF when its XML is not read
+	case isQPTIFF(f):
+		out.Kind = QPTIFF
+		err = m.qptiff()
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))

@@ -72,6 +72,56 @@ func TestInteropVendors(t *testing.T) {
 	}
 }
 
+// TestInteropQPTIFF: in the QPTIFF files the tests map (OpenSlide does
+// not read QPTIFF), tifffile finds series of kind qpi of the same shapes
+// and levels as the mapping's images: the channels along C, each level
+// of as many pages, the thumbnail, macro (overview) and label.
+func TestInteropQPTIFF(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tifffile")
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		pages []testPage
+		want  []string
+	}{
+		{"fluorescence.qptiff", qpiFluorescence(), []string{"Baseline 3x48x64 3", "Thumbnail 12x16x3 1", "Macro 20x30x3 1", "Label 10x20x3 1"}},
+		{"brightfield.qptiff", qpiBrightfield(), []string{"Baseline 48x64x3 3", "Thumbnail 12x16x3 1", "Macro 20x30x3 1", "Label 10x20x3 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file, _ := fileOf(t, binary.LittleEndian, false, tt.pages...)
+			path := filepath.Join(dir, tt.name)
+			require.NoError(t, os.WriteFile(path, file, 0o644))
+			f, err := Open(path, Options{})
+			require.NoError(t, err)
+			defer f.Close()
+			r := interop.Run(interop.Python(), "-c", tifffileSeries, path)
+			require.NoError(t, r.Err, r.Stderr)
+			lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+			require.Equal(t, "qpi", strings.ToLower(lines[0]), "tifffile's kind of series")
+			assert.Equal(t, tt.want, lines[1:], "tifffile's series")
+			var got []string
+			for _, im := range f.Images {
+				s := im.Spec
+				shape := fmt.Sprintf("%dx%d", s.SizeY, s.SizeX)
+				if s.SizeC > 1 {
+					shape = fmt.Sprintf("%dx%s", s.SizeC, shape) // tifffile's C axis (squeezed when 1)
+				}
+				if s.SamplesPerPixel > 1 {
+					shape += fmt.Sprintf("x%d", s.SamplesPerPixel)
+				}
+				got = append(got, fmt.Sprintf("%s %d", shape, 1+len(im.Planes[0].Levels)))
+			}
+			var want []string
+			for _, l := range tt.want {
+				want = append(want, l[strings.IndexByte(l, ' ')+1:])
+			}
+			assert.Equal(t, want, got, "each image's shape and levels, as tifffile reads the series")
+		})
+	}
+}
+
 // openslideAssociated prints, for each associated image OpenSlide reads
 // from a slide, its name, size and RGB samples in hex, a line each, after
 // the vendor.
