@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -171,7 +172,8 @@ func readQPI(d string) (qpiFields, error) {
 //     it "resolution #1", tifffile "Baseline"): the ometiff command names
 //     it after the file. Each channel is named by its page's Biomarker,
 //     or failing that its Name (the Name then its fluorophore), coloured by
-//     its Color ("R,G,B"); its ExposureTime (µs) is its plane's exposure;
+//     its Color ("R,G,B"); its ExposureTime (µs) is its plane's exposure,
+//     page 0's XPosition and YPosition every plane's stage position;
 //     the first channel's Objective is the objective's model, its number
 //     (the "x" dropped: "20x") its nominal magnification; InstrumentType
 //     the microscope's model, CameraType the detector's, CameraSettings'
@@ -194,7 +196,8 @@ func readQPI(d string) (qpiFields, error) {
 //     overview), "label" for Label, Bio-Formats' name otherwise (the type
 //     as written; without one, "label" for the last page, "macro" for
 //     others). A name taken already is "page N", N the page's index.
-//     Their descriptions' fields are their map annotations.
+//     Their descriptions' fields are their map annotations, their
+//     XPosition and YPosition their stage positions.
 //
 // A description that is not QPTIFF's XML loses the image its fields
 // (ErrMetadata; with SkipUnsupported the image is kept without them). An
@@ -232,6 +235,9 @@ func (m *mapper) qptiff() error {
 		}
 		im := genericImage([]*tiff.Page{p}, l, nil)
 		im.Spec.Name, im.Spec.Description = name, ""
+		if x, y, ok := qpiPosition(p); ok {
+			im.Spec.PlaneInfo = []pyramid.Plane{{PositionX: x, PositionY: y}}
+		}
 		if err := m.qpiAnnotate(im, []qpiFields{fields}, []error{perr}, []int{i}, nil); err != nil {
 			return err
 		}
@@ -357,6 +363,7 @@ func (m *mapper) qpiImage(channels []*tiff.Page, levelGroups [][]*tiff.Page) err
 	for c := range mapped {
 		mapped[c] = map[string]bool{}
 	}
+	exposures := make([]pyramid.Quantity, s.SizeC)
 	if len(channels) == s.SizeC { // a page a channel
 		s.Channels = make([]pyramid.Channel, s.SizeC)
 		for c, f := range fields {
@@ -376,10 +383,20 @@ func (m *mapper) qpiImage(channels []*tiff.Page, levelGroups [][]*tiff.Page) err
 			}
 			if v, ok := f.get("ExposureTime"); ok {
 				if t, ok := positiveDecimal(v); ok {
-					s.PlaneInfo = append(s.PlaneInfo, pyramid.Plane{C: c, ExposureTime: pyramid.Quantity{Value: t, Unit: "µs"}})
+					exposures[c] = pyramid.Quantity{Value: t, Unit: "µs"}
 					mapped[c]["ExposureTime"] = true
 				}
 			}
+		}
+	}
+	x, y, positioned := qpiPosition(channels[0])
+	for c, e := range exposures {
+		if e != (pyramid.Quantity{}) || positioned {
+			pl := pyramid.Plane{C: c, ExposureTime: e}
+			if positioned {
+				pl.PositionX, pl.PositionY = x, y
+			}
+			s.PlaneInfo = append(s.PlaneInfo, pl)
 		}
 	}
 	first := fields[0]
@@ -427,6 +444,37 @@ func (m *mapper) qpiImage(channels []*tiff.Page, levelGroups [][]*tiff.Page) err
 	textTags(im)
 	m.add(im)
 	return nil
+}
+
+// qpiPosition returns the stage position of a page, its XPosition and
+// YPosition (in ResolutionUnit: inch by default, as the TIFF
+// specification has it, or centimeter) in µm, as Bio-Formats gives every
+// plane of an image its first page's; false without both, or with
+// ResolutionUnit none.
+func qpiPosition(p *tiff.Page) (x, y pyramid.Quantity, ok bool) {
+	unit, found := p.Uint(tiff.TagResolutionUnit)
+	if !found {
+		unit = uint64(tiff.ResolutionUnitInch)
+	}
+	perUnit := map[uint64]float64{uint64(tiff.ResolutionUnitInch): 25400, uint64(tiff.ResolutionUnitCentimeter): 10000}[unit]
+	read := func(tag uint16) (pyramid.Quantity, bool) {
+		e, ok := p.Field(tag)
+		if !ok {
+			return pyramid.Quantity{}, false
+		}
+		v, err := e.Floats()
+		if err != nil || len(v) == 0 || math.IsNaN(v[0]) || math.IsInf(v[0], 0) {
+			return pyramid.Quantity{}, false
+		}
+		um := v[0] * perUnit
+		if math.Abs(um) > math.MaxFloat32 { // past OME's float
+			return pyramid.Quantity{}, false
+		}
+		return pyramid.Quantity{Value: um, Unit: "µm"}, true
+	}
+	x, okX := read(tiff.TagXPosition)
+	y, okY := read(tiff.TagYPosition)
+	return x, y, okX && okY && perUnit > 0
 }
 
 // qpiColor reads a Color field, "R,G,B" of 0 to 255 each, as an opaque

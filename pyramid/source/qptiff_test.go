@@ -326,3 +326,25 @@ func TestQPTIFFManyChannels(t *testing.T) {
 	assert.Equal(t, 40, f.Images[0].Spec.SizeC)
 	assert.Len(t, f.Images[0].Spec.Annotations, qpiMaxFields+1, "and the Software")
 }
+
+// TestQPTIFFPosition: XPosition and YPosition, in ResolutionUnit, are
+// every plane's stage position in µm (page 0's for the image's, as
+// Bio-Formats gives them), with the exposures; the other images have
+// their own page's.
+func TestQPTIFFPosition(t *testing.T) {
+	pages := qpiFluorescence()
+	pages[0].more = fields(pages[0].more, rational(tiff.TagXPosition, 3, 2), rational(tiff.TagYPosition, 1, 4))
+	pages[10].more = fields(pages[10].more, rational(tiff.TagXPosition, 1, 1), rational(tiff.TagYPosition, 2, 1))
+	pages[11].more = fields(pages[11].more, rational(tiff.TagXPosition, 1, 1)) // no YPosition: none
+	f, _, err := mapPages(t, Options{}, pages...)
+	require.NoError(t, err)
+	x, y := pyramid.Quantity{Value: 15000, Unit: "µm"}, pyramid.Quantity{Value: 2500, Unit: "µm"}
+	assert.Equal(t, []pyramid.Plane{{C: 0, ExposureTime: pyramid.Quantity{Value: 2500, Unit: "µs"}, PositionX: x, PositionY: y},
+		{C: 1, ExposureTime: pyramid.Quantity{Value: 12000, Unit: "µs"}, PositionX: x, PositionY: y},
+		{C: 2, ExposureTime: pyramid.Quantity{Value: 8000, Unit: "µs"}, PositionX: x, PositionY: y}}, f.Images[0].Spec.PlaneInfo)
+	assert.Equal(t, []pyramid.Plane{{PositionX: pyramid.Quantity{Value: 10000, Unit: "µm"}, PositionY: pyramid.Quantity{Value: 20000, Unit: "µm"}}},
+		f.Images[2].Spec.PlaneInfo)
+	assert.Empty(t, f.Images[3].Spec.PlaneInfo)
+	doc := omexmltest.Parse(t, []byte(mapOME(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
+	assert.Equal(t, "15000", doc.Element("Image", "Pixels").Children("Plane")[2].Attr("PositionX"))
+}
