@@ -85,6 +85,7 @@ func readQPI(d string) (qpiFields, error) {
 	type open struct {
 		text     strings.Builder
 		children bool
+		seen     map[string]int // the children of each name so far
 	}
 	var stack []*open
 	add := func(key, value string) {
@@ -125,9 +126,20 @@ func readQPI(d string) (qpiFields, error) {
 				stack = append(stack, &open{})
 				continue
 			}
-			stack[len(stack)-1].children = true
+			parent := stack[len(stack)-1]
+			parent.children = true
+			if parent.seen == nil {
+				parent.seen = map[string]int{}
+			}
+			parent.seen[t.Name.Local]++
+			// A sibling of the same name again (a filter's second Band,
+			// Responsivity's Filters) is numbered: "Band[2]".
+			name := t.Name.Local
+			if k := parent.seen[name]; k > 1 {
+				name = fmt.Sprintf("%s[%d]", name, k)
+			}
 			stack = append(stack, &open{})
-			path = append(path, t.Name.Local)
+			path = append(path, name)
 			if len(path) == 1 && t.Name.Local == "ScanProfile" {
 				profileAt = dec.InputOffset()
 			}
@@ -182,9 +194,13 @@ func readQPI(d string) (qpiFields, error) {
 //     fields of the channels' descriptions are a map annotation: a field
 //     every channel gives alike once, under its name, others under "name
 //     #c", c counting channels from 1 (Bio-Formats' original metadata);
-//   - the page after the channels is an image named "thumbnail";
+//   - the page after the pages of the channels' size is an image named
+//     "thumbnail" (unless it is a level: a file without one); a page of
+//     that size but another layout after the channels (a mask) is an
+//     image of its own;
 //   - then groups of as many pages as channels, the first marked reduced
-//     (NewSubfileType 1), are the image's reduced resolutions: the writer
+//     (NewSubfileType 1) or of ImageType ReducedResolution, are the
+//     image's reduced resolutions: the writer
 //     computes the levels again, or copies these when they make an OME
 //     pyramid. A group that does not continue the pyramid (of other
 //     samples, of another aspect, of sizes unlike each other's: tifffile
@@ -205,21 +221,27 @@ func readQPI(d string) (qpiFields, error) {
 // SkipUnsupported.
 func (m *mapper) qptiff() error {
 	pages := m.file.TIFF.Pages
-	n := qpiChannels(pages)
-	groups := qpiLevels(pages, n)
+	n, run := m.qpiChannels(pages)
+	// The thumbnail follows the pages of the channels' size, unless the
+	// page there is a level already (a file without one).
+	thumb, first := run, run+1
+	if run < len(pages) && qpiReduced(pages[run]) && continuesPyramid(pages[0], pages[run]) {
+		thumb, first = -1, run
+	}
+	groups := qpiLevels(pages, n, first)
 	if err := m.qpiImage(pages[:n], groups); err != nil {
 		return err
 	}
 	levels := n * len(groups)
 	used := map[string]bool{}
 	for i := n; i < len(pages); i++ {
-		if i > n && i <= n+levels {
+		if i >= first && i < first+levels {
 			continue // a level
 		}
 		p := pages[i]
 		fields, perr := parseQPI(p.Description())
 		name := "thumbnail"
-		if i > n {
+		if i != thumb {
 			name = qpiName(fields, i == len(pages)-1)
 		}
 		if used[name] {
@@ -248,20 +270,35 @@ func (m *mapper) qptiff() error {
 
 // qpiChannels returns how many pages the image's channels are: page 0
 // and the pages right after it of its width and height, when page 0 has
-// one sample (Bio-Formats' count); 1 otherwise.
-func qpiChannels(pages []*tiff.Page) int {
+// one sample (Bio-Formats' count); 1 otherwise. Pages of that size but
+// another layout (samples, pixel type) at the end of the run (a mask
+// after the channels) are not channels but images of their own, where
+// Bio-Formats would take them for channels of page 0's type; one amid
+// the channels is (qpiImage refuses the image).
+//
+// It returns too how many pages are of page 0's size (run): the
+// thumbnail follows them.
+func (m *mapper) qpiChannels(pages []*tiff.Page) (n, run int) {
 	if s, ok := pages[0].Uint(tiff.TagSamplesPerPixel); ok && s != 1 {
-		return 1
+		return 1, 1
 	}
 	w, h := qpiSize(pages[0])
-	n := 1
+	n = 1
 	for n < len(pages) {
 		if pw, ph := qpiSize(pages[n]); pw != w || ph != h {
 			break
 		}
 		n++
 	}
-	return n
+	run = n
+	l0, err := m.layout(pages[0])
+	for err == nil && n > 1 {
+		if l, err := m.layout(pages[n-1]); err == nil && sameShape(l0, l) {
+			break
+		}
+		n--
+	}
+	return n, run
 }
 
 // qpiSize returns a page's width and height, 0 when absent.
@@ -271,18 +308,18 @@ func qpiSize(p *tiff.Page) (w, h uint64) {
 	return w, h
 }
 
-// qpiLevels returns the groups of n pages after the thumbnail (page n)
-// that are the image's reduced resolutions, largest first: each group's
-// first page marked reduced (Bio-Formats' test), its pages of one size,
-// each continuing the pyramid of page 0 (continuesPyramid, as a plain
-// TIFF's levels: its samples, its aspect) and smaller than the group
-// before.
-func qpiLevels(pages []*tiff.Page, n int) [][]*tiff.Page {
+// qpiLevels returns the groups of n pages from page first (after the
+// thumbnail, page n, if any) that are the image's reduced resolutions,
+// largest first: each group's first page marked reduced (Bio-Formats'
+// test) or of ImageType ReducedResolution, its pages of one size, each
+// continuing the pyramid of page 0 (continuesPyramid, as a plain TIFF's
+// levels: its samples, its aspect) and smaller than the group before.
+func qpiLevels(pages []*tiff.Page, n, first int) [][]*tiff.Page {
 	var out [][]*tiff.Page
 	above := pages[:n]
-	for start := n + 1; start+n <= len(pages); start += n {
+	for start := first; start+n <= len(pages); start += n {
 		g := pages[start : start+n]
-		if g[0].NewSubfileType()&(tiff.SubfileReducedImage|tiff.SubfileMask) != tiff.SubfileReducedImage {
+		if !qpiReduced(g[0]) {
 			break
 		}
 		w, h := qpiSize(g[0])
@@ -299,6 +336,18 @@ func qpiLevels(pages []*tiff.Page, n int) [][]*tiff.Page {
 		above = g
 	}
 	return out
+}
+
+// qpiReduced reports whether a page is a reduced resolution: marked so
+// (NewSubfileType 1, not a mask), or of ImageType ReducedResolution, as
+// writers that leave NewSubfileType unset describe their levels.
+func qpiReduced(p *tiff.Page) bool {
+	if p.NewSubfileType()&(tiff.SubfileReducedImage|tiff.SubfileMask) == tiff.SubfileReducedImage {
+		return true
+	}
+	fields, err := parseQPI(p.Description())
+	t, _ := fields.get("ImageType")
+	return err == nil && strings.TrimSpace(t) == "ReducedResolution"
 }
 
 // qpiName names a page after the image, the thumbnail and the levels by
@@ -481,6 +530,9 @@ func qpiPosition(p *tiff.Page) (x, y pyramid.Quantity, ok bool) {
 // colour.
 func qpiColor(v string) (color.Color, bool) {
 	parts := strings.Split(v, ",")
+	if len(parts) == 4 {
+		parts = parts[:3] // R,G,B,A: Bio-Formats reads the first three
+	}
 	if len(parts) != 3 {
 		return nil, false
 	}

@@ -76,6 +76,27 @@ func qpiFluorescence() []testPage {
 	return append(pages, qpiPage(30, 20, 3, false, qpiXML("ImageType", "Overview")), qpiPage(20, 10, 3, false, qpiXML("ImageType", "Label")))
 }
 
+// qpiMask returns a uint16 page of a fluorescence image's channels' size.
+func qpiMask() testPage {
+	p := qpiPage(64, 48, 1, false, qpiXML("ImageType", "Mask"))
+	p.bits = 16
+	return p
+}
+
+// unmarked returns the pages with NewSubfileType left unset, the levels
+// told by their ImageType alone.
+func unmarked(pages []testPage) []testPage {
+	out := slices.Clone(pages)
+	for i := range out {
+		d := qpiXML("ImageType", "ReducedResolution")
+		if i < 4 || i >= 10 {
+			continue
+		}
+		out[i] = qpiPage(out[i].width, out[i].height, 1, false, d)
+	}
+	return out
+}
+
 // qpiBrightfield returns the pages of a brightfield QPTIFF: one RGB
 // page, the thumbnail, two levels, the overview and the label.
 func qpiBrightfield() []testPage {
@@ -111,6 +132,17 @@ func TestQPTIFFMapping(t *testing.T) {
 			`"thumbnail" 16x12 Z1 C1 T1 XYCZT uint8 x3: 3:*`, `"macro" 32x24 Z1 C1 T1 XYCZT uint8 x1: 7:*`, `"label" 20x24 Z1 C1 T1 XYCZT uint8 x1: 8:*`},
 			[][]int{{4}, {5}, {6}}},
 		{"channels alone", fl[:3], []string{`"" 64x48 Z1 C3 T1 XYCZT uint8 x1: 0:* 1:* 2:*`}, [][]int{nil, nil, nil}},
+		// A mask of the channels' size after them: an image of its own.
+		{"a mask after the channels", slices.Insert(slices.Clone(fl), 3, qpiMask()), []string{`"" 64x48 Z1 C3 T1 XYCZT uint8 x1: 0:* 1:* 2:*`,
+			`"Mask" 64x48 Z1 C1 T1 XYCZT uint16 x1: 3:*`, `"thumbnail" 16x12 Z1 C1 T1 XYCZT uint8 x3: 4:*`,
+			`"macro" 30x20 Z1 C1 T1 XYCZT uint8 x3: 11:*`, `"label" 20x10 Z1 C1 T1 XYCZT uint8 x3: 12:*`},
+			[][]int{{5, 8}, {6, 9}, {7, 10}}},
+		{"no thumbnail", slices.Delete(slices.Clone(fl), 3, 4), []string{`"" 64x48 Z1 C3 T1 XYCZT uint8 x1: 0:* 1:* 2:*`,
+			`"macro" 30x20 Z1 C1 T1 XYCZT uint8 x3: 9:*`, `"label" 20x10 Z1 C1 T1 XYCZT uint8 x3: 10:*`},
+			[][]int{{3, 6}, {4, 7}, {5, 8}}},
+		{"levels of ImageType alone", unmarked(fl), []string{`"" 64x48 Z1 C3 T1 XYCZT uint8 x1: 0:* 1:* 2:*`, `"thumbnail" 16x12 Z1 C1 T1 XYCZT uint8 x3: 3:*`,
+			`"macro" 30x20 Z1 C1 T1 XYCZT uint8 x3: 10:*`, `"label" 20x10 Z1 C1 T1 XYCZT uint8 x3: 11:*`},
+			[][]int{{4, 7}, {5, 8}, {6, 9}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,11 +316,12 @@ func TestQPTIFFRefused(t *testing.T) {
 	}
 }
 
-// TestQPTIFFColor reads Color as Bio-Formats does, "R,G,B"; anything else
-// is no colour (and stays in the annotations).
+// TestQPTIFFColor reads Color as Bio-Formats does, "R,G,B" (of "R,G,B,A"
+// too, the first three); anything else is no colour (and stays in the
+// annotations).
 func TestQPTIFFColor(t *testing.T) {
 	for v, want := range map[string]color.Color{"255,128,0": color.NRGBA{255, 128, 0, 255}, " 1, 2 ,3": color.NRGBA{1, 2, 3, 255},
-		"256,0,0": nil, "1,2": nil, "red": nil, "1,2,3,4": nil} {
+		"256,0,0": nil, "1,2": nil, "red": nil, "1,2,3,4": color.NRGBA{1, 2, 3, 255}} {
 		c, ok := qpiColor(v)
 		assert.Equal(t, want, c, v)
 		assert.Equal(t, want != nil, ok, v)
@@ -347,4 +380,20 @@ func TestQPTIFFPosition(t *testing.T) {
 	assert.Empty(t, f.Images[3].Spec.PlaneInfo)
 	doc := omexmltest.Parse(t, []byte(mapOME(t, convert(t, f, pyramid.Options{TileSize: 16}, Options{})).OMEXML))
 	assert.Equal(t, "15000", doc.Element("Image", "Pixels").Children("Plane")[2].Attr("PositionX"))
+}
+
+// TestQPTIFFRepeated: elements of the same name under one parent (a
+// filter's Bands, Responsivity's Filters) are each kept, numbered from
+// the second: none is lost to the first.
+func TestQPTIFFRepeated(t *testing.T) {
+	pages := qpiBrightfield()
+	pages[0].more = fields(pages[0].more, redescribe(qpiXML("Name", "RGB",
+		"ExcitationFilter", "<Bands><Band><Cuton>350</Cuton></Band><Band><Cuton>500</Cuton></Band></Bands>",
+		"Responsivity", "<Filter><Name>DAPI</Name></Filter><Filter><Name>FITC</Name></Filter><Filter><Name>Cy5</Name></Filter>")))
+	f, _, err := mapPages(t, Options{}, pages...)
+	require.NoError(t, err)
+	for _, kv := range []pyramid.KeyValue{{Key: "ExcitationFilter.Bands.Band.Cuton", Value: "350"}, {Key: "ExcitationFilter.Bands.Band[2].Cuton", Value: "500"},
+		{Key: "Responsivity.Filter.Name", Value: "DAPI"}, {Key: "Responsivity.Filter[2].Name", Value: "FITC"}, {Key: "Responsivity.Filter[3].Name", Value: "Cy5"}} {
+		assert.Contains(t, f.Images[0].Spec.Annotations, kv)
+	}
 }
