@@ -174,24 +174,26 @@ func (f *File) walk() error {
 // OpenSlide detects it. Whatever else is wrong with the directory is then
 // the NDPI file's fault, reported as such.
 func (f *File) looksNDPI(off uint64) error {
-	var count [2]byte
+	w := newWalker(f)
+	var n uint16
 	if off < 12 || off > uint64(f.Size)-2 {
 		return fmt.Errorf("its first directory at %d lies outside the file", off)
 	}
-	if _, err := f.r.ReadAt(count[:], int64(off)); err != nil {
+	if _, err := w.br.Seek(int64(off), io.SeekStart); err != nil {
 		return fmt.Errorf("its first directory at %d: %v", off, err)
 	}
-	n := uint64(binary.LittleEndian.Uint16(count[:]))
-	if n == 0 || off+2+16*n+8 > uint64(f.Size) {
+	if err := w.br.BRead(&n); err != nil {
+		return fmt.Errorf("its first directory at %d: %v", off, err)
+	}
+	if n == 0 || off+2+16*uint64(n)+8 > uint64(f.Size) {
 		return fmt.Errorf("its first directory at %d, of %d entries and their high bytes, does not fit the file", off, n)
 	}
-	entries := make([]byte, 12*n) // n < 65536
-	if _, err := f.r.ReadAt(entries, int64(off)+2); err != nil {
-		return fmt.Errorf("its first directory at %d: %v", off, err)
-	}
-	for i := range n {
-		e := entries[12*i:]
-		if binary.LittleEndian.Uint16(e) == TagNDPIFormatFlag && binary.LittleEndian.Uint32(e[4:]) > 0 {
+	for range n {
+		e, err := w.rawEntry()
+		if err != nil {
+			return fmt.Errorf("its first directory at %d: %v", off, err)
+		}
+		if e.tag == TagNDPIFormatFlag && e.count > 0 {
 			return nil
 		}
 	}
