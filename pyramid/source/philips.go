@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"image"
 	"image/jpeg"
 	"io"
 	"strings"
@@ -101,10 +102,14 @@ func philipsImages(description string) (map[string]string, error) {
 	found := map[string]string{}
 	d := xml.NewDecoder(strings.NewReader(description))
 	d.CharsetReader = latin1
+	b := &boundedXML{d: d} // as a slide's other XML: a scanner's document is far inside
 	for {
-		tok, err := d.Token()
+		tok, err := b.Token()
 		if err == io.EOF {
 			return found, nil
+		}
+		if errors.Is(err, errXMPBounds) {
+			return nil, fmt.Errorf("more than %d XML tokens, or elements nested more than %d deep", maxXMPTokens, maxXMPDepth)
 		}
 		if err != nil {
 			return nil, err
@@ -191,32 +196,42 @@ func embeddedJPEG(data string) (*Image, error) {
 	if cfg.Width*cfg.Height > maxEmbeddedPixels {
 		return nil, fmt.Errorf("%w: a JPEG of %d x %d pixels, more than %d", ErrSize, cfg.Width, cfg.Height, maxEmbeddedPixels)
 	}
-	frame, err := jpegFrame(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
-	}
 	// Decoded once here, so that an image the writer would fail on mid-way
-	// is left out now, named: it is small (maxEmbeddedPixels).
-	if _, err := jpeg.Decode(bytes.NewReader(raw)); err != nil {
+	// is left out now, named: it is small (maxEmbeddedPixels). What it
+	// decodes to says the strip's fields.
+	m, err := jpeg.Decode(bytes.NewReader(raw))
+	if err != nil {
 		return nil, fmt.Errorf("%w: a JPEG image/jpeg does not decode: %v", ErrUnsupported, err)
+	}
+	samples, photometric := uint16(3), tiff.PhotometricYCbCr
+	var subsampling []uint16
+	switch m := m.(type) {
+	case *image.Gray:
+		samples, photometric = 1, tiff.PhotometricBlackIsZero
+	case *image.RGBA: // coded as RGB (Adobe's transform 0)
+		photometric = tiff.PhotometricRGB
+	case *image.YCbCr:
+		// TIFF's YCbCrSubSampling: 1, 2 or 4 across, and down no more.
+		ratios := map[image.YCbCrSubsampleRatio][]uint16{image.YCbCrSubsampleRatio444: {1, 1}, image.YCbCrSubsampleRatio422: {2, 1},
+			image.YCbCrSubsampleRatio420: {2, 2}, image.YCbCrSubsampleRatio411: {4, 1}, image.YCbCrSubsampleRatio410: {4, 2}}
+		if subsampling = ratios[m.SubsampleRatio]; subsampling == nil {
+			return nil, fmt.Errorf("%w: a JPEG of chroma subsampled %v", ErrUnsupported, m.SubsampleRatio)
+		}
+	default:
+		return nil, fmt.Errorf("%w: a JPEG decoded to %T (CMYK?)", ErrUnsupported, m)
 	}
 	b := new(ifd.Builder)
 	b.AddUint(tiff.TagImageWidth, uint64(cfg.Width))
 	b.AddUint(tiff.TagImageLength, uint64(cfg.Height))
-	b.AddShort(tiff.TagBitsPerSample, []uint16{8, 8, 8}[:frame.components]...)
+	b.AddShort(tiff.TagBitsPerSample, []uint16{8, 8, 8}[:samples]...)
 	b.AddShort(tiff.TagCompression, tiff.CompressionJPEG)
-	switch {
-	case frame.components == 1:
-		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
-	case frame.rgb:
-		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB)
-	default:
-		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)
-		b.AddShort(tiff.TagYCbCrSubSampling, uint16(frame.h), uint16(frame.v))
+	b.AddShort(tiff.TagPhotometricInterpretation, photometric)
+	if subsampling != nil {
+		b.AddShort(tiff.TagYCbCrSubSampling, subsampling...)
 	}
 	const at = 8 // the strip, after the header
 	b.AddUint(tiff.TagStripOffsets, at)
-	b.AddShort(tiff.TagSamplesPerPixel, uint16(frame.components))
+	b.AddShort(tiff.TagSamplesPerPixel, samples)
 	b.AddUint(tiff.TagRowsPerStrip, uint64(cfg.Height))
 	b.AddUint(tiff.TagStripByteCounts, uint64(len(raw)))
 	dir := at + int64(len(raw)+len(raw)&1)
@@ -237,63 +252,4 @@ func embeddedJPEG(data string) (*Image, error) {
 		return nil, err
 	}
 	return genericImage(f.Pages, l, nil), nil
-}
-
-// frame is what the TIFF fields of a JPEG strip need of its frame.
-type frame struct {
-	components int
-	h, v       int  // the luma's sampling factors, over chroma of 1 x 1
-	rgb        bool // 3 components coded as RGB (Adobe's transform 0)
-}
-
-// jpegFrame reads the frame header of a JPEG (baseline, extended or
-// progressive), and Adobe's segment before it: of 1 or 3 components, the
-// chroma sampled 1 x 1 and the luma 1 or 2 each way.
-func jpegFrame(j []byte) (frame, error) {
-	if len(j) < 4 || j[0] != 0xff || j[1] != 0xd8 {
-		return frame{}, errors.New("no JPEG start of image")
-	}
-	adobe := -1
-	for i := 2; i+4 <= len(j); {
-		if j[i] != 0xff {
-			return frame{}, fmt.Errorf("no marker at byte %d", i)
-		}
-		marker, n := j[i+1], int(binary.BigEndian.Uint16(j[i+2:]))
-		if n < 2 || i+2+n > len(j) {
-			return frame{}, fmt.Errorf("a segment of %d bytes at byte %d, in %d", n, i, len(j))
-		}
-		seg := j[i+4 : i+2+n]
-		switch {
-		case marker == 0xee && len(seg) >= 12 && string(seg[:5]) == "Adobe":
-			adobe = int(seg[11])
-		case marker == 0xc0 || marker == 0xc1 || marker == 0xc2:
-			if len(seg) < 6 {
-				return frame{}, errors.New("a frame header cut short")
-			}
-			f := frame{components: int(seg[5]), h: 1, v: 1}
-			if (f.components != 1 && f.components != 3) || len(seg) < 6+3*f.components {
-				return frame{}, fmt.Errorf("a frame of %d components", f.components)
-			}
-			if f.components == 1 {
-				return f, nil
-			}
-			f.h, f.v = int(seg[7]>>4), int(seg[7]&15)
-			for c := 1; c < 3; c++ {
-				if seg[7+3*c] != 0x11 {
-					return frame{}, fmt.Errorf("chroma sampled %#x", seg[7+3*c])
-				}
-			}
-			// TIFF's YCbCrSubSampling: 1, 2 or 4 across, and down no more.
-			if f.h != 1 && f.h != 2 && f.h != 4 || f.v != 1 && f.v != 2 && f.v != 4 || f.v > f.h {
-				return frame{}, fmt.Errorf("luma sampled %d x %d", f.h, f.v)
-			}
-			f.rgb = adobe == 0
-			if f.rgb && (f.h != 1 || f.v != 1) {
-				return frame{}, errors.New("RGB subsampled")
-			}
-			return f, nil
-		}
-		i += 2 + n
-	}
-	return frame{}, errors.New("no frame header")
 }

@@ -147,6 +147,13 @@ func TestPhilipsXMLImagesBad(t *testing.T) {
 	assert.Empty(t, f.Skipped)
 	require.Len(t, f.Images[0].Notes, 1)
 	assert.Contains(t, f.Images[0].Notes[0], "its Philips XML does not parse (XML syntax error on line 2: element <DataObject> closed by </Data>): a label or macro it holds is not read")
+	// Read within the bounds of the other slides' XML.
+	deep := strings.Replace(philipsXML("MACROIMAGE", macro), "</DataObject>", strings.Repeat("<x>", 40)+strings.Repeat("</x>", 40)+"</DataObject>", 1)
+	f, _, err = mapPages(t, Options{}, gray(64, 48, description(deep)))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	require.Len(t, f.Images[0].Notes, 1)
+	assert.Contains(t, f.Images[0].Notes[0], "its Philips XML does not parse (more than 1048576 XML tokens, or elements nested more than 32 deep)")
 }
 
 // TestPhilipsXMLPaths: as OpenSlide's XPath selects them, only the
