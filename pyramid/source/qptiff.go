@@ -65,15 +65,6 @@ func (q qpiFields) get(key string) (string, bool) {
 // encoding the XML declares is not taken: Akoya's writers declare
 // "utf-16" and write UTF-8, as Bio-Formats reads them.
 func parseQPI(d string) (qpiFields, error) {
-	out, err := readQPI(d)
-	if err != nil {
-		return qpiFields{}, err
-	}
-	return out, nil
-}
-
-// readQPI is parseQPI, returning the fields read before an error too.
-func readQPI(d string) (qpiFields, error) {
 	var out qpiFields
 	if strings.TrimSpace(d) == "" {
 		return out, nil
@@ -103,24 +94,24 @@ func readQPI(d string) (qpiFields, error) {
 		tok, err := b.Token()
 		if errors.Is(err, io.EOF) {
 			if !rooted {
-				return out, errors.New("no root element")
+				return qpiFields{}, errors.New("no root element")
 			}
 			return out, nil
 		}
 		if errors.Is(err, errXMPBounds) {
-			return out, fmt.Errorf("more than %d XML tokens, or elements nested more than %d deep", maxXMPTokens, maxXMPDepth)
+			return qpiFields{}, fmt.Errorf("more than %d XML tokens, or elements nested more than %d deep", maxXMPTokens, maxXMPDepth)
 		}
 		if err != nil {
-			return out, err
+			return qpiFields{}, err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if len(stack) == 0 {
 				if rooted {
-					return out, errors.New("a second root element")
+					return qpiFields{}, errors.New("a second root element")
 				}
 				if t.Name.Local != qpiRoot {
-					return out, fmt.Errorf("the root element is %s, not %s", t.Name.Local, qpiRoot)
+					return qpiFields{}, fmt.Errorf("the root element is %s, not %s", t.Name.Local, qpiRoot)
 				}
 				rooted = true
 				stack = append(stack, &open{})
