@@ -19,8 +19,9 @@
 // Convert writes a pyramidal OME-TIFF from a TIFF, BigTIFF or OME-TIFF
 // file, a whole-slide file of Aperio (SVS), Hamamatsu (NDPI), Roche/Ventana
 // (BIF), Leica (SCN) or Akoya/PerkinElmer (QPTIFF) (.tif, .tiff, .svs,
-// .ndpi, .bif, .scn, .qptiff, .ome.tif, .ome.tiff, .btf, .tf8), a PNG, JPEG, GIF, BMP or WebP image, or a raw
-// file of little-endian samples described by the -raw flags.
+// .ndpi, .bif, .scn, .qptiff, .ome.tif, .ome.tiff, .btf, .tf8), a PNG,
+// JPEG, GIF, BMP or WebP image, or a raw file of little-endian samples
+// described by the -raw flags.
 //
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps
@@ -52,25 +53,24 @@
 //
 // # Tiles copied through
 //
-// When an image of a TIFF file is tiled in a codec the writer writes
-// (JPEG, LZW, Deflate, Zstd or none), in square tiles of a multiple of 16
-// from 32 to 1024 a side (or shrunk to an image smaller than one, as the
-// writer cuts them; -tile copies other sides), and
-// -compression is not given, its tiles are copied into the output
-// byte for byte, with their JPEGTables and YCbCr fields: no generation is
-// lost, and no time goes to encoding them. The image keeps the source's
-// codec and predictor for the levels it computes (and for JPEG the
-// quality its tables were made at), and the output the first such
-// image's tile size; images whose tiles are not copied take LZW,
-// losslessly, as an SVS's label and macro do, but those of a -tile or
-// -predictor other than the source's, or tiles not square or of another
-// side, are encoded
-// again in the source's codec (a JPEG slide stays JPEG, at its quality). The converter says what it copies on stderr. The
+// When an image of a TIFF file is tiled in a codec the writer writes (JPEG,
+// LZW, Deflate, Zstd or none), in square tiles of a multiple of 16 from 32
+// to 1024 a side (or shrunk to an image smaller than one, as the writer
+// cuts them; -tile copies other sides), and -compression is not given, its
+// tiles are copied into the output byte for byte, with their JPEGTables and
+// YCbCr fields: no generation is lost, and no time goes to encoding them.
+// The image keeps the source's codec and predictor for the levels it
+// computes (and for JPEG the quality its tables were made at), and the
+// output the first such image's tile size; images whose tiles are not
+// copied take LZW, losslessly, as an SVS's label and macro do, but those of
+// a -tile or -predictor other than the source's, or tiles not square or of
+// another side, are encoded again in the source's codec (a JPEG slide stays
+// JPEG, at its quality). The converter says what it copies on stderr. The
 // full resolution is still decoded, to compute the reduced levels; with
-// -copy-levels the source's own levels are copied as well, with no
-// decoding at all, when they form an OME pyramid (one integer factor
-// between levels: 2 for a libvips pyramid, 4 for an Aperio slide).
-// -compression encodes every image again, as it says.
+// -copy-levels the source's own levels are copied as well, with no decoding
+// at all, when they form an OME pyramid (one integer factor between levels:
+// 2 for a libvips pyramid, 4 for an Aperio slide). -compression encodes
+// every image again, as it says.
 //
 // Images (PNG, JPEG, GIF, BMP, WebP) are decoded by the standard library
 // and golang.org/x/image (non-interlaced PNGs by a streaming reader of

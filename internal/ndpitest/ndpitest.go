@@ -1,8 +1,8 @@
 // Package ndpitest builds Hamamatsu NDPI files for tests: classic TIFFs
-// with NDP.scan's 64-bit offsets, whose pages are each one JPEG strip, with the restart markers and the
-// McuStarts field (65426) that NDP.scan writes so that readers decode
-// the strip an interval at a time, and the NDPI tags readers classify
-// the pages by.
+// with NDP.scan's 64-bit offsets, whose pages are each one JPEG strip, with
+// the restart markers and the McuStarts field (65426) that NDP.scan writes
+// so that readers decode the strip an interval at a time, and the NDPI tags
+// readers classify the pages by.
 package ndpitest
 
 import (

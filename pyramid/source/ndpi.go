@@ -41,8 +41,9 @@ func ndpiFloat(p *tiff.Page, tag uint16) (float64, bool) {
 //   - the first page whose magnification (NDPISourceLens, 65421) is
 //     positive (page 0, as NDP.scan writes them) and the pages of its
 //     size are the slide's focal planes, one image along Z in the order
-//     of the file; NDP.scan writes each plane's levels after it. The spacing of their offsets (NDPIZOffset, in nm) is the
-//     image's PhysicalSizeZ when even;
+//     of the file; NDP.scan writes each plane's levels after it. The
+//     spacing of their offsets (NDPIZOffset, in nm) is the image's
+//     PhysicalSizeZ when even;
 //   - the smaller pages of its proportions are the scan's reduced levels,
 //     left out: the writer computes its levels again;
 //   - the page of magnification -1 is the macro image, and that of -2 the
@@ -52,9 +53,9 @@ func ndpiFloat(p *tiff.Page, tag uint16) (float64, bool) {
 //
 // NDP.scan's 64-bit offsets, which address a file past 4 GiB, are read
 // (tiff.File.NDPI). The slide's pages are each one JPEG strip of the
-// whole plane; their restart intervals are read as tiles (tiff.Page.NDPITiles), so that a
-// plane is decoded a band of tiles at a time. A strip without McuStarts
-// is decoded whole.
+// whole plane; their restart intervals are read as tiles
+// (tiff.Page.NDPITiles), so that a plane is decoded a band of tiles at a
+// time. A strip without McuStarts is decoded whole.
 //
 // The image's pixel size comes from its resolution (in cm), the
 // magnification of page 0 is its objective's nominal magnification, and
