@@ -79,7 +79,8 @@
 //     "Macro...", or failing those the base64 JPEGs of its XML's
 //     LABELIMAGE and MACROIMAGE (read from a TIFF made in memory, whose
 //     page is none of the file's), are images named "label" and "macro",
-//     as OpenSlide reads them.
+//     as OpenSlide reads them. The slide's description is its XML, less
+//     that base64 once the XML is read.
 //
 // Reduced-resolution levels (SubIFDs, pages marked reduced, COG
 // overviews, an SVS's levels and thumbnail, an NDPI's levels, an SCN's

@@ -33,9 +33,11 @@ const maxEmbeddedPixels = 1 << 24
 // "macro"; failing one, the base64 JPEG of PIM_DP_IMAGE_DATA in the first
 // DPScannedImage of PIM_DP_SCANNED_IMAGES whose PIM_DP_IMAGE_TYPE is
 // LABELIMAGE or MACROIMAGE is, read from a TIFF held in memory: one page,
-// the JPEG its one strip. An XML that does not parse leaves them unread,
-// in a note of the slide's; an image that cannot be read is left out
-// (refused, unless SkipUnsupported).
+// the JPEG its one strip, and all such base64 leaves the slide's
+// description, which keeps the rest of the XML. An XML that does not
+// parse leaves them unread, in a note of the slide's, and its
+// description whole; an image that cannot be read is left out (refused,
+// unless SkipUnsupported).
 func (m *mapper) philipsAssociated(description string) error {
 	for _, im := range m.file.Images {
 		if len(im.Planes) == 0 {
@@ -57,6 +59,15 @@ func (m *mapper) philipsAssociated(description string) error {
 		slide.Notes = append(slide.Notes, fmt.Sprintf("its Philips XML does not parse (%v): a label or macro it holds is not read", err))
 		return nil
 	}
+	// The XML read, its images are images of their own (or refused, or
+	// left out by request): their base64 leaves the description.
+	for _, im := range m.file.Images {
+		if d, n := withoutImageData(im.Spec.Description); n > 0 {
+			im.Notes = append(im.Notes, fmt.Sprintf("the base64 data of %d image(s) in its Philips XML (PIM_DP_IMAGE_DATA, %d bytes) is left out of its description",
+				n, len(im.Spec.Description)-len(d)))
+			im.Spec.Description = d
+		}
+	}
 	for _, kind := range []struct{ typ, name string }{{"LABELIMAGE", "label"}, {"MACROIMAGE", "macro"}} {
 		data, ok := found[kind.typ]
 		if !ok || strings.TrimSpace(data) == "" || m.named(kind.name) {
@@ -75,6 +86,45 @@ func (m *mapper) philipsAssociated(description string) error {
 		m.add(im)
 	}
 	return nil
+}
+
+// withoutImageData returns a Philips XML with the text of each
+// PIM_DP_IMAGE_DATA attribute removed, and how many held any. That text
+// is a label's or macro's JPEG in base64, often megabytes: read as an
+// image of its own, or noted, it would only bloat the OME-XML every
+// reader parses. Text between a start tag and the next tag goes, so the
+// document stays well formed.
+func withoutImageData(d string) (string, int) {
+	const name = "PIM_DP_IMAGE_DATA"
+	var b strings.Builder
+	n := 0
+	for {
+		i := strings.Index(d, name)
+		if i < 1 || i+len(name) >= len(d) {
+			break
+		}
+		if q := d[i-1]; (q != '"' && q != '\'') || d[i+len(name)] != q {
+			b.WriteString(d[:i+len(name)]) // not an attribute's quoted value
+			d = d[i+len(name):]
+			continue
+		}
+		open := strings.IndexByte(d[i:], '>')
+		if open < 0 {
+			break
+		}
+		start := i + open + 1
+		end := strings.IndexByte(d[start:], '<')
+		if end < 0 {
+			break
+		}
+		if strings.TrimSpace(d[start:start+end]) != "" {
+			n++
+		}
+		b.WriteString(d[:start])
+		d = d[start+end:]
+	}
+	b.WriteString(d)
+	return b.String(), n
 }
 
 // named reports whether an image mapped so far is named name.

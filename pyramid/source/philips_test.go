@@ -3,6 +3,8 @@ package source
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/xml"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"strings"
@@ -80,6 +82,12 @@ func TestPhilipsXMLImages(t *testing.T) {
 	assert.Equal(t, []string{`"" 64x48 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"label" 40x24 Z1 C1 T1 XYCZT uint8 x3: -1:*`, `"macro" 30x20 Z1 C1 T1 XYCZT uint8 x1: -1:*`},
 		summary(f))
 	assert.Equal(t, []string{"decoded from the base64 JPEG of LABELIMAGE in the Philips XML, as OpenSlide reads it"}, f.Images[1].Notes)
+	// The slide's description keeps the XML, less the images' base64.
+	assert.NotContains(t, f.Images[0].Spec.Description, enc(label)[:76])
+	assert.Contains(t, f.Images[0].Spec.Description, `<Attribute Name="PIM_DP_IMAGE_DATA" Group="0x301D" Element="0x1002" PMSVR="IString"></Attribute>`)
+	assert.Contains(t, f.Images[0].Spec.Description, `DICOM_PIXEL_SPACING`)
+	assert.Contains(t, f.Images[0].Notes, fmt.Sprintf("the base64 data of 3 image(s) in its Philips XML (PIM_DP_IMAGE_DATA, %d bytes) is left out of its description",
+		len(xml)-len(f.Images[0].Spec.Description)))
 	for i, want := range [][]byte{label, macro} {
 		m, err := jpeg.Decode(bytes.NewReader(want))
 		require.NoError(t, err)
@@ -145,7 +153,7 @@ func TestPhilipsXMLImagesBad(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Images, 1)
 	assert.Empty(t, f.Skipped)
-	require.Len(t, f.Images[0].Notes, 1)
+	require.Len(t, f.Images[0].Notes, 1, "the base64 kept in the description: the only place it is")
 	assert.Contains(t, f.Images[0].Notes[0], "its Philips XML does not parse (XML syntax error on line 2: element <DataObject> closed by </Data>): a label or macro it holds is not read")
 	// Read within the bounds of the other slides' XML.
 	deep := strings.Replace(philipsXML("MACROIMAGE", macro), "</DataObject>", strings.Repeat("<x>", 40)+strings.Repeat("</x>", 40)+"</DataObject>", 1)
@@ -202,4 +210,27 @@ func FuzzPhilipsDescription(f *testing.F) {
 	enc := base64.StdEncoding.EncodeToString
 	fuzzDescription(f, []string{philipsXML("LABELIMAGE", enc(philipsJPEG(f, 16, 8, false)), "MACROIMAGE", enc(philipsJPEG(f, 8, 8, true)))},
 		gray(16, 16))
+}
+
+// TestWithoutImageData: the text of each PIM_DP_IMAGE_DATA attribute goes,
+// whatever its quotes, and nothing else; the XML stays well formed.
+func TestWithoutImageData(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		n        int
+	}{
+		{`<A Name="PIM_DP_IMAGE_DATA">QUJD\nREVG</A><B>keep</B>`, `<A Name="PIM_DP_IMAGE_DATA"></A><B>keep</B>`, 1},
+		{`<A Name='PIM_DP_IMAGE_DATA' X="1">QUJD</A>`, `<A Name='PIM_DP_IMAGE_DATA' X="1"></A>`, 1},
+		{`<A Name="PIM_DP_IMAGE_DATA"/> <B>x</B>`, `<A Name="PIM_DP_IMAGE_DATA"/><B>x</B>`, 0},
+		{`<A Name="PIM_DP_IMAGE_DATA_X">QUJD</A><C>PIM_DP_IMAGE_DATA</C>`, `<A Name="PIM_DP_IMAGE_DATA_X">QUJD</A><C>PIM_DP_IMAGE_DATA</C>`, 0},
+		{`<A Name="PIM_DP_IMAGE_DATA">QUJD</A><A Name="PIM_DP_IMAGE_DATA">REVG</A>`, `<A Name="PIM_DP_IMAGE_DATA"></A><A Name="PIM_DP_IMAGE_DATA"></A>`, 2},
+		{`<A Name="PIM_DP_IMAGE_DATA">QUJD`, `<A Name="PIM_DP_IMAGE_DATA">QUJD`, 0}, // cut short: left as it is
+	} {
+		got, n := withoutImageData(tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.n, n, tc.in)
+		if strings.HasSuffix(tc.in, ">") {
+			assert.NoError(t, xml.Unmarshal([]byte("<r>"+got+"</r>"), new(struct{})), tc.in)
+		}
+	}
 }
