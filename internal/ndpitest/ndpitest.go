@@ -29,9 +29,15 @@ type Page struct {
 	// Gray writes a grayscale JPEG (BlackIsZero), of MCUs of 8 x 8.
 	Gray bool
 	// Interval is the restart interval in MCUs (of 16 x 16 pixels: the
-	// strip is YCbCr 4:2:0, as NDP.scan writes it; 8 x 8 when Gray); 0
-	// writes a JPEG without restart markers, and no McuStarts.
+	// strip is YCbCr 4:2:0, the one subsampling image/jpeg writes; 8 x 8
+	// when Gray); 0 writes a JPEG without restart markers, and no
+	// McuStarts.
 	Interval int
+	// JPEG, if set, is the strip: a baseline JPEG of Width × Height that
+	// another encoder wrote, with its restart markers (cjpeg -restart NB,
+	// with the subsampling of -sample), in place of one encoded from RGB.
+	// Its McuStarts are where its scan and each restart interval begin.
+	JPEG []byte
 	// Magnification is the NDPISourceLens field: positive for the scan
 	// and its levels, -1 for the macro image, -2 for the map.
 	Magnification float32
@@ -70,8 +76,13 @@ func Pattern(width, height, seed int) []byte {
 // offset of each restart interval's data (McuStarts). Each interval is
 // the scan of a JPEG of its own pixels (the DC predictions and the bit
 // buffer start afresh at a restart marker, as at a scan's start), which
-// image/jpeg encodes with the same tables for every interval.
+// image/jpeg encodes with the same tables for every interval. A page
+// given its JPEG has that as its strip.
 func Strip(p Page) (strip []byte, mcuStarts []uint64, err error) {
+	if p.JPEG != nil {
+		starts, err := restarts(p.JPEG)
+		return p.JPEG, starts, err
+	}
 	q := p.Quality
 	if q == 0 {
 		q = 90
@@ -112,6 +123,26 @@ func Strip(p Page) (strip []byte, mcuStarts []uint64, err error) {
 		}
 	}
 	return append(strip, 0xff, 0xd9), mcuStarts, nil
+}
+
+// restarts returns the offsets in a JPEG of its scan's data and of the
+// data after each restart marker, or nil if it has no restart markers.
+func restarts(j []byte) ([]uint64, error) {
+	head, scan, err := split(j)
+	if err != nil {
+		return nil, err
+	}
+	starts := []uint64{uint64(len(head))}
+	for i := 0; i+1 < len(scan); i++ {
+		// In entropy-coded data a 0xff is followed by a stuffed 0 or a marker.
+		if scan[i] == 0xff && scan[i+1] >= 0xd0 && scan[i+1] <= 0xd7 {
+			starts = append(starts, uint64(len(head)+i+2))
+		}
+	}
+	if len(starts) == 1 {
+		return nil, nil
+	}
+	return starts, nil
 }
 
 // block returns the w × h block at x0, y0 of the page's image, its

@@ -108,3 +108,70 @@ func interopNDPI(t *testing.T, name string, hole int64) {
 	assert.LessOrEqual(t, worst, 4, "the largest difference inside the tiles")
 	assert.Less(t, float64(sum)/float64(n), 0.1, "the mean difference inside the tiles")
 }
+
+// openslideLevel0 writes the RGB samples OpenSlide reads of a slide's
+// level 0, whole, to a file.
+const openslideLevel0 = `
+import sys, openslide
+s = openslide.OpenSlide(sys.argv[1])
+open(sys.argv[2], 'wb').write(s.read_region((0, 0), 0, s.dimensions).convert('RGB').tobytes())
+`
+
+// TestInteropNDPISampling: an NDPI slide whose strip libjpeg-turbo's cjpeg
+// encoded, with restart markers and the chroma subsampling given, reads
+// tile by tile to the samples OpenSlide reads at level 0, which cuts it
+// into the same tiles (within the IDCTs' difference). OpenSlide sizes the
+// frame to the tile after libjpeg has read the header, so at 4:2:0 libjpeg
+// looks for a next row of MCUs past the tile and fails ("found marker 0xd9
+// instead of RST0"): 4:2:0 is left to the tests against djpeg and tifffile.
+func TestInteropNDPISampling(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "cjpeg", "openslide-show-properties")
+	const w, h = 512, 192
+	rgb := ndpitest.Pattern(w, h, 2)
+	for _, tt := range []struct{ sample, restart string }{
+		{"1x1", "16B"}, // 4:4:4: MCUs of 8 x 8, tiles of 128 x 8
+		{"2x1", "8B"},  // 4:2:2: MCUs of 16 x 8, tiles of 128 x 8
+	} {
+		t.Run(tt.sample, func(t *testing.T) {
+			dir := t.TempDir()
+			ppm := filepath.Join(dir, "in.ppm")
+			require.NoError(t, os.WriteFile(ppm, append(fmt.Appendf(nil, "P6\n%d %d\n255\n", w, h), rgb...), 0o644))
+			jpg := filepath.Join(dir, "in.jpg")
+			interop.MustRun(t, "cjpeg", "-quality", "90", "-sample", tt.sample+",1x1,1x1", "-restart", tt.restart, "-outfile", jpg, ppm)
+			strip, err := os.ReadFile(jpg)
+			require.NoError(t, err)
+			file, err := ndpitest.Layout{}.File(ndpitest.Page{Width: w, Height: h, JPEG: strip, Magnification: 20, PixelsPerCm: 20000})
+			require.NoError(t, err)
+			path := filepath.Join(dir, "slide.ndpi")
+			require.NoError(t, file.WriteFile(path))
+
+			f, err := Open(path, Options{})
+			require.NoError(t, err)
+			defer f.Close()
+			require.Equal(t, NDPI, f.Kind)
+			page := f.Images[0].Planes[0].Page
+			l, err := page.Layout()
+			require.NoError(t, err)
+			assert.Equal(t, [2]int{128, 8}, [2]int{l.BlockWidth, l.BlockHeight}, "the tiles: restart intervals")
+			r, err := NewBandReader(context.Background(), page, Options{})
+			require.NoError(t, err)
+			defer r.Close()
+			got, err := io.ReadAll(r)
+			require.NoError(t, err)
+
+			out := filepath.Join(dir, "openslide.rgb")
+			interop.RunPython(t, openslideLevel0, path, out)
+			want, err := os.ReadFile(out)
+			require.NoError(t, err)
+			require.Len(t, got, len(want))
+			worst, sum := 0, 0
+			for i := range got {
+				d := max(int(got[i])-int(want[i]), int(want[i])-int(got[i]))
+				worst, sum = max(worst, d), sum+d
+			}
+			assert.LessOrEqual(t, worst, 4, "the largest difference from OpenSlide's samples")
+			assert.Less(t, float64(sum)/float64(len(got)), 0.2, "the mean difference from OpenSlide's samples")
+		})
+	}
+}
