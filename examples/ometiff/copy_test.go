@@ -164,6 +164,19 @@ func TestConvertCopyThrough(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "image 0: LZW tiles of 208 x 160 copied through, the levels computed", "-levels asks for them")
 
+	// Tiles encoded again take the predictor -predictor's auto gives the
+	// codec, not a source's none.
+	bare := filepath.Join(dir, "bare.ome.tif")
+	writeTiled(t, bare, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorNone})
+	require.Contains(t, clitest.Describe(t, bare, pyramid.InspectOptions{}), "LZW, 1")
+	for _, args := range [][]string{{"-tile", "128"}, {"-tile", "128", "-predictor", "auto"}} {
+		out := filepath.Join(dir, "bare-out.ome.tif")
+		code, _, stderr = clitest.Run(runConvert, append(args, "-force", bare, out)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, "image 0: encoded again as LZW: -tile 128, the source's are 64 x 64\n")
+		assert.Contains(t, clitest.Describe(t, out, pyramid.InspectOptions{}), "LZW, predictor horizontal", args)
+	}
+
 	// A tile size the writer refuses is refused first: nothing is said
 	// of copying with it.
 	code, _, stderr = clitest.Run(runConvert, "-tile", "100", lzw, filepath.Join(dir, "refused.ome.tif"))

@@ -439,7 +439,7 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 		side, square, fits := tileSide(im.Spec, c)
 		// encodeAgain codes an image whose tiles cannot be copied in the
 		// source's codec all the same (a JPEG slide stays JPEG, at its
-		// quality), but with -predictor's predictor.
+		// quality), but with -predictor's predictor (auto by default).
 		encodeAgain := func(format string, args ...any) {
 			computed = true
 			if c.Compression == pyramid.None && cfg.set["predictor"] && o.Predictor != pyramid.PredictorNone && o.Predictor != pyramid.PredictorAuto {
@@ -448,8 +448,13 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 				return
 			}
 			coding := s.copyCoding(cfg, im, c)
-			if cfg.set["predictor"] && c.Compression != pyramid.JPEG && c.Compression != pyramid.None {
-				coding.Predictor = s.predictorFor(cfg, i)
+			if c.Compression != pyramid.JPEG && c.Compression != pyramid.None {
+				// Encoded here, the tiles take -predictor's predictor, or
+				// auto's (2 or 3), whatever the source's was.
+				coding.Predictor = pyramid.PredictorAuto
+				if cfg.set["predictor"] {
+					coding.Predictor = s.predictorFor(cfg, i)
+				}
 			}
 			s.coding[i] = &coding
 			copiedJPEG = copiedJPEG || c.Compression == pyramid.JPEG
