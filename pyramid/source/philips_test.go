@@ -78,6 +78,8 @@ func TestPhilipsXMLImages(t *testing.T) {
 	xml := philipsXML("LABELIMAGE", enc(label), "MACROIMAGE", enc(macro), "LABELIMAGE", enc(macro))
 	f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml)))
 	require.NoError(t, err)
+	assert.Equal(t, Philips, f.Kind)
+	assert.Equal(t, "Philips", f.Kind.String())
 	// Their pages are no page of the file's (-1).
 	assert.Equal(t, []string{`"" 64x48 Z1 C1 T1 XYCZT uint16 x1: 0:*`, `"label" 40x24 Z1 C1 T1 XYCZT uint8 x3: -1:*`, `"macro" 30x20 Z1 C1 T1 XYCZT uint8 x1: -1:*`},
 		summary(f))

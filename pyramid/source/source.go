@@ -114,10 +114,15 @@ const (
 	// levels, the thumbnail and the other pages (overview, label) further
 	// images. It is told by page 0's Software (PerkinElmer-QPI).
 	QPTIFF
+	// Philips is a Philips TIFF slide (IntelliSite): mapped as a plain
+	// TIFF, with the pixel size of its XML, and its label and macro, from
+	// pages or from the XML's base64, named so. It is told by page 0's
+	// description, a DPUfsImport DataObject.
+	Philips
 )
 
 // String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF",
-// "SCN" or "QPTIFF".
+// "SCN", "QPTIFF" or "Philips".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -134,6 +139,8 @@ func (k Kind) String() string {
 		return "SCN"
 	case QPTIFF:
 		return "QPTIFF"
+	case Philips:
+		return "Philips"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -315,8 +322,9 @@ func (f *File) Close() error {
 // starting "Aperio Image" an SVS, a first page with NDPI's format flag an
 // NDPI, a first page with Ventana's XMP and a page described "level=N" a
 // BIF (isBIF), XML naming Leica's SCN namespace an SCN, a first page whose
-// Software starts "PerkinElmer-QPI" a QPTIFF, and anything else a plain
-// TIFF. A
+// Software starts "PerkinElmer-QPI" a QPTIFF, a description that is a
+// Philips DPUfsImport DataObject a Philips slide, and anything else a
+// plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -387,6 +395,7 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	default:
 		err = m.generic()
 		if err == nil && isPhilips(description) {
+			out.Kind = Philips
 			err = m.philipsAssociated(description)
 		}
 	}
@@ -667,8 +676,12 @@ func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 	case tiff.PhotometricWhiteIsZero, tiff.PhotometricBlackIsZero, tiff.PhotometricRGB, tiff.PhotometricSeparated, tiff.PhotometricMask:
 	case tiff.PhotometricYCbCr:
 		if l.Compression != tiff.CompressionJPEG {
-			return out, fmt.Errorf("%w: PhotometricInterpretation YCbCr with Compression %d of the page at %d (YCbCr is read from JPEG only)",
-				ErrUnsupported, l.Compression, p.Offset)
+			name := fmt.Sprint(l.Compression)
+			if n, ok := tiff.ValueName(tiff.TagCompression, uint64(l.Compression)); ok {
+				name += " (" + n + ")" // "6 (old JPEG)": JPEG, but not the one read
+			}
+			return out, fmt.Errorf("%w: PhotometricInterpretation YCbCr with Compression %s of the page at %d (YCbCr is read from new-style JPEG, 7, only)",
+				ErrUnsupported, name, p.Offset)
 		}
 	case tiff.PhotometricPalette:
 		if indices && l.SamplesPerPixel == 1 {

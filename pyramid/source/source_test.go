@@ -318,7 +318,10 @@ func TestUnsupportedPages(t *testing.T) {
 		{"palette", gray(8, 8, short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette)), ErrUnsupported, "PhotometricInterpretation palette"},
 		{"CIELab", gray(8, 8, short(tiff.TagPhotometricInterpretation, 8)), ErrUnsupported, "PhotometricInterpretation 8"},
 		{"YCbCr without JPEG", testPage{width: 8, height: 8, samples: 3, bits: 8, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)},
-			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 1"},
+			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 1 (none) of the page at "},
+		{"YCbCr of old-style JPEG", testPage{width: 8, height: 8, samples: 3, bits: 8,
+			more: fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr), short(tiff.TagCompression, tiff.CompressionOldJPEG))},
+			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 6 (old JPEG) of the page"},
 		{"64-bit integers", testPage{width: 8, height: 8, samples: 1, bits: 64}, ErrUnsupported, "BitsPerSample 64 of integer samples"},
 		{"8-bit floats", testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagSampleFormat, tiff.SampleFormatFloat)}, ErrUnsupported,
 			"BitsPerSample 8 of floating-point samples"},
@@ -395,7 +398,7 @@ func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	assert.Equal(t, []string{"TIFF", "OME-TIFF", "SVS", "Kind(7)"}, []string{TIFF.String(), OMETIFF.String(), SVS.String(), Kind(7).String()})
+	assert.Equal(t, []string{"TIFF", "OME-TIFF", "SVS", "Kind(99)"}, []string{TIFF.String(), OMETIFF.String(), SVS.String(), Kind(99).String()})
 }
 
 func TestCleanText(t *testing.T) {
