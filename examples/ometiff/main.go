@@ -18,10 +18,10 @@
 //
 // Convert writes a pyramidal OME-TIFF from a TIFF, BigTIFF or OME-TIFF
 // file, a whole-slide file of Aperio (SVS), Hamamatsu (NDPI), Roche/Ventana
-// (BIF), Leica (SCN) or Akoya/PerkinElmer (QPTIFF) (.tif, .tiff, .svs,
-// .ndpi, .bif, .scn, .qptiff, .ome.tif, .ome.tiff, .btf, .tf8), a PNG,
-// JPEG, GIF, BMP or WebP image, or a raw file of little-endian samples
-// described by the -raw flags.
+// (BIF), Leica (SCN), Philips (TIFF) or Akoya/PerkinElmer (QPTIFF) (.tif,
+// .tiff, .svs, .ndpi, .bif, .scn, .qptiff, .ome.tif, .ome.tiff, .btf,
+// .tf8), a PNG, JPEG, GIF, BMP or WebP image, or a raw file of
+// little-endian samples described by the -raw flags.
 //
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps
@@ -36,9 +36,10 @@
 // along Z, read a restart interval at a time, with its macro and map; a
 // BIF its level=0 page and its label and thumbnail; an SCN each image its
 // XML describes; a QPTIFF its channels along C (named, coloured, their
-// exposures), its thumbnail, overview (macro) and label; a plain TIFF its pages of
-// one shape as planes along T, and pages of other shapes as further
-// images. 1-, 2- and 4-bit pages (bilevel images, GDAL's masks) are
+// exposures), its thumbnail, overview (macro) and label; a Philips TIFF its
+// pixel size, label and macro; a plain TIFF its pages of one shape as
+// planes along T, and pages of other shapes as further images. 1-, 2- and
+// 4-bit pages (bilevel images, GDAL's masks) are
 // read as uint8, their values as stored (tifffile reads them so). What
 // the input holds and the output cannot carry (a palette page among
 // others, JPEG 2000, a plane no TiffData maps, OME-XML of another schema
