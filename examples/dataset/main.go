@@ -24,7 +24,7 @@
 //
 // plan's flags:
 //
-//	-o path          the plan's file (default plan.json)
+//	-o path          the plan's file, its directory made (default plan.json)
 //	-name name       names the files: NAME_0.ome.tif... (default stack)
 //	-files n         files, of equal plane counts (default 8)
 //	-by-image        keep each series in one file (-files 0: one file per series)
@@ -59,7 +59,7 @@
 // As a Slurm array, on a shared file system, with the binary and the plan
 // there:
 //
-//	sbatch --array=0-7 --cpus-per-task=1 --wrap='./dataset write /data/stack/plan.json "$SLURM_ARRAY_TASK_ID"'
+//	sbatch --array=0-7 --cpus-per-task=1 --wrap='./dataset write -replace /data/stack/plan.json "$SLURM_ARRAY_TASK_ID"'
 //
 // As a Kubernetes indexed Job, the static binary in any image, the plan and
 // the output on a shared volume:

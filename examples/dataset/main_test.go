@@ -74,7 +74,7 @@ func mustRun(t testing.TB, args ...string) string {
 // the plan's path.
 func smallPlan(t testing.TB, args ...string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "plan.json")
+	path := filepath.Join(t.TempDir(), "stack", "plan.json") // plan makes the directory
 	mustRun(t, append([]string{"plan", "-o", path, "-series", "6", "-z", "3", "-channels", "2", "-size", "64", "-files", "4"}, args...)...)
 	return path
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/iohandle"
@@ -68,7 +70,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("dataset plan", "usage: dataset plan [flags]\n\n"+
 		"Plan writes the plan of the stack workload as a multi-file dataset: its\n"+
 		"series, the writer options, and which planes go in which file.\n\n")
-	fs.StringVar(&out, "o", "plan.json", "the plan's `path`, replaced if it exists")
+	fs.StringVar(&out, "o", "plan.json", "the plan's `path`, replaced if it exists (its directory, where the files go, made)")
 	fs.StringVar(&name, "name", "stack", "`name` of the files: NAME_0.ome.tif, NAME_1.ome.tif...")
 	fs.IntVar(&spec.Split.Files, "files", 8, "number of `files`, of equal plane counts")
 	fs.BoolVar(&spec.Split.ByImage, "by-image", false, "keep each series in one file (with -files 0, one file per series)")
@@ -98,10 +100,13 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 // savePlan writes d's plan as indented JSON to path, atomically, replacing
-// a file there.
+// a file there, and makes its directory, where the dataset's files go.
 func savePlan(path string, d *pyramid.Dataset) error {
 	data, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return err
 	}
 	h, err := iohandle.Create(path, iohandle.Options{Replace: true})
