@@ -218,6 +218,26 @@ func scanCount(s []byte, limit int) int {
 	return n
 }
 
+// CheckJPEG reports whether a whole JPEG stream (not a TIFF tile's
+// abbreviated one) is within the bounds the Decoder keeps, without
+// decoding it: it starts with SOI, its frame header is read, and it has at
+// most 500 scans. image/jpeg has no bound of its own and decodes every
+// scan of a progressive frame in full, so a caller that decodes such a
+// stream with it (package source, a JPEG a slide's metadata holds) checks
+// first: a few KB of hostile stream would otherwise cost minutes.
+func CheckJPEG(stream []byte) error {
+	if len(stream) < 2 || stream[0] != 0xff || stream[1] != 0xd8 {
+		return fmt.Errorf("%w: JPEG stream does not start with SOI", ErrCorrupt)
+	}
+	if _, _, _, err := frameSize(stream); err != nil {
+		return err
+	}
+	if scanCount(stream, maxJPEGScans) > maxJPEGScans {
+		return fmt.Errorf("%w: JPEG: more than %d scans", ErrCompression, maxJPEGScans)
+	}
+	return nil
+}
+
 // jpegError classifies an error of image/jpeg.
 func jpegError(err error) error {
 	var unsupported jpeg.UnsupportedError

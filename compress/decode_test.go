@@ -584,3 +584,32 @@ func TestJPEGScanCount(t *testing.T) {
 	stream, scans := progressiveJPEG(8)
 	assert.Equal(t, scans, scanCount(stream, 1000))
 }
+
+// TestCheckJPEG: a whole stream passes with a frame header and up to 500
+// scans, the Decoder's bounds; more scans, no SOI or no frame do not.
+func TestCheckJPEG(t *testing.T) {
+	var gray bytes.Buffer
+	require.NoError(t, jpeg.Encode(&gray, image.NewGray(image.Rect(0, 0, 8, 8)), nil))
+	fewer, _ := progressiveJPEG(6) // 448 scans
+	more, n := progressiveJPEG(7)  // 512 scans
+	require.Greater(t, n, maxJPEGScans)
+	for _, c := range []struct {
+		name   string
+		stream []byte
+		is     error
+	}{
+		{"baseline", gray.Bytes(), nil},
+		{"448 scans", fewer, nil},
+		{"512 scans", more, ErrCompression},
+		{"no SOI", gray.Bytes()[2:], ErrCorrupt},
+		{"no frame", []byte{0xff, 0xd8, 0xff, 0xd9}, ErrCorrupt},
+		{"empty", nil, ErrCorrupt},
+	} {
+		err := CheckJPEG(c.stream)
+		if c.is == nil {
+			assert.NoError(t, err, c.name)
+		} else {
+			assert.ErrorIs(t, err, c.is, c.name)
+		}
+	}
+}

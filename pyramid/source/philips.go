@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -24,8 +25,10 @@ func isPhilips(d string) bool {
 
 // maxEmbeddedPixels bounds the label or macro image a Philips XML holds:
 // a scanner's are a megapixel or two, and a larger one would have the
-// reader decode what the slide's metadata cannot justify.
-const maxEmbeddedPixels = 1 << 24
+// reader decode what the slide's metadata cannot justify. It is decoded
+// when mapped, before -max-memory's planning: a progressive JPEG of this
+// size takes about 60 MiB to decode.
+const maxEmbeddedPixels = 1 << 22
 
 // philipsAssociated maps the label and macro of a Philips slide, whose
 // XML is description, as OpenSlide reads them. A page of a plain image
@@ -245,6 +248,11 @@ func embeddedJPEG(data string) (*Image, error) {
 	}
 	if cfg.Width*cfg.Height > maxEmbeddedPixels {
 		return nil, fmt.Errorf("%w: a JPEG of %d x %d pixels, more than %d", ErrSize, cfg.Width, cfg.Height, maxEmbeddedPixels)
+	}
+	// Within the bounds of the writer's decoder (its scans), which
+	// image/jpeg lacks: what decodes here decodes there too.
+	if err := compress.CheckJPEG(raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 	// Decoded once here, so that an image the writer would fail on mid-way
 	// is left out now, named: it is small (maxEmbeddedPixels). What it

@@ -126,6 +126,11 @@ func TestPhilipsXMLImagesBad(t *testing.T) {
 	huge[bytes.Index(huge, []byte{0xff, 0xc0})+7] = 0xff // ... of 65288
 	cut := philipsJPEG(t, 40, 24, false)
 	cut = append(cut[:len(cut)-40:len(cut)-40], 0xff, 0xd9)
+	// 501 scans more, which image/jpeg would decode each in full.
+	scans := philipsJPEG(t, 8, 8, true)
+	sos := scans[bytes.Index(scans, []byte{0xff, 0xda}):]
+	sos = sos[:2+(int(sos[2])<<8|int(sos[3]))]
+	scans = append(append(scans[:len(scans)-2:len(scans)-2], bytes.Repeat(append(sos, 0), 501)...), 0xff, 0xd9)
 	tests := []struct {
 		name, label string
 		is          error
@@ -133,8 +138,9 @@ func TestPhilipsXMLImagesBad(t *testing.T) {
 	}{
 		{"not base64", "@@@@", ErrMetadata, "the label in the Philips XML (LABELIMAGE's PIM_DP_IMAGE_DATA): source: bad metadata: no base64 data (0 characters of it)"},
 		{"not a JPEG", base64.StdEncoding.EncodeToString([]byte("GIF89a")), ErrUnsupported, "a JPEG image/jpeg does not read"},
-		{"too large", base64.StdEncoding.EncodeToString(huge), ErrSize, "a JPEG of 65288 x 65288 pixels, more than 16777216"},
+		{"too large", base64.StdEncoding.EncodeToString(huge), ErrSize, "a JPEG of 65288 x 65288 pixels, more than 4194304"},
 		{"cut short", base64.StdEncoding.EncodeToString(cut), ErrUnsupported, "a JPEG image/jpeg does not decode"},
+		{"too many scans", base64.StdEncoding.EncodeToString(scans), ErrUnsupported, "JPEG: more than 500 scans"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
