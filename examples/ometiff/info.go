@@ -93,7 +93,14 @@ func imageFile(path string) (string, bool) {
 		return "", false
 	}
 	defer f.Close()
-	cfg, format, err := image.DecodeConfig(bufio.NewReader(f))
+	// Not a TIFF, told by its magic: x/image/tiff, which DecodeConfig
+	// would run on it, buffers a stream up to its directory, however far
+	// into the file, where a TIFF source.Open refused would land.
+	br := bufio.NewReader(f)
+	if magic, err := br.Peek(4); err == nil && slices.Contains([]string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"}, string(magic)) {
+		return "", false
+	}
+	cfg, format, err := image.DecodeConfig(br)
 	if err != nil || format == "tiff" {
 		return "", false
 	}

@@ -6,7 +6,9 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -262,4 +264,26 @@ func TestInfoPageInNoTiffData(t *testing.T) {
 	code, _, stderr = clitest.Run(run, "convert", "-compression", "none", path, filepath.Join(dir, "out.ome.tif"))
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "extra.ome.tif: "+note+"\n")
+}
+
+// TestInfoTIFFNotImage: a TIFF source.Open refuses is not read as an
+// image file by image.DecodeConfig, whose TIFF decoder would buffer the
+// file up to its directory, here 64 MiB into it.
+func TestInfoTIFFNotImage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "far.tif")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = f.Write([]byte{'I', 'I', 42, 0, 0, 0, 0, 4}) // the first directory at 64 MiB
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(64<<20+64)) // sparse, its directory of no entries
+	require.NoError(t, f.Close())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, ok := imageFile(path)
+	runtime.ReadMemStats(&after)
+	assert.False(t, ok)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated")
+	code, _, stderr := clitest.Run(runInfo, path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "far.tif")
 }
