@@ -202,7 +202,9 @@ func parseNDPIHeader(b []byte, width, height uint64) (ndpiHeader, error) {
 	if len(b) < 2 || b[0] != 0xff || b[1] != 0xd8 {
 		return h, fmt.Errorf("no SOI")
 	}
-	tile := append(make([]byte, 0, len(b)), 0xff, 0xd8)
+	// Within the bound, not b's size: the header kept by every page can be
+	// a megabyte of comments, which the tiles leave out.
+	tile := append(make([]byte, 0, min(len(b), maxTileHeader)), 0xff, 0xd8)
 	sof, sos := -1, false
 	for i := 2; i < len(b); {
 		if i+4 > len(b) || b[i] != 0xff {
@@ -262,7 +264,7 @@ func parseNDPIHeader(b []byte, width, height uint64) (ndpiHeader, error) {
 		return h, fmt.Errorf("restart intervals %d pixels wide, more than a JPEG frame holds", w)
 	}
 	binary.BigEndian.PutUint16(tile[sof+2:], uint16(w))
-	h.tile = tile
+	h.tile = slices.Clone(tile) // its size alone, kept by every page
 	return h, nil
 }
 

@@ -70,6 +70,7 @@ func TestNDPIHeaderSegments(t *testing.T) {
 	h, err := parseNDPIHeader(jpegHeader(16, 64, app(0xe1, 60000), app(0xfe, 100), app(0xee, 12)), 64, 16)
 	require.NoError(t, err)
 	assert.Less(t, len(h.tile), 200)
+	assert.Less(t, cap(h.tile), 256, "the header each page keeps, not the 60 KB it was cut from")
 	assert.True(t, bytes.Contains(h.tile, []byte{0xff, 0xee}), "Adobe's segment kept")
 	for _, marker := range []byte{0xe1, 0xfe, 0xdd} {
 		assert.False(t, bytes.Contains(h.tile, []byte{0xff, marker}), "segment %#x left out", marker)
