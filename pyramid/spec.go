@@ -251,8 +251,9 @@ func (s *ImageSpec) checkPhysical() error {
 	}{{"X", s.PhysicalSizeX, &s.PhysicalSizeXUnit}, {"Y", s.PhysicalSizeY, &s.PhysicalSizeYUnit}, {"Z", s.PhysicalSizeZ, &s.PhysicalSizeZUnit}}
 	for _, p := range sizes {
 		// OME's sizes are xsd:float: a value that rounds to 0 in it is
-		// none of the schema's positive ones.
-		if p.v < 0 || math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v > 0 && float32(p.v) == 0 {
+		// none of the schema's positive ones, and one past its largest
+		// would be written +Inf, which the schema refuses.
+		if p.v < 0 || math.IsNaN(p.v) || p.v > math.MaxFloat32 || p.v > 0 && float32(p.v) == 0 {
 			return fmt.Errorf("%w: PhysicalSize%s %v", ErrMetadata, p.axis, p.v)
 		}
 		if *p.unit == "" {

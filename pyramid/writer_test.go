@@ -599,6 +599,13 @@ func TestBadInputErrors(t *testing.T) {
 			}
 			return err
 		}, ErrMetadata},
+		{"a size past xsd:float's largest", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, PhysicalSizeX: 3.5e38})
+			if err != nil && !strings.Contains(err.Error(), "PhysicalSizeX 3.5e+38") {
+				return fmt.Errorf("the field is not named: %v", err)
+			}
+			return err
+		}, ErrMetadata},
 		{"a wavelength xsd:float rounds to 0", func(w *Writer) error {
 			_, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Channels: []Channel{{EmissionWavelength: Quantity{5e-324, "nm"}}}})
 			return err
