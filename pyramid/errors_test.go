@@ -107,6 +107,16 @@ func TestCreateRefusesUpFront(t *testing.T) {
 	_, err = New(h, Options{})
 	require.ErrorIs(t, err, ErrOption)
 	assert.Equal(t, "pyramid: bad option: the output handle already holds 4 bytes", err.Error())
+
+	// A name the OME-XML could not carry (its UUID's FileName): nothing
+	// is left at it.
+	for _, name := range []string{"ctl\x01.ome.tif", "bad\xff.ome.tif"} {
+		path := filepath.Join(dir, name)
+		_, err = Create(path, Options{})
+		require.ErrorIs(t, err, ErrMetadata, name)
+		assert.Contains(t, err.Error(), "(the file's name, which the OME-XML gives)")
+		assert.NoFileExists(t, path)
+	}
 }
 
 // TestWrapLower: errors of the layers below pass unchanged, whatever their

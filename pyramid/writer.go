@@ -219,6 +219,15 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	if err != nil {
 		return nil, err
 	}
+	fileName := ""
+	if named, ok := h.(interface{ Path() string }); ok {
+		// Each TiffData's UUID names the file in the OME-XML, which XML
+		// 1.0 must carry: a control character would make it no XML.
+		fileName = filepath.Base(named.Path())
+		if err := checkXMLText(fileName); err != nil {
+			return nil, fmt.Errorf("%w (the file's name, which the OME-XML gives)", err)
+		}
+	}
 	codec, err := newCodec(opts.coding())
 	if err != nil {
 		return nil, err
@@ -228,10 +237,7 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	if err != nil {
 		return nil, wrapLower(err)
 	}
-	w := &Writer{opts: opts, ctx: ctx, h: h, tw: tw, codec: codec, hashed: opts.UUID == ""}
-	if named, ok := h.(interface{ Path() string }); ok {
-		w.fileName = filepath.Base(named.Path())
-	}
+	w := &Writer{opts: opts, ctx: ctx, h: h, tw: tw, codec: codec, hashed: opts.UUID == "", fileName: fileName}
 	if opts.Compression != None {
 		w.pipe = compress.NewPipeline(ctx, compress.Options{Workers: opts.Workers}, w.consume)
 	}
