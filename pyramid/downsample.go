@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"encoding/binary"
+	"math"
 	"unsafe"
 )
 
@@ -129,9 +130,9 @@ func meanFloat[T float](dst, a, b []T, w, spp int) {
 		for s := range spp {
 			j := 2*i + s
 			if b == nil {
-				dst[i+s] = T((float64(a[j]) + float64(a[j+spp])) / 2)
+				dst[i+s] = T(mean2(float64(a[j]), float64(a[j+spp])))
 			} else {
-				dst[i+s] = T((float64(a[j]) + float64(a[j+spp]) + float64(b[j]) + float64(b[j+spp])) / 4)
+				dst[i+s] = T(mean4(float64(a[j]), float64(a[j+spp]), float64(b[j]), float64(b[j+spp])))
 			}
 		}
 	}
@@ -141,10 +142,27 @@ func meanFloat[T float](dst, a, b []T, w, spp int) {
 			if b == nil {
 				dst[pairs+s] = a[j]
 			} else {
-				dst[pairs+s] = T((float64(a[j]) + float64(b[j])) / 2)
+				dst[pairs+s] = T(mean2(float64(a[j]), float64(b[j])))
 			}
 		}
 	}
+}
+
+// mean2 and mean4 are the means of two and four samples. Near float64's
+// largest, the sum overflows where the mean does not: then the halves or
+// quarters, exact but for subnormals, are added instead.
+func mean2(a, b float64) float64 {
+	if m := (a + b) / 2; !math.IsInf(m, 0) {
+		return m
+	}
+	return a/2 + b/2
+}
+
+func mean4(a, b, c, d float64) float64 {
+	if m := (a + b + c + d) / 4; !math.IsInf(m, 0) {
+		return m
+	}
+	return a/4 + b/4 + c/4 + d/4
 }
 
 // nearest keeps the top-left pixel of each block.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -159,6 +160,29 @@ func maxAbs(v []float64) float64 {
 		m = max(m, math.Abs(x))
 	}
 	return m
+}
+
+// TestMeanFloatRange: the mean of float64 samples near the type's largest
+// is theirs, not the +Inf of their sum; infinities stay infinite, and
+// opposite ones make NaN.
+func TestMeanFloatRange(t *testing.T) {
+	const m = math.MaxFloat64
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		a, b []float64 // two rows of 3 pixels: two blocks, the second half
+		want []float64
+	}{
+		{[]float64{m, m, m}, []float64{m, -0.0, m}, []float64{0.75 * m, m}},
+		{[]float64{-m, -m, -m}, nil, []float64{-m, -m}},
+		{[]float64{inf, m, 1}, []float64{m, m, inf}, []float64{inf, inf}},
+	} {
+		dst := make([]float64, 2)
+		meanFloat(dst, c.a, c.b, 3, 1)
+		assert.Equal(t, c.want, dst, "%v %v", c.a, c.b)
+	}
+	dst := make([]float64, 1)
+	meanFloat(dst, []float64{inf, -inf}, nil, 2, 1)
+	assert.True(t, math.IsNaN(dst[0]))
 }
 
 // BenchmarkDownsample reduces pairs of 8192-pixel rows, as the slide
