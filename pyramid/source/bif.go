@@ -423,5 +423,5 @@ func (m *mapper) bifSlide(p *tiff.Page, i int, reduced []*tiff.Page, xmp iScan) 
 		}
 	}
 	m.add(im)
-	return nil
+	return m.boundAnnotations(im, "the iScan element")
 }

@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,6 +162,25 @@ func TestBIFMetadata(t *testing.T) {
 	require.NotNil(t, objective)
 	assert.Equal(t, "40", objective.Attr("NominalMagnification"))
 	assert.Equal(t, "0.2325", doc.Element("Image", "Pixels").Attr("PhysicalSizeX"))
+}
+
+// TestBIFAttributesBound: iScan attributes past maxAnnotations are
+// refused (ErrMetadata), or with SkipUnsupported reported, the slide kept
+// with the first maxAnnotations.
+func TestBIFAttributesBound(t *testing.T) {
+	var attrs strings.Builder
+	for i := range maxAnnotations + 2 {
+		fmt.Fprintf(&attrs, ` a%d="v"`, i)
+	}
+	packet := `<?xml version="1.0" encoding="utf-8"?><Metadata><iScan Magnification="40"` + attrs.String() + `/></Metadata>`
+	_, _, err := mapPages(t, Options{}, bifSlide(xmp(packet))...)
+	require.ErrorIs(t, err, ErrMetadata)
+	// 1,026 attributes, Magnification and the page's Software (a text tag).
+	assert.ErrorContains(t, err, "the iScan element has 4 more fields than the 1024 kept as annotations")
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, bifSlide(xmp(packet))...)
+	require.NoError(t, err)
+	assert.Len(t, f.Images[0].Spec.Annotations, maxAnnotations)
+	require.Len(t, f.Skipped, 1)
 }
 
 // TestBIFMagnification: level 0's mag first (Bio-Formats), else iScan's

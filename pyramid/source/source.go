@@ -581,6 +581,23 @@ func (m *mapper) skipImageMetadata(im *Image, err error) error {
 	return m.skip(notCarried{error: err, image: im})
 }
 
+// maxAnnotations bounds the fields of a scanner's metadata kept as one
+// image's annotations (an Aperio description's, a BIF's iScan attributes),
+// as a QPTIFF's and an SCN's are bounded: scanners write a few dozen.
+const maxAnnotations = 1024
+
+// boundAnnotations keeps the first maxAnnotations of im's annotations and
+// reports the rest (ErrMetadata, through skipImageMetadata); what names
+// the metadata they come from.
+func (m *mapper) boundAnnotations(im *Image, what string) error {
+	n := len(im.Spec.Annotations)
+	if n <= maxAnnotations {
+		return nil
+	}
+	im.Spec.Annotations = im.Spec.Annotations[:maxAnnotations:maxAnnotations]
+	return m.skipImageMetadata(im, fmt.Errorf("%w: %s has %d more fields than the %d kept as annotations", ErrMetadata, what, n-maxAnnotations, maxAnnotations))
+}
+
 // add appends an image whose planes are all set.
 func (m *mapper) add(im *Image) { m.file.Images = append(m.file.Images, im) }
 

@@ -164,6 +164,9 @@ func (m *mapper) svs() error {
 			a.describe(&im.Spec)
 		}
 		m.add(im)
+		if err := m.boundAnnotations(im, "the Aperio description"); err != nil {
+			return err
+		}
 	}
 	return nil
 }

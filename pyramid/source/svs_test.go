@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +143,25 @@ func TestSVSMetadata(t *testing.T) {
 	assert.Zero(t, label.PhysicalSizeX, "the label's pixels are not the slide's")
 	assert.Empty(t, label.Annotations)
 	assert.Nil(t, label.Instrument, "the label was not scanned with the objective")
+}
+
+// TestSVSFieldsBound: the fields of a description past maxAnnotations are
+// refused (ErrMetadata), or with SkipUnsupported left out and reported,
+// the image kept with the first maxAnnotations.
+func TestSVSFieldsBound(t *testing.T) {
+	const head = "Aperio Image Library v12.0.5\r\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70"
+	fields := strings.Repeat("|k = v", maxAnnotations+3)
+	_, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description(head+fields)))
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "the Aperio description has 3 more fields than the 1024 kept as annotations")
+	f, _, err := mapPages(t, Options{SkipUnsupported: true}, svsPage(64, 48, true, description(head+fields)))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	assert.Len(t, f.Images[0].Spec.Annotations, maxAnnotations)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrMetadata)
+	_, _, err = mapPages(t, Options{}, svsPage(64, 48, true, description(head+strings.Repeat("|k = v", maxAnnotations))))
+	assert.NoError(t, err, "maxAnnotations fields")
 }
 
 // TestSVSFieldsAsOpenSlide: MPP with a decimal comma (a scanner in a
