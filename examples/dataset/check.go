@@ -69,7 +69,11 @@ func printReport(w io.Writer, from string, r pyramid.DatasetReport, problems *py
 		return
 	}
 	for _, f := range r.Files {
-		fmt.Fprintf(w, "%s %s: %s, %s\n", f.Name, f.UUID, cli.Plural(int64(f.Planes), "plane"), cli.Plural(int64(f.IFDs), "IFD"))
+		ifds := cli.Plural(int64(f.IFDs), "IFD")
+		if f.IFDs == 0 { // missing or unreadable: a problem below says which
+			ifds = "not read"
+		}
+		fmt.Fprintf(w, "%s %s: %s, %s\n", f.Name, f.UUID, cli.Plural(int64(f.Planes), "plane"), ifds)
 	}
 	layout := "every file a master"
 	if r.Companion {

@@ -223,6 +223,9 @@ func TestKilledPart(t *testing.T) {
 			code, stdout, errOut := clitest.Run(run, append([]string{"check"}, tt.checkArg(plan)...)...)
 			assert.Equal(t, 1, code)
 			assert.Contains(t, stdout, "stack_3.ome.tif: missing (9 planes of images 4 to 5)\n")
+			if len(tt.checkArg(plan)) == 2 { // the plan's metadata, which lists the file first
+				assert.Regexp(t, `stack_3.ome.tif urn:uuid:[0-9a-f-]{36}: 9 planes, not read\n`, stdout)
+			}
 			clitest.AssertErrorLine(t, "dataset", errOut)
 			assert.Contains(t, errOut, "incomplete: 1 problem\n")
 
