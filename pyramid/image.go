@@ -138,7 +138,7 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 			return nil, err
 		}
 		if coding.Compression == JPEG && (spec.PixelType != Uint8 || spec.SamplesPerPixel != 1 && spec.SamplesPerPixel != 3) {
-			return nil, fmt.Errorf("%w: JPEG takes uint8 samples, 1 or 3 per pixel, not %d x %v (ImageSpec.Coding gives this image a lossless codec)",
+			return nil, fmt.Errorf("%w: JPEG takes uint8 samples, 1 or 3 per pixel, not %d x %v (ImageSpec.Coding can give this image a lossless codec)",
 				ErrOption, spec.SamplesPerPixel, spec.PixelType)
 		}
 	}
