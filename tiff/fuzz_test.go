@@ -114,6 +114,17 @@ func walkPages(t *testing.T, pages []*Page) {
 				t.Fatalf("block %d of %d bytes in a %d-byte file", i, len(buf), p.file.Size)
 			}
 		}
+		for _, tag := range []uint16{TagUIC1, TagUIC2, TagImageWidth} {
+			off, ok, err := p.ValueOffset(tag)
+			if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			if ok {
+				if _, err := p.file.ReadBytes(off, 8); err != nil && !errors.Is(err, ErrMalformed) {
+					t.Fatalf("untyped error: %v", err)
+				}
+			}
+		}
 		for k := 1; k <= 2; k++ {
 			q, err := p.Successor(k)
 			if err != nil {

@@ -1,0 +1,108 @@
+package tiff
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ometiff-go/ometiff/ifd"
+)
+
+// Private tags of MetaMorph STK files (Molecular Devices), as tifffile and
+// Bio-Formats' MetamorphReader read them. Their values do not follow the
+// TIFF specification: each entry's count says how many items the table at
+// its offset holds, not how many values of its type (Page.ValueOffset
+// says where the table is).
+const (
+	// TagUIC1 (33628, LONG) lists count (id, value) pairs of two LONGs:
+	// the value is the datum, or the offset of it (a rational, a string
+	// of a LONG length and its bytes, a Julian date and time...).
+	TagUIC1 uint16 = 33628
+	// TagUIC2 (33629, RATIONAL) holds, for each of the count planes, six
+	// LONGs: its Z distance as a rational, and its creation and
+	// modification dates (Julian days) and times (ms since midnight).
+	TagUIC2 uint16 = 33629
+	// TagUIC3 (33630, RATIONAL) is each plane's wavelength, an ordinary
+	// field.
+	TagUIC3 uint16 = 33630
+	// TagUIC4 (33631, LONG) holds, for count planes, a list of a SHORT id
+	// and that id's per-plane data, ended by id 0.
+	TagUIC4 uint16 = 33631
+)
+
+// ValueOffset returns where the value of the page's field with the tag
+// lies in the file: the offset the entry holds, or for a value that fits
+// in the entry, where the entry keeps it (as tifffile reports both). The
+// tables of a MetaMorph STK's UIC fields are read from there, beyond the
+// values the entry's type and count say. A page without the field is
+// false; the directory cut short is ErrMalformed, and a file in the NDPI
+// layout, whose entries' offsets have high bytes elsewhere,
+// ErrUnsupported.
+func (p *Page) ValueOffset(tag uint16) (uint64, bool, error) {
+	f := p.file
+	if f.NDPI {
+		return 0, false, fmt.Errorf("%w: the value offsets of a file in the NDPI layout", ErrUnsupported)
+	}
+	countSize, entrySize, slot := int64(2), int64(12), int64(4)
+	if f.BigTIFF {
+		countSize, entrySize, slot = 8, 20, 8
+	}
+	off := p.Original().Offset
+	head, err := f.ReadBytes(uint64(off), int(countSize))
+	if err != nil {
+		return 0, false, err
+	}
+	var n uint64
+	if f.BigTIFF {
+		n = f.Order.Uint64(head)
+	} else {
+		n = uint64(f.Order.Uint16(head))
+	}
+	if n > maxEntries {
+		return 0, false, fmt.Errorf("%w: the directory at %d has %d entries", ErrMalformed, off, n)
+	}
+	table, err := f.ReadBytes(uint64(off+countSize), int(n)*int(entrySize))
+	if err != nil {
+		return 0, false, err
+	}
+	for i := range int(n) {
+		e := table[i*int(entrySize):]
+		if f.Order.Uint16(e) != tag {
+			continue
+		}
+		typ := f.Order.Uint16(e[2:])
+		var count uint64
+		if f.BigTIFF {
+			count = f.Order.Uint64(e[4:])
+		} else {
+			count = uint64(f.Order.Uint32(e[4:]))
+		}
+		at := off + countSize + int64(i)*entrySize + entrySize - slot
+		if t := ifd.Type(typ); t.Valid() && count <= uint64(slot)/uint64(t.Size()) {
+			return uint64(at), true, nil // inline
+		}
+		if f.BigTIFF {
+			return f.Order.Uint64(e[entrySize-slot:]), true, nil
+		}
+		return uint64(f.Order.Uint32(e[entrySize-slot:])), true, nil
+	}
+	return 0, false, nil
+}
+
+// ReadBytes returns the n bytes of the file at off: the tables of private
+// fields whose values the directory does not describe (ValueOffset). A
+// range past the end of the file is ErrMalformed, refused before anything
+// is allocated; a failure of the file's reader is returned wrapped.
+func (f *File) ReadBytes(off uint64, n int) ([]byte, error) {
+	if size := uint64(f.Size); n < 0 || off > size || uint64(n) > size-off {
+		return nil, fmt.Errorf("%w: %d bytes at %d, past the end of the %d-byte file", ErrMalformed, n, off, f.Size)
+	}
+	b := make([]byte, n)
+	if m, err := f.r.ReadAt(b, int64(off)); m < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: %d bytes at %d: %w", ErrMalformed, n, off, io.ErrUnexpectedEOF)
+		}
+		return nil, fmt.Errorf("tiff: read %d bytes at %d: %w", n, off, err)
+	}
+	return b, nil
+}
