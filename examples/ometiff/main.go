@@ -21,7 +21,9 @@
 // (BIF), Leica (SCN), Philips (TIFF) or Akoya/PerkinElmer (QPTIFF) (.tif,
 // .tiff, .svs, .ndpi, .bif, .scn, .qptiff, .ome.tif, .ome.tiff, .btf,
 // .tf8), a PNG, JPEG, GIF, BMP or WebP image, or a raw file of
-// little-endian samples described by the -raw flags.
+// little-endian samples described by the -raw flags. A MetaMorph STK
+// stack (.stk) is read whole: every plane its UIC2tag counts, along Z, C
+// and T.
 //
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps

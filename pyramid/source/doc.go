@@ -1,8 +1,9 @@
 // Package source reads the images of existing TIFF files for the pyramid
 // writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI,
-// Roche/Ventana BIF, Leica SCN, Philips TIFF and Akoya QPTIFF, in either
-// byte order, mapped to pyramid.ImageSpec as Bio-Formats reports them, and
-// streamed into a pyramid.Writer plane by plane in bounded memory.
+// Roche/Ventana BIF, Leica SCN, Philips TIFF and Akoya QPTIFF, and
+// MetaMorph STK stacks, in either byte order, mapped to pyramid.ImageSpec
+// as Bio-Formats reports them, and streamed into a pyramid.Writer plane by
+// plane in bounded memory.
 //
 // Open (or New) recognizes a file and maps its pages to images (OME
 // series): each Image has a spec the writer takes and the page (or the
@@ -54,6 +55,13 @@
 //     pages are images named "thumbnail", "macro" (Overview), "label", as
 //     Bio-Formats' VectraReader reads them; the XML's other fields are map
 //     annotations;
+//   - MetaMorph STK (page 0 has a UIC1tag): the planes its UIC2tag counts,
+//     page 0's data and the planes stored after it uncompressed (a
+//     compressed STK of several planes is ErrUnsupported), one image along
+//     Z, C and T as Bio-Formats' MetamorphReader lays them; its UIC1
+//     calibration the pixel size, its first Z distance the Z step, its
+//     Name and CreateTime the name and acquisition date, its wavelengths
+//     the channels', its other UIC values a map annotation;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME

@@ -298,8 +298,8 @@ func FuzzParseAperio(f *testing.F) {
 }
 
 // FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
-// TIFF, NDPI, BIF and Leica SCN files: errors must be typed, what is
-// mapped sound, and the planes
+// TIFF, NDPI, BIF, Leica SCN and MetaMorph STK files: errors must be
+// typed, what is mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
 func FuzzNew(f *testing.F) {
@@ -327,6 +327,9 @@ func FuzzNew(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(ndpi)
+	// A MetaMorph STK: its planes after the first page's data, its UIC
+	// tables where their fields point.
+	f.Add(zStack().file(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := mapFuzzed(t, data, true)
 		if m == nil {

@@ -119,10 +119,14 @@ const (
 	// pages or from the XML's base64, named so. It is told by page 0's
 	// description, a DPUfsImport DataObject.
 	Philips
+	// STK is a MetaMorph STK stack (Molecular Devices): its one page is
+	// the first of the planes its UIC2tag counts, the others stored after
+	// its data, one image along Z, C and T as Bio-Formats lays them.
+	STK
 )
 
 // String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF",
-// "SCN", "QPTIFF" or "Philips".
+// "SCN", "QPTIFF", "Philips" or "STK".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -141,6 +145,8 @@ func (k Kind) String() string {
 		return "QPTIFF"
 	case Philips:
 		return "Philips"
+	case STK:
+		return "STK"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -322,9 +328,9 @@ func (f *File) Close() error {
 // starting "Aperio Image" an SVS, a first page with NDPI's format flag an
 // NDPI, a first page with Ventana's XMP and a page described "level=N" a
 // BIF (isBIF), XML naming Leica's SCN namespace an SCN, a first page whose
-// Software starts "PerkinElmer-QPI" a QPTIFF, a description that is a
-// Philips DPUfsImport DataObject a Philips slide, and anything else a
-// plain TIFF. A
+// Software starts "PerkinElmer-QPI" a QPTIFF, a first page with a UIC1tag
+// a MetaMorph STK, a description that is a Philips DPUfsImport DataObject
+// a Philips slide, and anything else a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -385,6 +391,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case isQPTIFF(f):
 		out.Kind = QPTIFF
 		err = m.qptiff()
+	case isSTK(f):
+		out.Kind = STK
+		err = m.stk()
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))

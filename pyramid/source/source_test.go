@@ -399,6 +399,7 @@ func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
 
 func TestKindString(t *testing.T) {
 	assert.Equal(t, []string{"TIFF", "OME-TIFF", "SVS", "Kind(99)"}, []string{TIFF.String(), OMETIFF.String(), SVS.String(), Kind(99).String()})
+	assert.Equal(t, "STK", STK.String())
 }
 
 func TestCleanText(t *testing.T) {

@@ -1,0 +1,634 @@
+package source
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// isSTK reports whether the file is a MetaMorph STK: its first page has
+// the UIC1tag (33628), as tifffile recognizes the format (Bio-Formats
+// asks for UIC1, UIC3 and UIC4, or a Software starting "MetaMorph").
+func isSTK(f *tiff.File) bool {
+	if f == nil || len(f.Pages) == 0 {
+		return false
+	}
+	_, ok := f.Pages[0].Field(tiff.TagUIC1)
+	return ok
+}
+
+// Bounds of what the mapping reads of an STK's UIC tables: MetaMorph
+// writes a few dozen UIC1 entries and a handful of UIC4 ones.
+const (
+	// maxUIC1 bounds the UIC1 entries read; past it they are noted.
+	maxUIC1 = 1024
+	// maxUIC4 bounds the UIC4 items read; past it they are noted.
+	maxUIC4 = 64
+	// maxUICString bounds a UIC string, as tifffile reads them (under
+	// 1 KiB); a longer one is noted, not read.
+	maxUICString = 1 << 10
+	// maxSTKPlaneKeys bounds the planes whose own values (Z distance,
+	// creation time, wavelength, stage label, description) go into the
+	// map annotation; those of more planes are noted.
+	maxSTKPlaneKeys = 64
+)
+
+// uicNames names the UIC1 and UIC4 ids as tifffile and Bio-Formats do,
+// with how the value is stored: 'i' the entry's value, 'f' a rational at
+// its offset, 's' a string at its offset (a LONG length, then the bytes),
+// 'd' a Julian date and time at its offset. Per-plane tables (28, 29, 37,
+// 40, 41) are read apart; other ids are noted, not read.
+var uicNames = map[uint32]struct {
+	name string
+	kind byte
+}{
+	0: {"AutoScale", 'i'}, 1: {"MinScale", 'i'}, 2: {"MaxScale", 'i'}, 3: {"SpatialCalibration", 'i'},
+	4: {"XCalibration", 'f'}, 5: {"YCalibration", 'f'}, 6: {"CalibrationUnits", 's'}, 7: {"Name", 's'},
+	8: {"ThreshState", 'i'}, 9: {"ThreshStateRed", 'i'}, 11: {"ThreshStateGreen", 'i'}, 12: {"ThreshStateBlue", 'i'},
+	13: {"ThreshStateLo", 'i'}, 14: {"ThreshStateHi", 'i'}, 15: {"Zoom", 'i'}, 16: {"CreateTime", 'd'},
+	17: {"LastSavedTime", 'd'}, 18: {"currentBuffer", 'i'}, 21: {"grayX", 'f'}, 22: {"grayY", 'f'},
+	23: {"grayMin", 'f'}, 24: {"grayMax", 'f'}, 25: {"grayUnitName", 's'}, 26: {"StandardLUT", 'i'},
+	27: {"Wavelength", 'i'}, 38: {"AutoScaleLoInfo", 'f'}, 39: {"AutoScaleHiInfo", 'f'}, 47: {"NewLUT", 'i'},
+}
+
+// stkMeta is what the UIC tags of an STK say.
+type stkMeta struct {
+	planes      int
+	values      map[string]string // UIC1 values by tifffile's name, as text
+	xCal, yCal  float64
+	units, name string
+	created     time.Time
+	zDistance   []float64 // UIC2, per plane
+	createdAt   []string  // UIC2, per plane: date and time
+	wavelength  []float64 // UIC3, per plane
+	absZ        []float64 // UIC4 (or UIC1) 40, per plane
+	absZValid0  bool      // UIC1 41 is present with value 0
+	stageX      []float64 // UIC4 (or UIC1) 28, per plane
+	stageY      []float64
+	labels      []string // UIC4 37
+	notes       []string
+}
+
+// stk maps a MetaMorph STK file as Bio-Formats' MetamorphReader reads a
+// lone STK (no .nd file): page 0 is one plane of N, N the count of the
+// UIC2tag, and the other planes' pixels follow page 0's, plane k at page
+// 0's strips shifted by k times one plane's bytes (tiff.Page.Successor),
+// as tifffile and Bio-Formats read them; tifffile reads them so only
+// uncompressed, and a compressed STK of several planes is ErrUnsupported.
+//
+// The planes are laid along the axes as Bio-Formats lays them (in order
+// XYCZT), not as tifffile (which puts them along Z when every Z distance
+// is non-zero, along T when the creation times all differ, else along a
+// generic axis): SizeZ is 1 plus the number of non-zero Z distances
+// (UIC2), or N when the absolute Z positions (UIC4 40) all differ, or 1
+// when UIC1's AbsoluteZValid is 0; SizeC is the number of distinct
+// wavelengths (UIC3) of a one-sample page; SizeT the planes left over;
+// sizes whose product is not N fall back to Z = N / C, and then to Z = N.
+// A file name holding "_t" swaps Z and T, as Bio-Formats does.
+//
+// The pixel size is UIC1's XCalibration and YCalibration, in µm as
+// Bio-Formats takes them whatever CalibrationUnits says, except that a
+// unit OME knows (nm, mm, cm, m) is taken, and "pixel" leaves the image
+// uncalibrated (a note says so). PhysicalSizeZ is the first plane's Z
+// distance (UIC2), in µm, as Bio-Formats takes it, or when that is 0, the
+// others' when they are all the same. UIC1's Name names the image, as
+// tifffile names the series, and its CreateTime is the acquisition date
+// (Bio-Formats reads neither for a lone STK); the wavelengths (UIC3, in
+// nm) are the channels' emission wavelengths, and the stage positions
+// (UIC4 28) the planes' positions, in reference frame units, as
+// Bio-Formats sets them. The rest of UIC1, and the planes' own values
+// (for up to maxSTKPlaneKeys planes) go into the map annotation; what is
+// not read is noted.
+func (m *mapper) stk() error {
+	pages := m.file.TIFF.Pages
+	first := pages[0]
+	meta := readSTK(first)
+	if err := m.stkImage(first, meta); err != nil {
+		return err
+	}
+	if len(pages) > 1 {
+		// MetaMorph writes one directory; any other is a plain page.
+		return m.genericPages(pages[1:])
+	}
+	return nil
+}
+
+// stkImage adds the image of an STK's planes, or says why it cannot.
+func (m *mapper) stkImage(first *tiff.Page, meta stkMeta) error {
+	l, err := layoutOf(first)
+	if err != nil {
+		return m.skipImage(fmt.Errorf("the MetaMorph STK's page: %w", err))
+	}
+	pages := []*tiff.Page{first}
+	if meta.planes > 1 {
+		tl, err := first.Layout()
+		if err != nil {
+			return m.skipImage(fmt.Errorf("the MetaMorph STK's page: %w", err))
+		}
+		if tl.Compression != tiff.CompressionNone {
+			name, _ := tiff.ValueName(tiff.TagCompression, uint64(tl.Compression))
+			return m.skipImage(fmt.Errorf("%w: Compression %d (%s) of the MetaMorph STK of %d planes: its planes are read from where the first one's data ends, which only uncompressed data says (tifffile reads them so)",
+				ErrUnsupported, tl.Compression, name, meta.planes))
+		}
+		if b := tl.BitsPerSample; b%8 != 0 {
+			return m.skipImage(fmt.Errorf("%w: BitsPerSample %d of the MetaMorph STK of %d planes: tifffile reads the planes of whole bytes only", ErrUnsupported, b, meta.planes))
+		}
+		blocks, err := first.Blocks()
+		if err != nil {
+			return m.skipImage(fmt.Errorf("the MetaMorph STK's page: %w", err))
+		}
+		var span uint64
+		for _, b := range blocks {
+			span += b.Size
+		}
+		plane := uint64(tl.Width) * uint64(tl.Height) * uint64(tl.SamplesPerPixel) * uint64(tl.BitsPerSample/8)
+		if span != plane {
+			return m.skipImage(fmt.Errorf("%w: the MetaMorph STK's page stores %d bytes for a plane of %d: where its other %d planes lie is not said",
+				ErrUnsupported, span, plane, meta.planes-1))
+		}
+		if pages, err = m.storedAfter(meta.planes, pages, l, true, "the MetaMorph STK's UIC2tag"); err != nil {
+			return err
+		}
+	}
+	im := genericImage(pages, l, nil)
+	describeSTK(im, meta, l, m.name)
+	m.add(im)
+	return nil
+}
+
+// stkAxes returns SizeZ, SizeC (of wavelengths) and SizeT as Bio-Formats'
+// MetamorphReader sets them for a lone STK of n planes (see stk).
+func stkAxes(meta stkMeta, n int, samples bool, name string) (z, c, t int) {
+	z = 1
+	for _, d := range meta.zDistance {
+		if d != 0 {
+			z++
+		}
+	}
+	if len(meta.absZ) == n && n > 0 && distinct(meta.absZ) == n {
+		z = n
+	}
+	if meta.absZValid0 && z < n {
+		z = 1
+	}
+	c = 1
+	if !samples && len(meta.wavelength) > 0 {
+		c = distinct(meta.wavelength)
+		if c < n && c > n-c && n%c != 0 {
+			c = n
+		}
+	}
+	t = n / (z * c)
+	if t*z*c != n {
+		t, z = 1, n/c
+	}
+	if strings.Contains(name, "_t") && t > 1 {
+		z, t = t, z
+	}
+	z, t = max(z, 1), max(t, 1)
+	if z*t*c != n {
+		z, t, c = n, 1, 1
+	}
+	return z, c, t
+}
+
+// distinct counts the distinct values.
+func distinct(v []float64) int {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return len(slices.Compact(s))
+}
+
+// describeSTK sets the image's axes and metadata from the UIC tags.
+func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
+	s := &im.Spec
+	n := len(im.Planes) / l.planesPerPage()
+	z, c, t := stkAxes(meta, n, l.planesPerPage() > 1, name)
+	s.SizeZ, s.SizeC, s.SizeT = z, c*l.planesPerPage(), t
+	s.DimensionOrder = pyramid.XYCZT
+	if n < meta.planes {
+		im.Notes = append(im.Notes, fmt.Sprintf("its UIC2tag says %d planes, and the file holds %d", meta.planes, n))
+	}
+	if meta.name != "" {
+		s.Name = meta.name
+	}
+	if !meta.created.IsZero() {
+		s.AcquisitionDate = meta.created
+	}
+	// The description: the first plane's; the others' are annotations.
+	descriptions := strings.Split(im.Planes[0].Page.Description(), "\x00")
+	s.Description = cleanText(strings.TrimSpace(descriptions[0]))
+	unit, calibrated := stkUnit(meta.units)
+	switch {
+	case !calibrated:
+		im.Notes = append(im.Notes, fmt.Sprintf("its CalibrationUnits is %q: no physical pixel size", meta.units))
+	case positive(meta.xCal) > 0 && positive(meta.yCal) > 0:
+		s.PhysicalSizeX, s.PhysicalSizeY = meta.xCal, meta.yCal
+		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = unit, unit
+	}
+	if step := stkStep(meta.zDistance); step > 0 {
+		s.PhysicalSizeZ, s.PhysicalSizeZUnit = step, "µm"
+	}
+	if l.planesPerPage() == 1 && len(meta.wavelength) >= c {
+		// The channels' wavelengths: channel i's is plane i's, the planes
+		// going along C first (XYCZT).
+		s.Channels = make([]pyramid.Channel, c)
+		for i := range s.Channels {
+			if w := positive(meta.wavelength[i]); w >= 1 {
+				s.Channels[i].EmissionWavelength = pyramid.Quantity{Value: w, Unit: "nm"}
+			}
+		}
+	}
+	if len(meta.stageX) == n && len(meta.stageY) == n {
+		for k := range n {
+			pc, pz, pt := k%c, k/c%z, k/c/z
+			if l.planesPerPage() > 1 {
+				pc = 0
+			}
+			s.PlaneInfo = append(s.PlaneInfo, pyramid.Plane{Z: pz, C: pc, T: pt,
+				PositionX: pyramid.Quantity{Value: meta.stageX[k], Unit: "reference frame"},
+				PositionY: pyramid.Quantity{Value: meta.stageY[k], Unit: "reference frame"}})
+		}
+	}
+	textTags(im)
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range meta.values {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, k := range keys {
+		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: k, Value: meta.values[k]})
+	}
+	perPlane := func(key string, k int, v string) {
+		if v != "" {
+			s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: fmt.Sprintf("%s[%d]", key, k), Value: v})
+		}
+	}
+	for k := range min(n, maxSTKPlaneKeys) {
+		if k < len(meta.zDistance) {
+			perPlane("ZDistance", k, strconv.FormatFloat(meta.zDistance[k], 'g', -1, 64))
+		}
+		if k < len(meta.createdAt) {
+			perPlane("DatetimeCreated", k, meta.createdAt[k])
+		}
+		if k < len(meta.wavelength) {
+			perPlane("Wavelength", k, strconv.FormatFloat(meta.wavelength[k], 'g', -1, 64))
+		}
+		if k < len(meta.absZ) {
+			perPlane("AbsoluteZ", k, strconv.FormatFloat(meta.absZ[k], 'g', -1, 64))
+		}
+		if k < len(meta.labels) {
+			perPlane("StageLabel", k, cleanText(meta.labels[k]))
+		}
+		if k > 0 && k < len(descriptions) {
+			perPlane("PlaneDescription", k, cleanText(strings.TrimSpace(descriptions[k])))
+		}
+	}
+	if n > maxSTKPlaneKeys {
+		im.Notes = append(im.Notes, fmt.Sprintf("the UIC values of its planes past the first %d (Z distances, creation times, wavelengths, stage labels, descriptions) are not carried", maxSTKPlaneKeys))
+	}
+	im.Notes = append(im.Notes, meta.notes...)
+}
+
+// stkUnit maps CalibrationUnits to an OME length unit: µm when absent or
+// not a unit OME knows, as Bio-Formats takes every STK's calibration;
+// false for an uncalibrated image ("pixel").
+func stkUnit(u string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(u)) {
+	case "pixel", "pixels":
+		return "", false
+	case "nm":
+		return "nm", true
+	case "mm":
+		return "mm", true
+	case "cm":
+		return "cm", true
+	case "m":
+		return "m", true
+	}
+	return "µm", true
+}
+
+// stkStep returns the Z step of an STK's planes, in µm: the first plane's
+// Z distance, as Bio-Formats takes it, or when that is 0, the others'
+// when they are all the same; 0 for none.
+func stkStep(d []float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	if step := positive(d[0]); step > 0 {
+		return step
+	}
+	if len(d) < 2 {
+		return 0
+	}
+	for _, v := range d[2:] {
+		if v != d[1] {
+			return 0
+		}
+	}
+	return positive(d[1])
+}
+
+// uicReader reads the UIC tables of an STK's page, little-endian (tifffile
+// reads them only in a little-endian file, as MetaMorph writes them).
+type uicReader struct {
+	f     *tiff.File
+	notes *[]string
+}
+
+// bytes returns n bytes at off; nil (and a note) past the end.
+func (r uicReader) bytes(off uint64, n int, what string) []byte {
+	b, err := r.f.ReadBytes(off, n)
+	if err != nil {
+		*r.notes = append(*r.notes, fmt.Sprintf("its %s is not read: %v", what, err))
+		return nil
+	}
+	return b
+}
+
+// uicRational reads a little-endian rational; NaN when it cannot be.
+func uicRational(b []byte) float64 {
+	num, den := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	if den == 0 {
+		return math.NaN()
+	}
+	return float64(num) / float64(den)
+}
+
+// readSTK reads what the UIC tags of an STK's page say. Tables that
+// cannot be read are noted; the planes' count is the UIC2tag's, 1 without
+// one (tifffile's NumberPlanes).
+func readSTK(p *tiff.Page) stkMeta {
+	meta := stkMeta{planes: 1, values: map[string]string{}}
+	f := p.File()
+	r := uicReader{f: f, notes: &meta.notes}
+	if f.Order != binary.LittleEndian {
+		meta.notes = append(meta.notes, "its UIC tags are not read: the file is big-endian (MetaMorph writes little-endian files)")
+		if e, ok := p.Field(tiff.TagUIC2); ok {
+			meta.planes = int(min(e.Count, math.MaxInt32))
+		}
+		return meta
+	}
+	at := func(tag uint16) (uint64, uint64, bool) {
+		e, ok := p.Field(tag)
+		if !ok {
+			return 0, 0, false
+		}
+		off, found, err := p.ValueOffset(tag)
+		if err != nil || !found {
+			meta.notes = append(meta.notes, fmt.Sprintf("its %s is not read: %v", tiff.TagName(tag), err))
+			return 0, 0, false
+		}
+		return off, e.Count, true
+	}
+	if off, n, ok := at(tiff.TagUIC2); ok {
+		meta.planes = int(min(n, math.MaxInt32))
+		// Six LONGs a plane, 24 bytes: ReadBytes checks the file holds
+		// them before allocating.
+		if b := r.bytes(off, int(min(n, math.MaxInt32/24))*24, "UIC2tag"); b != nil {
+			for k := range len(b) / 24 {
+				v := b[24*k:]
+				meta.zDistance = append(meta.zDistance, uicRational(v))
+				meta.createdAt = append(meta.createdAt, julianTime(binary.LittleEndian.Uint32(v[8:]), binary.LittleEndian.Uint32(v[12:])))
+			}
+			if slices.ContainsFunc(meta.zDistance, math.IsNaN) {
+				meta.zDistance = nil
+				meta.notes = append(meta.notes, "its UIC2tag's Z distances have a denominator of 0: not read")
+			}
+		}
+	}
+	if e, ok := p.Field(tiff.TagUIC3); ok {
+		if v, err := e.Floats(); err == nil && !slices.ContainsFunc(v, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }) {
+			meta.wavelength = v
+		}
+	}
+	if off, _, ok := at(tiff.TagUIC4); ok {
+		readUIC4(r, off, &meta)
+	}
+	if off, n, ok := at(tiff.TagUIC1); ok {
+		readUIC1(r, p, off, n, &meta)
+	}
+	return meta
+}
+
+// perPlaneRationals reads n rationals (pairs of LONGs) at off, two per
+// plane when pairs.
+func perPlaneRationals(r uicReader, off uint64, planes, each int, what string) []float64 {
+	b := r.bytes(off, planes*each*8, what)
+	if b == nil {
+		return nil
+	}
+	out := make([]float64, planes*each)
+	for i := range out {
+		out[i] = uicRational(b[8*i:])
+	}
+	return out
+}
+
+// readUIC4 reads the UIC4 table at off: ids and per-plane data, ended by
+// id 0, as Bio-Formats reads it (an id it does not know takes 4 bytes).
+func readUIC4(r uicReader, off uint64, meta *stkMeta) {
+	n := meta.planes
+	for range maxUIC4 {
+		b := r.bytes(off, 2, "UIC4tag")
+		if b == nil {
+			return
+		}
+		id := binary.LittleEndian.Uint16(b)
+		off += 2
+		switch id {
+		case 0:
+			return
+		case 28: // StagePosition: x and y rationals a plane
+			v := perPlaneRationals(r, off, n, 2, "UIC4tag's StagePosition")
+			if v == nil {
+				return
+			}
+			for k := range n {
+				meta.stageX, meta.stageY = append(meta.stageX, v[2*k]), append(meta.stageY, v[2*k+1])
+			}
+			off += uint64(16 * n)
+		case 29: // CameraChipOffset: read past
+			off += uint64(16 * n)
+		case 37: // StageLabel: a string a plane
+			for range n {
+				s, next, ok := uicString(r, off, "UIC4tag's StageLabel")
+				if !ok {
+					return
+				}
+				meta.labels, off = append(meta.labels, s), next
+			}
+		case 40: // AbsoluteZ: a rational a plane
+			if meta.absZ = perPlaneRationals(r, off, n, 1, "UIC4tag's AbsoluteZ"); meta.absZ == nil {
+				return
+			}
+			off += uint64(8 * n)
+		case 41, 46: // AbsoluteZValid (a LONG a plane); CameraBin (skipped)
+			off += uint64(4 * n)
+			if id == 46 {
+				off += uint64(4 * n)
+			}
+		default:
+			off += 4
+		}
+	}
+	meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag's items past the first %d are not read", maxUIC4))
+}
+
+// uicString reads a UIC string at off (a LONG length, then the bytes, NULs
+// trimmed) and returns where it ends.
+func uicString(r uicReader, off uint64, what string) (string, uint64, bool) {
+	b := r.bytes(off, 4, what)
+	if b == nil {
+		return "", 0, false
+	}
+	size := binary.LittleEndian.Uint32(b)
+	if size > maxUICString {
+		*r.notes = append(*r.notes, fmt.Sprintf("its %s (%d bytes, more than %d) is not read", what, size, maxUICString))
+		return "", 0, false
+	}
+	s := r.bytes(off+4, int(size), what)
+	if s == nil {
+		return "", 0, false
+	}
+	return strings.Trim(string(s), "\x00 "), off + 4 + uint64(size), true
+}
+
+// readUIC1 reads the n (id, value) entries of the UIC1 table at off.
+func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
+	if e, _ := p.Field(tiff.TagUIC1); e.Type != 4 { // LONG; RATIONAL in files before MetaMorph 2.5
+		meta.notes = append(meta.notes, fmt.Sprintf("its UIC1tag of type %v (MetaMorph before 2.5?) is not read", e.Type))
+		return
+	}
+	if n > maxUIC1 {
+		meta.notes = append(meta.notes, fmt.Sprintf("its UIC1tag's entries past the first %d (of %d) are not read", maxUIC1, n))
+		n = maxUIC1
+	}
+	b := r.bytes(off, int(8*n), "UIC1tag")
+	if b == nil {
+		return
+	}
+	var unread []string
+	for i := range int(n) {
+		id, v := binary.LittleEndian.Uint32(b[8*i:]), binary.LittleEndian.Uint32(b[8*i+4:])
+		switch id {
+		case 28:
+			if meta.stageX == nil && v != 0 {
+				if xy := perPlaneRationals(r, uint64(v), meta.planes, 2, "UIC1tag's StagePosition"); xy != nil {
+					for k := range meta.planes {
+						meta.stageX, meta.stageY = append(meta.stageX, xy[2*k]), append(meta.stageY, xy[2*k+1])
+					}
+				}
+			}
+			continue
+		case 40:
+			if meta.absZ == nil && v != 0 {
+				meta.absZ = perPlaneRationals(r, uint64(v), meta.planes, 1, "UIC1tag's AbsoluteZ")
+			}
+			continue
+		case 41:
+			meta.absZValid0 = v == 0
+			continue
+		}
+		def, known := uicNames[id]
+		if !known {
+			unread = append(unread, strconv.FormatUint(uint64(id), 10))
+			continue
+		}
+		switch def.kind {
+		case 'i':
+			meta.values[def.name] = strconv.FormatUint(uint64(v), 10)
+		case 'f':
+			if x := r.bytes(uint64(v), 8, "UIC1tag's "+def.name); x != nil {
+				if q := uicRational(x); !math.IsNaN(q) {
+					meta.values[def.name] = strconv.FormatFloat(q, 'g', -1, 64)
+					switch id {
+					case 4:
+						meta.xCal = q
+					case 5:
+						meta.yCal = q
+					}
+				}
+			}
+		case 's':
+			if v < 8 {
+				continue // tifffile reads such an offset as an empty string
+			}
+			if s, _, ok := uicString(r, uint64(v), "UIC1tag's "+def.name); ok {
+				s = cleanText(s)
+				meta.values[def.name] = s
+				switch id {
+				case 6:
+					meta.units = s
+				case 7:
+					meta.name = strings.TrimSpace(s)
+				}
+			}
+		case 'd':
+			if x := r.bytes(uint64(v), 8, "UIC1tag's "+def.name); x != nil {
+				day, ms := binary.LittleEndian.Uint32(x), binary.LittleEndian.Uint32(x[4:])
+				if text := julianTime(day, ms); text != "" {
+					meta.values[def.name] = text
+					if id == 16 {
+						meta.created, _ = julianDate(day, ms)
+					}
+				}
+			}
+		}
+	}
+	if len(unread) > 0 {
+		meta.notes = append(meta.notes, fmt.Sprintf("its UIC1tag's entries of ids %s are not read", strings.Join(unread, ", ")))
+	}
+}
+
+// julianDate converts MetaMorph's Julian day and milliseconds since
+// midnight to a time without a zone, by the conversion MetaMorph's
+// specification gives (as tifffile and Bio-Formats port it). Days before
+// year 1, or a time past a day, are false.
+func julianDate(day, ms uint32) (time.Time, bool) {
+	if day <= 1721423 || ms >= 24*3600*1000 {
+		return time.Time{}, false
+	}
+	a := int64(day) + 1
+	if a > 2299160 {
+		alpha := int64((float64(a) - 1867216.25) / 36524.25)
+		a += 1 + alpha - alpha/4
+	}
+	b := a + 1524
+	c := int64((float64(b) - 122.1) / 365.25)
+	d := int64(365.25 * float64(c))
+	e := int64(float64(b-d) / 30.6001)
+	dd := b - d - int64(30.6001*float64(e))
+	month := e - 1
+	if e >= 14 {
+		month = e - 13
+	}
+	year := c - 4715
+	if month > 2 {
+		year = c - 4716
+	}
+	if year > 9999 {
+		return time.Time{}, false
+	}
+	return time.Date(int(year), time.Month(month), int(dd), 0, 0, 0, 0, pyramid.NoZone).Add(time.Duration(ms) * time.Millisecond), true
+}
+
+// julianTime is julianDate as text ("2000-02-02T15:06:02.783"); "" when
+// it is no date.
+func julianTime(day, ms uint32) string {
+	t, ok := julianDate(day, ms)
+	if !ok {
+		return ""
+	}
+	return t.Format("2006-01-02T15:04:05.000")
+}

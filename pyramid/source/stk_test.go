@@ -1,0 +1,346 @@
+package source
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/interop"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
+)
+
+// uicEntry is a UIC1 entry of a test STK: an id and its value, or the
+// bytes its value is the offset of.
+type uicEntry struct {
+	id    uint32
+	value uint32
+	data  []byte // stored in the file, the value its offset, when set
+}
+
+// stkPlane is one plane of a test STK: its UIC2 values.
+type stkPlane struct {
+	zNum, zDen uint32
+	day, ms    uint32 // creation date (Julian day) and time
+}
+
+// testSTK describes a MetaMorph STK to build: one page, the planes' pixels
+// stored one after another after the first's.
+type testSTK struct {
+	width, height, bits int
+	rowsPerStrip        int // 0: one strip a plane
+	planes              []stkPlane
+	wavelengths         []uint32 // UIC3, nm; none when empty
+	uic1                []uicEntry
+	uic4                []byte // the UIC4 table, ended by id 0; none when nil
+	description         string
+	compression         uint16 // 0: none
+	missing             int    // planes the UIC2 counts whose pixels the file lacks
+}
+
+// uicRat is a rational's 8 bytes.
+func uicRat(num, den uint32) []byte {
+	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, num), den)
+}
+
+// uicStr is a UIC string: its LONG length, then its bytes and a NUL.
+func uicStr(s string) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, uint32(len(s)+1)), append([]byte(s), 0)...)
+}
+
+// uicDate is a Julian day and milliseconds.
+func uicDate(day, ms uint32) []byte { return uicRat(day, ms) }
+
+// pixels returns the samples of plane k.
+func (s testSTK) pixels(k int) []byte {
+	return testPage{width: s.width, height: s.height, samples: 1, bits: s.bits, seed: k}.pixels()
+}
+
+// file builds the STK: header, pixel data, the UIC tables, and the
+// directory, whose UIC1, UIC2 and UIC4 entries are patched to point at
+// their tables (ifd.Builder writes a field's values, not such tables).
+func (s testSTK) file(t testing.TB) []byte {
+	t.Helper()
+	n := len(s.planes)
+	out, err := tiff.Header{Order: binary.LittleEndian, FirstIFD: 0}.Append(nil)
+	require.NoError(t, err)
+	start := len(out)
+	for k := range n {
+		out = append(out, s.pixels(k)...)
+	}
+	out = append(out, make([]byte, len(out)&1)...)
+	plane := s.width * s.height * s.bits / 8
+	rows := s.rowsPerStrip
+	if rows == 0 {
+		rows = s.height
+	}
+	var offsets, counts []uint32
+	for y := 0; y < s.height; y += rows {
+		offsets = append(offsets, uint32(start+y*s.width*s.bits/8))
+		counts = append(counts, uint32(min(rows, s.height-y)*s.width*s.bits/8))
+	}
+	_ = plane
+	// UIC1 (which tells an STK): entries whose data lies elsewhere get
+	// their offsets.
+	// Two entries at least, so that the table lies out of line.
+	s.uic1 = append([]uicEntry{{id: 0, value: 1}}, s.uic1...) // AutoScale
+	var uic1 []byte
+	for _, e := range s.uic1 {
+		v := e.value
+		if e.data != nil {
+			v = uint32(len(out))
+			out = append(out, e.data...)
+		}
+		uic1 = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(uic1, e.id), v)
+	}
+	uic1At := len(out)
+	out = append(out, uic1...)
+	uic2At := len(out)
+	for _, p := range append(s.planes, make([]stkPlane, s.missing)...) {
+		for _, v := range []uint32{p.zNum, p.zDen, p.day, p.ms, p.day, p.ms} { // modified when created
+			out = binary.LittleEndian.AppendUint32(out, v)
+		}
+	}
+	uic4At := len(out)
+	out = append(out, s.uic4...)
+	out = append(out, make([]byte, len(out)&1)...)
+	var b ifd.Builder
+	b.AddLong(tiff.TagImageWidth, uint32(s.width))
+	b.AddLong(tiff.TagImageLength, uint32(s.height))
+	b.AddShort(tiff.TagBitsPerSample, uint16(s.bits))
+	b.AddShort(tiff.TagCompression, max(s.compression, tiff.CompressionNone))
+	b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	if s.description != "" {
+		// MetaMorph ends each plane's description with a NUL, which
+		// AddASCII refuses inside the text.
+		d := append([]byte(s.description), 0)
+		b.Add(ifd.Entry{Tag: tiff.TagImageDescription, Type: ifd.ASCII, Count: uint64(len(d)), Value: d})
+	}
+	b.AddLong(tiff.TagStripOffsets, offsets...)
+	b.AddLong(tiff.TagRowsPerStrip, uint32(rows))
+	b.AddLong(tiff.TagStripByteCounts, counts...)
+	b.AddASCII(tiff.TagSoftware, "MetaMorph 7.8")
+	patch := map[uint16]int{}
+	b.AddLong(tiff.TagUIC1, make([]uint32, len(s.uic1))...)
+	patch[tiff.TagUIC1] = uic1At
+	if n > 0 {
+		b.AddRational(tiff.TagUIC2, make([]ifd.Fraction, n+s.missing)...)
+		patch[tiff.TagUIC2] = uic2At
+	}
+	if len(s.wavelengths) > 0 {
+		var w []ifd.Fraction
+		for _, v := range s.wavelengths {
+			w = append(w, ifd.Fraction{Num: v, Den: 1})
+		}
+		b.AddRational(tiff.TagUIC3, w...)
+	}
+	if s.uic4 != nil {
+		b.AddLong(tiff.TagUIC4, make([]uint32, max(n, 2))...) // out of line
+		patch[tiff.TagUIC4] = uic4At
+	}
+	dir := len(out)
+	binary.LittleEndian.PutUint32(out[4:], uint32(dir))
+	out, err = b.Encode(out, int64(dir), 0, ifd.Format{})
+	require.NoError(t, err)
+	entries := int(binary.LittleEndian.Uint16(out[dir:]))
+	for i := range entries {
+		e := out[dir+2+12*i:]
+		if at, ok := patch[binary.LittleEndian.Uint16(e)]; ok {
+			binary.LittleEndian.PutUint32(e[8:], uint32(at))
+		}
+	}
+	return out
+}
+
+// zStack is a Z stack of 3 planes of 16 bits, calibrated 0.25 µm, named,
+// its Z distances all 2 µm, at one wavelength.
+func zStack() testSTK {
+	return testSTK{width: 12, height: 10, bits: 16, rowsPerStrip: 4,
+		planes:      []stkPlane{{2, 1, 2451576, 54362783}, {2, 1, 2451576, 54362783}, {2, 1, 2451576, 54362783}},
+		wavelengths: []uint32{520, 520, 520},
+		uic1: []uicEntry{{id: 1, value: 3}, {id: 2, value: 4095}, {id: 4, data: uicRat(1, 4)}, {id: 5, data: uicRat(1, 4)},
+			{id: 6, data: uicStr("um")}, {id: 7, data: uicStr("cells 1")}, {id: 16, data: uicDate(2451576, 54362783)}},
+		description: "Exposure: 100 ms\x00plane 2\x00plane 3",
+	}
+}
+
+// TestSTK: an STK's planes, all of them, lie along the axes Bio-Formats
+// gives them, with its calibration, name and date.
+func TestSTK(t *testing.T) {
+	same := func(n int, z uint32) []stkPlane {
+		out := make([]stkPlane, n)
+		for i := range out {
+			out[i] = stkPlane{z, 1, 2451576, 1000}
+		}
+		return out
+	}
+	timed := func(n int) []stkPlane {
+		out := make([]stkPlane, n)
+		for i := range out {
+			out[i] = stkPlane{0, 1, 2451576, uint32(1000 * i)}
+		}
+		return out
+	}
+	absZ := []byte{40, 0}
+	for _, z := range []uint32{10, 12, 14, 16} {
+		absZ = append(absZ, uicRat(z, 1)...)
+	}
+	absZ = append(absZ, 0, 0)
+	someZ := same(4, 0)
+	someZ[1].zNum, someZ[2].zNum = 1, 1
+	tests := []struct {
+		name, file string
+		stk        testSTK
+		z, c, t    int
+		physZ      float64
+	}{
+		{"Z stack (Z distances all set)", "a.stk", zStack(), 3, 1, 1, 2},
+		{"Z stack (the first Z distance 0)", "a.stk", testSTK{width: 8, height: 6, bits: 8,
+			planes: []stkPlane{{0, 1, 2451576, 0}, {1, 2, 2451576, 0}, {1, 2, 2451576, 0}, {1, 2, 2451576, 0}}}, 4, 1, 1, 0.5},
+		{"time series", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: timed(4)}, 1, 1, 4, 0},
+		{"time series named _t: Z", "a_t1.stk", testSTK{width: 8, height: 6, bits: 8, planes: timed(4)}, 4, 1, 1, 0},
+		{"two wavelengths", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: same(4, 0), wavelengths: []uint32{500, 600, 500, 600}}, 1, 2, 2, 0},
+		{"absolute Z all distinct (UIC4)", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: same(4, 0), uic4: absZ}, 4, 1, 1, 0},
+		{"Z distances of some planes: Z", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: someZ}, 4, 1, 1, 0},
+		{"... and absolute Z not valid (UIC1): T", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: someZ,
+			uic1: []uicEntry{{id: 41, value: 0}}}, 1, 1, 4, 0},
+		{"absolute Z all distinct, not valid: Z", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: same(4, 0), uic4: absZ,
+			uic1: []uicEntry{{id: 41, value: 0}}}, 4, 1, 1, 0},
+		{"one plane", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: same(1, 0)}, 1, 1, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := mapFile(t, tt.stk.file(t), tt.file, Options{})
+			require.NoError(t, err)
+			assert.Equal(t, STK, f.Kind)
+			require.Len(t, f.Images, 1)
+			im := f.Images[0]
+			s := im.Spec
+			assert.Equal(t, [3]int{tt.z, tt.c, tt.t}, [3]int{s.SizeZ, s.SizeC, s.SizeT}, "Z, C, T")
+			assert.Equal(t, pyramid.XYCZT, s.DimensionOrder)
+			require.Len(t, im.Planes, len(tt.stk.planes), "every plane")
+			for k, pl := range im.Planes {
+				assert.Equal(t, tt.stk.pixels(k), readPlane(t, pl.Page), "plane %d", k)
+			}
+			assert.Equal(t, tt.physZ, s.PhysicalSizeZ)
+			if tt.physZ > 0 {
+				assert.Equal(t, "µm", s.PhysicalSizeZUnit)
+			}
+		})
+	}
+}
+
+// TestSTKMetadata: the calibration, name, date, description, wavelengths
+// and the rest of the UIC tags of a Z stack.
+func TestSTKMetadata(t *testing.T) {
+	f, err := mapFile(t, zStack().file(t), "a.stk", Options{})
+	require.NoError(t, err)
+	s := f.Images[0].Spec
+	assert.Equal(t, "cells 1", s.Name)
+	assert.Equal(t, [2]float64{0.25, 0.25}, [2]float64{s.PhysicalSizeX, s.PhysicalSizeY})
+	assert.Equal(t, [2]string{"µm", "µm"}, [2]string{s.PhysicalSizeXUnit, s.PhysicalSizeYUnit})
+	assert.Equal(t, time.Date(2000, 2, 2, 15, 6, 2, 783e6, pyramid.NoZone), s.AcquisitionDate)
+	assert.Equal(t, "Exposure: 100 ms", s.Description)
+	require.Len(t, s.Channels, 1)
+	assert.Equal(t, pyramid.Quantity{Value: 520, Unit: "nm"}, s.Channels[0].EmissionWavelength)
+	kv := map[string]string{}
+	for _, a := range s.Annotations {
+		kv[a.Key] = a.Value
+	}
+	for k, v := range map[string]string{"MinScale": "3", "MaxScale": "4095", "CalibrationUnits": "um", "XCalibration": "0.25",
+		"CreateTime": "2000-02-02T15:06:02.783", "ZDistance[2]": "2", "PlaneDescription[1]": "plane 2", "Wavelength[0]": "520",
+		"DatetimeCreated[1]": "2000-02-02T15:06:02.783", "Software": "MetaMorph 7.8"} {
+		assert.Equal(t, v, kv[k], k)
+	}
+}
+
+// TestSTKRefused: a compressed STK of several planes, and one whose
+// planes the file does not hold, are refused with typed errors; with
+// SkipUnsupported the first is left out and the second keeps what the
+// file holds, said.
+func TestSTKRefused(t *testing.T) {
+	lzw := zStack()
+	lzw.compression = tiff.CompressionLZW
+	_, err := mapFile(t, lzw.file(t), "a.stk", Options{})
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "Compression 5 (LZW)")
+	_, err = mapFile(t, lzw.file(t), "a.stk", Options{SkipUnsupported: true})
+	require.ErrorIs(t, err, ErrUnsupported)
+
+	cut := zStack()
+	cut.missing = 297
+	_, err = mapFile(t, cut.file(t), "a.stk", Options{})
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, "says 300 planes")
+	f, err := mapFile(t, cut.file(t), "a.stk", Options{SkipUnsupported: true})
+	require.NoError(t, err)
+	require.Len(t, f.Skipped, 1)
+	assert.Len(t, f.Images[0].Planes, 1)
+	assert.Contains(t, f.Images[0].Notes, "its UIC2tag says 300 planes, and the file holds 1")
+
+	bad := zStack()
+	bad.uic1 = []uicEntry{{id: 7, value: 1 << 30}, {id: 99, value: 1}}
+	f, err = mapFile(t, bad.file(t), "a.stk", Options{})
+	require.NoError(t, err, "UIC values past the end are noted, not fatal")
+	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's entries of ids 99 are not read")
+	assert.Len(t, f.Images[0].Planes, 3)
+	assert.Empty(t, f.Images[0].Spec.Name, "a name past the end of the file is not read")
+}
+
+// tifffileSTK prints what tifffile reads of an STK: its series' kind,
+// shape, axes and name, then the MD5 of each plane's little-endian
+// samples, a line each.
+const tifffileSTK = `
+import sys, hashlib, tifffile
+with tifffile.TiffFile(sys.argv[1]) as t:
+    s = t.series[0]
+    print(s.kind, 'x'.join(map(str, s.shape)), s.axes, s.name)
+    data = s.asarray()
+    for plane in data.reshape((-1,) + data.shape[-2:]):
+        print(hashlib.md5(plane.astype(plane.dtype.newbyteorder('<')).tobytes()).hexdigest())
+`
+
+// TestInteropSTK: tifffile reads the test STKs as series of kind stk of
+// as many planes, the first plane's UIC Name their name, and each plane's
+// pixels the mapping's.
+func TestInteropSTK(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tifffile")
+	dir := t.TempDir()
+	timed := testSTK{width: 8, height: 6, bits: 8, rowsPerStrip: 2}
+	for i := range 5 {
+		timed.planes = append(timed.planes, stkPlane{0, 1, 2451576, uint32(1000 * i)})
+	}
+	tests := []struct {
+		name, want string
+		stk        testSTK
+	}{
+		{"z.stk", "stk 3x10x12 ZYX cells 1", zStack()},
+		{"t.stk", "stk 5x6x8 TYX ", timed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name)
+			require.NoError(t, os.WriteFile(path, tt.stk.file(t), 0o644))
+			f, err := Open(path, Options{})
+			require.NoError(t, err)
+			defer f.Close()
+			lines := strings.Split(strings.TrimRight(interop.RunPython(t, tifffileSTK, path), "\n"), "\n")
+			assert.Equal(t, tt.want, strings.ToLower(lines[0][:3])+lines[0][3:], "tifffile's series")
+			im := f.Images[0]
+			require.Len(t, lines[1:], len(im.Planes))
+			for k, pl := range im.Planes {
+				assert.Equal(t, lines[1+k], fmt.Sprintf("%x", md5.Sum(readPlane(t, pl.Page))), "plane %d", k)
+			}
+		})
+	}
+}
