@@ -88,8 +88,9 @@ type stkMeta struct {
 // is non-zero, along T when the creation times all differ, else along a
 // generic axis): SizeZ is 1 plus the number of non-zero Z distances
 // (UIC2), or N when the absolute Z positions (UIC4 40) all differ, or 1
-// when UIC1's AbsoluteZValid is 0; SizeC is the number of distinct
-// wavelengths (UIC3) of a one-sample page; SizeT the planes left over;
+// when UIC1's AbsoluteZValid is 0 and that count is under N; SizeC is
+// the number of distinct wavelengths (UIC3) of a one-sample page (N when
+// more than half the planes' but not dividing N); SizeT the planes left over;
 // sizes whose product is not N fall back to Z = N / C, and then to Z = N.
 // A file name holding "_t" swaps Z and T, as Bio-Formats does.
 //
@@ -97,8 +98,8 @@ type stkMeta struct {
 // Bio-Formats takes them whatever CalibrationUnits says, except that a
 // unit OME knows (nm, mm, cm, m) is taken, and "pixel" leaves the image
 // uncalibrated (a note says so). PhysicalSizeZ is the first plane's Z
-// distance (UIC2), in µm, as Bio-Formats takes it, or when that is 0, the
-// others' when they are all the same. UIC1's Name names the image, as
+// distance (UIC2), in µm, as Bio-Formats takes it, or when that is 0
+// (Bio-Formats then says none), the others' when they are all the same. UIC1's Name names the image, as
 // tifffile names the series, and its CreateTime is the acquisition date
 // (Bio-Formats reads neither for a lone STK); the wavelengths (UIC3, in
 // nm) are the channels' emission wavelengths, and the stage positions
@@ -210,7 +211,9 @@ func distinct(v []float64) int {
 func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	s := &im.Spec
 	n := len(im.Planes) / l.planesPerPage()
-	z, c, t := stkAxes(meta, n, l.planesPerPage() > 1, name)
+	// The samples of an RGB page are its channels, as Bio-Formats counts
+	// them: the wavelengths then make no channels.
+	z, c, t := stkAxes(meta, n, l.samples > 1, name)
 	s.SizeZ, s.SizeC, s.SizeT = z, c*l.planesPerPage(), t
 	s.DimensionOrder = pyramid.XYCZT
 	if n < meta.planes {
@@ -236,7 +239,7 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	if step := stkStep(meta.zDistance); step > 0 {
 		s.PhysicalSizeZ, s.PhysicalSizeZUnit = step, "µm"
 	}
-	if l.planesPerPage() == 1 && len(meta.wavelength) >= c {
+	if l.samples == 1 && len(meta.wavelength) >= c {
 		// The channels' wavelengths: channel i's is plane i's, the planes
 		// going along C first (XYCZT).
 		s.Channels = make([]pyramid.Channel, c)

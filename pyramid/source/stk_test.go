@@ -37,7 +37,8 @@ type stkPlane struct {
 // stored one after another after the first's.
 type testSTK struct {
 	width, height, bits int
-	rowsPerStrip        int // 0: one strip a plane
+	rgb                 bool // 3 samples, RGB; 1 otherwise
+	rowsPerStrip        int  // 0: one strip a plane
 	planes              []stkPlane
 	wavelengths         []uint32 // UIC3, nm; none when empty
 	uic1                []uicEntry
@@ -45,6 +46,7 @@ type testSTK struct {
 	description         string
 	compression         uint16 // 0: none
 	missing             int    // planes the UIC2 counts whose pixels the file lacks
+	padding             uint32 // bytes the last strip's byte count says past the plane
 }
 
 // uicRat is a rational's 8 bytes.
@@ -62,7 +64,15 @@ func uicDate(day, ms uint32) []byte { return uicRat(day, ms) }
 
 // pixels returns the samples of plane k.
 func (s testSTK) pixels(k int) []byte {
-	return testPage{width: s.width, height: s.height, samples: 1, bits: s.bits, seed: k}.pixels()
+	return testPage{width: s.width, height: s.height, samples: s.samples(), bits: s.bits, seed: k}.pixels()
+}
+
+// samples returns the samples of a pixel.
+func (s testSTK) samples() int {
+	if s.rgb {
+		return 3
+	}
+	return 1
 }
 
 // file builds the STK: header, pixel data, the UIC tables, and the
@@ -78,17 +88,16 @@ func (s testSTK) file(t testing.TB) []byte {
 		out = append(out, s.pixels(k)...)
 	}
 	out = append(out, make([]byte, len(out)&1)...)
-	plane := s.width * s.height * s.bits / 8
 	rows := s.rowsPerStrip
 	if rows == 0 {
 		rows = s.height
 	}
 	var offsets, counts []uint32
 	for y := 0; y < s.height; y += rows {
-		offsets = append(offsets, uint32(start+y*s.width*s.bits/8))
-		counts = append(counts, uint32(min(rows, s.height-y)*s.width*s.bits/8))
+		offsets = append(offsets, uint32(start+y*s.width*s.samples()*s.bits/8))
+		counts = append(counts, uint32(min(rows, s.height-y)*s.width*s.samples()*s.bits/8))
 	}
-	_ = plane
+	counts[len(counts)-1] += s.padding
 	// UIC1 (which tells an STK): entries whose data lies elsewhere get
 	// their offsets.
 	// Two entries at least, so that the table lies out of line.
@@ -116,9 +125,15 @@ func (s testSTK) file(t testing.TB) []byte {
 	var b ifd.Builder
 	b.AddLong(tiff.TagImageWidth, uint32(s.width))
 	b.AddLong(tiff.TagImageLength, uint32(s.height))
-	b.AddShort(tiff.TagBitsPerSample, uint16(s.bits))
 	b.AddShort(tiff.TagCompression, max(s.compression, tiff.CompressionNone))
-	b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	if s.rgb {
+		b.AddShort(tiff.TagBitsPerSample, uint16(s.bits), uint16(s.bits), uint16(s.bits))
+		b.AddShort(tiff.TagSamplesPerPixel, 3)
+		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricRGB)
+	} else {
+		b.AddShort(tiff.TagBitsPerSample, uint16(s.bits))
+		b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	}
 	if s.description != "" {
 		// MetaMorph ends each plane's description with a NUL, which
 		// AddASCII refuses inside the text.
@@ -215,6 +230,7 @@ func TestSTK(t *testing.T) {
 			uic1: []uicEntry{{id: 41, value: 0}}}, 1, 1, 4, 0},
 		{"absolute Z all distinct, not valid: Z", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: same(4, 0), uic4: absZ,
 			uic1: []uicEntry{{id: 41, value: 0}}}, 4, 1, 1, 0},
+		{"RGB, two wavelengths: T", "a.stk", testSTK{width: 8, height: 6, bits: 8, rgb: true, planes: same(4, 0), wavelengths: []uint32{500, 600, 500, 600}}, 1, 1, 4, 0},
 		{"one plane", "a.stk", testSTK{width: 8, height: 6, bits: 8, planes: same(1, 0)}, 1, 1, 1, 0},
 	}
 	for _, tt := range tests {
@@ -263,6 +279,29 @@ func TestSTKMetadata(t *testing.T) {
 	}
 }
 
+// TestSTKStage: the stage positions and labels of UIC4, and an image
+// calibrated in pixels (no physical size, said).
+func TestSTKStage(t *testing.T) {
+	s := testSTK{width: 8, height: 6, bits: 8, planes: []stkPlane{{0, 1, 2451576, 0}, {0, 1, 2451576, 1000}},
+		uic1: []uicEntry{{id: 4, data: uicRat(1, 1)}, {id: 5, data: uicRat(1, 1)}, {id: 6, data: uicStr("pixel")}}}
+	s.uic4 = append([]byte{28, 0}, append(append(uicRat(3, 2), uicRat(5, 1)...), append(uicRat(7, 1), uicRat(1, 4)...)...)...)
+	s.uic4 = append(append(s.uic4, 37, 0), append(uicStr("Pos A"), uicStr("Pos B")...)...)
+	s.uic4 = append(s.uic4, 0, 0)
+	f, err := mapFile(t, s.file(t), "a.stk", Options{})
+	require.NoError(t, err)
+	im := f.Images[0]
+	assert.Equal(t, [3]int{1, 1, 2}, [3]int{im.Spec.SizeZ, im.Spec.SizeC, im.Spec.SizeT})
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	assert.Equal(t, []pyramid.Plane{{T: 0, PositionX: rf(1.5), PositionY: rf(5)}, {T: 1, PositionX: rf(7), PositionY: rf(0.25)}}, im.Spec.PlaneInfo)
+	kv := map[string]string{}
+	for _, a := range im.Spec.Annotations {
+		kv[a.Key] = a.Value
+	}
+	assert.Equal(t, []string{"Pos A", "Pos B"}, []string{kv["StageLabel[0]"], kv["StageLabel[1]"]})
+	assert.Zero(t, im.Spec.PhysicalSizeX)
+	assert.Contains(t, im.Notes, `its CalibrationUnits is "pixel": no physical pixel size`)
+}
+
 // TestSTKRefused: a compressed STK of several planes, and one whose
 // planes the file does not hold, are refused with typed errors; with
 // SkipUnsupported the first is left out and the second keeps what the
@@ -275,6 +314,12 @@ func TestSTKRefused(t *testing.T) {
 	assert.ErrorContains(t, err, "Compression 5 (LZW)")
 	_, err = mapFile(t, lzw.file(t), "a.stk", Options{SkipUnsupported: true})
 	require.ErrorIs(t, err, ErrUnsupported)
+
+	padded := zStack()
+	padded.padding = 2
+	_, err = mapFile(t, padded.file(t), "a.stk", Options{})
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "stores 242 bytes for a plane of 240")
 
 	cut := zStack()
 	cut.missing = 297
@@ -292,6 +337,7 @@ func TestSTKRefused(t *testing.T) {
 	f, err = mapFile(t, bad.file(t), "a.stk", Options{})
 	require.NoError(t, err, "UIC values past the end are noted, not fatal")
 	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's entries of ids 99 are not read")
+	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's Name is not read: tiff: malformed file: 4 bytes at 1073741824, past the end of the 1118-byte file")
 	assert.Len(t, f.Images[0].Planes, 3)
 	assert.Empty(t, f.Images[0].Spec.Name, "a name past the end of the file is not read")
 }
