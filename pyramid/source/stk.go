@@ -99,8 +99,8 @@ type stkMeta struct {
 // unit OME knows (nm, mm, cm, m) is taken, and "pixel" leaves the image
 // uncalibrated (a note says so). PhysicalSizeZ is the first plane's Z
 // distance (UIC2), in µm, as Bio-Formats takes it, or when that is 0
-// (Bio-Formats then says none), the others' when they are all the same. UIC1's Name names the image, as
-// tifffile names the series, and its CreateTime is the acquisition date
+// (Bio-Formats then says none), the others' when they are all the same.
+// UIC1's Name names the image, as tifffile names the series, and its CreateTime is the acquisition date
 // (Bio-Formats reads neither for a lone STK); the wavelengths (UIC3, in
 // nm) are the channels' emission wavelengths, and the stage positions
 // (UIC4 28) the planes' positions, in reference frame units, as
