@@ -442,6 +442,12 @@ func perPlaneRationals(r uicReader, off uint64, planes, each int, what string) [
 // id 0, as Bio-Formats reads it (an id it does not know takes 4 bytes).
 func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 	n := meta.planes
+	var skipped []string // the ids read past, noted
+	defer func() {
+		if len(skipped) > 0 {
+			meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag's items of ids %s are not read", strings.Join(skipped, ", ")))
+		}
+	}()
 	for range maxUIC4 {
 		b := r.bytes(off, 2, "UIC4tag")
 		if b == nil {
@@ -463,6 +469,7 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 			off += uint64(16 * n)
 		case 29: // CameraChipOffset: read past
 			off += uint64(16 * n)
+			skipped = append(skipped, "29")
 		case 37: // StageLabel: a string a plane
 			for range n {
 				s, next, ok := uicString(r, off, "UIC4tag's StageLabel")
@@ -481,8 +488,10 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 			if id == 46 {
 				off += uint64(4 * n)
 			}
+			skipped = append(skipped, strconv.Itoa(int(id)))
 		default:
 			off += 4
+			skipped = append(skipped, strconv.Itoa(int(id)))
 		}
 	}
 	meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag's items past the first %d are not read", maxUIC4))

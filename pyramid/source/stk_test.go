@@ -286,6 +286,7 @@ func TestSTKStage(t *testing.T) {
 		uic1: []uicEntry{{id: 4, data: uicRat(1, 1)}, {id: 5, data: uicRat(1, 1)}, {id: 6, data: uicStr("pixel")}}}
 	s.uic4 = append([]byte{28, 0}, append(append(uicRat(3, 2), uicRat(5, 1)...), append(uicRat(7, 1), uicRat(1, 4)...)...)...)
 	s.uic4 = append(append(s.uic4, 37, 0), append(uicStr("Pos A"), uicStr("Pos B")...)...)
+	s.uic4 = append(append(s.uic4, 41, 0), make([]byte, 8)...) // AbsoluteZValid, read past
 	s.uic4 = append(s.uic4, 0, 0)
 	f, err := mapFile(t, s.file(t), "a.stk", Options{})
 	require.NoError(t, err)
@@ -300,6 +301,7 @@ func TestSTKStage(t *testing.T) {
 	assert.Equal(t, []string{"Pos A", "Pos B"}, []string{kv["StageLabel[0]"], kv["StageLabel[1]"]})
 	assert.Zero(t, im.Spec.PhysicalSizeX)
 	assert.Contains(t, im.Notes, `its CalibrationUnits is "pixel": no physical pixel size`)
+	assert.Contains(t, im.Notes, "its UIC4tag's items of ids 41 are not read")
 }
 
 // TestSTKRefused: a compressed STK of several planes, and one whose
