@@ -48,6 +48,9 @@ type Page struct {
 	// original is the page NDPITiles made this one from; nil for a page
 	// read from the file.
 	original *Page
+	// tables are where the values of the UIC fields lie (ValueOffset), as
+	// the walk read their entries; nil when the page has none.
+	tables map[uint16]uint64
 }
 
 // File returns the file the page was read from.

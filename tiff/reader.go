@@ -294,6 +294,25 @@ func (w *walker) page(off uint64, depth int) (*Page, error) {
 		return nil, fmt.Errorf("%w: directory at %d: %w", ErrMalformed, off, err)
 	}
 	p := &Page{Offset: int64(off), Next: d.NextOffset(), file: w.file}
+	if !w.file.NDPI {
+		countSize, entrySize, slot := w.geometry()
+		for i, e := range dir.entries {
+			if e.tag < TagUIC1 || e.tag > TagUIC4 {
+				continue
+			}
+			// A vendor's table, longer than its type and count say: where
+			// it lies, the entry's offset or, for a value that fits in
+			// the entry, the entry's own slot (as tifffile reads them).
+			at := e.offset
+			if t := ifd.Type(e.typ); t.Valid() && e.count <= uint64(slot)/uint64(t.Size()) {
+				at = off + uint64(countSize+int64(i)*entrySize+entrySize-slot)
+			}
+			if p.tables == nil {
+				p.tables = map[uint16]uint64{}
+			}
+			p.tables[e.tag] = at
+		}
+	}
 	p.Fields = make([]ifd.Entry, 0, len(d.Fields()))
 	for _, fl := range d.Fields() {
 		p.Fields = append(p.Fields, w.entry(fl))

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/ometiff-go/ometiff/ifd"
 )
 
 // Private tags of MetaMorph STK files (Molecular Devices), as tifffile and
@@ -30,63 +28,17 @@ const (
 	TagUIC4 uint16 = 33631
 )
 
-// ValueOffset returns where the value of the page's field with the tag
-// lies in the file: the offset the entry holds, or for a value that fits
-// in the entry, where the entry keeps it (as tifffile reports both). The
+// ValueOffset returns where the value of the page's UIC field with the
+// tag (TagUIC1 to TagUIC4) lies in the file: the offset its entry holds,
+// or for a value that fits in the entry, where the entry keeps it (as
+// tifffile reports both), as the directory's walk read the entry. The
 // tables of a MetaMorph STK's UIC fields are read from there, beyond the
 // values the entry's type and count say. A page without the field is
-// false; the directory cut short is ErrMalformed, and a file in the NDPI
-// layout, whose entries' offsets have high bytes elsewhere,
-// ErrUnsupported.
-func (p *Page) ValueOffset(tag uint16) (uint64, bool, error) {
-	f := p.file
-	if f.NDPI {
-		return 0, false, fmt.Errorf("%w: the value offsets of a file in the NDPI layout", ErrUnsupported)
-	}
-	countSize, entrySize, slot := int64(2), int64(12), int64(4)
-	if f.BigTIFF {
-		countSize, entrySize, slot = 8, 20, 8
-	}
-	off := p.Original().Offset
-	head, err := f.ReadBytes(uint64(off), int(countSize))
-	if err != nil {
-		return 0, false, err
-	}
-	var n uint64
-	if f.BigTIFF {
-		n = f.Order.Uint64(head)
-	} else {
-		n = uint64(f.Order.Uint16(head))
-	}
-	if n > maxEntries {
-		return 0, false, fmt.Errorf("%w: the directory at %d has %d entries", ErrMalformed, off, n)
-	}
-	table, err := f.ReadBytes(uint64(off+countSize), int(n)*int(entrySize))
-	if err != nil {
-		return 0, false, err
-	}
-	for i := range int(n) {
-		e := table[i*int(entrySize):]
-		if f.Order.Uint16(e) != tag {
-			continue
-		}
-		typ := f.Order.Uint16(e[2:])
-		var count uint64
-		if f.BigTIFF {
-			count = f.Order.Uint64(e[4:])
-		} else {
-			count = uint64(f.Order.Uint32(e[4:]))
-		}
-		at := off + countSize + int64(i)*entrySize + entrySize - slot
-		if t := ifd.Type(typ); t.Valid() && count <= uint64(slot)/uint64(t.Size()) {
-			return uint64(at), true, nil // inline
-		}
-		if f.BigTIFF {
-			return f.Order.Uint64(e[entrySize-slot:]), true, nil
-		}
-		return uint64(f.Order.Uint32(e[entrySize-slot:])), true, nil
-	}
-	return 0, false, nil
+// false; in a file in the NDPI layout, whose entries' offsets have high
+// bytes elsewhere, no UIC field is found.
+func (p *Page) ValueOffset(tag uint16) (uint64, bool) {
+	at, ok := p.Original().tables[tag]
+	return at, ok
 }
 
 // ReadBytes returns the n bytes of the file at off: the tables of private

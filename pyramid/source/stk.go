@@ -387,9 +387,9 @@ func readSTK(p *tiff.Page) stkMeta {
 		if !ok {
 			return 0, 0, false
 		}
-		off, found, err := p.ValueOffset(tag)
-		if err != nil || !found {
-			meta.notes = append(meta.notes, fmt.Sprintf("its %s is not read: %v", tiff.TagName(tag), err))
+		off, found := p.ValueOffset(tag)
+		if !found { // in the NDPI layout, say
+			meta.notes = append(meta.notes, fmt.Sprintf("its %s is not read: where its table lies is not known", tiff.TagName(tag)))
 			return 0, 0, false
 		}
 		return off, e.Count, true
