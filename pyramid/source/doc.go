@@ -62,6 +62,11 @@
 //     calibration the pixel size, its first Z distance the Z step, its
 //     Name and CreateTime the name and acquisition date, its wavelengths
 //     the channels', its other UIC values a map annotation;
+//   - Zeiss LSM (page 0's CZ_LSMINFO): every second page is a plane, its
+//     samples the channels, along Z and T as CZ_LSMINFO says (one image a
+//     position), the pages between (thumbnails) left out; VoxelSize is
+//     the physical size, ChannelColors the channels' names and colours,
+//     TimeStamps the planes' times; strip offsets past 4 GiB unwrapped;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME

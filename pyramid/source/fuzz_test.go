@@ -298,8 +298,8 @@ func FuzzParseAperio(f *testing.F) {
 }
 
 // FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
-// TIFF, NDPI, BIF, Leica SCN and MetaMorph STK files: errors must be
-// typed, what is mapped sound, and the planes
+// TIFF, NDPI, BIF, Leica SCN, MetaMorph STK and Zeiss LSM files: errors
+// must be typed, what is mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
 func FuzzNew(f *testing.F) {
@@ -330,6 +330,10 @@ func FuzzNew(f *testing.F) {
 	// A MetaMorph STK: its planes after the first page's data, its UIC
 	// tables where their fields point.
 	f.Add(zStack().file(f))
+	// A Zeiss LSM stack: CZ_LSMINFO, its channel colours and time stamps.
+	lsm, _ := lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, scanType: 6, voxel: [3]float64{1e-6, 1e-6, 2e-6},
+		names: []string{"Ch1", "Ch2"}, colors: []uint32{0xff00, 0xff}, stamps: []float64{0}}.build(f)
+	f.Add(lsm)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := mapFuzzed(t, data, true)
 		if m == nil {

@@ -123,10 +123,16 @@ const (
 	// the first of the planes its UIC2tag counts, the others stored after
 	// its data, one image along Z, C and T as Bio-Formats lays them.
 	STK
+	// LSM is a Zeiss LSM file (confocal stacks of the LSM 510 to 980):
+	// every second page is a plane of the image, its samples the
+	// channels, the pages between thumbnails left out; page 0's
+	// CZ_LSMINFO (34412) says how the planes go along Z and T, and gives
+	// the physical sizes, channel names and colours.
+	LSM
 )
 
 // String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF",
-// "SCN", "QPTIFF", "Philips" or "STK".
+// "SCN", "QPTIFF", "Philips", "STK" or "LSM".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -147,6 +153,8 @@ func (k Kind) String() string {
 		return "Philips"
 	case STK:
 		return "STK"
+	case LSM:
+		return "LSM"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -329,8 +337,9 @@ func (f *File) Close() error {
 // NDPI, a first page with Ventana's XMP and a page described "level=N" a
 // BIF (isBIF), XML naming Leica's SCN namespace an SCN, a first page whose
 // Software starts "PerkinElmer-QPI" a QPTIFF, a first page with a UIC1tag
-// a MetaMorph STK, a description that is a Philips DPUfsImport DataObject
-// a Philips slide, and anything else a plain TIFF. A
+// a MetaMorph STK, a first page with Zeiss's CZ_LSMINFO field an LSM, a
+// description that is a Philips DPUfsImport DataObject a Philips slide,
+// and anything else a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -394,6 +403,8 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	case isSTK(f):
 		out.Kind = STK
 		err = m.stk()
+	case isLSM(f):
+		err = m.lsm() // sets out.Kind: LSM, or TIFF when CZ_LSMINFO is not read
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))

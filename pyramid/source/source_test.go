@@ -400,6 +400,7 @@ func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
 func TestKindString(t *testing.T) {
 	assert.Equal(t, []string{"TIFF", "OME-TIFF", "SVS", "Kind(99)"}, []string{TIFF.String(), OMETIFF.String(), SVS.String(), Kind(99).String()})
 	assert.Equal(t, "STK", STK.String())
+	assert.Equal(t, "LSM", LSM.String())
 }
 
 func TestCleanText(t *testing.T) {
