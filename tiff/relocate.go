@@ -50,3 +50,27 @@ func (p *Page) Relocated(offsets, counts []uint64) (*Page, error) {
 	}
 	return &q, nil
 }
+
+// WithField returns a copy of the page whose field e.Tag is e, in place
+// of the page's or added: for a field a vendor's writer is known to store
+// otherwise than TIFF says, which a reader corrects (the BitsPerSample
+// that old Zeiss LSM writers stored at an offset, though its two values
+// fit in the entry). The fields that locate the page's blocks, and
+// SubIFDs, are not replaced so (ErrUnsupported): Relocated moves blocks.
+// Original returns p's original.
+func (p *Page) WithField(e ifd.Entry) (*Page, error) {
+	switch e.Tag {
+	case TagStripOffsets, TagStripByteCounts, TagTileOffsets, TagTileByteCounts, TagSubIFDs:
+		return nil, fmt.Errorf("%w: %s of the page at %d replaced", ErrUnsupported, TagName(e.Tag), p.Offset)
+	}
+	q := *p
+	q.original = p.Original()
+	q.Fields = slices.Clone(p.Fields)
+	if k := slices.IndexFunc(q.Fields, func(f ifd.Entry) bool { return f.Tag == e.Tag }); k >= 0 {
+		q.Fields[k] = e
+	} else {
+		k, _ = slices.BinarySearchFunc(q.Fields, e.Tag, func(f ifd.Entry, tag uint16) int { return int(f.Tag) - int(tag) })
+		q.Fields = slices.Insert(q.Fields, k, e)
+	}
+	return &q, nil
+}

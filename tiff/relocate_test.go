@@ -42,3 +42,28 @@ func TestRelocated(t *testing.T) {
 	_, err = p.Relocated([]uint64{4096, 4096, uint64(size) - 8}, []uint64{32, 32, 16})
 	assert.ErrorIs(t, err, ErrMalformed, "a block past the end")
 }
+
+// TestWithField: a copy of a page with a field replaced or added; the
+// fields locating blocks are not replaced so.
+func TestWithField(t *testing.T) {
+	p := stackPage(t, 16, 5, 2, []uint32{4096, 4128, 4160}, 4200)
+	bits := ifd.Entry{Tag: TagBitsPerSample, Type: ifd.Short, Count: 1, Value: []byte{16, 0}}
+	q, err := p.WithField(bits)
+	require.NoError(t, err)
+	v, ok := q.Uint(TagBitsPerSample)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(16), v)
+	v, _ = p.Uint(TagBitsPerSample)
+	assert.Equal(t, uint64(8), v, "the page itself is unchanged")
+	assert.Same(t, p, q.Original())
+	assert.Equal(t, len(p.Fields), len(q.Fields))
+
+	q, err = p.WithField(ifd.Entry{Tag: TagSampleFormat, Type: ifd.Short, Count: 1, Value: []byte{1, 0}})
+	require.NoError(t, err)
+	assert.Len(t, q.Fields, len(p.Fields)+1)
+	_, ok = q.Field(TagSampleFormat)
+	assert.True(t, ok)
+
+	_, err = p.WithField(ifd.Entry{Tag: TagStripOffsets, Type: ifd.Long, Count: 1, Value: []byte{0, 0, 0, 0}})
+	assert.ErrorIs(t, err, ErrUnsupported)
+}

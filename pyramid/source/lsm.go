@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -201,9 +202,10 @@ func (in lsmInfo) text(f lsmField) string {
 //     tables, overlays and ROIs...) are named in a note.
 //
 // LSM files past 4 GiB have 32-bit strip offsets that wrap: they are
-// unwrapped as tifffile does (lsmRelocate); and compressed LSM strips
-// have the byte counts of the uncompressed data, corrected as tifffile
-// does.
+// unwrapped as tifffile does (lsmRelocate); compressed LSM strips have
+// the byte counts of the uncompressed data, corrected as tifffile does;
+// and the BitsPerSample that old writers stored at an offset is read
+// there (lsmBits), as tifffile reads it.
 //
 // A CZ_LSMINFO that cannot be read (short, of another magic number) is
 // ErrMetadata; with SkipUnsupported the file is read as a plain TIFF,
@@ -235,6 +237,17 @@ func (m *mapper) lsm() error {
 	if planes, err = m.lsmRelocate(planes, positions); err != nil {
 		return m.skipImage(fmt.Errorf("the image of the Zeiss LSM file: %w", err))
 	}
+	bitsNote := ""
+	for i, p := range planes {
+		if planes[i], err = lsmBits(tf, p); err != nil {
+			return err
+		}
+		if planes[i] != p {
+			e, _ := planes[i].Field(tiff.TagBitsPerSample)
+			v, _ := e.Uints()
+			bitsNote = fmt.Sprintf("the BitsPerSample of its pages (two values) lies at the offset their entry's bytes make, as old Zeiss writers stored it and tifffile reads it: %v", v)
+		}
+	}
 	if len(thumbs) > 0 {
 		w, _ := thumbs[0].Uint(tiff.TagImageWidth)
 		h, _ := thumbs[0].Uint(tiff.TagImageLength)
@@ -250,6 +263,9 @@ func (m *mapper) lsm() error {
 	per := len(planes) / int(positions)
 	channels, stamps, recordNotes := m.lsmRecords(info)
 	notes = append(notes, recordNotes...)
+	if bitsNote != "" {
+		notes = append(notes, bitsNote)
+	}
 	stampIndex := 0
 	for k := range int(positions) {
 		im, err := m.lsmImage(info, planes[k*per:(k+1)*per], k*per*2)
@@ -323,6 +339,41 @@ func (m *mapper) lsmImage(info lsmInfo, planes []*tiff.Page, first int) (*Image,
 	// The pages' planes in file order are the planes in the image's
 	// order: the samples, then Z and T (or T and Z) as the pages go.
 	return im, nil
+}
+
+// lsmBits returns the page with its BitsPerSample read as tifffile reads
+// an LSM page's of two values: old Zeiss writers stored the two SHORTs
+// at an offset, though they fit in the entry, which then holds the
+// offset. tifffile takes every such field so; here only one whose
+// values, read as TIFF has them, are not a bit depth LSM files have (8,
+// 16 or 32 bits, alike for both samples), and whose values at the offset
+// are: a page of two inline values of 8 or 16 bits is read as stored.
+func lsmBits(tf *tiff.File, p *tiff.Page) (*tiff.Page, error) {
+	e, ok := p.Field(tiff.TagBitsPerSample)
+	if !ok || e.Count != 2 || e.Type != ifd.Short {
+		return p, nil
+	}
+	v, err := e.Uints()
+	sound := func(a, b uint64) bool { return a == b && (a == 8 || a == 16 || a == 32) }
+	if err != nil || sound(v[0], v[1]) {
+		return p, nil
+	}
+	// The entry's four bytes as the file stores them, read as an offset.
+	off := int64(v[0] | v[1]<<16)
+	if p.Order() == binary.BigEndian {
+		off = int64(v[0]<<16 | v[1])
+	}
+	b, err := readLSMRecord(tf, off, 4)
+	if err != nil {
+		return p, nil
+	}
+	o := p.Order()
+	a, c := uint64(o.Uint16(b)), uint64(o.Uint16(b[2:]))
+	if !sound(a, c) {
+		return p, nil
+	}
+	return p.WithField(ifd.Entry{Tag: tiff.TagBitsPerSample, Type: ifd.Short, Count: 2,
+		Value: binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(nil, uint16(a)), uint16(c))})
 }
 
 // lsmChannels are the channels' names and colours of the ChannelColors

@@ -63,6 +63,11 @@ func TestInteropLSM(t *testing.T) {
 		{"two channels", lsmStack{width: 32, height: 16, z: 2, c: 2, t: 1, page: bitsOnce, voxel: [3]float64{0.2e-6, 0.2e-6, 1e-6},
 			names: []string{"DAPI", "GFP"}, colors: []uint32{0xff0000, 0xff00}}},
 	}
+	tests = append(tests, struct {
+		name  string
+		stack lsmStack
+	}{"two channels, BitsPerSample at an offset", oldBits(t, lsmStack{width: 32, height: 16, z: 1, c: 2, t: 2, scanType: 3, bits: 16,
+		voxel: [3]float64{0.2e-6, 0.2e-6, 1e-6}})})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			file, _ := tt.stack.build(t)
@@ -73,7 +78,15 @@ func TestInteropLSM(t *testing.T) {
 			defer f.Close()
 			require.Len(t, f.Images, 1)
 			s := f.Images[0].Spec
-			lines := strings.Split(strings.TrimSpace(interop.RunPython(t, tifffileLSM, path)), "\n")
+			// tifffile warns that it corrects an old writer's BitsPerSample.
+			r := interop.Run(interop.Python(), "-c", tifffileLSM, path)
+			require.NoError(t, r.Err, r.Stderr)
+			if strings.Contains(tt.name, "at an offset") {
+				assert.Contains(t, r.Stderr, "correcting LSM bitspersample tag")
+			} else {
+				assert.Empty(t, r.Stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 			require.Len(t, lines, 6)
 			require.Equal(t, "True", lines[0])
 

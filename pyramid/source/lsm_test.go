@@ -511,3 +511,37 @@ func FuzzLSMInfo(f *testing.F) {
 		mapFuzzed(t, append(file, records...), skip)
 	})
 }
+
+// TestLSMOldBitsPerSample: the two BitsPerSample values that old Zeiss
+// writers stored at an offset (the entry holding the offset) are read
+// there, as tifffile reads them; two inline values are read as stored.
+func TestLSMOldBitsPerSample(t *testing.T) {
+	s := oldBits(t, lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, bits: 16})
+	f, images, err := mapLSM(t, s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"" 8x8 Z2 C2 T1 XYCZT uint16 x1: 0:0 0:1 2:0 2:1`}, summary(f))
+	assert.Contains(t, joined(f.Images[0].Notes), "BitsPerSample of its pages")
+	for _, pl := range f.Images[0].Planes {
+		assert.Equal(t, images[pageIndex(f, pl.Page)], readPlane(t, pl.Page))
+	}
+}
+
+// oldBits returns the stack of two channels with its planes'
+// BitsPerSample stored as old Zeiss writers stored it: at an offset (in
+// CZ_LSMINFO's reserved bytes), which the entry holds.
+func oldBits(t testing.TB, s lsmStack) lsmStack {
+	const at = 500
+	file, _ := s.build(t)
+	info := bytes.Index(file, binary.LittleEndian.AppendUint32(nil, lsmMagic20))
+	require.Positive(t, info)
+	off := uint32(info + at)
+	bits := uint32(s.bits)
+	s.info = func(b []byte) { binary.LittleEndian.PutUint32(b[at:], bits|bits<<16) }
+	s.page = func(i int, b *ifd.Builder) {
+		if i%2 == 0 {
+			b.Remove(tiff.TagBitsPerSample)
+			b.AddShort(tiff.TagBitsPerSample, uint16(off), uint16(off>>16))
+		}
+	}
+	return s
+}
