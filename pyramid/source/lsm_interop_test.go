@@ -137,3 +137,30 @@ func planeSamples(t *testing.T, pl Plane) []byte {
 	}
 	return out
 }
+
+// TestInteropLSMPositions: the positions of an LSM file (DimensionM,
+// tiles of a mosaic), images of their own here as Bio-Formats' series,
+// are tifffile's M axis, first: the images' samples one after the other
+// are its first series'.
+func TestInteropLSMPositions(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "tifffile")
+	file, _ := lsmStack{width: 16, height: 12, z: 2, c: 1, t: 1, positions: [2]int32{1, 3}}.build(t)
+	path := filepath.Join(t.TempDir(), "mosaic.lsm")
+	require.NoError(t, os.WriteFile(path, file, 0o644))
+	f, err := Open(path, Options{})
+	require.NoError(t, err)
+	defer f.Close()
+	require.Len(t, f.Images, 3)
+	lines := strings.Split(strings.TrimSpace(interop.RunPython(t, tifffileLSM, path)), "\n")
+	require.Len(t, lines, 6)
+	assert.Equal(t, "lsm MZYX 3x2x12x16", lines[1])
+	h := sha256.New()
+	for _, im := range f.Images {
+		assert.Equal(t, [3]int{2, 1, 1}, [3]int{im.Spec.SizeZ, im.Spec.SizeC, im.Spec.SizeT})
+		for _, pl := range im.Planes {
+			h.Write(planeSamples(t, pl))
+		}
+	}
+	assert.Equal(t, lines[3], hex.EncodeToString(h.Sum(nil)), "the samples")
+}
