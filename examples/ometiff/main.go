@@ -23,7 +23,8 @@
 // .tf8), a PNG, JPEG, GIF, BMP or WebP image, or a raw file of
 // little-endian samples described by the -raw flags. A MetaMorph STK
 // stack (.stk) is read whole: every plane its UIC2tag counts, along Z, C
-// and T.
+// and T. A Zeiss LSM stack (.lsm) has its planes along Z and T and its
+// channels along C as its CZ_LSMINFO says, its thumbnails left out.
 //
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps
