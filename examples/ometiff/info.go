@@ -34,9 +34,10 @@ const infoName = "ometiff info"
 func runInfo(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet(infoName, "usage: ometiff info file...\n\n"+
 		"Info says how the pages of TIFF, BigTIFF, OME-TIFF, SVS, NDPI, BIF, SCN, Philips,\n"+
-		"QPTIFF, STK and LSM files map to the images (series) and planes that ometiff convert writes,\n"+
-		"with the metadata it keeps, the tiles it copies through, and what it cannot\nconvert; "+
-		"of PNG, JPEG, GIF, BMP and WebP files, the one plane convert writes.\n\n")
+		"QPTIFF, STK and LSM files map to the images (series) and planes that ometiff\n"+
+		"convert writes, with the metadata it keeps, the tiles it copies through, and\n"+
+		"what it cannot convert; of PNG, JPEG, GIF, BMP and WebP files, the one plane\n"+
+		"convert writes.\n\n")
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}

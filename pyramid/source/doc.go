@@ -1,9 +1,9 @@
 // Package source reads the images of existing TIFF files for the pyramid
 // writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI,
-// Roche/Ventana BIF, Leica SCN, Philips TIFF, Akoya QPTIFF and MetaMorph
-// STK, in either byte order, mapped to pyramid.ImageSpec as Bio-Formats
-// reports them, and streamed into a pyramid.Writer plane by plane in
-// bounded memory.
+// Roche/Ventana BIF, Leica SCN, Philips TIFF, Akoya QPTIFF, MetaMorph STK
+// and Zeiss LSM, in either byte order, mapped to pyramid.ImageSpec as
+// Bio-Formats reports them, and streamed into a pyramid.Writer plane by
+// plane in bounded memory.
 //
 // Open (or New) recognizes a file and maps its pages to images (OME
 // series): each Image has a spec the writer takes and the page (or the
