@@ -383,6 +383,7 @@ func TestNDPIRewritten(t *testing.T) {
 	f, err = tiff.Read(bytes.NewReader(file), int64(len(file)))
 	require.NoError(t, err)
 	assert.False(t, f.NDPI)
+	assert.ErrorIs(t, f.NDPIFallback, tiff.ErrMalformed, "why the 64-bit layout failed")
 	require.Len(t, f.Pages, 2)
 	software, _ := f.Pages[1].Text(tiff.TagSoftware)
 	assert.Equal(t, "edited", software)

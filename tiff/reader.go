@@ -41,6 +41,12 @@ type File struct {
 	// libtiff does (with a warning): every directory the chain reaches is
 	// then read, once. (A chain that reaches a SubIFD is malformed.)
 	LoopsTo int64
+	// NDPIFallback says, for a file below 4 GiB whose first directory is
+	// in the NDPI layout and whose chain is not throughout (a tool
+	// rewrote a directory, or the file is damaged), why that layout
+	// failed: Read then reads the file as classic TIFF, as Bio-Formats
+	// reads every NDPI below 4 GiB, and NDPI is false. Nil otherwise.
+	NDPIFallback error
 
 	r io.ReaderAt
 }
@@ -132,7 +138,7 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		// (Bio-Formats reads every NDPI below 4 GiB so): a tool that
 		// rewrote a directory (libtiff appends it in the classic layout)
 		// leaves a chain of both layouts.
-		c := &File{Header: h, Size: size, r: r}
+		c := &File{Header: h, Size: size, r: r, NDPIFallback: err}
 		if c.walk() == nil {
 			return c, nil
 		}

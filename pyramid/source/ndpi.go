@@ -155,6 +155,10 @@ func (m *mapper) ndpiSlide(planes []*tiff.Page, slide int) error {
 	}
 	im := genericImage(planes, l, nil)
 	im.Spec.SizeZ, im.Spec.SizeT = len(planes), 1
+	if why := m.file.TIFF.NDPIFallback; why != nil {
+		notes = append(notes, fmt.Sprintf("its directories are read as a classic TIFF's, as Bio-Formats reads an NDPI below 4 GiB: "+
+			"its first is in NDP.scan's 64-bit layout, but the chain is not throughout (%v)", why))
+	}
 	im.Notes = notes
 	describeNDPI(im, planes)
 	m.add(im)

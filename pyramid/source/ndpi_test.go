@@ -3,7 +3,9 @@ package source
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -188,4 +190,26 @@ func TestNDPIOtherOrders(t *testing.T) {
 	assert.Equal(t, []string{`"macro" 48x16 Z1 C1 T1 XYCZT uint8 x3: 2:*`, `"map" 32x16 Z1 C1 T1 XYCZT uint8 x3: 3:*`}, summary(f))
 	require.Len(t, f.Skipped, 1)
 	assert.ErrorIs(t, f.Skipped[0], ErrLeftOut)
+}
+
+// TestNDPIFallbackNoted: an NDPI below 4 GiB whose chain leaves NDP.scan's
+// layout after its first directory is read as a classic TIFF, as
+// Bio-Formats reads it, and its slide says so and why.
+func TestNDPIFallbackNoted(t *testing.T) {
+	page := ndpitest.Page{Width: 64, Height: 32, RGB: ndpitest.Pattern(64, 32, 0), Interval: 2, Magnification: 40}
+	file, err := ndpitest.File(page, page)
+	require.NoError(t, err)
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	require.True(t, tf.NDPI)
+	off := tf.Pages[1].Offset
+	n := int64(binary.LittleEndian.Uint16(file[off:]))
+	file[off+2+12*n+8] = 1 // high bytes for the second directory's ImageWidth, a SHORT in its entry
+	f, err := mapFile(t, file, "damaged.ndpi", Options{})
+	require.NoError(t, err)
+	assert.False(t, f.TIFF.NDPI)
+	assert.Equal(t, []string{`"" 64x32 Z2 C1 T1 XYCZT uint8 x3: 0:* 1:*`}, summary(f))
+	note := strings.Join(f.Images[0].Notes, "\n")
+	assert.Contains(t, note, "its directories are read as a classic TIFF's, as Bio-Formats reads an NDPI below 4 GiB")
+	assert.Contains(t, note, "has high bytes 0x1 for 1 inline values")
 }
