@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"image/color"
@@ -607,19 +608,12 @@ func (m *mapper) lsmRelocate(planes []*tiff.Page, positions int64) ([]*tiff.Page
 	offsets := make([][]uint64, len(pages))
 	counts := make([][]uint64, len(pages))
 	for i, p := range pages {
-		blocks, err := p.Blocks()
-		if err != nil && !big {
-			return planes, nil // the page is refused where it is mapped
-		}
-		for _, b := range blocks {
+		// Every block as stored, those past the end of the file too: the
+		// wrapped offsets and the uncompressed counts corrected below put
+		// them where they lie.
+		for k := range p.NumBlocks() {
+			b, _ := p.Block(k)
 			offsets[i], counts[i] = append(offsets[i], b.Offset), append(counts[i], b.Size)
-		}
-		if err != nil { // past 4 GiB, a block may lie past the wrapped offsets' end
-			offsets[i], counts[i] = nil, nil
-			for k := range p.NumBlocks() {
-				b, _ := p.Block(k)
-				offsets[i], counts[i] = append(offsets[i], b.Offset), append(counts[i], b.Size)
-			}
 		}
 	}
 	if big {
@@ -657,7 +651,7 @@ func (m *mapper) lsmRelocate(planes []*tiff.Page, positions int64) ([]*tiff.Page
 				starts = append(starts, start{i, o[0]})
 			}
 		}
-		slices.SortStableFunc(starts, func(a, b start) int { return cmpUint(a.at, b.at) })
+		slices.SortStableFunc(starts, func(a, b start) int { return cmp.Compare(a.at, b.at) })
 		for j, st := range starts {
 			i := st.page
 			if i%2 == 1 {
@@ -688,21 +682,13 @@ func (m *mapper) lsmRelocate(planes []*tiff.Page, positions int64) ([]*tiff.Page
 	out := make([]*tiff.Page, len(planes))
 	for k, p := range planes {
 		q, err := p.Relocated(offsets[2*k], counts[2*k])
-		if err != nil {
+		switch {
+		case err != nil && !big:
+			q = p // refused where it is mapped, its blocks as stored
+		case err != nil:
 			return nil, fmt.Errorf("page %d, its strips relocated as tifffile reads them: %w", 2*k, err)
 		}
 		out[k] = q
 	}
 	return out, nil
-}
-
-// cmpUint compares two offsets.
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -473,6 +474,55 @@ func TestLSMCompressedCounts(t *testing.T) {
 		assert.Equal(t, next.Offset, b.Offset+b.Size, "plane %d's strip runs to its thumbnail's", i)
 		assert.Equal(t, images[2*i], readPlane(t, pl.Page))
 	}
+}
+
+// TestLSMCompressedLastAtEnd: a compressed plane whose data ends the file
+// (its thumbnail stored before it), its stated count the uncompressed size
+// past the file's end, runs to the end of the file, as tifffile reads it,
+// and the file is read (it was refused whole).
+func TestLSMCompressedLastAtEnd(t *testing.T) {
+	const w = 64
+	s := lsmStack{width: w, height: w, z: 2, c: 1, t: 1, bits: 16, codec: mustCodec(tiff.CompressionLZW)}
+	s.page = func(i int, b *ifd.Builder) {
+		if i%2 == 0 {
+			b.Remove(tiff.TagStripByteCounts)
+			b.AddUint(tiff.TagStripByteCounts, w*w*2)
+		}
+		e, _ := b.Get(tiff.TagStripOffsets) // a LONG, to point past what a SHORT holds
+		v, _ := e.Uints()
+		b.Remove(tiff.TagStripOffsets)
+		b.AddLong(tiff.TagStripOffsets, uint32(v[0]))
+	}
+	file, images := s.build(t)
+	tf, err := tiff.Read(bytes.NewReader(file), int64(len(file)))
+	require.NoError(t, err)
+	last := tf.Pages[len(tf.Pages)-2]
+	strip, err := last.Block(0)
+	require.NoError(t, err, "the stated count fits where the plane lies")
+	thumb, err := tf.Pages[len(tf.Pages)-1].Block(0)
+	require.NoError(t, err)
+	// The plane's compressed data moved to the end of the file, its
+	// StripOffsets (a LONG in the entry) pointed there.
+	data := slices.Clone(file[strip.Offset:thumb.Offset])
+	at := len(file)
+	file = append(file, data...)
+	e, ok := last.Field(tiff.TagStripOffsets)
+	require.True(t, ok)
+	require.Equal(t, ifd.Long, e.Type)
+	n := int64(binary.LittleEndian.Uint16(file[last.Offset:]))
+	for i := range n {
+		entry := file[last.Offset+2+12*i:]
+		if binary.LittleEndian.Uint16(entry) == tiff.TagStripOffsets {
+			binary.LittleEndian.PutUint32(entry[8:], uint32(at))
+		}
+	}
+	f, err := mapFile(t, file, "end.lsm", Options{})
+	require.NoError(t, err)
+	pl := f.Images[0].Planes[1].Page
+	b, err := pl.Block(0)
+	require.NoError(t, err)
+	assert.Equal(t, [2]uint64{uint64(at), uint64(len(data))}, [2]uint64{b.Offset, b.Size}, "to the end of the file")
+	assert.True(t, bytes.Equal(images[2], readPlane(t, pl)), "the plane's samples") // images holds the thumbnails too
 }
 
 // TestLSMBigEndian: CZ_LSMINFO is read in the file's byte order, as
