@@ -547,9 +547,12 @@ func lsmDescribe(im *Image, info lsmInfo, ch lsmChannels, stamps []float64, stam
 			s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: f.name, Value: info.text(f)})
 		}
 	}
-	if len(stamps) > 0 {
-		texts := make([]string, len(stamps))
-		for i, v := range stamps {
+	if len(own) > 0 {
+		// The image's own stamps only, as each of Bio-Formats' series has
+		// its own: every image given all of a mosaic's would make the
+		// output grow with positions times stamps.
+		texts := make([]string, len(own))
+		for i, v := range own {
 			texts[i] = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: "TimeStamps", Value: strings.Join(texts, " ")})

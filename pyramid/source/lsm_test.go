@@ -248,6 +248,21 @@ func TestLSMMetadata(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pyramid.Quantity{}, f.Images[0].Spec.TimeIncrement)
 	assert.Equal(t, pyramid.Quantity{Value: 5, Unit: "s"}, f.Images[0].Spec.PlaneInfo[len(f.Images[0].Spec.PlaneInfo)-1].DeltaT)
+
+	// Each position's image has its own stamps, not the file's.
+	s = lsmStack{width: 8, height: 8, z: 1, c: 1, t: 2, scanType: 5, positions: [2]int32{3, 1}, stamps: []float64{0, 1, 2, 3, 4, 5}}
+	f, _, err = mapLSM(t, s, Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Images, 3)
+	for i, want := range []string{"0 1", "2 3", "4 5"} {
+		var got []string
+		for _, kv := range f.Images[i].Spec.Annotations {
+			if kv.Key == "TimeStamps" {
+				got = append(got, kv.Value)
+			}
+		}
+		assert.Equal(t, []string{want}, got, "position %d", i)
+	}
 }
 
 func TestLSMBadInfo(t *testing.T) {
