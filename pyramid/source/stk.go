@@ -38,6 +38,11 @@ const (
 	// creation time, wavelength, stage label, description) go into the
 	// map annotation; those of more planes are noted.
 	maxSTKPlaneKeys = 64
+	// maxSTKLabels bounds the planes whose stage labels, strings of their
+	// own lengths, are walked to reach the UIC4 items after them: two
+	// reads a plane, so a hostile count of tiny planes would cost seconds
+	// a megabyte. Past it the UIC4 table is read no further, noted.
+	maxSTKLabels = 1 << 16
 )
 
 // uicNames names the UIC1 and UIC4 ids as tifffile and Bio-Formats do,
@@ -463,14 +468,22 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 			if v == nil {
 				return
 			}
+			// A second item replaces the first, as Bio-Formats and
+			// tifffile read it.
+			meta.stageX, meta.stageY = make([]float64, n), make([]float64, n)
 			for k := range n {
-				meta.stageX, meta.stageY = append(meta.stageX, v[2*k]), append(meta.stageY, v[2*k+1])
+				meta.stageX[k], meta.stageY[k] = v[2*k], v[2*k+1]
 			}
 			off += uint64(16 * n)
 		case 29: // CameraChipOffset: read past
 			off += uint64(16 * n)
 			skipped = append(skipped, "29")
 		case 37: // StageLabel: a string a plane
+			if n > maxSTKLabels {
+				meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag's stage labels and the items after them are not read: %d planes, more than %d", n, maxSTKLabels))
+				return
+			}
+			meta.labels = meta.labels[:0] // a second item replaces the first
 			for range n {
 				s, next, ok := uicString(r, off, "UIC4tag's StageLabel")
 				if !ok {

@@ -304,6 +304,20 @@ func TestSTKStage(t *testing.T) {
 	assert.Contains(t, im.Notes, "its UIC4tag's items of ids 41 are not read")
 }
 
+// TestSTKStageRepeated: a StagePosition item given twice is its second,
+// as Bio-Formats and tifffile read it (the positions were dropped).
+func TestSTKStageRepeated(t *testing.T) {
+	s := testSTK{width: 8, height: 6, bits: 8, planes: []stkPlane{{0, 1, 2451576, 0}, {0, 1, 2451576, 1000}}}
+	pos := func(a, b, c, d int) []byte {
+		return append([]byte{28, 0}, append(append(uicRat(uint32(a), 1), uicRat(uint32(b), 1)...), append(uicRat(uint32(c), 1), uicRat(uint32(d), 1)...)...)...)
+	}
+	s.uic4 = append(append(pos(1, 2, 3, 4), pos(5, 6, 7, 8)...), 0, 0)
+	f, err := mapFile(t, s.file(t), "a.stk", Options{})
+	require.NoError(t, err)
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	assert.Equal(t, []pyramid.Plane{{T: 0, PositionX: rf(5), PositionY: rf(6)}, {T: 1, PositionX: rf(7), PositionY: rf(8)}}, f.Images[0].Spec.PlaneInfo)
+}
+
 // TestSTKRefused: a compressed STK of several planes, and one whose
 // planes the file does not hold, are refused with typed errors; with
 // SkipUnsupported the first is left out and the second keeps what the
