@@ -100,8 +100,9 @@ func (s testSTK) file(t testing.TB) []byte {
 	counts[len(counts)-1] += s.padding
 	// UIC1 (which tells an STK): entries whose data lies elsewhere get
 	// their offsets.
-	// Two entries at least, so that the table lies out of line.
-	s.uic1 = append([]uicEntry{{id: 0, value: 1}}, s.uic1...) // AutoScale
+	// Two entries at least (AutoScale, MinScale), so that the table lies
+	// out of line, where MetaMorph writes it.
+	s.uic1 = append([]uicEntry{{id: 0, value: 1}, {id: 1, value: 0}}, s.uic1...)
 	var uic1 []byte
 	for _, e := range s.uic1 {
 		v := e.value
@@ -251,6 +252,9 @@ func TestSTK(t *testing.T) {
 			if tt.physZ > 0 {
 				assert.Equal(t, "µm", s.PhysicalSizeZUnit)
 			}
+			for _, note := range im.Notes { // the fixture's UIC tables are all read
+				assert.NotContains(t, note, "not read")
+			}
 		})
 	}
 }
@@ -353,7 +357,7 @@ func TestSTKRefused(t *testing.T) {
 	f, err = mapFile(t, bad.file(t), "a.stk", Options{})
 	require.NoError(t, err, "UIC values past the end are noted, not fatal")
 	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's entries of ids 99 are not read")
-	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's Name is not read: tiff: malformed file: 4 bytes at 1073741824, past the end of the 1118-byte file")
+	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's Name is not read: tiff: malformed file: 4 bytes at 1073741824, past the end of the 1130-byte file")
 	assert.Len(t, f.Images[0].Planes, 3)
 	assert.Empty(t, f.Images[0].Spec.Name, "a name past the end of the file is not read")
 }
