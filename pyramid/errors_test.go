@@ -2,6 +2,7 @@ package pyramid
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
 	"image"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/iohandle/iohandletest"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // requireOnePrefix fails unless err's message carries this package's
@@ -108,14 +110,27 @@ func TestCreateRefusesUpFront(t *testing.T) {
 	require.ErrorIs(t, err, ErrOption)
 	assert.Equal(t, "pyramid: bad option: the output handle already holds 4 bytes", err.Error())
 
-	// A name the OME-XML could not carry (its UUID's FileName): nothing
-	// is left at it.
-	for _, name := range []string{"ctl\x01.ome.tif", "bad\xff.ome.tif"} {
+}
+
+// TestCreateNameNotXML: a file whose name XML cannot carry (a control
+// character, bytes not UTF-8) is written, its TiffData without the UUID
+// that would name it, and its OME-XML stays XML.
+func TestCreateNameNotXML(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"ctl\x01.ome.tif", "bad\xff.ome.tif", "plain.ome.tif"} {
 		path := filepath.Join(dir, name)
-		_, err = Create(path, Options{})
-		require.ErrorIs(t, err, ErrMetadata, name)
-		assert.Contains(t, err.Error(), "(the file's name, which the OME-XML gives)")
-		assert.NoFileExists(t, path)
+		w, err := Create(path, Options{})
+		require.NoError(t, err, name)
+		im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4})
+		require.NoError(t, err)
+		require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
+		require.NoError(t, w.Close())
+		f, err := tiff.Open(path)
+		require.NoError(t, err)
+		d := f.Pages[0].Description()
+		f.Close()
+		assert.NoError(t, xml.Unmarshal([]byte(d), new(struct{})), name)
+		assert.Equal(t, name == "plain.ome.tif", strings.Contains(d, `FileName="plain.ome.tif"`), name)
 	}
 }
 

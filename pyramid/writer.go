@@ -190,8 +190,9 @@ func New(h iohandle.Handle, opts Options) (*Writer, error) {
 // writing. Close commits h, and Abort or a failure of the writer aborts
 // it; if NewContext itself fails, h is left to the caller. When h knows its
 // destination (it has a Path method, as *iohandle.File does), each TiffData
-// names the file with its UUID; otherwise the TiffData elements carry no
-// UUID and refer to the file they are in.
+// names the file with its UUID; otherwise, or when XML cannot carry the
+// name (a control character, bytes not UTF-8), the TiffData elements carry
+// no UUID and refer to the file they are in.
 //
 // Once ctx is done, the writing stops: the next tile written fails the
 // writer with context.Cause(ctx) (ctx's error, unless it was cancelled
@@ -221,11 +222,12 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	}
 	fileName := ""
 	if named, ok := h.(interface{ Path() string }); ok {
-		// Each TiffData's UUID names the file in the OME-XML, which XML
-		// 1.0 must carry: a control character would make it no XML.
-		fileName = filepath.Base(named.Path())
-		if err := checkXMLText(fileName); err != nil {
-			return nil, fmt.Errorf("%w (the file's name, which the OME-XML gives)", err)
+		// Each TiffData's UUID names the file in the OME-XML. A name XML
+		// 1.0 cannot carry (a control character, bytes not UTF-8) is left
+		// out, as for a handle without a path: the TiffData elements then
+		// refer to the file they are in, and the document stays XML.
+		if name := filepath.Base(named.Path()); checkXMLText(name) == nil {
+			fileName = name
 		}
 	}
 	codec, err := newCodec(opts.coding())
