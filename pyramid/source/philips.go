@@ -10,7 +10,9 @@ import (
 	"image"
 	"image/jpeg"
 	"io"
+	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/ifd"
@@ -92,42 +94,65 @@ func (m *mapper) philipsAssociated(description string) error {
 }
 
 // withoutImageData returns a Philips XML with the text of each
-// PIM_DP_IMAGE_DATA attribute removed, and how many held any. That text
-// is a label's or macro's JPEG in base64, often megabytes: read as an
-// image of its own, or noted, it would only bloat the OME-XML every
-// reader parses. Text between a start tag and the next tag goes, so the
-// document stays well formed.
+// PIM_DP_IMAGE_DATA Attribute element removed, and how many held any.
+// That text is a label's or macro's JPEG in base64, often megabytes: read
+// as an image of its own, or noted, it would only bloat the OME-XML every
+// reader parses. Only base64 text right after such an element's start tag
+// (its attributes read with their quotes, not self-closing) goes, so the
+// document stays well formed and nothing else is cut.
 func withoutImageData(d string) (string, int) {
-	const name = "PIM_DP_IMAGE_DATA"
 	var b strings.Builder
 	n := 0
 	for {
-		i := strings.Index(d, name)
-		if i < 1 || i+len(name) >= len(d) {
+		i := strings.Index(d, "<Attribute")
+		if i < 0 {
 			break
 		}
-		if q := d[i-1]; (q != '"' && q != '\'') || d[i+len(name)] != q {
-			b.WriteString(d[:i+len(name)]) // not an attribute's quoted value
-			d = d[i+len(name):]
-			continue
-		}
-		open := strings.IndexByte(d[i:], '>')
-		if open < 0 {
-			break
-		}
-		start := i + open + 1
-		end := strings.IndexByte(d[start:], '<')
+		end := startTagEnd(d[i:])
 		if end < 0 {
 			break
 		}
-		if strings.TrimSpace(d[start:start+end]) != "" {
-			n++
+		tag := d[i : i+end+1]
+		b.WriteString(d[:i+end+1])
+		d = d[i+end+1:]
+		text := d[:max(strings.IndexByte(d, '<'), 0)]
+		if strings.HasSuffix(tag, "/>") || !imageDataName.MatchString(tag) || strings.TrimSpace(text) == "" ||
+			strings.ContainsFunc(text, func(r rune) bool { return !isBase64(r) && !unicode.IsSpace(r) }) {
+			continue
 		}
-		b.WriteString(d[:start])
-		d = d[start+end:]
+		n++
+		d = d[len(text):]
 	}
 	b.WriteString(d)
 	return b.String(), n
+}
+
+// imageDataName matches the Name attribute of a PIM_DP_IMAGE_DATA
+// Attribute element's start tag.
+var imageDataName = regexp.MustCompile(`(?s)^<Attribute\s(?:.*\s)?Name\s*=\s*(?:"PIM_DP_IMAGE_DATA"|'PIM_DP_IMAGE_DATA')`)
+
+// startTagEnd returns the index of the '>' that ends the start tag at the
+// start of s, skipping quoted attribute values; -1 if it does not end.
+func startTagEnd(s string) int {
+	var quote byte
+	for k := 1; k < len(s); k++ {
+		switch c := s[k]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '>':
+			return k
+		}
+	}
+	return -1
+}
+
+// isBase64 reports whether r is of base64's alphabet or its padding.
+func isBase64(r rune) bool {
+	return 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/' || r == '='
 }
 
 // named reports whether an image mapped so far is named name.
@@ -233,7 +258,7 @@ func embeddedJPEG(data string) (*Image, error) {
 	// As glib decodes base64 for OpenSlide: characters outside the
 	// alphabet (line breaks, stray marks) skipped, the padding optional.
 	b64 := strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/' {
+		if isBase64(r) && r != '=' {
 			return r
 		}
 		return -1
