@@ -33,11 +33,11 @@ const infoName = "ometiff info"
 // not be read, 2 for a usage error.
 func runInfo(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet(infoName, "usage: ometiff info file...\n\n"+
-		"Info says how the pages of TIFF, BigTIFF, OME-TIFF, SVS, NDPI, BIF, SCN, Philips,\n"+
-		"QPTIFF, STK and LSM files map to the images (series) and planes that ometiff\n"+
-		"convert writes, with the metadata it keeps, the tiles it copies through, and\n"+
-		"what it cannot convert; of PNG, JPEG, GIF, BMP and WebP files, the one plane\n"+
-		"convert writes.\n\n")
+		"Info says how the pages of TIFF, BigTIFF, OME-TIFF, SVS, NDPI, BIF, SCN,\n"+
+		"Philips, QPTIFF, STK and LSM files map to the images (series) and planes that\n"+
+		"ometiff convert writes, with the metadata it keeps, the tiles it copies\n"+
+		"through, and what it cannot convert; of PNG, JPEG, GIF, BMP and WebP files,\n"+
+		"the one plane convert writes.\n\n")
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}
@@ -98,11 +98,11 @@ func imageFile(path string) (string, bool) {
 	// would run on it, buffers a stream up to its directory, however far
 	// into the file, where a TIFF source.Open refused would land.
 	br := bufio.NewReader(f)
-	if magic, err := br.Peek(4); err == nil && slices.Contains([]string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"}, string(magic)) {
+	if magic, err := br.Peek(4); err == nil && isTIFF(magic) {
 		return "", false
 	}
 	cfg, format, err := image.DecodeConfig(br)
-	if err != nil || format == "tiff" {
+	if err != nil {
 		return "", false
 	}
 	var spec pyramid.ImageSpec
