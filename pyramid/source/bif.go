@@ -406,6 +406,9 @@ func (m *mapper) bifSlide(p *tiff.Page, i int, reduced []*tiff.Page, xmp iScan) 
 	if fromISCan {
 		s.Annotations = slices.DeleteFunc(slices.Clone(s.Annotations), func(kv pyramid.KeyValue) bool { return kv.Key == "Magnification" })
 	}
+	if err := m.boundAnnotations(im, "the iScan element"); err != nil {
+		return err
+	}
 	textTags(im)
 	if len(xmp.children) > 0 {
 		im.Notes = append(im.Notes, fmt.Sprintf("the iScan element's child elements (%s) are not carried: only its attributes are, as a map annotation",
@@ -423,5 +426,5 @@ func (m *mapper) bifSlide(p *tiff.Page, i int, reduced []*tiff.Page, xmp iScan) 
 		}
 	}
 	m.add(im)
-	return m.boundAnnotations(im, "the iScan element")
+	return nil
 }

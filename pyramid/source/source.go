@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -608,13 +609,14 @@ const maxAnnotations = 1024
 
 // boundAnnotations keeps the first maxAnnotations of im's annotations and
 // reports the rest (ErrMetadata, through skipImageMetadata); what names
-// the metadata they come from.
+// the metadata they come from, whose fields are all the annotations so
+// far (the caller bounds them before adding others).
 func (m *mapper) boundAnnotations(im *Image, what string) error {
 	n := len(im.Spec.Annotations)
 	if n <= maxAnnotations {
 		return nil
 	}
-	im.Spec.Annotations = im.Spec.Annotations[:maxAnnotations:maxAnnotations]
+	im.Spec.Annotations = slices.Clone(im.Spec.Annotations[:maxAnnotations]) // the rest's memory freed
 	return m.skipImageMetadata(im, fmt.Errorf("%w: %s has %d more fields than the %d kept as annotations", ErrMetadata, what, n-maxAnnotations, maxAnnotations))
 }
 
