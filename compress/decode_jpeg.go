@@ -105,8 +105,8 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	}
 	// The scans are counted in the whole stream that image/jpeg decodes:
 	// the JPEGTables may hold scans too, and they come before every block.
-	if scanCount(stream, maxJPEGScans) > maxJPEGScans {
-		return fmt.Errorf("%w: JPEG: more than %d scans", ErrCompression, maxJPEGScans)
+	if err := checkScans(stream); err != nil {
+		return err
 	}
 	m, err := jpeg.Decode(bytes.NewReader(stream))
 	if err != nil {
@@ -222,8 +222,8 @@ func scanCount(s []byte, limit int) int {
 // abbreviated one) is within the bounds the Decoder keeps, without
 // decoding it: it starts with SOI, its frame header is read, and it has at
 // most 500 scans. image/jpeg has no bound of its own and decodes every
-// scan of a progressive frame in full, so a caller that decodes such a
-// stream with it (package source, a JPEG a slide's metadata holds) checks
+// scan of a progressive frame in full, so a caller that decodes a stream
+// with it, outside a Decoder (an image a slide's metadata holds), checks
 // first: a few KB of hostile stream would otherwise cost minutes.
 func CheckJPEG(stream []byte) error {
 	if len(stream) < 2 || stream[0] != 0xff || stream[1] != 0xd8 {
@@ -232,6 +232,11 @@ func CheckJPEG(stream []byte) error {
 	if _, _, _, err := frameSize(stream); err != nil {
 		return err
 	}
+	return checkScans(stream)
+}
+
+// checkScans refuses a stream of more than maxJPEGScans scans.
+func checkScans(stream []byte) error {
 	if scanCount(stream, maxJPEGScans) > maxJPEGScans {
 		return fmt.Errorf("%w: JPEG: more than %d scans", ErrCompression, maxJPEGScans)
 	}
