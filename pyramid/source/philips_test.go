@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/ndpitest"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // philipsJPEG returns a w × h JPEG of ndpitest's pattern: RGB (4:2:0)
@@ -76,7 +77,7 @@ func TestPhilipsXMLImages(t *testing.T) {
 	label, macro := philipsJPEG(t, 40, 24, false), philipsJPEG(t, 30, 20, true)
 	enc := base64.StdEncoding.EncodeToString
 	xml := philipsXML("LABELIMAGE", enc(label), "MACROIMAGE", enc(macro), "LABELIMAGE", enc(macro))
-	f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml)))
+	f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml), ascii(tiff.TagSoftware, "Philips DP v1.0")))
 	require.NoError(t, err)
 	assert.Equal(t, Philips, f.Kind)
 	assert.Equal(t, "Philips", f.Kind.String())
@@ -109,6 +110,9 @@ func TestPhilipsXMLImages(t *testing.T) {
 		assert.Less(t, float64(sum)/float64(len(got)), 2.0, "image %d: the mean difference from image/jpeg's samples", i+1)
 	}
 
+	f, _, err = mapPages(t, Options{}, gray(64, 48, description(xml)), gray(20, 30, description("Label")))
+	require.NoError(t, err)
+	assert.Equal(t, TIFF, f.Kind, "no Software of Philips': read the same, named a TIFF, as OpenSlide would not take it")
 	f, _, err = mapPages(t, Options{}, gray(64, 48, description(xml)), gray(20, 30, description("Label")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"", "label", "macro"}, []string{f.Images[0].Spec.Name, f.Images[1].Spec.Name, f.Images[2].Spec.Name})

@@ -117,8 +117,10 @@ const (
 	QPTIFF
 	// Philips is a Philips TIFF slide (IntelliSite): mapped as a plain
 	// TIFF, with the pixel size of its XML, and its label and macro, from
-	// pages or from the XML's base64, named so. It is told by page 0's
-	// description, a DPUfsImport DataObject.
+	// pages or from the XML's base64, named so. It is told, as OpenSlide
+	// tells it, by page 0's Software ("Philips...") and description, a
+	// DPUfsImport DataObject; a description of that kind alone is read
+	// the same, as a TIFF.
 	Philips
 	// STK is a MetaMorph STK stack (Molecular Devices): its one page is
 	// the first of the planes its UIC2tag counts, the others stored after
@@ -339,8 +341,8 @@ func (f *File) Close() error {
 // BIF (isBIF), XML naming Leica's SCN namespace an SCN, a first page whose
 // Software starts "PerkinElmer-QPI" a QPTIFF, a first page with a UIC1tag
 // a MetaMorph STK, a first page with Zeiss's CZ_LSMINFO field an LSM, a
-// description that is a Philips DPUfsImport DataObject a Philips slide,
-// and anything else a plain TIFF. A
+// description that is a Philips DPUfsImport DataObject, with Software
+// starting "Philips", a Philips slide, and anything else a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
 // ErrMetadata: read as a plain TIFF, the file would lose its metadata. Every
 // page mapped to a plane is checked to be readable by a BandReader, its
@@ -416,7 +418,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	default:
 		err = m.generic()
 		if err == nil && isPhilips(description) {
-			out.Kind = Philips
+			if f != nil && strings.HasPrefix(f.Pages[0].Software(), "Philips") {
+				out.Kind = Philips // as OpenSlide tells one
+			}
 			err = m.philipsAssociated(description)
 		}
 	}
