@@ -66,7 +66,8 @@
 //     samples the channels, along Z and T as CZ_LSMINFO says (one image a
 //     position), the pages between (thumbnails) left out; VoxelSize is
 //     the physical size, ChannelColors the channels' names and colours,
-//     TimeStamps the planes' times; strip offsets past 4 GiB unwrapped;
+//     TimeStamps the planes' times; 32-bit pages of DataType 5 floats;
+//     strip offsets past 4 GiB unwrapped;
 //   - plain TIFF: pages of one shape are planes along T, as Bio-Formats
 //     puts them (or along Z, C and T as an ImageJ description, or
 //     tifffile's JSON description of a shaped series, says: its axes OME

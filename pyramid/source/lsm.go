@@ -248,6 +248,20 @@ func (m *mapper) lsm() error {
 			v, _ := e.Uints()
 			bitsNote = fmt.Sprintf("the BitsPerSample of its pages (two values) lies at the offset their entry's bytes make, as old Zeiss writers stored it and tifffile reads it: %v", v)
 		}
+		// DataType 5 is 32-bit float (tifffile's and Zeiss's table; Bio-Formats
+		// takes any 32-bit LSM for floats), which Zeiss's pages do not say.
+		if _, ok := planes[i].Field(tiff.TagSampleFormat); !ok && info.int("DataType") == 5 {
+			l, err := planes[i].Layout()
+			if err == nil && l.BitsPerSample == 32 {
+				samples := make([]byte, 0, 2*l.SamplesPerPixel)
+				for range l.SamplesPerPixel {
+					samples = binary.LittleEndian.AppendUint16(samples, tiff.SampleFormatFloat)
+				}
+				if planes[i], err = planes[i].WithField(ifd.Entry{Tag: tiff.TagSampleFormat, Type: ifd.Short, Count: uint64(l.SamplesPerPixel), Value: samples}); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if len(thumbs) > 0 {
 		w, _ := thumbs[0].Uint(tiff.TagImageWidth)

@@ -540,6 +540,24 @@ func TestLSMCompressedLastAtEnd(t *testing.T) {
 	assert.True(t, bytes.Equal(images[2], readPlane(t, pl)), "the plane's samples") // images holds the thumbnails too
 }
 
+// TestLSMFloat: 32-bit pages of DataType 5, which Zeiss writes without a
+// SampleFormat, are floats, as CZ_LSMINFO's table says (tifffile's, and
+// Bio-Formats reads any 32-bit LSM so); of another DataType, integers.
+func TestLSMFloat(t *testing.T) {
+	for _, tt := range []struct {
+		dataType uint32
+		want     pyramid.PixelType
+	}{{5, pyramid.Float32}, {1, pyramid.Uint32}} {
+		s := lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, bits: 32}
+		s.info = func(b []byte) { binary.LittleEndian.PutUint32(b[28:], tt.dataType) }
+		s.page = func(_ int, b *ifd.Builder) { b.Remove(tiff.TagSampleFormat) } // as Zeiss writes them
+		f, images, err := mapLSM(t, s, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, f.Images[0].Spec.PixelType, "DataType %d", tt.dataType)
+		assert.Equal(t, images[2], readPlane(t, f.Images[0].Planes[1].Page), "the samples as stored")
+	}
+}
+
 // TestLSMBigEndian: CZ_LSMINFO is read in the file's byte order, as
 // Bio-Formats reads it (tifffile reads little-endian files only).
 func TestLSMBigEndian(t *testing.T) {
