@@ -648,7 +648,8 @@ func julianDate(day, ms uint32) (time.Time, bool) {
 	return time.Date(int(year), time.Month(month), int(dd), 0, 0, 0, 0, pyramid.NoZone).Add(time.Duration(ms) * time.Millisecond), true
 }
 
-// julianTime is julianDate as text ("2000-02-02T15:06:02.783"); "" when
+// julianTime is julianDate as text, an xsd:dateTime to the millisecond
+// without a zone (time.Time.Format "2006-01-02T15:04:05.000"); "" when
 // it is no date.
 func julianTime(day, ms uint32) string {
 	t, ok := julianDate(day, ms)
