@@ -58,6 +58,18 @@ type lsmField struct {
 	kind byte
 }
 
+// size returns the bytes of the field's value: 4 for an int32, uint32 or
+// offset ('i', 'u', 'o'), 2 for a uint16 ('h'), 8 for a float64 ('d').
+func (f lsmField) size() int {
+	switch f.kind {
+	case 'h':
+		return 2
+	case 'd':
+		return 8
+	}
+	return 4
+}
+
 // lsmFields are the fields of CZ_LSMINFO read, as tifffile's CZ_LSMINFO
 // structure places them (Bio-Formats reads the same bytes).
 var lsmFields = []lsmField{
@@ -134,7 +146,7 @@ func parseLSMInfo(p *tiff.Page) (lsmInfo, error) {
 	b = b[:min(int64(len(b)), size)]
 	info := lsmInfo{values: map[string]uint64{}, order: order}
 	for _, f := range lsmFields {
-		switch n := map[byte]int{'i': 4, 'u': 4, 'o': 4, 'h': 2, 'd': 8}[f.kind]; {
+		switch n := f.size(); {
 		case f.at+n > len(b):
 		case n == 2:
 			info.values[f.name] = uint64(order.Uint16(b[f.at:]))

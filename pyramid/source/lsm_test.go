@@ -564,7 +564,7 @@ func TestLSMBigEndian(t *testing.T) {
 	s := lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, voxel: [3]float64{1e-6, 1e-6, 2e-6}}
 	info := s.lsmStruct(0, 0)
 	for _, f := range lsmFields { // the structure in big-endian order
-		n := map[byte]int{'i': 4, 'u': 4, 'o': 4, 'h': 2, 'd': 8}[f.kind]
+		n := f.size()
 		for i := range n / 2 {
 			info[f.at+i], info[f.at+n-1-i] = info[f.at+n-1-i], info[f.at+i]
 		}
