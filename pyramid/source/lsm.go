@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,7 +204,8 @@ func (in lsmInfo) text(f lsmField) string {
 //     corrected as Bio-Formats does (a note says so);
 //   - when DimensionP × DimensionM (positions, mosaic tiles) is more than
 //     1, the pages are that many images of as many pages each, in order,
-//     as Bio-Formats' series;
+//     as Bio-Formats' series, named as it names them: "name #1" to
+//     "name #N", name the file's without its extension;
 //   - the physical sizes are VoxelSizeX, Y and Z (metres, in µm), the
 //     channels' names and colours those of the ChannelColors record (a
 //     black colour is white, as Bio-Formats shows it), the time increment
@@ -303,6 +305,11 @@ func (m *mapper) lsm() error {
 			continue
 		}
 		im.Notes = append(im.Notes, notes...)
+		if base := strings.TrimSuffix(m.name, path.Ext(m.name)); positions > 1 && base != "" {
+			// Bio-Formats names a position's series so: the file's name
+			// without its extension, and the position's number from 1.
+			im.Spec.Name = base + " #" + strconv.Itoa(k+1)
+		}
 		lsmDescribe(im, info, channels, stamps, stampIndex)
 		stampIndex += im.Spec.SizeT
 		m.add(im)

@@ -176,7 +176,7 @@ func TestLSMMapping(t *testing.T) {
 		{"one channel", lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, bits: 16},
 			[]string{`"" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 2:*`}},
 		{"two positions", lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, positions: [2]int32{2, 1}},
-			[]string{`"" 8x8 Z2 C1 T1 XYCZT uint8 x1: 0:* 2:*`, `"" 8x8 Z2 C1 T1 XYCZT uint8 x1: 4:* 6:*`}},
+			[]string{`"stack #1" 8x8 Z2 C1 T1 XYCZT uint8 x1: 0:* 2:*`, `"stack #2" 8x8 Z2 C1 T1 XYCZT uint8 x1: 4:* 6:*`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
