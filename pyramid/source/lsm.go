@@ -211,8 +211,10 @@ func (in lsmInfo) text(f lsmField) string {
 //     black colour is white, as Bio-Formats shows it), the time increment
 //     TimeIntervall (seconds) or else the spacing of evenly spaced
 //     TimeStamps, and each plane's DeltaT its time stamp's from the first
-//     (as Bio-Formats, when there are several time points); the other
-//     fields of CZ_LSMINFO and the time stamps are the map annotation.
+//     (as Bio-Formats, when there are several time points), and each
+//     plane's position its image's in the Positions and TilePositions
+//     records (lsmRecords); the other fields of CZ_LSMINFO and the time
+//     stamps are the map annotation.
 //     The records not read (ScanInformation, the event list, the lookup
 //     tables, overlays and ROIs...) are named in a note.
 //
@@ -290,7 +292,7 @@ func (m *mapper) lsm() error {
 		positions = 1
 	}
 	per := len(planes) / int(positions)
-	channels, stamps, recordNotes := m.lsmRecords(info)
+	recs, recordNotes := m.lsmRecords(info, int(positions))
 	notes = append(notes, recordNotes...)
 	if bitsNote != "" {
 		notes = append(notes, bitsNote)
@@ -310,7 +312,11 @@ func (m *mapper) lsm() error {
 			// without its extension, and the position's number from 1.
 			im.Spec.Name = base + " #" + strconv.Itoa(k+1)
 		}
-		lsmDescribe(im, info, channels, stamps, stampIndex)
+		var at *[3]float64
+		if k < len(recs.positions) {
+			at = &recs.positions[k]
+		}
+		lsmDescribe(im, info, recs, stampIndex, at)
 		stampIndex += im.Spec.SizeT
 		m.add(im)
 	}
@@ -417,12 +423,27 @@ type lsmChannels struct {
 	colors []color.Color
 }
 
+// lsmRecordsRead are the records of CZ_LSMINFO the mapping carries.
+type lsmRecordsRead struct {
+	channels lsmChannels
+	stamps   []float64
+	// positions are each position's stage coordinates (X, Y, Z, in µm).
+	positions [][3]float64
+}
+
 // lsmRecords reads the records of CZ_LSMINFO that the mapping carries
-// (ChannelColors and TimeStamps), and returns notes on those it cannot
+// (ChannelColors, TimeStamps, Positions and TilePositions), the latter
+// for the first images positions, and returns notes on those it cannot
 // read and those it does not.
-func (m *mapper) lsmRecords(info lsmInfo) (ch lsmChannels, stamps []float64, notes []string) {
+//
+// The stage coordinates of position i are, as Bio-Formats computes them,
+// OriginX, Y and Z plus the Positions record's i-th (both metres, made
+// µm), plus, when the TilePositions record has an i-th, the origin and
+// that once more: Bio-Formats adds the two records' coordinates so.
+func (m *mapper) lsmRecords(info lsmInfo, images int) (recs lsmRecordsRead, notes []string) {
 	tf := m.file.TIFF
 	var unread []string
+	origin := [3]float64{info.float("OriginX") * 1e6, info.float("OriginY") * 1e6, info.float("OriginZ") * 1e6}
 	for _, f := range lsmFields {
 		off := info.values[f.name]
 		if f.kind != 'o' || off == 0 {
@@ -432,9 +453,22 @@ func (m *mapper) lsmRecords(info lsmInfo) (ch lsmChannels, stamps []float64, not
 		var err error
 		switch name {
 		case "ChannelColors":
-			ch, err = readLSMChannelColors(tf, info.order, int64(off))
+			recs.channels, err = readLSMChannelColors(tf, info.order, int64(off))
 		case "TimeStamps":
-			stamps, err = readLSMTimeStamps(tf, info.order, int64(off))
+			recs.stamps, err = readLSMTimeStamps(tf, info.order, int64(off))
+		case "Positions", "TilePositions":
+			var v [][3]float64
+			if v, err = readLSMPositions(tf, info.order, int64(off), images); err != nil {
+				break
+			}
+			for i, p := range v {
+				if i == len(recs.positions) {
+					recs.positions = append(recs.positions, [3]float64{})
+				}
+				for a := range p {
+					recs.positions[i][a] += origin[a] + p[a]*1e6
+				}
+			}
 		default:
 			unread = append(unread, name)
 			continue
@@ -443,10 +477,45 @@ func (m *mapper) lsmRecords(info lsmInfo) (ch lsmChannels, stamps []float64, not
 			notes = append(notes, fmt.Sprintf("its %s record (at %d) is not read: %v", name, off, err))
 		}
 	}
+	for i, p := range recs.positions {
+		if slices.ContainsFunc(p[:], func(v float64) bool { return !(math.Abs(v) <= math.MaxFloat32) }) {
+			// OME's positions are xsd:float: one past it cannot be written.
+			notes = append(notes, fmt.Sprintf("the stage coordinates of its position %d (%g, %g, %g µm) are not carried: past a float's range", i, p[0], p[1], p[2]))
+			recs.positions = recs.positions[:i]
+			break
+		}
+	}
 	if len(unread) > 0 {
 		notes = append(notes, fmt.Sprintf("CZ_LSMINFO's records %s are not read", strings.Join(unread, ", ")))
 	}
-	return ch, stamps, notes
+	return recs, notes
+}
+
+// readLSMPositions reads the first (at most) n entries of a Positions or
+// TilePositions record, as tifffile reads one: the number of entries
+// (uint32), then each entry's X, Y and Z (float64, metres). A record
+// whose entries would run past the end of the file is refused.
+func readLSMPositions(tf *tiff.File, o binary.ByteOrder, off int64, n int) ([][3]float64, error) {
+	head, err := readLSMRecord(tf, off, 4)
+	if err != nil {
+		return nil, err
+	}
+	count := int64(o.Uint32(head))
+	if count > (tf.Size-off-4)/24 {
+		return nil, fmt.Errorf("%d entries of 24 bytes, past the end of the %d-byte file", count, tf.Size)
+	}
+	count = min(count, int64(n))
+	b, err := readLSMRecord(tf, off+4, 24*count)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][3]float64, count)
+	for i := range out {
+		for a := range 3 {
+			out[i][a] = math.Float64frombits(o.Uint64(b[24*i+8*a:]))
+		}
+	}
+	return out, nil
 }
 
 // readLSMRecord reads n bytes of the file at off, or says why it cannot.
@@ -533,9 +602,12 @@ func readLSMTimeStamps(tf *tiff.File, o binary.ByteOrder, off int64) ([]float64,
 }
 
 // lsmDescribe sets the image's metadata from CZ_LSMINFO and its records:
-// stamps are the file's time stamps, the image's from stampIndex.
-func lsmDescribe(im *Image, info lsmInfo, ch lsmChannels, stamps []float64, stampIndex int) {
+// the file's time stamps are the image's from stampIndex, and at, when
+// not nil, is its position's stage coordinates (µm), every plane's as
+// Bio-Formats gives them, in its unit "reference frame".
+func lsmDescribe(im *Image, info lsmInfo, recs lsmRecordsRead, stampIndex int, at *[3]float64) {
 	s := &im.Spec
+	ch, stamps := recs.channels, recs.stamps
 	for _, a := range []struct {
 		name string
 		dst  *float64
@@ -565,14 +637,22 @@ func lsmDescribe(im *Image, info lsmInfo, ch lsmChannels, stamps []float64, stam
 	} else if step, ok := evenStep(own); ok && s.SizeT > 1 && len(own) == s.SizeT {
 		s.TimeIncrement = pyramid.Quantity{Value: step, Unit: "s"}
 	}
-	if s.SizeT > 1 && len(own) > 0 && !slices.ContainsFunc(own, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
-		for i := range s.Planes() {
-			z, c, t := s.PlaneCoords(i)
-			if t < len(own) {
-				if d := own[t] - own[0]; math.Abs(d) <= math.MaxFloat32 {
-					s.PlaneInfo = append(s.PlaneInfo, pyramid.Plane{Z: z, C: c, T: t, DeltaT: pyramid.Quantity{Value: d, Unit: "s"}})
-				}
+	deltas := s.SizeT > 1 && len(own) > 0 && !slices.ContainsFunc(own, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
+	for i := range s.Planes() {
+		z, c, t := s.PlaneCoords(i)
+		pl := pyramid.Plane{Z: z, C: c, T: t}
+		if deltas && t < len(own) {
+			if d := own[t] - own[0]; math.Abs(d) <= math.MaxFloat32 {
+				pl.DeltaT = pyramid.Quantity{Value: d, Unit: "s"}
 			}
+		}
+		if at != nil {
+			pl.PositionX = pyramid.Quantity{Value: at[0], Unit: "reference frame"}
+			pl.PositionY = pyramid.Quantity{Value: at[1], Unit: "reference frame"}
+			pl.PositionZ = pyramid.Quantity{Value: at[2], Unit: "reference frame"}
+		}
+		if pl.DeltaT.Unit != "" || at != nil {
+			s.PlaneInfo = append(s.PlaneInfo, pl)
 		}
 	}
 	for _, f := range lsmFields {

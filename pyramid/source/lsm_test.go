@@ -33,7 +33,9 @@ type lsmStack struct {
 	names                  []string
 	colors                 []uint32
 	stamps                 []float64
-	positions              [2]int32 // DimensionP, DimensionM
+	positions              [2]int32     // DimensionP, DimensionM
+	origin                 [3]float64   // metres
+	places, tiles          [][3]float64 // the Positions and TilePositions records (metres)
 	codec                  compress.Codec
 	// info changes the structure's bytes once written (offsets set).
 	info func(b []byte)
@@ -42,8 +44,9 @@ type lsmStack struct {
 }
 
 // lsmStruct returns CZ_LSMINFO's bytes (512, little-endian) with the
-// records at the offsets given (0: none).
-func (s lsmStack) lsmStruct(colors, stamps uint32) []byte {
+// records at the offsets given, by their field's place in the structure
+// (none when not given).
+func (s lsmStack) lsmStruct(offs map[int]uint32) []byte {
 	b := make([]byte, 512)
 	o := binary.LittleEndian
 	put32 := func(at int, v int32) { o.PutUint32(b[at:], uint32(v)) }
@@ -61,10 +64,14 @@ func (s lsmStack) lsmStruct(colors, stamps uint32) []byte {
 	putF(40, s.voxel[0])
 	putF(48, s.voxel[1])
 	putF(56, s.voxel[2])
+	for i, v := range s.origin {
+		putF(64+8*i, v)
+	}
 	o.PutUint16(b[88:], s.scanType)
-	o.PutUint32(b[108:], colors)
 	putF(112, s.interval)
-	o.PutUint32(b[132:], stamps)
+	for at, off := range offs {
+		o.PutUint32(b[at:], off)
+	}
 	put32(264, s.positions[0])
 	put32(268, s.positions[1])
 	if s.info != nil {
@@ -73,12 +80,14 @@ func (s lsmStack) lsmStruct(colors, stamps uint32) []byte {
 	return b
 }
 
-// records returns the ChannelColors and TimeStamps records placed at at,
-// and their offsets (0 for one not written).
-func (s lsmStack) records(at int) (out []byte, colors, stamps uint32) {
+// records returns the ChannelColors, TimeStamps, Positions and
+// TilePositions records placed at at, and their offsets by their field's
+// place in CZ_LSMINFO.
+func (s lsmStack) records(at int) (out []byte, offs map[int]uint32) {
 	o := binary.LittleEndian
+	offs = map[int]uint32{}
 	if len(s.names) > 0 || len(s.colors) > 0 {
-		colors = uint32(at)
+		offs[108] = uint32(at)
 		rec := make([]byte, 24)
 		o.PutUint32(rec[4:], uint32(len(s.colors)))
 		o.PutUint32(rec[8:], uint32(len(s.names)))
@@ -95,14 +104,28 @@ func (s lsmStack) records(at int) (out []byte, colors, stamps uint32) {
 		out = append(out, rec...)
 	}
 	if len(s.stamps) > 0 {
-		stamps = uint32(at + len(out))
+		offs[132] = uint32(at + len(out))
 		out = o.AppendUint32(out, uint32(8+8*len(s.stamps)))
 		out = o.AppendUint32(out, uint32(len(s.stamps)))
 		for _, v := range s.stamps {
 			out = o.AppendUint64(out, math.Float64bits(v))
 		}
 	}
-	return out, colors, stamps
+	for _, r := range []struct {
+		field int
+		rec   [][3]float64
+	}{{376, s.places}, {336, s.tiles}} {
+		if r.rec != nil {
+			offs[r.field] = uint32(at + len(out))
+			out = o.AppendUint32(out, uint32(len(r.rec)))
+			for _, p := range r.rec {
+				for _, v := range p {
+					out = o.AppendUint64(out, math.Float64bits(v))
+				}
+			}
+		}
+	}
+	return out, offs
 }
 
 // pages returns the file's pages, CZ_LSMINFO on page 0.
@@ -146,9 +169,9 @@ func (s lsmStack) pages(info []byte) []testPage {
 // the file and each page's image.
 func (s lsmStack) build(t testing.TB) ([]byte, [][]byte) {
 	t.Helper()
-	file, _ := fileOf(t, binary.LittleEndian, false, s.pages(s.lsmStruct(0, 0))...)
-	recs, colors, stamps := s.records(len(file))
-	again, images := fileOf(t, binary.LittleEndian, false, s.pages(s.lsmStruct(colors, stamps))...)
+	file, _ := fileOf(t, binary.LittleEndian, false, s.pages(s.lsmStruct(nil))...)
+	recs, offs := s.records(len(file))
+	again, images := fileOf(t, binary.LittleEndian, false, s.pages(s.lsmStruct(offs))...)
 	require.Equal(t, len(file), len(again))
 	return append(again, recs...), images
 }
@@ -540,6 +563,78 @@ func TestLSMCompressedLastAtEnd(t *testing.T) {
 	assert.True(t, bytes.Equal(images[2], readPlane(t, pl)), "the plane's samples") // images holds the thumbnails too
 }
 
+// TestLSMPositions: each position's image has its stage coordinates on
+// every plane, as Bio-Formats gives them: the origin plus the Positions
+// record's entry (metres, made µm), plus the origin and the TilePositions
+// record's entry when there is one, in its unit "reference frame".
+func TestLSMPositions(t *testing.T) {
+	const um = "reference frame"
+	pos := func(x, y, z float64) [3]pyramid.Quantity {
+		return [3]pyramid.Quantity{{Value: x, Unit: um}, {Value: y, Unit: um}, {Value: z, Unit: um}}
+	}
+	tests := []struct {
+		name string
+		s    lsmStack
+		want [][3]pyramid.Quantity // by image
+		note string
+	}{
+		{"three positions", lsmStack{positions: [2]int32{3, 1}, origin: [3]float64{1e-3, 2e-3, 5e-6},
+			places: [][3]float64{{0, 0, 0}, {1e-4, 0, 0}, {2e-4, 3e-4, 1e-6}}},
+			[][3]pyramid.Quantity{pos(1000, 2000, 5), pos(1100, 2000, 5), pos(1200, 2300, 6)}, ""},
+		{"tiles added to positions", lsmStack{positions: [2]int32{1, 2}, origin: [3]float64{1e-3, 0, 0},
+			places: [][3]float64{{1e-4, 0, 0}}, tiles: [][3]float64{{0, 0, 0}, {2e-4, 1e-4, 0}}},
+			[][3]pyramid.Quantity{pos(2100, 0, 0), pos(1200, 100, 0)}, ""},
+		{"one image", lsmStack{places: [][3]float64{{1e-4, 2e-4, 3e-6}, {1, 1, 1}}},
+			[][3]pyramid.Quantity{pos(100, 200, 3)}, ""},
+		{"past a float", lsmStack{positions: [2]int32{2, 1}, places: [][3]float64{{1e-4, 0, 0}, {1e300, 0, 0}}},
+			[][3]pyramid.Quantity{pos(100, 0, 0), {}}, "stage coordinates of its position 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.s
+			s.width, s.height, s.z, s.c, s.t = 8, 8, 2, 2, 1
+			f, _, err := mapLSM(t, s, Options{})
+			require.NoError(t, err)
+			require.Len(t, f.Images, len(tt.want))
+			for i, im := range f.Images {
+				sp := im.Spec
+				if tt.want[i] == ([3]pyramid.Quantity{}) {
+					assert.Empty(t, sp.PlaneInfo, "image %d", i)
+					continue
+				}
+				require.Len(t, sp.PlaneInfo, sp.Planes(), "image %d", i)
+				for _, pl := range sp.PlaneInfo {
+					assert.Equal(t, tt.want[i], [3]pyramid.Quantity{pl.PositionX, pl.PositionY, pl.PositionZ}, "image %d", i)
+				}
+				if tt.note == "" {
+					assert.NotContains(t, joined(im.Notes), "Positions")
+				}
+			}
+			if tt.note != "" {
+				assert.Contains(t, joined(f.Images[0].Notes), tt.note)
+			}
+		})
+	}
+
+	// With several time points, a plane has its DeltaT and its position.
+	s := lsmStack{width: 8, height: 8, z: 1, c: 1, t: 2, scanType: 5, stamps: []float64{3, 4.5}, places: [][3]float64{{1e-6, 2e-6, 0}}}
+	f, _, err := mapLSM(t, s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []pyramid.Plane{
+		{T: 0, DeltaT: pyramid.Quantity{Value: 0, Unit: "s"}, PositionX: pyramid.Quantity{Value: 1, Unit: um},
+			PositionY: pyramid.Quantity{Value: 2, Unit: um}, PositionZ: pyramid.Quantity{Value: 0, Unit: um}},
+		{T: 1, DeltaT: pyramid.Quantity{Value: 1.5, Unit: "s"}, PositionX: pyramid.Quantity{Value: 1, Unit: um},
+			PositionY: pyramid.Quantity{Value: 2, Unit: um}, PositionZ: pyramid.Quantity{Value: 0, Unit: um}},
+	}, f.Images[0].Spec.PlaneInfo)
+
+	// A record whose entries would run past the end of the file is noted.
+	s.info = func(b []byte) { binary.LittleEndian.PutUint32(b[376:], binary.LittleEndian.Uint32(b[376:])-4) }
+	f, _, err = mapLSM(t, s, Options{})
+	require.NoError(t, err)
+	assert.Contains(t, joined(f.Images[0].Notes), "its Positions record")
+	assert.Zero(t, f.Images[0].Spec.PlaneInfo[1].PositionX)
+}
+
 // TestLSMFloat: 32-bit pages of DataType 5, which Zeiss writes without a
 // SampleFormat, are floats, as CZ_LSMINFO's table says (tifffile's, and
 // Bio-Formats reads any 32-bit LSM so); of another DataType, integers.
@@ -562,7 +657,7 @@ func TestLSMFloat(t *testing.T) {
 // Bio-Formats reads it (tifffile reads little-endian files only).
 func TestLSMBigEndian(t *testing.T) {
 	s := lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, voxel: [3]float64{1e-6, 1e-6, 2e-6}}
-	info := s.lsmStruct(0, 0)
+	info := s.lsmStruct(nil)
 	for _, f := range lsmFields { // the structure in big-endian order
 		n := f.size()
 		for i := range n / 2 {
@@ -581,11 +676,12 @@ func TestLSMBigEndian(t *testing.T) {
 // whose file ends with arbitrary records: errors must be typed, and what
 // is mapped sound.
 func FuzzLSMInfo(f *testing.F) {
-	s := lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, names: []string{"Ch1", "Ch2"}, stamps: []float64{0, 1}}
-	file, _ := fileOf(f, binary.LittleEndian, false, s.pages(s.lsmStruct(0, 0))...)
-	recs, colors, stamps := s.records(len(file))
-	f.Add(s.lsmStruct(colors, stamps), recs, false)
-	f.Add(s.lsmStruct(colors, stamps)[:100], recs, true)
+	s := lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, names: []string{"Ch1", "Ch2"}, stamps: []float64{0, 1},
+		places: [][3]float64{{1e-3, 2e-3, 0}}, tiles: [][3]float64{{1e-4, 0, 0}}}
+	file, _ := fileOf(f, binary.LittleEndian, false, s.pages(s.lsmStruct(nil))...)
+	recs, offs := s.records(len(file))
+	f.Add(s.lsmStruct(offs), recs, false)
+	f.Add(s.lsmStruct(offs)[:100], recs, true)
 	f.Fuzz(func(t *testing.T, info, records []byte, skip bool) {
 		if len(info) == 0 || len(info) > 1<<16 {
 			return
