@@ -65,7 +65,8 @@ var uicNames = map[uint32]struct {
 
 // stkMeta is what the UIC tags of an STK say.
 type stkMeta struct {
-	planes      int
+	planes      int               // the image's: the UIC2tag's count
+	tablePlanes int               // the UIC4 items' and UIC1's per-plane tables': the UIC4tag's count, else the IFDs'
 	values      map[string]string // UIC1 values by tifffile's name, as text
 	xCal, yCal  float64
 	units, name string
@@ -83,21 +84,31 @@ type stkMeta struct {
 
 // stk maps a MetaMorph STK file as Bio-Formats' MetamorphReader reads a
 // lone STK (no .nd file): page 0 is one plane of N, N the count of the
-// UIC2tag, and the other planes' pixels follow page 0's, plane k at page
-// 0's strips shifted by k times one plane's bytes (tiff.Page.Successor),
-// as tifffile and Bio-Formats read them; tifffile reads them so only
+// UIC2tag (Bio-Formats' image count and tifffile's NumberPlanes both),
+// and the other planes' pixels follow page 0's, plane k at page 0's
+// strips shifted by k times one plane's bytes (tiff.Page.Successor), as
+// tifffile and Bio-Formats read them; tifffile reads them so only
 // uncompressed, and a compressed STK of several planes is ErrUnsupported.
+//
+// The per-plane items of the UIC4 table hold M planes' values each, M the
+// UIC4tag's count, as both readers walk it; Bio-Formats takes M, or the
+// count of the file's IFDs when there is no UIC4tag, for the per-plane
+// tables of UIC1 too, and reads the Z distances of the first M planes
+// only. The UIC2 table is read for its own N planes (as tifffile reads
+// it; Bio-Formats reads M rows, past the table when M > N). Counts of
+// UIC2, UIC3 and UIC4 that disagree are noted.
 //
 // The planes are laid along the axes as Bio-Formats lays them (in order
 // XYCZT), not as tifffile (which puts them along Z when every Z distance
 // is non-zero, along T when the creation times all differ, else along a
 // generic axis): SizeZ is 1 plus the number of non-zero Z distances
-// (UIC2), or N when the absolute Z positions (UIC4 40) all differ, or 1
-// when UIC1's AbsoluteZValid is 0 and that count is under N; SizeC is
-// the number of distinct wavelengths (UIC3) of a one-sample page (N when
-// more than half the planes' but not dividing N); SizeT the planes left over;
-// sizes whose product is not N fall back to Z = N / C, and then to Z = N.
-// A file name holding "_t" swaps Z and T, as Bio-Formats does.
+// (UIC2) of the first M planes, or M when the M absolute Z positions
+// (UIC4 40) all differ, or 1 when UIC1's AbsoluteZValid is 0 and that
+// count is under M; SizeC is the number of distinct wavelengths (UIC3)
+// of a one-sample page (N when more than half the planes' but not
+// dividing N); SizeT the planes left over; sizes whose product is not N
+// fall back to Z = N / C, and then to Z = N. A file name holding "_t"
+// swaps Z and T, as Bio-Formats does.
 //
 // The pixel size is UIC1's XCalibration and YCalibration, in µm as
 // Bio-Formats takes them whatever CalibrationUnits says, except that a
@@ -108,8 +119,8 @@ type stkMeta struct {
 // UIC1's Name names the image, as tifffile names the series, and its CreateTime is the acquisition date
 // (Bio-Formats reads neither for a lone STK); the wavelengths (UIC3, in
 // nm) are the channels' emission wavelengths, and the stage positions
-// (UIC4 28) the planes' positions, in reference frame units, as
-// Bio-Formats sets them. The rest of UIC1, and the planes' own values
+// (UIC4 28) the positions of the first M planes, in reference frame
+// units, as Bio-Formats sets them. The rest of UIC1, and the planes' own values
 // (for up to maxSTKPlaneKeys planes) go into the map annotation; what is
 // not read is noted.
 func (m *mapper) stk() error {
@@ -172,16 +183,17 @@ func (m *mapper) stkImage(first *tiff.Page, meta stkMeta) error {
 // stkAxes returns SizeZ, SizeC (of wavelengths) and SizeT as Bio-Formats'
 // MetamorphReader sets them for a lone STK of n planes (see stk).
 func stkAxes(meta stkMeta, n int, samples bool, name string) (z, c, t int) {
+	m := meta.tablePlanes
 	z = 1
-	for _, d := range meta.zDistance {
+	for _, d := range meta.zDistance[:min(m, len(meta.zDistance))] {
 		if d != 0 {
 			z++
 		}
 	}
-	if len(meta.absZ) == n && n > 0 && distinct(meta.absZ) == n {
-		z = n
+	if len(meta.absZ) == m && m > 0 && distinct(meta.absZ) == m {
+		z = m
 	}
-	if meta.absZValid0 && z < n {
+	if meta.absZValid0 && z < m {
 		z = 1
 	}
 	c = 1
@@ -254,16 +266,16 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 			}
 		}
 	}
-	if len(meta.stageX) == n && len(meta.stageY) == n {
-		for k := range n {
-			pc, pz, pt := k%c, k/c%z, k/c/z
-			if l.planesPerPage() > 1 {
-				pc = 0
-			}
-			s.PlaneInfo = append(s.PlaneInfo, pyramid.Plane{Z: pz, C: pc, T: pt,
-				PositionX: pyramid.Quantity{Value: meta.stageX[k], Unit: "reference frame"},
-				PositionY: pyramid.Quantity{Value: meta.stageY[k], Unit: "reference frame"}})
+	// The positions of the planes the UIC4 table has: Bio-Formats sets
+	// those of the first M.
+	for k := range min(n, len(meta.stageX), len(meta.stageY)) {
+		pc, pz, pt := k%c, k/c%z, k/c/z
+		if l.planesPerPage() > 1 {
+			pc = 0
 		}
+		s.PlaneInfo = append(s.PlaneInfo, pyramid.Plane{Z: pz, C: pc, T: pt,
+			PositionX: pyramid.Quantity{Value: meta.stageX[k], Unit: "reference frame"},
+			PositionY: pyramid.Quantity{Value: meta.stageY[k], Unit: "reference frame"}})
 	}
 	textTags(im)
 	keys := slices.Sorted(func(yield func(string) bool) {
@@ -375,10 +387,16 @@ func uicRational(b []byte) float64 {
 
 // readSTK reads what the UIC tags of an STK's page say. Tables that
 // cannot be read are noted; the planes' count is the UIC2tag's, 1 without
-// one (tifffile's NumberPlanes).
+// one (tifffile's NumberPlanes); that of the per-plane tables the
+// UIC4tag's, else the file's IFDs' (Bio-Formats' mmPlanes).
 func readSTK(p *tiff.Page) stkMeta {
 	meta := stkMeta{planes: 1, values: map[string]string{}}
 	f := p.File()
+	meta.tablePlanes = len(f.Pages)
+	if e, ok := p.Field(tiff.TagUIC4); ok && e.Count > 0 {
+		meta.tablePlanes = int(min(e.Count, math.MaxInt32))
+	}
+	stkCounts(p, &meta)
 	r := uicReader{f: f, notes: &meta.notes}
 	if f.Order != binary.LittleEndian {
 		meta.notes = append(meta.notes, "its UIC tags are not read: the file is big-endian (MetaMorph writes little-endian files)")
@@ -429,6 +447,24 @@ func readSTK(p *tiff.Page) stkMeta {
 	return meta
 }
 
+// stkCounts notes the UIC tags whose counts of planes are not the
+// UIC2tag's, and what is read for how many planes then.
+func stkCounts(p *tiff.Page, meta *stkMeta) {
+	e2, ok := p.Field(tiff.TagUIC2)
+	if !ok {
+		return
+	}
+	n, m := e2.Count, uint64(meta.tablePlanes)
+	if _, ok := p.Field(tiff.TagUIC4); ok && m != n {
+		meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag says %d planes and its UIC2tag %d: the UIC4 items (and UIC1's per-plane ones) are read for %d planes, and Z counted from the first %d Z distances, as Bio-Formats reads them", m, n, m, min(m, n)))
+	} else if !ok && m != n {
+		meta.notes = append(meta.notes, fmt.Sprintf("it has no UIC4tag: UIC1's per-plane items are read for its %d IFDs, not its UIC2tag's %d planes, and Z counted from the first %d Z distances, as Bio-Formats reads them", m, n, min(m, n)))
+	}
+	if e3, ok := p.Field(tiff.TagUIC3); ok && e3.Count != n {
+		meta.notes = append(meta.notes, fmt.Sprintf("its UIC3tag gives %d wavelengths for its UIC2tag's %d planes", e3.Count, n))
+	}
+}
+
 // perPlaneRationals reads n rationals (pairs of LONGs) at off, two per
 // plane when pairs.
 func perPlaneRationals(r uicReader, off uint64, planes, each int, what string) []float64 {
@@ -446,7 +482,7 @@ func perPlaneRationals(r uicReader, off uint64, planes, each int, what string) [
 // readUIC4 reads the UIC4 table at off: ids and per-plane data, ended by
 // id 0, as Bio-Formats reads it (an id it does not know takes 4 bytes).
 func readUIC4(r uicReader, off uint64, meta *stkMeta) {
-	n := meta.planes
+	n := meta.tablePlanes
 	var skipped []string // the ids read past, noted
 	defer func() {
 		if len(skipped) > 0 {
@@ -549,8 +585,8 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 		switch id {
 		case 28:
 			if meta.stageX == nil && v != 0 {
-				if xy := perPlaneRationals(r, uint64(v), meta.planes, 2, "UIC1tag's StagePosition"); xy != nil {
-					for k := range meta.planes {
+				if xy := perPlaneRationals(r, uint64(v), meta.tablePlanes, 2, "UIC1tag's StagePosition"); xy != nil {
+					for k := range meta.tablePlanes {
 						meta.stageX, meta.stageY = append(meta.stageX, xy[2*k]), append(meta.stageY, xy[2*k+1])
 					}
 				}
@@ -558,7 +594,7 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 			continue
 		case 40:
 			if meta.absZ == nil && v != 0 {
-				meta.absZ = perPlaneRationals(r, uint64(v), meta.planes, 1, "UIC1tag's AbsoluteZ")
+				meta.absZ = perPlaneRationals(r, uint64(v), meta.tablePlanes, 1, "UIC1tag's AbsoluteZ")
 			}
 			continue
 		case 41:

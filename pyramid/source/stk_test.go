@@ -42,7 +42,9 @@ type testSTK struct {
 	planes              []stkPlane
 	wavelengths         []uint32 // UIC3, nm; none when empty
 	uic1                []uicEntry
-	uic4                []byte // the UIC4 table, ended by id 0; none when nil
+	uic4                []byte // the UIC4 table, ended by id 0; id 0 alone when nil
+	uic4Count           int    // the UIC4tag's count; 0: the planes' (2 at least, so the table lies out of line)
+	noUIC4              bool   // no UIC4tag; none either for one plane and no uic4
 	description         string
 	compression         uint16 // 0: none
 	missing             int    // planes the UIC2 counts whose pixels the file lacks
@@ -121,6 +123,9 @@ func (s testSTK) file(t testing.TB) []byte {
 		}
 	}
 	uic4At := len(out)
+	if s.uic4 == nil {
+		s.uic4 = []byte{0, 0}
+	}
 	out = append(out, s.uic4...)
 	out = append(out, make([]byte, len(out)&1)...)
 	var b ifd.Builder
@@ -159,8 +164,12 @@ func (s testSTK) file(t testing.TB) []byte {
 		}
 		b.AddRational(tiff.TagUIC3, w...)
 	}
-	if s.uic4 != nil {
-		b.AddLong(tiff.TagUIC4, make([]uint32, max(n, 2))...) // out of line
+	if !s.noUIC4 && (n > 1 || s.uic4Count > 0 || len(s.uic4) > 2) {
+		count := s.uic4Count
+		if count == 0 {
+			count = n
+		}
+		b.AddLong(tiff.TagUIC4, make([]uint32, max(count, 2))...) // out of line
 		patch[tiff.TagUIC4] = uic4At
 	}
 	dir := len(out)
@@ -322,6 +331,72 @@ func TestSTKStageRepeated(t *testing.T) {
 	assert.Equal(t, []pyramid.Plane{{T: 0, PositionX: rf(5), PositionY: rf(6)}, {T: 1, PositionX: rf(7), PositionY: rf(8)}}, f.Images[0].Spec.PlaneInfo)
 }
 
+// TestSTKPlaneCounts: the UIC4 items hold the UIC4tag's count of planes'
+// values, and Z is counted from as many Z distances (the IFDs' count
+// without a UIC4tag), as Bio-Formats reads them; the image has the
+// UIC2tag's planes; counts that disagree are noted.
+func TestSTKPlaneCounts(t *testing.T) {
+	planes := func(z ...uint32) []stkPlane {
+		out := make([]stkPlane, len(z))
+		for i := range out {
+			out[i] = stkPlane{z[i], 2, 2451576, uint32(1000 * i)}
+		}
+		return out
+	}
+	// uic4 is a UIC4 table of m planes: stage positions (k, 10k) and
+	// absolute Z positions (all distinct).
+	uic4 := func(m int) []byte {
+		out := []byte{28, 0}
+		for k := range m {
+			out = append(append(out, uicRat(uint32(k), 1)...), uicRat(uint32(10*k), 1)...)
+		}
+		out = append(out, 40, 0)
+		for k := range m {
+			out = append(out, uicRat(uint32(k+5), 1)...)
+		}
+		return append(out, 0, 0)
+	}
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	tests := []struct {
+		name      string
+		stk       testSTK
+		z, c, t   int
+		positions []pyramid.Plane
+		note      string
+	}{
+		{"UIC4 of fewer planes: Z of its count", testSTK{planes: planes(0, 0, 0, 0), uic4: uic4(2), uic4Count: 2}, 2, 1, 2,
+			[]pyramid.Plane{{PositionX: rf(0), PositionY: rf(0)}, {Z: 1, PositionX: rf(1), PositionY: rf(10)}},
+			"its UIC4tag says 2 planes and its UIC2tag 4: the UIC4 items (and UIC1's per-plane ones) are read for 2 planes, and Z counted from the first 2 Z distances, as Bio-Formats reads them"},
+		{"UIC4 of more planes: Z of the UIC2's", testSTK{planes: planes(0, 0, 0, 0), uic4: uic4(6), uic4Count: 6}, 4, 1, 1,
+			[]pyramid.Plane{{PositionX: rf(0), PositionY: rf(0)}, {Z: 1, PositionX: rf(1), PositionY: rf(10)},
+				{Z: 2, PositionX: rf(2), PositionY: rf(20)}, {Z: 3, PositionX: rf(3), PositionY: rf(30)}},
+			"its UIC4tag says 6 planes and its UIC2tag 4: the UIC4 items (and UIC1's per-plane ones) are read for 6 planes, and Z counted from the first 4 Z distances, as Bio-Formats reads them"},
+		{"no UIC4: Z of the first plane's Z distance", testSTK{planes: planes(0, 1, 1, 1), noUIC4: true}, 1, 1, 4, nil,
+			"it has no UIC4tag: UIC1's per-plane items are read for its 1 IFDs, not its UIC2tag's 4 planes, and Z counted from the first 1 Z distances, as Bio-Formats reads them"},
+		{"UIC3 of fewer planes", testSTK{planes: planes(0, 0, 0, 0), wavelengths: []uint32{500, 600}}, 1, 2, 2, nil,
+			"its UIC3tag gives 2 wavelengths for its UIC2tag's 4 planes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.stk.width, tt.stk.height, tt.stk.bits = 8, 6, 8
+			f, err := mapFile(t, tt.stk.file(t), "a.stk", Options{})
+			require.NoError(t, err)
+			im := f.Images[0]
+			require.Len(t, im.Planes, len(tt.stk.planes), "the UIC2tag's planes")
+			for k, pl := range im.Planes {
+				assert.Equal(t, tt.stk.pixels(k), readPlane(t, pl.Page), "plane %d", k)
+			}
+			s := im.Spec
+			assert.Equal(t, [3]int{tt.z, tt.c, tt.t}, [3]int{s.SizeZ, s.SizeC, s.SizeT}, "Z, C, T")
+			assert.Equal(t, tt.positions, s.PlaneInfo)
+			assert.Contains(t, im.Notes, tt.note)
+			for _, note := range im.Notes {
+				assert.NotContains(t, note, "not read")
+			}
+		})
+	}
+}
+
 // TestSTKRefused: a compressed STK of several planes, and one whose
 // planes the file does not hold, are refused with typed errors; with
 // SkipUnsupported the first is left out and the second keeps what the
@@ -357,7 +432,7 @@ func TestSTKRefused(t *testing.T) {
 	f, err = mapFile(t, bad.file(t), "a.stk", Options{})
 	require.NoError(t, err, "UIC values past the end are noted, not fatal")
 	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's entries of ids 99 are not read")
-	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's Name is not read: tiff: malformed file: 4 bytes at 1073741824, past the end of the 1130-byte file")
+	assert.Contains(t, f.Images[0].Notes, "its UIC1tag's Name is not read: tiff: malformed file: 4 bytes at 1073741824, past the end of the 1156-byte file")
 	assert.Len(t, f.Images[0].Planes, 3)
 	assert.Empty(t, f.Images[0].Spec.Name, "a name past the end of the file is not read")
 }
