@@ -96,7 +96,9 @@ type stkMeta struct {
 // tables of UIC1 too, and reads the Z distances of the first M planes
 // only. The UIC2 table is read for its own N planes (as tifffile reads
 // it; Bio-Formats reads M rows, past the table when M > N). Counts of
-// UIC2, UIC3 and UIC4 that disagree are noted.
+// UIC2, UIC3 and UIC4 that disagree are noted. The tables are read in the
+// file's byte order, as Bio-Formats reads them (tifffile reads none in a
+// big-endian file; MetaMorph writes little-endian ones).
 //
 // The planes are laid along the axes as Bio-Formats lays them (in order
 // XYCZT), not as tifffile (which puts them along Z when every Z distance
@@ -359,10 +361,13 @@ func stkStep(d []float64) float64 {
 	return positive(d[1])
 }
 
-// uicReader reads the UIC tables of an STK's page, little-endian (tifffile
-// reads them only in a little-endian file, as MetaMorph writes them).
+// uicReader reads the UIC tables of an STK's page in the file's byte
+// order, as Bio-Formats reads them (its stream takes the order of the
+// TIFF header); tifffile reads them only in a little-endian file, which
+// is what MetaMorph writes.
 type uicReader struct {
 	f     *tiff.File
+	order binary.ByteOrder
 	notes *[]string
 }
 
@@ -376,9 +381,9 @@ func (r uicReader) bytes(off uint64, n int, what string) []byte {
 	return b
 }
 
-// uicRational reads a little-endian rational; NaN when it cannot be.
-func uicRational(b []byte) float64 {
-	num, den := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+// rational reads a rational, two LONGs; NaN when it cannot be.
+func (r uicReader) rational(b []byte) float64 {
+	num, den := r.order.Uint32(b), r.order.Uint32(b[4:])
 	if den == 0 {
 		return math.NaN()
 	}
@@ -397,14 +402,7 @@ func readSTK(p *tiff.Page) stkMeta {
 		meta.tablePlanes = int(min(e.Count, math.MaxInt32))
 	}
 	stkCounts(p, &meta)
-	r := uicReader{f: f, notes: &meta.notes}
-	if f.Order != binary.LittleEndian {
-		meta.notes = append(meta.notes, "its UIC tags are not read: the file is big-endian (MetaMorph writes little-endian files)")
-		if e, ok := p.Field(tiff.TagUIC2); ok {
-			meta.planes = int(min(e.Count, math.MaxInt32))
-		}
-		return meta
-	}
+	r := uicReader{f: f, order: f.Order, notes: &meta.notes}
 	at := func(tag uint16) (uint64, uint64, bool) {
 		e, ok := p.Field(tag)
 		if !ok {
@@ -424,8 +422,8 @@ func readSTK(p *tiff.Page) stkMeta {
 		if b := r.bytes(off, int(min(n, math.MaxInt32/24))*24, "UIC2tag"); b != nil {
 			for k := range len(b) / 24 {
 				v := b[24*k:]
-				meta.zDistance = append(meta.zDistance, uicRational(v))
-				meta.createdAt = append(meta.createdAt, julianTime(binary.LittleEndian.Uint32(v[8:]), binary.LittleEndian.Uint32(v[12:])))
+				meta.zDistance = append(meta.zDistance, r.rational(v))
+				meta.createdAt = append(meta.createdAt, julianTime(r.order.Uint32(v[8:]), r.order.Uint32(v[12:])))
 			}
 			if slices.ContainsFunc(meta.zDistance, math.IsNaN) {
 				meta.zDistance = nil
@@ -474,7 +472,7 @@ func perPlaneRationals(r uicReader, off uint64, planes, each int, what string) [
 	}
 	out := make([]float64, planes*each)
 	for i := range out {
-		out[i] = uicRational(b[8*i:])
+		out[i] = r.rational(b[8*i:])
 	}
 	return out
 }
@@ -494,7 +492,7 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 		if b == nil {
 			return
 		}
-		id := binary.LittleEndian.Uint16(b)
+		id := r.order.Uint16(b)
 		off += 2
 		switch id {
 		case 0:
@@ -553,7 +551,7 @@ func uicString(r uicReader, off uint64, what string) (string, uint64, bool) {
 	if b == nil {
 		return "", 0, false
 	}
-	size := binary.LittleEndian.Uint32(b)
+	size := r.order.Uint32(b)
 	if size > maxUICString {
 		*r.notes = append(*r.notes, fmt.Sprintf("its %s (%d bytes, more than %d) is not read", what, size, maxUICString))
 		return "", 0, false
@@ -581,7 +579,7 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 	}
 	var unread []string
 	for i := range int(n) {
-		id, v := binary.LittleEndian.Uint32(b[8*i:]), binary.LittleEndian.Uint32(b[8*i+4:])
+		id, v := r.order.Uint32(b[8*i:]), r.order.Uint32(b[8*i+4:])
 		switch id {
 		case 28:
 			if meta.stageX == nil && v != 0 {
@@ -611,7 +609,7 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 			meta.values[def.name] = strconv.FormatUint(uint64(v), 10)
 		case 'f':
 			if x := r.bytes(uint64(v), 8, "UIC1tag's "+def.name); x != nil {
-				if q := uicRational(x); !math.IsNaN(q) {
+				if q := r.rational(x); !math.IsNaN(q) {
 					meta.values[def.name] = strconv.FormatFloat(q, 'g', -1, 64)
 					switch id {
 					case 4:
@@ -637,7 +635,7 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 			}
 		case 'd':
 			if x := r.bytes(uint64(v), 8, "UIC1tag's "+def.name); x != nil {
-				day, ms := binary.LittleEndian.Uint32(x), binary.LittleEndian.Uint32(x[4:])
+				day, ms := r.order.Uint32(x), r.order.Uint32(x[4:])
 				if text := julianTime(day, ms); text != "" {
 					meta.values[def.name] = text
 					if id == 16 {

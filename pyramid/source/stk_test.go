@@ -49,20 +49,39 @@ type testSTK struct {
 	compression         uint16 // 0: none
 	missing             int    // planes the UIC2 counts whose pixels the file lacks
 	padding             uint32 // bytes the last strip's byte count says past the plane
+	bigEndian           bool   // a big-endian file, its UIC tables too (uic1's data and uic4 as given)
 }
 
-// uicRat is a rational's 8 bytes.
-func uicRat(num, den uint32) []byte {
-	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, num), den)
+// uicRat is a rational's 8 bytes, little-endian.
+func uicRat(num, den uint32) []byte { return uicRatIn(binary.LittleEndian, num, den) }
+
+// uicRatIn is a rational's 8 bytes in the order.
+func uicRatIn(o binary.AppendByteOrder, num, den uint32) []byte {
+	return o.AppendUint32(o.AppendUint32(nil, num), den)
 }
 
-// uicStr is a UIC string: its LONG length, then its bytes and a NUL.
-func uicStr(s string) []byte {
-	return append(binary.LittleEndian.AppendUint32(nil, uint32(len(s)+1)), append([]byte(s), 0)...)
+// uicStr is a UIC string, little-endian: its LONG length, then its bytes
+// and a NUL.
+func uicStr(s string) []byte { return uicStrIn(binary.LittleEndian, s) }
+
+// uicStrIn is a UIC string in the order.
+func uicStrIn(o binary.AppendByteOrder, s string) []byte {
+	return append(o.AppendUint32(nil, uint32(len(s)+1)), append([]byte(s), 0)...)
 }
 
-// uicDate is a Julian day and milliseconds.
+// uicDate is a Julian day and milliseconds, little-endian.
 func uicDate(day, ms uint32) []byte { return uicRat(day, ms) }
+
+// order returns the file's byte order.
+func (s testSTK) order() interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+} {
+	if s.bigEndian {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}
 
 // pixels returns the samples of plane k.
 func (s testSTK) pixels(k int) []byte {
@@ -83,7 +102,8 @@ func (s testSTK) samples() int {
 func (s testSTK) file(t testing.TB) []byte {
 	t.Helper()
 	n := len(s.planes)
-	out, err := tiff.Header{Order: binary.LittleEndian, FirstIFD: 0}.Append(nil)
+	o := s.order()
+	out, err := tiff.Header{Order: o, FirstIFD: 0}.Append(nil)
 	require.NoError(t, err)
 	start := len(out)
 	for k := range n {
@@ -112,14 +132,14 @@ func (s testSTK) file(t testing.TB) []byte {
 			v = uint32(len(out))
 			out = append(out, e.data...)
 		}
-		uic1 = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(uic1, e.id), v)
+		uic1 = o.AppendUint32(o.AppendUint32(uic1, e.id), v)
 	}
 	uic1At := len(out)
 	out = append(out, uic1...)
 	uic2At := len(out)
 	for _, p := range append(s.planes, make([]stkPlane, s.missing)...) {
 		for _, v := range []uint32{p.zNum, p.zDen, p.day, p.ms, p.day, p.ms} { // modified when created
-			out = binary.LittleEndian.AppendUint32(out, v)
+			out = o.AppendUint32(out, v)
 		}
 	}
 	uic4At := len(out)
@@ -173,14 +193,14 @@ func (s testSTK) file(t testing.TB) []byte {
 		patch[tiff.TagUIC4] = uic4At
 	}
 	dir := len(out)
-	binary.LittleEndian.PutUint32(out[4:], uint32(dir))
-	out, err = b.Encode(out, int64(dir), 0, ifd.Format{})
+	o.PutUint32(out[4:], uint32(dir))
+	out, err = b.Encode(out, int64(dir), 0, ifd.Format{Order: o})
 	require.NoError(t, err)
-	entries := int(binary.LittleEndian.Uint16(out[dir:]))
+	entries := int(o.Uint16(out[dir:]))
 	for i := range entries {
 		e := out[dir+2+12*i:]
-		if at, ok := patch[binary.LittleEndian.Uint16(e)]; ok {
-			binary.LittleEndian.PutUint32(e[8:], uint32(at))
+		if at, ok := patch[o.Uint16(e)]; ok {
+			o.PutUint32(e[8:], uint32(at))
 		}
 	}
 	return out
@@ -395,6 +415,52 @@ func TestSTKPlaneCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSTKBigEndian: the UIC tables of a big-endian STK are read in its
+// byte order, as Bio-Formats reads them (they were only noted).
+func TestSTKBigEndian(t *testing.T) {
+	be := binary.BigEndian
+	s := testSTK{width: 8, height: 6, bits: 8, bigEndian: true,
+		planes:      []stkPlane{{2, 1, 2451576, 54362783}, {2, 1, 2451576, 54363783}, {2, 1, 2451576, 54364783}},
+		wavelengths: []uint32{520, 520, 520},
+		uic1: []uicEntry{{id: 4, data: uicRatIn(be, 1, 4)}, {id: 5, data: uicRatIn(be, 1, 4)}, {id: 6, data: uicStrIn(be, "um")},
+			{id: 7, data: uicStrIn(be, "cells BE")}, {id: 16, data: uicRatIn(be, 2451576, 54362783)}},
+	}
+	s.uic4 = []byte{0, 28}
+	for k := range 3 {
+		s.uic4 = append(append(s.uic4, uicRatIn(be, uint32(k+1), 2)...), uicRatIn(be, 7, 1)...)
+	}
+	s.uic4 = append(s.uic4, 0, 37)
+	for _, l := range []string{"Pos A", "Pos B", "Pos C"} {
+		s.uic4 = append(s.uic4, uicStrIn(be, l)...)
+	}
+	s.uic4 = append(s.uic4, 0, 0)
+	f, err := mapFile(t, s.file(t), "a.stk", Options{})
+	require.NoError(t, err)
+	im := f.Images[0]
+	require.Len(t, im.Planes, 3)
+	for k, pl := range im.Planes {
+		assert.Equal(t, s.pixels(k), readPlane(t, pl.Page), "plane %d", k)
+	}
+	sp := im.Spec
+	assert.Equal(t, "cells BE", sp.Name)
+	assert.Equal(t, [3]int{3, 1, 1}, [3]int{sp.SizeZ, sp.SizeC, sp.SizeT}, "Z, C, T")
+	assert.Equal(t, [3]float64{0.25, 0.25, 2}, [3]float64{sp.PhysicalSizeX, sp.PhysicalSizeY, sp.PhysicalSizeZ})
+	assert.Equal(t, time.Date(2000, 2, 2, 15, 6, 2, 783e6, pyramid.NoZone), sp.AcquisitionDate)
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	require.Len(t, sp.PlaneInfo, 3)
+	for k, pl := range sp.PlaneInfo {
+		assert.Equal(t, [3]int{k, 0, 0}, [3]int{pl.Z, pl.C, pl.T})
+		assert.Equal(t, [2]pyramid.Quantity{rf(float64(k+1) / 2), rf(7)}, [2]pyramid.Quantity{pl.PositionX, pl.PositionY}, "plane %d", k)
+	}
+	kv := map[string]string{}
+	for _, a := range sp.Annotations {
+		kv[a.Key] = a.Value
+	}
+	assert.Equal(t, []string{"Pos A", "Pos C", "2000-02-02T15:06:04.783", "2"},
+		[]string{kv["StageLabel[0]"], kv["StageLabel[2]"], kv["DatetimeCreated[2]"], kv["ZDistance[1]"]})
+	assert.Empty(t, im.Notes)
 }
 
 // TestSTKRefused: a compressed STK of several planes, and one whose
