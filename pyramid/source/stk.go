@@ -71,12 +71,12 @@ type stkMeta struct {
 	xCal, yCal  float64
 	units, name string
 	created     time.Time
-	zDistance   []float64 // UIC2, per plane
-	createdAt   []string  // UIC2, per plane: date and time
-	wavelength  []float64 // UIC3, per plane
-	absZ        []float64 // UIC4 (or UIC1) 40, per plane
-	absZValid0  bool      // UIC1 41 is present with value 0
-	stageX      []float64 // UIC4 (or UIC1) 28, per plane
+	zDistance   []float64   // UIC2, per plane
+	createdAt   []time.Time // UIC2, per plane: date and time; zero for no date
+	wavelength  []float64   // UIC3, per plane
+	absZ        []float64   // UIC4 (or UIC1) 40, per plane
+	absZValid0  bool        // UIC1 41 is present with value 0
+	stageX      []float64   // UIC4 (or UIC1) 28, per plane
 	stageY      []float64
 	labels      []string // UIC4 37
 	notes       []string
@@ -122,7 +122,10 @@ type stkMeta struct {
 // (Bio-Formats reads neither for a lone STK); the wavelengths (UIC3, in
 // nm) are the channels' emission wavelengths, and the stage positions
 // (UIC4 28) the positions of the first M planes, in reference frame
-// units, as Bio-Formats sets them. The rest of UIC1, and the planes' own values
+// units, as Bio-Formats sets them; each plane's creation time (UIC2) is
+// its DeltaT, the seconds since the first plane's, as Bio-Formats sets it
+// (for the first M planes; it gives the others 0, which is no time the
+// file says: theirs are taken too). The rest of UIC1, and the planes' own values
 // (for up to maxSTKPlaneKeys planes) go into the map annotation; what is
 // not read is noted.
 func (m *mapper) stk() error {
@@ -268,16 +271,36 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 			}
 		}
 	}
-	// The positions of the planes the UIC4 table has: Bio-Formats sets
-	// those of the first M.
-	for k := range min(n, len(meta.stageX), len(meta.stageY)) {
-		pc, pz, pt := k%c, k/c%z, k/c/z
+	// The positions of the planes the UIC4 table has (Bio-Formats sets
+	// those of the first M), and the DeltaT of those whose creation times
+	// (UIC2) are dates: the time since the first plane's, in seconds, as
+	// Bio-Formats sets it. (Bio-Formats takes the times of the first M
+	// planes only, giving the others a DeltaT of 0; they are taken all.)
+	var start time.Time
+	if len(meta.createdAt) > 0 {
+		start = meta.createdAt[0]
+	}
+	if start.IsZero() && slices.ContainsFunc(meta.createdAt, func(t time.Time) bool { return !t.IsZero() }) {
+		im.Notes = append(im.Notes, "its first plane's creation time (UIC2tag) is no date: the planes' creation times are not their DeltaT")
+	}
+	for k := range n {
+		pl := pyramid.Plane{Z: k / c % z, C: k % c, T: k / c / z}
 		if l.planesPerPage() > 1 {
-			pc = 0
+			pl.C = 0
 		}
-		s.PlaneInfo = append(s.PlaneInfo, pyramid.Plane{Z: pz, C: pc, T: pt,
-			PositionX: pyramid.Quantity{Value: meta.stageX[k], Unit: "reference frame"},
-			PositionY: pyramid.Quantity{Value: meta.stageY[k], Unit: "reference frame"}})
+		if k < len(meta.stageX) && k < len(meta.stageY) {
+			pl.PositionX = pyramid.Quantity{Value: meta.stageX[k], Unit: "reference frame"}
+			pl.PositionY = pyramid.Quantity{Value: meta.stageY[k], Unit: "reference frame"}
+		}
+		if k < len(meta.createdAt) && !start.IsZero() && !meta.createdAt[k].IsZero() {
+			// In milliseconds, the unit of the UIC2 times, not a
+			// time.Duration, which 292 years overflow.
+			ms := meta.createdAt[k].UnixMilli() - start.UnixMilli()
+			pl.DeltaT = pyramid.Quantity{Value: float64(ms) / 1000, Unit: "s"}
+		}
+		if pl.PositionX.Unit != "" || pl.DeltaT.Unit != "" {
+			s.PlaneInfo = append(s.PlaneInfo, pl)
+		}
 	}
 	textTags(im)
 	keys := slices.Sorted(func(yield func(string) bool) {
@@ -299,8 +322,8 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		if k < len(meta.zDistance) {
 			perPlane("ZDistance", k, strconv.FormatFloat(meta.zDistance[k], 'g', -1, 64))
 		}
-		if k < len(meta.createdAt) {
-			perPlane("DatetimeCreated", k, meta.createdAt[k])
+		if k < len(meta.createdAt) && !meta.createdAt[k].IsZero() {
+			perPlane("DatetimeCreated", k, meta.createdAt[k].Format(julianLayout))
 		}
 		if k < len(meta.wavelength) {
 			perPlane("Wavelength", k, strconv.FormatFloat(meta.wavelength[k], 'g', -1, 64))
@@ -316,7 +339,7 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		}
 	}
 	if n > maxSTKPlaneKeys {
-		im.Notes = append(im.Notes, fmt.Sprintf("the UIC values of its planes past the first %d (Z distances, creation times, wavelengths, stage labels, descriptions) are not carried", maxSTKPlaneKeys))
+		im.Notes = append(im.Notes, fmt.Sprintf("the UIC values of its planes past the first %d (Z distances, creation times, wavelengths, stage labels, descriptions) are not carried (but the creation times as the planes' DeltaT)", maxSTKPlaneKeys))
 	}
 	im.Notes = append(im.Notes, meta.notes...)
 }
@@ -423,7 +446,8 @@ func readSTK(p *tiff.Page) stkMeta {
 			for k := range len(b) / 24 {
 				v := b[24*k:]
 				meta.zDistance = append(meta.zDistance, r.rational(v))
-				meta.createdAt = append(meta.createdAt, julianTime(r.order.Uint32(v[8:]), r.order.Uint32(v[12:])))
+				at, _ := julianDate(r.order.Uint32(v[8:]), r.order.Uint32(v[12:]))
+				meta.createdAt = append(meta.createdAt, at)
 			}
 			if slices.ContainsFunc(meta.zDistance, math.IsNaN) {
 				meta.zDistance = nil
@@ -682,13 +706,15 @@ func julianDate(day, ms uint32) (time.Time, bool) {
 	return time.Date(int(year), time.Month(month), int(dd), 0, 0, 0, 0, pyramid.NoZone).Add(time.Duration(ms) * time.Millisecond), true
 }
 
-// julianTime is julianDate as text, an xsd:dateTime to the millisecond
-// without a zone (time.Time.Format "2006-01-02T15:04:05.000"); "" when
-// it is no date.
+// julianLayout is the time.Time layout of julianTime: an xsd:dateTime
+// to the millisecond without a zone.
+const julianLayout = "2006-01-02T15:04:05.000"
+
+// julianTime is julianDate as text (julianLayout); "" when it is no date.
 func julianTime(day, ms uint32) string {
 	t, ok := julianDate(day, ms)
 	if !ok {
 		return ""
 	}
-	return t.Format("2006-01-02T15:04:05.000")
+	return t.Format(julianLayout)
 }

@@ -326,7 +326,9 @@ func TestSTKStage(t *testing.T) {
 	im := f.Images[0]
 	assert.Equal(t, [3]int{1, 1, 2}, [3]int{im.Spec.SizeZ, im.Spec.SizeC, im.Spec.SizeT})
 	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
-	assert.Equal(t, []pyramid.Plane{{T: 0, PositionX: rf(1.5), PositionY: rf(5)}, {T: 1, PositionX: rf(7), PositionY: rf(0.25)}}, im.Spec.PlaneInfo)
+	sec := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "s"} }
+	assert.Equal(t, []pyramid.Plane{{T: 0, DeltaT: sec(0), PositionX: rf(1.5), PositionY: rf(5)},
+		{T: 1, DeltaT: sec(1), PositionX: rf(7), PositionY: rf(0.25)}}, im.Spec.PlaneInfo)
 	kv := map[string]string{}
 	for _, a := range im.Spec.Annotations {
 		kv[a.Key] = a.Value
@@ -348,7 +350,9 @@ func TestSTKStageRepeated(t *testing.T) {
 	f, err := mapFile(t, s.file(t), "a.stk", Options{})
 	require.NoError(t, err)
 	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
-	assert.Equal(t, []pyramid.Plane{{T: 0, PositionX: rf(5), PositionY: rf(6)}, {T: 1, PositionX: rf(7), PositionY: rf(8)}}, f.Images[0].Spec.PlaneInfo)
+	sec := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "s"} }
+	assert.Equal(t, []pyramid.Plane{{T: 0, DeltaT: sec(0), PositionX: rf(5), PositionY: rf(6)},
+		{T: 1, DeltaT: sec(1), PositionX: rf(7), PositionY: rf(8)}}, f.Images[0].Spec.PlaneInfo)
 }
 
 // TestSTKPlaneCounts: the UIC4 items hold the UIC4tag's count of planes'
@@ -408,7 +412,14 @@ func TestSTKPlaneCounts(t *testing.T) {
 			}
 			s := im.Spec
 			assert.Equal(t, [3]int{tt.z, tt.c, tt.t}, [3]int{s.SizeZ, s.SizeC, s.SizeT}, "Z, C, T")
-			assert.Equal(t, tt.positions, s.PlaneInfo)
+			var positions []pyramid.Plane // the planes' of a position
+			for _, pl := range s.PlaneInfo {
+				if pl.PositionX.Unit != "" {
+					pl.DeltaT = pyramid.Quantity{}
+					positions = append(positions, pl)
+				}
+			}
+			assert.Equal(t, tt.positions, positions)
 			assert.Contains(t, im.Notes, tt.note)
 			for _, note := range im.Notes {
 				assert.NotContains(t, note, "not read")
@@ -461,6 +472,51 @@ func TestSTKBigEndian(t *testing.T) {
 	assert.Equal(t, []string{"Pos A", "Pos C", "2000-02-02T15:06:04.783", "2"},
 		[]string{kv["StageLabel[0]"], kv["StageLabel[2]"], kv["DatetimeCreated[2]"], kv["ZDistance[1]"]})
 	assert.Empty(t, im.Notes)
+}
+
+// TestSTKDeltaT: each plane's creation time (UIC2) is its DeltaT, the
+// seconds since the first plane's, as Bio-Formats sets it; a plane whose
+// time is no date has none, and none has one when the first plane's is
+// no date (said).
+func TestSTKDeltaT(t *testing.T) {
+	sec := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "s"} }
+	tests := []struct {
+		name   string
+		planes []stkPlane
+		deltaT []pyramid.Quantity // each plane's, in order
+		note   string
+	}{
+		{"time series", []stkPlane{{0, 1, 2451576, 1000}, {0, 1, 2451576, 2500}, {0, 1, 2451577, 500}},
+			[]pyramid.Quantity{sec(0), sec(1.5), sec(86399.5)}, ""},
+		{"Z stack, one time", []stkPlane{{1, 1, 2451576, 1000}, {1, 1, 2451576, 1000}},
+			[]pyramid.Quantity{sec(0), sec(0)}, ""},
+		{"a plane's time no date", []stkPlane{{0, 1, 2451576, 1000}, {0, 1, 0, 0}, {0, 1, 2451576, 3000}},
+			[]pyramid.Quantity{sec(0), {}, sec(2)}, ""},
+		{"the first plane's time no date", []stkPlane{{0, 1, 0, 0}, {0, 1, 2451576, 1000}},
+			nil, "its first plane's creation time (UIC2tag) is no date: the planes' creation times are not their DeltaT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSTK{width: 8, height: 6, bits: 8, planes: tt.planes}
+			f, err := mapFile(t, s.file(t), "a.stk", Options{})
+			require.NoError(t, err)
+			im := f.Images[0]
+			var got []pyramid.Quantity
+			for _, pl := range im.Spec.PlaneInfo {
+				k, err := im.Spec.PlaneIndex(pl.Z, pl.C, pl.T)
+				require.NoError(t, err)
+				for len(got) < k {
+					got = append(got, pyramid.Quantity{})
+				}
+				got = append(got, pl.DeltaT)
+			}
+			assert.Equal(t, tt.deltaT, got)
+			if tt.note != "" {
+				assert.Contains(t, im.Notes, tt.note)
+			}
+			mappedOK(t, f) // a spec the writer takes
+		})
+	}
 }
 
 // TestSTKRefused: a compressed STK of several planes, and one whose
