@@ -61,9 +61,10 @@ func (st storedSamples) check(spec ImageSpec) error {
 // are coded as ImageSpec.Coding says, else as the level given is, so that
 // the pyramid has one codec: its compression and predictor, and for JPEG
 // the quality its JPEGTables were made at, RGB-coded or YCbCr 4:2:0 as
-// it is RGB or YCbCr (a writer of uncompressed tiles, Options.Compression
-// None, encodes none). With several, every level is given encoded and nothing is
-// computed or encoded; they must form an OME pyramid: each level the one
+// it is RGB or YCbCr. A writer of uncompressed tiles (Options.Compression
+// None) encodes none: it refuses a compressed level with levels to
+// compute (ErrOption). With several, every level is given encoded and
+// nothing is computed or encoded; they must form an OME pyramid: each level the one
 // above divided by the same integer factor in X and Y (rounded either way:
 // 2 for libvips's pyramids, 4 for Aperio's), all with the same
 // compression. Their tiles may differ in size, as readers take each

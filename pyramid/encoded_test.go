@@ -729,6 +729,42 @@ func TestCheckEncodedLevels(t *testing.T) {
 	}
 }
 
+// TestEncodedInUncompressedWriter: a writer of uncompressed tiles, which
+// encodes none, refuses a compressed full resolution whose levels it
+// would compute (stored uncompressed, a pyramid of two codecs); one with
+// no levels to compute, or uncompressed, it takes.
+func TestEncodedInUncompressedWriter(t *testing.T) {
+	spec := ImageSpec{SizeX: 100, SizeY: 70, SamplesPerPixel: 3}
+	level := func(c Compression) EncodedLevel {
+		return EncodedLevel{Width: 100, Height: 70, TileCoding: TileCoding{Compression: c, TileWidth: 32, TileHeight: 32}}
+	}
+	for _, tt := range []struct {
+		name   string
+		levels int
+		c      Compression
+		err    bool
+	}{
+		{"JPEG, levels computed", 0, JPEG, true},
+		{"LZW, levels computed", 0, LZW, true},
+		{"JPEG, no levels", 1, JPEG, false},
+		{"uncompressed, levels computed", 0, None, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := New(iohandle.NewMemory(), Options{Compression: None, TileSize: 32, Levels: tt.levels})
+			require.NoError(t, err)
+			defer w.Abort()
+			_, err = w.AddEncodedImage(spec, level(tt.c))
+			if !tt.err {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrOption)
+			assert.ErrorContains(t, err, "a writer of uncompressed tiles (Options.Compression None)")
+			requireOnePrefix(t, err)
+		})
+	}
+}
+
 // copyWithCoding copies a one-plane file's full resolution through
 // AddEncodedImage with the TileCoding edit makes of EncodedLevelOf's, and
 // returns the copy's pages (full resolution and computed levels).

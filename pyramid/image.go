@@ -122,6 +122,13 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 		c := w.givenCoding(encoded[0].TileCoding, spec.SamplesPerPixel)
 		spec.Coding = &c
 	}
+	if len(encoded) == 1 && len(levels) > 1 && w.pipe == nil && encoded[0].Compression != None {
+		// The levels would be stored uncompressed below compressed tiles:
+		// a pyramid of two codecs, which readers of fewer codecs than
+		// both (tifffile without imagecodecs, Viv) read only in part.
+		return nil, fmt.Errorf("%w: a full resolution given in %v to a writer of uncompressed tiles (Options.Compression None), which would store the levels it computes uncompressed: give Options a compression (the levels then take the given level's), or Options.Levels 1",
+			ErrOption, encoded[0].Compression)
+	}
 	coding, codec, err := w.imageCoding(spec)
 	if err != nil {
 		return nil, err

@@ -179,8 +179,10 @@ type Options struct {
 	// TileSize is the tile width and height, a multiple of 16; 0 means 256.
 	// Images and levels smaller than a tile get tiles just large enough.
 	TileSize int
-	// Compression of every tile (but those of images whose
-	// ImageSpec.Coding sets their own); the zero value is LZW.
+	// Compression of every tile the writer encodes, but those of images
+	// whose ImageSpec.Coding sets their own, and the levels computed below
+	// a full resolution given encoded, which take its coding
+	// (AddEncodedImage); the zero value is LZW.
 	Compression Compression
 	// Level is the Deflate or Zstd compression level; 0 is the codec's
 	// default.
