@@ -307,8 +307,9 @@ func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
 }
 
 // Close reports whether the plane is complete: every tile of the levels
-// given encoded, and every row when the image takes rows. An incomplete
-// plane stays open; the writer's Close reports it missing.
+// given encoded, and every row when the image takes rows (else ErrData,
+// saying what is missing). An incomplete plane stays open; the writer's
+// Close reports it missing.
 func (ep *EncodedPlaneWriter) Close() error {
 	if ep == nil || ep.im == nil {
 		return errZero

@@ -31,7 +31,11 @@ var (
 	// ErrPixelType is an unsupported pixel type and samples combination.
 	ErrPixelType = errors.New("pyramid: unsupported pixel type")
 	// ErrMetadata is metadata that cannot be written: invalid UTF-8, a
-	// character XML cannot hold, an unknown unit or dimension order.
+	// character XML cannot hold, an unknown unit or dimension order, a
+	// quantity out of its range, more Channels than SizeC, PlaneInfo
+	// naming a plane outside the image or twice, a reference to an
+	// instrument's part it lacks, or an OME document the writer cannot
+	// carry (an *OMEError).
 	ErrMetadata = errors.New("pyramid: bad metadata")
 	// ErrPlane is a plane index out of range, a plane written twice, a call
 	// on a PlaneWriter or EncodedPlaneWriter while another goroutine's is
@@ -46,8 +50,8 @@ var (
 	// other than the spec's, pixel slices short of its bounds, a palette
 	// index without a colour).
 	ErrData = errors.New("pyramid: bad pixel data")
-	// ErrMissingPlanes is a Close before every plane was written; the
-	// message lists them.
+	// ErrMissingPlanes is a Close before every plane was written (the
+	// message lists them), or before any image was added.
 	ErrMissingPlanes = errors.New("pyramid: planes not written")
 	// ErrTooLarge is a file past 4 GiB with BigTIFF set to Never.
 	ErrTooLarge = errors.New("pyramid: file needs BigTIFF")
@@ -206,7 +210,9 @@ type Options struct {
 	// Downsampling computes each level from the one above.
 	Downsampling Downsampling
 	// Workers encode tiles in parallel: 0 means GOMAXPROCS, 1 encodes in the
-	// calling goroutine. A file written from one goroutine is byte-identical
+	// calling goroutine, and a negative value is ErrOption (the Workers of
+	// packages source and compress take it for 0, as their options have
+	// no error to give). A file written from one goroutine is byte-identical
 	// at every value. Planes written from several goroutines share the
 	// workers; with 1, each goroutine encodes its tiles itself, one tile
 	// at a time across the writer.

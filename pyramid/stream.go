@@ -92,10 +92,11 @@ func (pw *PlaneWriter) finish() {
 	}
 }
 
-// Close reports whether the plane is complete. An incomplete plane stays
-// open, to be completed by more writes or given back by Abort; the
-// writer's Close reports it missing. After the writer's Close or Abort,
-// or its failure, an incomplete plane's Close returns ErrClosed.
+// Close reports whether the plane is complete: nil, or ErrData saying
+// how many of its bytes were written. An incomplete plane stays open, to
+// be completed by more writes or given back by Abort; the writer's Close
+// reports it missing. After the writer's Close or Abort, or its failure,
+// an incomplete plane's Close returns ErrClosed.
 func (pw *PlaneWriter) Close() error {
 	if pw == nil || pw.im == nil {
 		return errZero
