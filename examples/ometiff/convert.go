@@ -406,8 +406,23 @@ func (s oneImage) write(_ context.Context, w *pyramid.Writer, specs []pyramid.Im
 }
 
 // printSummary prints what was written: one line for one image; for
-// several, a line for the file and one for each image.
+// several, a line for the file and one for each image. Its error (stdout
+// full or closed) says the output is written all the same, so that a
+// user whose run fails so does not take the file for missing or partial.
 func printSummary(w io.Writer, path string, specs []pyramid.ImageSpec, elapsed time.Duration) error {
+	var b strings.Builder
+	err := summary(&b, path, specs, elapsed)
+	if err == nil {
+		_, err = io.WriteString(w, b.String())
+	}
+	if err != nil {
+		return fmt.Errorf("%s is written, but what it holds cannot be printed: %w", path, err)
+	}
+	return nil
+}
+
+// summary writes printSummary's lines to b.
+func summary(b *strings.Builder, path string, specs []pyramid.ImageSpec, elapsed time.Duration) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -430,18 +445,16 @@ func printSummary(w io.Writer, path string, specs []pyramid.ImageSpec, elapsed t
 	}
 	size := fmt.Sprintf("%.1f MB in %.2f s", float64(info.Size())/1e6, elapsed.Seconds())
 	if len(specs) == 1 {
-		_, err = fmt.Fprintf(w, "wrote %s: %s, %s\n", path, describe(specs[0]), size)
-		return err
+		fmt.Fprintf(b, "wrote %s: %s, %s\n", path, describe(specs[0]), size)
+		return nil
 	}
 	planes := 0
 	for _, s := range specs {
 		planes += s.Planes()
 	}
-	fmt.Fprintf(w, "wrote %s: %d images, %d planes, %s\n", path, len(specs), planes, size)
+	fmt.Fprintf(b, "wrote %s: %d images, %d planes, %s\n", path, len(specs), planes, size)
 	for i, s := range specs {
-		if _, err := fmt.Fprintf(w, "  image %d %q: %s\n", i, s.Name, describe(s)); err != nil {
-			return err
-		}
+		fmt.Fprintf(b, "  image %d %q: %s\n", i, s.Name, describe(s))
 	}
 	return nil
 }

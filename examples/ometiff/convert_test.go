@@ -692,6 +692,18 @@ func TestSummaryPixelSize(t *testing.T) {
 	}
 }
 
+// TestSummaryNotPrinted: a summary that cannot be printed fails the run,
+// saying that the output is written all the same.
+func TestSummaryNotPrinted(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "out.ome.tif", []byte("x"))
+	spec := pyramid.ImageSpec{SizeX: 4, SizeY: 4, SizeZ: 1, SizeC: 1, SizeT: 1}
+	for _, specs := range [][]pyramid.ImageSpec{{spec}, {spec, spec}} {
+		err := printSummary(fullWriter{}, path, specs, 0)
+		require.ErrorIs(t, err, syscall.ENOSPC)
+		assert.ErrorContains(t, err, path+" is written, but what it holds cannot be printed")
+	}
+}
+
 // TestOutputError: the output's failures as the command reports them.
 func TestOutputError(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.ome.tif")

@@ -40,6 +40,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -66,7 +67,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		return printSummary(stdout, cfg, rep)
+		if err := printSummary(stdout, cfg, rep); err != nil {
+			// The file is whole: a run failing here must not pass for one
+			// that left nothing.
+			return fmt.Errorf("%s is written, but what it holds cannot be printed: %w", cfg.output, err)
+		}
+		return nil
 	})
 }
 
