@@ -334,6 +334,12 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	return p, nil
 }
 
+// exhausted reports whether err is the system's resources running out
+// (descriptors, memory), which SkipUnsupported does not skip.
+func exhausted(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOMEM)
+}
+
 // openPart opens a file of the dataset, as a TIFF, and keeps it open with
 // the File.
 // A file that cannot be opened is so for every TiffData naming it, and

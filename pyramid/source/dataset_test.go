@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -423,4 +425,57 @@ func TestCompanionByteOrderMark(t *testing.T) {
 		assert.Len(t, text, tc.size, "the document whole, without the mark")
 	}
 	assert.Equal(t, "urn:uuid:0", rootUUID(byteOrderMark+doc(200)))
+}
+
+// TestDatasetDescriptorsExhausted: a dataset's file that cannot be opened
+// for want of file descriptors fails the mapping, naming the limit, even
+// with SkipUnsupported: an image left out for the system's limits would
+// be lost to a run that a raised limit completes.
+func TestDatasetDescriptorsExhausted(t *testing.T) {
+	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
+	dir := t.TempDir()
+	write := func(name, d string) {
+		data, _ := fileOf(t, binary.LittleEndian, false, grays(1, d)...)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	// Image 0 in the file opened, image 1 in the other.
+	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
+		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)))
+	write("b.ome.tif", omeDocument(`UUID="`+uuidB+`"`))
+	var limit syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &limit))
+	// The limit that leaves one descriptor free below it: the lowest
+	// number not open, the one the next open takes.
+	listing, err := os.Open("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("the open descriptors are listed in /proc/self/fd (Linux): %v", err)
+	}
+	names, err := listing.Readdirnames(-1)
+	require.NoError(t, err)
+	own := int(listing.Fd())
+	require.NoError(t, listing.Close())
+	open := map[int]bool{}
+	for _, n := range names {
+		if fd, err := strconv.Atoi(n); err == nil && fd != own {
+			open[fd] = true
+		}
+	}
+	free := 0
+	for open[free] {
+		free++
+	}
+	for _, skip := range []bool{false, true} {
+		// Room for the file opened (and the directory read) but not for
+		// the dataset's other files.
+		low := limit
+		low.Cur = uint64(free + 1)
+		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+		f, err := Open(filepath.Join(dir, "a.ome.tif"), Options{SkipUnsupported: skip})
+		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit))
+		if f != nil {
+			f.Close()
+		}
+		require.ErrorIs(t, err, syscall.EMFILE, "skip %v", skip)
+		assert.ErrorContains(t, err, "ulimit -n")
+	}
 }

@@ -281,7 +281,13 @@ func (m *mapper) ome(text string) error {
 			}
 			continue
 		}
-		if err := m.skipImage(fmt.Errorf("OME image %d (%s): %w", i, plainText(oi.ID), err)); err != nil {
+		err = fmt.Errorf("OME image %d (%s): %w", i, plainText(oi.ID), err)
+		if exhausted(err) {
+			// The system's limits, not the input: an image left out for
+			// them would be lost to a run that a raised limit completes.
+			return err
+		}
+		if err := m.skipImage(err); err != nil {
 			return err
 		}
 	}
