@@ -46,6 +46,24 @@ func TestIsTempName(t *testing.T) {
 	assert.True(t, isTempName(filepath.Base(tempName("dir"+string(filepath.Separator), "out.tif")), "out.tif"))
 }
 
+// TestTemporaries: the temporary files of a destination are listed, and
+// no other file; a directory that cannot be read is an error.
+func TestTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".out.tif.0123456789abcdef.tmp", ".out.tif.fedcba9876543210.tmp", ".out.tif.0123.tmp",
+		".other.tif.0123456789abcdef.tmp", "out.tif"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	temps, err := Temporaries(filepath.Join(dir, "out.tif"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(dir, ".out.tif.0123456789abcdef.tmp"), filepath.Join(dir, ".out.tif.fedcba9876543210.tmp")}, temps)
+	temps, err = Temporaries(filepath.Join(dir, "none.tif"))
+	assert.NoError(t, err)
+	assert.Nil(t, temps)
+	_, err = Temporaries(filepath.Join(dir, "missing", "out.tif"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
 // TestCreateRemovesStaleTemporaries: Create removes the temporary files
 // of its destination that no writer holds, and nothing else: not a live
 // writer's, not another destination's, not a name of another shape, not a
@@ -258,12 +276,16 @@ func TestKilledWriter(t *testing.T) {
 			_ = cmd.Wait()
 
 			left := dirEntries(t, dir)
+			temps, err := Temporaries(path)
+			require.NoError(t, err)
 			if kind.unnamed {
 				assert.Empty(t, left, "an unnamed file dies with its writer")
+				assert.Empty(t, temps)
 				return
 			}
 			require.Len(t, left, 1)
 			assert.True(t, isTempName(left[0], "out.tif"), "left %q", left[0])
+			assert.Equal(t, []string{filepath.Join(dir, left[0])}, temps, "Temporaries finds it")
 			fi, err := os.Stat(filepath.Join(dir, left[0]))
 			require.NoError(t, err)
 			assert.Equal(t, int64(3<<20), fi.Size())

@@ -168,3 +168,24 @@ var errLocked = errors.New("locked by another open file")
 type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
+
+// Temporaries returns the hidden temporary files beside path
+// (.NAME.<16 hex digits>.tmp) that writers of path made where the output
+// could not be an unnamed file (see Create), and have not yet renamed or
+// removed: a writer still running, or one that died or was killed at once.
+// The next Create of path removes those of dead writers. A directory that
+// cannot be read is an error; none is a nil slice.
+func Temporaries(path string) ([]string, error) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(dirOf(path))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if isTempName(e.Name(), base) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}

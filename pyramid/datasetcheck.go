@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -207,10 +208,15 @@ type datasetChecker struct {
 	// expect, if set, gives the exact OME-XML each TIFF must hold.
 	expect func(name string) ([]byte, bool)
 
-	report   DatasetReport
-	problems []DatasetProblem
-	absent   map[string]bool
+	report    DatasetReport
+	problems  []DatasetProblem
+	absent    map[string]bool
+	lookedFor int // missing files whose temporary files were looked for
 }
+
+// maxTempLookups bounds the missing files whose writers' temporary files
+// a check looks for (iohandle.Temporaries).
+const maxTempLookups = 64
 
 // problem records a problem of file.
 func (c *datasetChecker) problem(file string, kind error, format string, args ...any) {
@@ -417,6 +423,15 @@ func (c *datasetChecker) checkFile(f *checkFile) error {
 		detail := "missing (" + c.holds(f) + ")"
 		if c.given[1] != "" && c.given[1] == f.uuid && c.given[0] != f.name {
 			detail = fmt.Sprintf("missing (%s); %s, the file checked from, has its UUID: renamed?", c.holds(f), c.given[0])
+		}
+		if c.lookedFor < maxTempLookups {
+			// Each look reads the directory: a few, for the files a run
+			// left unfinished, not one for each of thousands missing.
+			c.lookedFor++
+			if temps, _ := iohandle.Temporaries(filepath.Join(c.dir, f.name)); len(temps) > 0 {
+				detail += fmt.Sprintf("; %s is there: its writer is still running, or was killed (the next run for it removes it)",
+					filepath.Base(temps[0]))
+			}
 		}
 		c.problems[len(c.problems)-1].Detail = detail
 		return nil

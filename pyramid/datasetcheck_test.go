@@ -75,6 +75,11 @@ func TestCheckDatasetFaults(t *testing.T) {
 			err := d.WritePart(context.Background(), dir, 3, PartOptions{}, func(PlaneRef, []byte) error { return errors.New("killed") })
 			require.Error(t, err)
 		}, ErrMissingFile, "stack_3.ome.tif: missing (8 planes of images 4 to 5)", ""},
+		{"part's writer killed", false, func(t *testing.T, d *Dataset, dir string) {
+			// What a writer killed at once leaves where the output cannot be
+			// unnamed (O_TMPFILE): its hidden temporary file.
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".stack_3.ome.tif.0123456789abcdef.tmp"), []byte("II*"), 0o644))
+		}, ErrMissingFile, "stack_3.ome.tif: missing (8 planes of images 4 to 5); .stack_3.ome.tif.0123456789abcdef.tmp is there: its writer is still running, or was killed", ""},
 		{"part cut short", false, func(t *testing.T, d *Dataset, dir string) {
 			writeParts(t, d, dir, PartOptions{}, 3)
 			path := filepath.Join(dir, d.File(3).Name)
