@@ -76,6 +76,8 @@ type stkMeta struct {
 	wavelength  []float64   // UIC3, per plane
 	absZ        []float64   // UIC4 (or UIC1) 40, per plane
 	absZValid0  bool        // UIC1 41 is present with value 0
+	absZValid   bool        // the first plane's AbsoluteZValid (UIC4 or UIC1 41) is 1
+	absZValidIn bool        // UIC4 has AbsoluteZValid, which UIC1's does not replace
 	stageX      []float64   // UIC4 (or UIC1) 28, per plane
 	stageY      []float64
 	labels      []string // UIC4 37
@@ -125,7 +127,10 @@ type stkMeta struct {
 // units, as Bio-Formats sets them; each plane's creation time (UIC2) is
 // its DeltaT, the seconds since the first plane's, as Bio-Formats sets it
 // (for the first M planes; it gives the others 0, which is no time the
-// file says: theirs are taken too). The rest of UIC1, and the planes' own values
+// file says: theirs are taken too); each of the first M planes' Z
+// position is the Z distances summed (from the first plane's absolute Z
+// when valid), and every plane's exposure the description's, as
+// Bio-Formats sets them. The rest of UIC1, and the planes' own values
 // (for up to maxSTKPlaneKeys planes) go into the map annotation; what is
 // not read is noted.
 func (m *mapper) stk() error {
@@ -283,8 +288,31 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	if start.IsZero() && slices.ContainsFunc(meta.createdAt, func(t time.Time) bool { return !t.IsZero() }) {
 		im.Notes = append(im.Notes, "its first plane's creation time (UIC2tag) is no date: the planes' creation times are not their DeltaT")
 	}
+	// Each plane's Z position, as Bio-Formats sets it for the first M:
+	// the first plane's absolute Z (UIC4 40) when its AbsoluteZValid is 1,
+	// else 0, then each plane's Z distance (UIC2) added, or the first
+	// plane's when its own is 0. The exposure, the description's (a line
+	// "Exposure: 100 ms"), is every plane's, as Bio-Formats sets it.
+	zAt := 0.0
+	if meta.absZValid && len(meta.absZ) > 0 {
+		zAt = meta.absZ[0]
+	}
+	exposure, exposed := stkExposure(descriptions[0])
 	for k := range n {
 		pl := pyramid.Plane{Z: k / c % z, C: k % c, T: k / c / z}
+		if k < min(len(meta.zDistance), meta.tablePlanes) {
+			if k > 0 {
+				if d := meta.zDistance[k]; d != 0 {
+					zAt += d
+				} else {
+					zAt += meta.zDistance[0]
+				}
+			}
+			pl.PositionZ = pyramid.Quantity{Value: zAt, Unit: "reference frame"}
+		}
+		if exposed {
+			pl.ExposureTime = pyramid.Quantity{Value: exposure, Unit: "s"}
+		}
 		if l.planesPerPage() > 1 {
 			pl.C = 0
 		}
@@ -298,7 +326,7 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 			ms := meta.createdAt[k].UnixMilli() - start.UnixMilli()
 			pl.DeltaT = pyramid.Quantity{Value: float64(ms) / 1000, Unit: "s"}
 		}
-		if pl.PositionX.Unit != "" || pl.DeltaT.Unit != "" {
+		if pl != (pyramid.Plane{Z: pl.Z, C: pl.C, T: pl.T}) {
 			s.PlaneInfo = append(s.PlaneInfo, pl)
 		}
 	}
@@ -554,11 +582,15 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 				return
 			}
 			off += uint64(8 * n)
-		case 41, 46: // AbsoluteZValid (a LONG a plane); CameraBin (skipped)
-			off += uint64(4 * n)
-			if id == 46 {
-				off += uint64(4 * n)
+		case 41: // AbsoluteZValid: a LONG a plane, the first one's read
+			b := r.bytes(off, 4, "UIC4tag's AbsoluteZValid")
+			if b == nil {
+				return
 			}
+			meta.absZValid, meta.absZValidIn = r.order.Uint32(b) == 1, true
+			off += uint64(4 * n)
+		case 46: // CameraBin: two LONGs a plane, skipped
+			off += uint64(8 * n)
 			skipped = append(skipped, strconv.Itoa(int(id)))
 		default:
 			off += 4
@@ -566,6 +598,45 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 		}
 	}
 	meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag's items past the first %d are not read", maxUIC4))
+}
+
+// stkExposure returns the exposure an STK's description gives, in
+// seconds, as Bio-Formats reads it: the line "Exposure: 100 ms" (its key
+// before the first colon; on the first line, after the last full stop
+// before it, which MetaMorph may join to the text), its value after an
+// "=" if any, up to a space, a decimal comma read as a point, in
+// milliseconds. The lines stop at one that is XML. False when there is
+// none, or none that is a number of milliseconds within a float's range.
+func stkExposure(description string) (float64, bool) {
+	for i, line := range strings.Split(description, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "<") && strings.HasSuffix(line, ">") {
+			break
+		}
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if i == 0 {
+			if dot := strings.LastIndexByte(key, '.'); dot >= 0 {
+				key = key[dot+1:]
+			}
+		}
+		if key != "Exposure" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if _, after, ok := strings.Cut(value, "="); ok {
+			value = strings.TrimSpace(after)
+		}
+		value, _, _ = strings.Cut(value, " ")
+		ms, err := strconv.ParseFloat(strings.ReplaceAll(value, ",", "."), 64)
+		if err != nil || !(ms >= 0 && ms/1000 <= math.MaxFloat32) {
+			return 0, false
+		}
+		return ms / 1000, true
+	}
+	return 0, false
 }
 
 // uicString reads a UIC string at off (a LONG length, then the bytes, NULs
@@ -620,7 +691,14 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 			}
 			continue
 		case 41:
+			// An offset to a LONG a plane, as in UIC4, which Bio-Formats
+			// reads first (the first plane's read here); 0 for none.
 			meta.absZValid0 = v == 0
+			if v != 0 && !meta.absZValidIn {
+				if b := r.bytes(uint64(v), 4, "UIC1tag's AbsoluteZValid"); b != nil {
+					meta.absZValid = r.order.Uint32(b) == 1
+				}
+			}
 			continue
 		}
 		def, known := uicNames[id]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,7 +320,7 @@ func TestSTKStage(t *testing.T) {
 		uic1: []uicEntry{{id: 4, data: uicRat(1, 1)}, {id: 5, data: uicRat(1, 1)}, {id: 6, data: uicStr("pixel")}}}
 	s.uic4 = append([]byte{28, 0}, append(append(uicRat(3, 2), uicRat(5, 1)...), append(uicRat(7, 1), uicRat(1, 4)...)...)...)
 	s.uic4 = append(append(s.uic4, 37, 0), append(uicStr("Pos A"), uicStr("Pos B")...)...)
-	s.uic4 = append(append(s.uic4, 41, 0), make([]byte, 8)...) // AbsoluteZValid, read past
+	s.uic4 = append(append(s.uic4, 41, 0), make([]byte, 8)...) // AbsoluteZValid: 0
 	s.uic4 = append(s.uic4, 0, 0)
 	f, err := mapFile(t, s.file(t), "a.stk", Options{})
 	require.NoError(t, err)
@@ -327,8 +328,8 @@ func TestSTKStage(t *testing.T) {
 	assert.Equal(t, [3]int{1, 1, 2}, [3]int{im.Spec.SizeZ, im.Spec.SizeC, im.Spec.SizeT})
 	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
 	sec := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "s"} }
-	assert.Equal(t, []pyramid.Plane{{T: 0, DeltaT: sec(0), PositionX: rf(1.5), PositionY: rf(5)},
-		{T: 1, DeltaT: sec(1), PositionX: rf(7), PositionY: rf(0.25)}}, im.Spec.PlaneInfo)
+	assert.Equal(t, []pyramid.Plane{{T: 0, DeltaT: sec(0), PositionX: rf(1.5), PositionY: rf(5), PositionZ: rf(0)},
+		{T: 1, DeltaT: sec(1), PositionX: rf(7), PositionY: rf(0.25), PositionZ: rf(0)}}, im.Spec.PlaneInfo)
 	kv := map[string]string{}
 	for _, a := range im.Spec.Annotations {
 		kv[a.Key] = a.Value
@@ -336,7 +337,7 @@ func TestSTKStage(t *testing.T) {
 	assert.Equal(t, []string{"Pos A", "Pos B"}, []string{kv["StageLabel[0]"], kv["StageLabel[1]"]})
 	assert.Zero(t, im.Spec.PhysicalSizeX)
 	assert.Contains(t, im.Notes, `its CalibrationUnits is "pixel": no physical pixel size`)
-	assert.Contains(t, im.Notes, "its UIC4tag's items of ids 41 are not read")
+	assert.Empty(t, slices.DeleteFunc(slices.Clone(im.Notes), func(n string) bool { return !strings.Contains(n, "UIC4") }))
 }
 
 // TestSTKStageRepeated: a StagePosition item given twice is its second,
@@ -351,8 +352,8 @@ func TestSTKStageRepeated(t *testing.T) {
 	require.NoError(t, err)
 	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
 	sec := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "s"} }
-	assert.Equal(t, []pyramid.Plane{{T: 0, DeltaT: sec(0), PositionX: rf(5), PositionY: rf(6)},
-		{T: 1, DeltaT: sec(1), PositionX: rf(7), PositionY: rf(8)}}, f.Images[0].Spec.PlaneInfo)
+	assert.Equal(t, []pyramid.Plane{{T: 0, DeltaT: sec(0), PositionX: rf(5), PositionY: rf(6), PositionZ: rf(0)},
+		{T: 1, DeltaT: sec(1), PositionX: rf(7), PositionY: rf(8), PositionZ: rf(0)}}, f.Images[0].Spec.PlaneInfo)
 }
 
 // TestSTKPlaneCounts: the UIC4 items hold the UIC4tag's count of planes'
@@ -415,7 +416,7 @@ func TestSTKPlaneCounts(t *testing.T) {
 			var positions []pyramid.Plane // the planes' of a position
 			for _, pl := range s.PlaneInfo {
 				if pl.PositionX.Unit != "" {
-					pl.DeltaT = pyramid.Quantity{}
+					pl.DeltaT, pl.PositionZ = pyramid.Quantity{}, pyramid.Quantity{}
 					positions = append(positions, pl)
 				}
 			}
@@ -503,6 +504,9 @@ func TestSTKDeltaT(t *testing.T) {
 			im := f.Images[0]
 			var got []pyramid.Quantity
 			for _, pl := range im.Spec.PlaneInfo {
+				if pl.DeltaT == (pyramid.Quantity{}) {
+					continue
+				}
 				k, err := im.Spec.PlaneIndex(pl.Z, pl.C, pl.T)
 				require.NoError(t, err)
 				for len(got) < k {
@@ -516,6 +520,68 @@ func TestSTKDeltaT(t *testing.T) {
 			}
 			mappedOK(t, f) // a spec the writer takes
 		})
+	}
+}
+
+// TestSTKPositionZ: each plane's Z position is, as Bio-Formats sets it,
+// the first plane's absolute Z when its AbsoluteZValid is 1 (else 0), plus
+// each plane's Z distance, or the first plane's when its own is 0.
+func TestSTKPositionZ(t *testing.T) {
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	planes := []stkPlane{{1, 2, 2451576, 0}, {0, 1, 2451576, 0}, {3, 2, 2451576, 0}} // 0.5, 0 and 1.5
+	absZ := append([]byte{40, 0}, append(append(uicRat(10, 1), uicRat(20, 1)...), uicRat(30, 1)...)...)
+	valid := func(v byte) []byte { return append([]byte{41, 0}, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) }
+	for _, tt := range []struct {
+		name string
+		uic4 []byte
+		uic1 []uicEntry
+		want []pyramid.Quantity
+	}{
+		{"absolute Z valid", append(append(slices.Clone(absZ), valid(1)...), 0, 0), nil, []pyramid.Quantity{rf(10), rf(10.5), rf(12)}},
+		{"absolute Z not valid", append(append(slices.Clone(absZ), valid(0)...), 0, 0), nil, []pyramid.Quantity{rf(0), rf(0.5), rf(2)}},
+		{"absolute Z without validity", append(slices.Clone(absZ), 0, 0), nil, []pyramid.Quantity{rf(0), rf(0.5), rf(2)}},
+		{"validity in UIC1", append(slices.Clone(absZ), 0, 0), []uicEntry{{id: 41, data: []byte{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}}},
+			[]pyramid.Quantity{rf(10), rf(10.5), rf(12)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSTK{width: 8, height: 6, bits: 8, planes: planes, uic4: tt.uic4, uic1: tt.uic1}
+			f, err := mapFile(t, s.file(t), "a.stk", Options{})
+			require.NoError(t, err)
+			var got []pyramid.Quantity
+			for _, pl := range f.Images[0].Spec.PlaneInfo {
+				got = append(got, pl.PositionZ)
+			}
+			assert.Equal(t, tt.want, got)
+			mappedOK(t, f)
+		})
+	}
+}
+
+// TestSTKExposure: the description's "Exposure" line is every plane's
+// exposure, as Bio-Formats reads it.
+func TestSTKExposure(t *testing.T) {
+	for _, tt := range []struct {
+		description string
+		want        pyramid.Quantity
+	}{
+		{"Acquired from MetaMorph\nExposure: 100 ms\nGain: 2", pyramid.Quantity{Value: 0.1, Unit: "s"}},
+		{"Acquired.Exposure: 5,5 ms", pyramid.Quantity{Value: 0.0055, Unit: "s"}},
+		{"Camera: x\r\nExposure: Exp = 20 ms", pyramid.Quantity{Value: 0.02, Unit: "s"}},
+		{"Exposure: long", pyramid.Quantity{}},
+		{"Exposure: -5 ms", pyramid.Quantity{}},
+		{"Exposure: 1e300 ms", pyramid.Quantity{}},
+		{"<MetaData>\nExposure: 100 ms", pyramid.Quantity{}},
+		{"exposure: 100 ms", pyramid.Quantity{}},
+	} {
+		s := testSTK{width: 8, height: 6, bits: 8, planes: []stkPlane{{0, 1, 2451576, 0}, {0, 1, 2451576, 0}}, description: tt.description}
+		f, err := mapFile(t, s.file(t), "a.stk", Options{})
+		require.NoError(t, err)
+		sp := f.Images[0].Spec
+		require.Len(t, sp.PlaneInfo, 2, tt.description)
+		for _, pl := range sp.PlaneInfo {
+			assert.Equal(t, tt.want, pl.ExposureTime, tt.description)
+		}
+		mappedOK(t, f)
 	}
 }
 
