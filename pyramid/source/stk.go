@@ -367,7 +367,11 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		}
 	}
 	if n > maxSTKPlaneKeys {
-		im.Notes = append(im.Notes, fmt.Sprintf("the UIC values of its planes past the first %d (Z distances, creation times, wavelengths, stage labels, descriptions) are not carried (but the creation times as the planes' DeltaT)", maxSTKPlaneKeys))
+		but := ""
+		if !start.IsZero() {
+			but = " (but the creation times as the planes' DeltaT)"
+		}
+		im.Notes = append(im.Notes, fmt.Sprintf("the UIC values of its planes past the first %d (Z distances, creation times, wavelengths, stage labels, descriptions) are not carried%s", maxSTKPlaneKeys, but))
 	}
 	im.Notes = append(im.Notes, meta.notes...)
 }
@@ -488,11 +492,21 @@ func readSTK(p *tiff.Page) stkMeta {
 			meta.wavelength = v
 		}
 	}
-	if off, _, ok := at(tiff.TagUIC4); ok {
+	if off, n, ok := at(tiff.TagUIC4); ok && n > 0 {
 		readUIC4(r, off, &meta)
 	}
 	if off, n, ok := at(tiff.TagUIC1); ok {
 		readUIC1(r, p, off, n, &meta)
+	}
+	// A rational of denominator 0 is no number: no position is written
+	// as one (OME's are xsd:float), nor counted among the distinct Z.
+	if slices.ContainsFunc(meta.stageX, math.IsNaN) || slices.ContainsFunc(meta.stageY, math.IsNaN) {
+		meta.stageX, meta.stageY = nil, nil
+		meta.notes = append(meta.notes, "its stage positions have a denominator of 0: not read")
+	}
+	if slices.ContainsFunc(meta.absZ, math.IsNaN) {
+		meta.absZ = nil
+		meta.notes = append(meta.notes, "its absolute Z positions have a denominator of 0: not read")
 	}
 	return meta
 }
@@ -505,9 +519,12 @@ func stkCounts(p *tiff.Page, meta *stkMeta) {
 		return
 	}
 	n, m := e2.Count, uint64(meta.tablePlanes)
-	if _, ok := p.Field(tiff.TagUIC4); ok && m != n {
+	e4, has4 := p.Field(tiff.TagUIC4)
+	if has4 && e4.Count == 0 {
+		meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag has a count of 0: its table is not read, and UIC1's per-plane items are read for its %d IFDs, and Z counted from the first %d Z distances, as Bio-Formats reads them", m, min(m, n)))
+	} else if has4 && m != n {
 		meta.notes = append(meta.notes, fmt.Sprintf("its UIC4tag says %d planes and its UIC2tag %d: the UIC4 items (and UIC1's per-plane ones) are read for %d planes, and Z counted from the first %d Z distances, as Bio-Formats reads them", m, n, m, min(m, n)))
-	} else if !ok && m != n {
+	} else if !has4 && m != n {
 		meta.notes = append(meta.notes, fmt.Sprintf("it has no UIC4tag: UIC1's per-plane items are read for its %d IFDs, not its UIC2tag's %d planes, and Z counted from the first %d Z distances, as Bio-Formats reads them", m, n, min(m, n)))
 	}
 	if e3, ok := p.Field(tiff.TagUIC3); ok && e3.Count != n {

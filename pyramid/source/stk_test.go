@@ -585,6 +585,88 @@ func TestSTKExposure(t *testing.T) {
 	}
 }
 
+// TestSTKNotNumbers: stage positions and absolute Z positions of a
+// denominator 0 are not read, noted: no plane is given a position that is
+// no number, which the writer refuses (the image was lost then).
+func TestSTKNotNumbers(t *testing.T) {
+	planes := []stkPlane{{1, 1, 2451576, 0}, {1, 1, 2451576, 1000}}
+	for _, tt := range []struct {
+		name, note string
+		uic4       []byte
+	}{
+		{"stage position", "its stage positions have a denominator of 0: not read",
+			append([]byte{28, 0}, append(append(uicRat(1, 0), uicRat(5, 1)...), append(uicRat(2, 1), uicRat(6, 1)...)...)...)},
+		{"absolute Z", "its absolute Z positions have a denominator of 0: not read",
+			append([]byte{40, 0}, append(uicRat(1, 0), uicRat(1, 0)...)...)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSTK{width: 4, height: 4, bits: 8, planes: planes, uic4: append(tt.uic4, 0, 0)}
+			f, err := mapFile(t, s.file(t), "a.stk", Options{})
+			require.NoError(t, err)
+			assert.Contains(t, f.Images[0].Notes, tt.note)
+			for _, pl := range f.Images[0].Spec.PlaneInfo {
+				assert.Empty(t, pl.PositionX.Unit)
+			}
+			mappedOK(t, f)
+		})
+	}
+}
+
+// patchCount sets the count of the tag's entry in a little-endian classic
+// TIFF's first directory.
+func patchCount(t *testing.T, file []byte, tag uint16, count uint32) {
+	t.Helper()
+	o := binary.LittleEndian
+	dir := o.Uint32(file[4:])
+	for i := range int(o.Uint16(file[dir:])) {
+		if e := file[int(dir)+2+12*i:]; o.Uint16(e) == tag {
+			o.PutUint32(e[4:], count)
+			return
+		}
+	}
+	t.Fatalf("no tag %d", tag)
+}
+
+// TestSTKUIC4CountZero: a UIC4tag of count 0 has no table to read, and
+// the per-plane items are read for the IFDs, as Bio-Formats reads them;
+// the note says so.
+func TestSTKUIC4CountZero(t *testing.T) {
+	s := testSTK{width: 4, height: 4, bits: 8, planes: []stkPlane{{1, 1, 2451576, 0}, {1, 1, 2451576, 1000}}}
+	file := s.file(t)
+	patchCount(t, file, tiff.TagUIC4, 0)
+	f, err := mapFile(t, file, "a.stk", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"its UIC4tag has a count of 0: its table is not read, and UIC1's per-plane items are read for its 1 IFDs, and Z counted from the first 1 Z distances, as Bio-Formats reads them"},
+		f.Images[0].Notes)
+}
+
+// FuzzSTK maps STKs of a few 2x2 planes whose UIC4 table, UIC4tag count,
+// UIC2 rows and byte order are arbitrary: errors must be typed, and what
+// is mapped a spec the writer takes.
+func FuzzSTK(f *testing.F) {
+	stage := append([]byte{28, 0}, append(append(uicRat(3, 2), uicRat(5, 1)...), append(uicRat(7, 1), uicRat(1, 4)...)...)...)
+	stage = append(append(stage, 40, 0), append(uicRat(10, 1), uicRat(20, 1)...)...)
+	stage = append(append(stage, 41, 0), 1, 0, 0, 0, 1, 0, 0, 0)
+	stage = append(append(stage, 37, 0), append(uicStr("Pos A"), uicStr("Pos B")...)...)
+	f.Add(stage, uint16(2), uint8(2), false, []byte{1, 0, 0, 0, 2, 0, 0, 0, 0x18, 0x68, 0x25, 0, 0x10, 0, 0, 0})
+	f.Add(stage, uint16(5), uint8(3), true, []byte{})
+	f.Add([]byte{}, uint16(0), uint8(1), false, []byte{})
+	f.Fuzz(func(t *testing.T, uic4 []byte, count uint16, planes uint8, big bool, rows []byte) {
+		if len(uic4) > 1<<14 || planes == 0 || planes > 64 {
+			return
+		}
+		s := testSTK{width: 2, height: 2, bits: 8, uic4: append(uic4, 0, 0), uic4Count: int(count), bigEndian: big}
+		for k := range int(planes) {
+			p := stkPlane{1, 1, 2451576, uint32(k)}
+			if r := rows[min(16*k, len(rows)):]; len(r) >= 16 {
+				p = stkPlane{binary.LittleEndian.Uint32(r), binary.LittleEndian.Uint32(r[4:]), binary.LittleEndian.Uint32(r[8:]), binary.LittleEndian.Uint32(r[12:])}
+			}
+			s.planes = append(s.planes, p)
+		}
+		mapFuzzed(t, s.file(t), big)
+	})
+}
+
 // TestSTKRefused: a compressed STK of several planes, and one whose
 // planes the file does not hold, are refused with typed errors; with
 // SkipUnsupported the first is left out and the second keeps what the
