@@ -205,7 +205,8 @@ func (in lsmInfo) text(f lsmField) string {
 //   - when DimensionP × DimensionM (positions, mosaic tiles) is more than
 //     1, the pages are that many images of as many pages each, in order,
 //     as Bio-Formats' series, named as it names them: "name #1" to
-//     "name #N", name the file's without its extension;
+//     "name #N", name the file's without its extension (and one image
+//     "name");
 //   - the physical sizes are VoxelSizeX, Y and Z (metres, in µm), the
 //     channels' names and colours those of the ChannelColors record (a
 //     black colour is white, as Bio-Formats shows it), the time increment
@@ -297,7 +298,6 @@ func (m *mapper) lsm() error {
 	if bitsNote != "" {
 		notes = append(notes, bitsNote)
 	}
-	stampIndex := 0
 	for k := range int(positions) {
 		im, err := m.lsmImage(info, planes[k*per:(k+1)*per], k*per*2)
 		if err != nil {
@@ -307,17 +307,27 @@ func (m *mapper) lsm() error {
 			continue
 		}
 		im.Notes = append(im.Notes, notes...)
-		if base := strings.TrimSuffix(m.name, path.Ext(m.name)); positions > 1 && base != "" {
-			// Bio-Formats names a position's series so: the file's name
-			// without its extension, and the position's number from 1.
-			im.Spec.Name = base + " #" + strconv.Itoa(k+1)
+		if base := strings.TrimSuffix(m.name, path.Ext(m.name)); base != "" {
+			// Bio-Formats names each series so: the file's name without
+			// its extension, and the position's number from 1 when there
+			// are several.
+			im.Spec.Name = base
+			if positions > 1 {
+				im.Spec.Name += " #" + strconv.Itoa(k+1)
+			}
 		}
 		var at *[3]float64
 		if k < len(recs.positions) {
-			at = &recs.positions[k]
+			if p := recs.positions[k]; slices.ContainsFunc(p[:], func(v float64) bool { return !(math.Abs(v) <= math.MaxFloat32) }) {
+				// OME's positions are xsd:float: one past it cannot be written.
+				im.Notes = append(im.Notes, fmt.Sprintf("its stage coordinates (%g, %g, %g µm) are not carried: past a float's range", p[0], p[1], p[2]))
+			} else {
+				at = &recs.positions[k]
+			}
 		}
-		lsmDescribe(im, info, recs, stampIndex, at)
-		stampIndex += im.Spec.SizeT
+		// Every position has as many time points: its stamps follow the
+		// positions' before it, those of images left out too.
+		lsmDescribe(im, info, recs, k*im.Spec.SizeT, at)
 		m.add(im)
 	}
 	return nil
@@ -444,6 +454,7 @@ func (m *mapper) lsmRecords(info lsmInfo, images int) (recs lsmRecordsRead, note
 	tf := m.file.TIFF
 	var unread []string
 	origin := [3]float64{info.float("OriginX") * 1e6, info.float("OriginY") * 1e6, info.float("OriginZ") * 1e6}
+	unreadPositions := false
 	for _, f := range lsmFields {
 		off := info.values[f.name]
 		if f.kind != 'o' || off == 0 {
@@ -459,6 +470,9 @@ func (m *mapper) lsmRecords(info lsmInfo, images int) (recs lsmRecordsRead, note
 		case "Positions", "TilePositions":
 			var v [][3]float64
 			if v, err = readLSMPositions(tf, info.order, int64(off), images); err != nil {
+				// The other record alone would give positions that neither
+				// the file nor Bio-Formats gives.
+				unreadPositions = true
 				break
 			}
 			for i, p := range v {
@@ -477,13 +491,9 @@ func (m *mapper) lsmRecords(info lsmInfo, images int) (recs lsmRecordsRead, note
 			notes = append(notes, fmt.Sprintf("its %s record (at %d) is not read: %v", name, off, err))
 		}
 	}
-	for i, p := range recs.positions {
-		if slices.ContainsFunc(p[:], func(v float64) bool { return !(math.Abs(v) <= math.MaxFloat32) }) {
-			// OME's positions are xsd:float: one past it cannot be written.
-			notes = append(notes, fmt.Sprintf("the stage coordinates of its position %d (%g, %g, %g µm) are not carried: past a float's range", i, p[0], p[1], p[2]))
-			recs.positions = recs.positions[:i]
-			break
-		}
+	if unreadPositions && recs.positions != nil {
+		recs.positions = nil
+		notes = append(notes, "its positions' stage coordinates are not carried, one of their two records not read")
 	}
 	if len(unread) > 0 {
 		notes = append(notes, fmt.Sprintf("CZ_LSMINFO's records %s are not read", strings.Join(unread, ", ")))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -191,13 +192,13 @@ func TestLSMMapping(t *testing.T) {
 		want  []string
 	}{
 		{"two channels along Z", lsmStack{width: 16, height: 12, z: 3, c: 2, t: 1},
-			[]string{`"" 16x12 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1 4:0 4:1`}},
+			[]string{`"stack" 16x12 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1 4:0 4:1`}},
 		{"three 8-bit channels are channels, not RGB", lsmStack{width: 16, height: 12, z: 1, c: 3, t: 2, scanType: 3},
-			[]string{`"" 16x12 Z1 C3 T2 XYCTZ uint8 x1: 0:0 0:1 0:2 2:0 2:1 2:2`}},
+			[]string{`"stack" 16x12 Z1 C3 T2 XYCTZ uint8 x1: 0:0 0:1 0:2 2:0 2:1 2:2`}},
 		{"a time series of stacks", lsmStack{width: 8, height: 8, z: 2, c: 2, t: 2, scanType: 6, bits: 16},
-			[]string{`"" 8x8 Z2 C2 T2 XYCZT uint16 x1: 0:0 0:1 2:0 2:1 4:0 4:1 6:0 6:1`}},
+			[]string{`"stack" 8x8 Z2 C2 T2 XYCZT uint16 x1: 0:0 0:1 2:0 2:1 4:0 4:1 6:0 6:1`}},
 		{"one channel", lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, bits: 16},
-			[]string{`"" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 2:*`}},
+			[]string{`"stack" 8x8 Z2 C1 T1 XYCZT uint16 x1: 0:* 2:*`}},
 		{"two positions", lsmStack{width: 8, height: 8, z: 2, c: 1, t: 1, positions: [2]int32{2, 1}},
 			[]string{`"stack #1" 8x8 Z2 C1 T1 XYCZT uint8 x1: 0:* 2:*`, `"stack #2" 8x8 Z2 C1 T1 XYCZT uint8 x1: 4:* 6:*`}},
 	}
@@ -286,6 +287,19 @@ func TestLSMMetadata(t *testing.T) {
 		}
 		assert.Equal(t, []string{want}, got, "position %d", i)
 	}
+
+	// Those of an image after one left out are still its own.
+	s.page = func(i int, b *ifd.Builder) {
+		if i == 6 { // position 1's second plane, another pixel type
+			b.Remove(tiff.TagSampleFormat)
+			b.AddShort(tiff.TagSampleFormat, tiff.SampleFormatInt)
+		}
+	}
+	f, _, err = mapLSM(t, s, Options{SkipUnsupported: true})
+	require.NoError(t, err)
+	require.Len(t, f.Images, 2)
+	assert.Equal(t, "stack #3", f.Images[1].Spec.Name)
+	assert.Contains(t, f.Images[1].Spec.Annotations, pyramid.KeyValue{Key: "TimeStamps", Value: "4 5"})
 }
 
 func TestLSMBadInfo(t *testing.T) {
@@ -328,19 +342,19 @@ func TestLSMBadInfo(t *testing.T) {
 			want string
 		}{
 			"records past the file": {with(func(b []byte) { o.PutUint32(b[108:], 1<<31); o.PutUint32(b[132:], 1<<30) }),
-				"ChannelColors record (at 2147483648) is not read", `"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"ChannelColors record (at 2147483648) is not read", `"stack" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 			"absurd dimensions": {with(func(b []byte) { o.PutUint32(b[16:], math.MaxInt32); o.PutUint32(b[24:], math.MaxUint32) }),
-				"says Z 2147483647 and T 1 for 2 planes: read as Z 2 and T 1", `"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"says Z 2147483647 and T 1 for 2 planes: read as Z 2 and T 1", `"stack" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 			"Z x T unlike the pages": {with(func(b []byte) { o.PutUint32(b[16:], 1); o.PutUint32(b[24:], 3) }),
-				"says Z 1 and T 3 for 2 planes: read as Z 1 and T 2", `"" 8x8 Z1 C2 T2 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"says Z 1 and T 3 for 2 planes: read as Z 1 and T 2", `"stack" 8x8 Z1 C2 T2 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 			"channels unlike the samples": {with(func(b []byte) { o.PutUint32(b[20:], 5) }),
-				"says 5 channels, and its pages have 2 samples", `"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"says 5 channels, and its pages have 2 samples", `"stack" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 			"time stamps of a wrong size": {with(func(b []byte) { o.PutUint32(b[132:], o.Uint32(b[132:])+4) }),
-				"TimeStamps record", `"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"TimeStamps record", `"stack" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 			"positions unlike the pages": {with(func(b []byte) { o.PutUint32(b[264:], 3); o.PutUint32(b[268:], 1) }),
-				"3 positions", `"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"3 positions", `"stack" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 			"records not read": {with(func(b []byte) { o.PutUint32(b[124:], 16); o.PutUint32(b[136:], 16) }),
-				"records ScanInformation, EventList are not read", `"" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
+				"records ScanInformation, EventList are not read", `"stack" 8x8 Z2 C2 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1`},
 		} {
 			t.Run(name, func(t *testing.T) {
 				f, _, err := mapLSM(t, tt.s, Options{})
@@ -586,8 +600,8 @@ func TestLSMPositions(t *testing.T) {
 			[][3]pyramid.Quantity{pos(2100, 0, 0), pos(1200, 100, 0)}, ""},
 		{"one image", lsmStack{places: [][3]float64{{1e-4, 2e-4, 3e-6}, {1, 1, 1}}},
 			[][3]pyramid.Quantity{pos(100, 200, 3)}, ""},
-		{"past a float", lsmStack{positions: [2]int32{2, 1}, places: [][3]float64{{1e-4, 0, 0}, {1e300, 0, 0}}},
-			[][3]pyramid.Quantity{pos(100, 0, 0), {}}, "stage coordinates of its position 1"},
+		{"past a float", lsmStack{positions: [2]int32{3, 1}, places: [][3]float64{{1e-4, 0, 0}, {1e300, 0, 0}, {3e-4, 0, 0}}},
+			[][3]pyramid.Quantity{pos(100, 0, 0), {}, pos(300, 0, 0)}, "its stage coordinates (1e+306, 0, 0 µm) are not carried: past a float's range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -610,8 +624,10 @@ func TestLSMPositions(t *testing.T) {
 					assert.NotContains(t, joined(im.Notes), "Positions")
 				}
 			}
-			if tt.note != "" {
-				assert.Contains(t, joined(f.Images[0].Notes), tt.note)
+			for i, im := range f.Images { // the note on the image concerned only
+				if tt.note != "" {
+					assert.Equal(t, tt.want[i] == [3]pyramid.Quantity{}, strings.Contains(joined(im.Notes), tt.note), "image %d", i)
+				}
 			}
 		})
 	}
@@ -626,6 +642,14 @@ func TestLSMPositions(t *testing.T) {
 		{T: 1, DeltaT: pyramid.Quantity{Value: 1.5, Unit: "s"}, PositionX: pyramid.Quantity{Value: 1, Unit: um},
 			PositionY: pyramid.Quantity{Value: 2, Unit: um}, PositionZ: pyramid.Quantity{Value: 0, Unit: um}},
 	}, f.Images[0].Spec.PlaneInfo)
+
+	// Positions read from one record only, the other not read, are none.
+	s2 := lsmStack{width: 8, height: 8, z: 1, c: 1, t: 1, places: [][3]float64{{1e-4, 0, 0}}, tiles: [][3]float64{{2e-4, 0, 0}}}
+	s2.info = func(b []byte) { binary.LittleEndian.PutUint32(b[376:], 1<<30) }
+	f, _, err = mapLSM(t, s2, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, f.Images[0].Spec.PlaneInfo)
+	assert.Contains(t, joined(f.Images[0].Notes), "its positions' stage coordinates are not carried, one of their two records not read")
 
 	// A record whose entries would run past the end of the file is noted.
 	s.info = func(b []byte) { binary.LittleEndian.PutUint32(b[376:], binary.LittleEndian.Uint32(b[376:])-4) }
@@ -668,7 +692,7 @@ func TestLSMBigEndian(t *testing.T) {
 	f, err := mapFile(t, file, "be.lsm", Options{})
 	require.NoError(t, err)
 	assert.Equal(t, LSM, f.Kind)
-	assert.Equal(t, []string{`"" 8x8 Z2 C1 T1 XYCZT uint8 x1: 0:* 2:*`}, summary(f))
+	assert.Equal(t, []string{`"be" 8x8 Z2 C1 T1 XYCZT uint8 x1: 0:* 2:*`}, summary(f))
 	assert.InDelta(t, 2, f.Images[0].Spec.PhysicalSizeZ, 1e-12)
 }
 
@@ -698,7 +722,7 @@ func TestLSMOldBitsPerSample(t *testing.T) {
 	s := oldBits(t, lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, bits: 16})
 	f, images, err := mapLSM(t, s, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{`"" 8x8 Z2 C2 T1 XYCZT uint16 x1: 0:0 0:1 2:0 2:1`}, summary(f))
+	assert.Equal(t, []string{`"stack" 8x8 Z2 C2 T1 XYCZT uint16 x1: 0:0 0:1 2:0 2:1`}, summary(f))
 	assert.Contains(t, joined(f.Images[0].Notes), "BitsPerSample of its pages")
 	for _, pl := range f.Images[0].Planes {
 		assert.Equal(t, images[pageIndex(f, pl.Page)], readPlane(t, pl.Page))
