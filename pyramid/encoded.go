@@ -375,6 +375,8 @@ func (ep *EncodedPlaneWriter) abandonedError() error {
 // coding suits the spec's samples, and that several levels form an OME
 // pyramid (one integer factor, one codec). A converter asks before adding
 // anything, to choose between copying a source's tiles and encoding them.
+// It knows no writer's Options: a writer of uncompressed tiles refuses
+// more (see AddEncodedImage).
 func CheckEncodedLevels(spec ImageSpec, levels ...EncodedLevel) error {
 	if len(levels) == 0 {
 		return fmt.Errorf("%w: no levels given encoded", ErrOption)

@@ -60,7 +60,8 @@ type Options struct {
 	// map, and an OME-TIFF's document it cannot carry (the images then
 	// keep their typed metadata only), listing them in File.Skipped,
 	// instead of failing. A file whose OME-XML cannot be read at all, or
-	// was cut short, is then read as a plain TIFF.
+	// was cut short, is then read as a plain TIFF. A dataset's file not
+	// opened for want of descriptors or memory still fails (see New).
 	SkipUnsupported bool
 	// DatasetDir is the directory New reads the other files of a
 	// multi-file OME-TIFF dataset from: the TIFFs its TiffData elements

@@ -352,7 +352,9 @@ func (f *File) Close() error {
 // field (matching ErrUnsupported, ErrMetadata, ErrMultiFile or
 // tiff.ErrMalformed), unless
 // opts.SkipUnsupported is set: then the images concerned are left out and
-// listed in File.Skipped.
+// listed in File.Skipped. A dataset's file that cannot be opened for want
+// of the system's resources (descriptors, memory: syscall.EMFILE, ENFILE,
+// ENOMEM) fails New whatever opts say: a raised limit maps it.
 //
 // An OME-TIFF's document is parsed once more, by pyramid.ParseOME, for
 // the images to carry it (Image.Spec). One the writer cannot carry (of
