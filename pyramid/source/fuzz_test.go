@@ -264,7 +264,7 @@ func FuzzImageJMetadata(f *testing.F) {
 		// The text of its blocks: as many entries as blocks at most,
 		// each of text XML can hold, and no more of it than the field.
 		im := &Image{Planes: make([]Plane, 8)}
-		imageJText(im, page)
+		_, _ = imageJText(im, page)
 		size := 0
 		for _, kv := range im.Spec.Annotations {
 			if kv.Key == "" || kv.Key != cleanText(kv.Key) || kv.Value != cleanText(kv.Value) {

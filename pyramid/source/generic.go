@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -160,9 +162,16 @@ func (m *mapper) genericPages(pages []*tiff.Page) error {
 		}
 		if isImageJ {
 			ij.apply(im, g.layout, len(g.pages))
-			if more := imageJText(im, g.pages[0]); more > 0 {
+			more, dropped := imageJText(im, g.pages[0])
+			if more > 0 {
 				if err := m.skipImageMetadata(im, fmt.Errorf("%w: the ImageJ description's page holds %d properties, and only the first %d are kept",
 					ErrMetadata, maxImageJProperties+more, maxImageJProperties)); err != nil {
+					return err
+				}
+			}
+			if dropped > 0 {
+				if err := m.skipImageMetadata(im, fmt.Errorf("%w: the ImageJ metadata's text (Info, properties, labels) is kept to %d bytes: %d characters of it past those are left out",
+					ErrMetadata, maxImageJText, dropped)); err != nil {
 					return err
 				}
 			}
@@ -300,14 +309,21 @@ func imageJLUTs(p *tiff.Page) [][]byte {
 // would otherwise cost tens of times its size.
 const maxImageJProperties = 4096
 
+// maxImageJText bounds the text of an ImageJ image's Info, properties and
+// labels kept, in bytes: a few kilobytes in the files ImageJ writes, and
+// far below pyramid.MaxOMEXMLSize, past which this package reads no
+// OME-XML, once escaped for XML (at most 5 times longer).
+const maxImageJText = 8 << 20
+
 // imageJText adds the text of an ImageJ page's metadata to the image's
 // map annotation, as Bio-Formats keeps it as original metadata: the
 // image's Info ("Info", the first block, as ImageJ reads it), its
 // properties (each under its key, the first maxImageJProperties), and the
 // labels of its stack's planes ("Label 1"..., by position in the stack,
 // those not empty). The display ranges, overlays and ROIs have no place.
-// It returns how many properties there are past those kept.
-func imageJText(im *Image, p *tiff.Page) (more int) {
+// It returns how many properties there are past those kept, and the
+// bytes of text left out past maxImageJText.
+func imageJText(im *Image, p *tiff.Page) (more, dropped int) {
 	blocks, order := imageJBlocks(p, func(kind string, i int) bool {
 		switch kind {
 		case "info":
@@ -323,14 +339,33 @@ func imageJText(im *Image, p *tiff.Page) (more int) {
 		return false
 	})
 	if blocks == nil {
-		return 0 // the blocks do not add up: none is read
+		return 0, 0 // the blocks do not add up: none is read
 	}
+	kept := 0
 	text := func(b []byte) string {
-		u := make([]uint16, len(b)/2)
-		for i := range u {
-			u[i] = order.Uint16(b[2*i:])
+		if kept+len(b)/2 > maxImageJText { // at least a byte a character
+			dropped += len(b) / 2
+			return ""
 		}
-		return cleanText(strings.TrimSpace(string(utf16.Decode(u))))
+		// UTF-8 straight from the UTF-16, not through a []rune of four
+		// bytes a character.
+		out := make([]byte, 0, len(b)/2)
+		for i := 0; i+1 < len(b); i += 2 {
+			r := rune(order.Uint16(b[i:]))
+			if utf16.IsSurrogate(r) {
+				r2 := unicode.ReplacementChar
+				if i+3 < len(b) {
+					r2 = rune(order.Uint16(b[i+2:]))
+				}
+				if r = utf16.DecodeRune(r, r2); r != unicode.ReplacementChar {
+					i += 2
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		}
+		t := cleanText(strings.TrimSpace(string(out)))
+		kept += len(t)
+		return t
 	}
 	add := func(key, value string) {
 		if key != "" && value != "" {
@@ -349,7 +384,7 @@ func imageJText(im *Image, p *tiff.Page) (more int) {
 	for i, b := range blocks["labl"] {
 		add("Label "+strconv.Itoa(i+1), text(b))
 	}
-	return more
+	return more, dropped
 }
 
 // lastColor returns the colour of a lookup table's last entry, nil for

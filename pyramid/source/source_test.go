@@ -1308,6 +1308,20 @@ func TestImageJText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, f.Images[0].Spec.Annotations, maxImageJProperties)
 	assert.Empty(t, f.Skipped)
+
+	// Text past maxImageJText is not read (the output's OME-XML would
+	// pass what this package reads): refused, or said with
+	// SkipUnsupported; the text before it is kept.
+	huge := bytes.Repeat([]byte{0, 'a'}, maxImageJText+1)
+	first = gray(8, 8, description(d), ijMetadata(binary.BigEndian, map[string][][]byte{"prop": {[]byte{0, 'k'}, []byte{0, 'v'}, []byte{0, 'K'}, huge}}, "prop"))
+	_, _, err = mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+	require.ErrorIs(t, err, ErrMetadata)
+	assert.ErrorContains(t, err, fmt.Sprintf("kept to %d bytes: %d characters of it past those are left out", maxImageJText, maxImageJText+1))
+	f, _, err = mapPages(t, Options{SkipUnsupported: true}, first, gray(8, 8), gray(8, 8))
+	require.NoError(t, err)
+	assert.Equal(t, []pyramid.KeyValue{{Key: "k", Value: "v"}, {Key: "K"}}, f.Images[0].Spec.Annotations)
+	require.Len(t, f.Skipped, 1)
+	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
 }
 
 // lut is an ImageJ lookup table from black to the colour.
