@@ -136,3 +136,28 @@ func vmHWM(t *testing.T) int64 {
 	t.Fatal("no VmHWM in /proc/self/status")
 	return 0
 }
+
+// BenchmarkOMEXMLImages builds the OME-XML of files of many one-plane
+// images, each with a map annotation: the time per image must not grow
+// with their number (it was quadratic in them).
+func BenchmarkOMEXMLImages(b *testing.B) {
+	spec, err := ImageSpec{SizeX: 16, SizeY: 16, Annotations: []KeyValue{{Key: "Software", Value: "tifffile"}}}.normalized()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1000, 10000, 40000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			images := make([]omeImage, n)
+			for i := range images {
+				images[i] = omeImage{spec: spec, firstIFD: i}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := omeXML(images, nil, "urn:uuid:00000000-0000-4000-8000-000000000000", "f.ome.tif"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/image")
+		})
+	}
+}

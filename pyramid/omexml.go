@@ -151,6 +151,7 @@ type omeBuilder struct {
 	drop        map[*OMEDocument]func(int32) bool // what to leave out of each
 	used        map[string]bool                   // every ID of the output
 	plans       []imagePlan                       // per image
+	annotations int                               // the plans with an annotationID
 	instruments []*instrumentPlan                 // the typed instruments, in order of first use
 }
 
@@ -418,13 +419,10 @@ func (g *omeBuilder) planImage(i int) error {
 		p.channelIDs = append(p.channelIDs, g.callerID(d, n, base))
 	}
 	if len(s.Annotations) > 0 {
-		k := 0
-		for _, q := range g.plans {
-			if q.annotationID != "" {
-				k++
-			}
-		}
-		p.annotationID = g.fresh(fmt.Sprintf("Annotation:%d", k))
+		// Counted as the plans are made, not by a walk over those before:
+		// one per image made tens of thousands of images quadratic.
+		p.annotationID = g.fresh(fmt.Sprintf("Annotation:%d", g.annotations))
+		g.annotations++
 	}
 	if s.Instrument != nil {
 		p.instrument = g.instrument(s.Instrument)
