@@ -104,7 +104,7 @@ func animatedWebP(r io.Reader) bool {
 // the writer's bands, needs more than -max-memory, and says how to convert
 // it instead.
 func checkWhole(in *input, lim limits, format string, width, height int, whole int64, outPixel int) error {
-	need := whole + lim.bandBytes(width, outPixel)
+	need := whole + lim.bandBytes(width, height, outPixel)
 	if !lim.overBudget(need) {
 		return nil
 	}
@@ -241,7 +241,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 		src.gray = h.ColorType == pngstream.GrayAlpha
 		return src, nil
 	}
-	if err := lim.checkBands(in.name, h.Width, outPixel); err != nil {
+	if err := lim.checkBands(in.name, h.Width, h.Height, outPixel); err != nil {
 		return nil, err
 	}
 	if d, err = pngstream.NewDecoder(in.body()); err != nil { // from the start again: a pipe's header was peeked

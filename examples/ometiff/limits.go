@@ -60,11 +60,12 @@ func (l limits) checkPixels(name string, width, height int) error {
 }
 
 // bandBytes is the memory the writer holds while the rows of a plane
-// width pixels wide stream in, pixelBytes each: a band of one tile row at
-// full resolution, half as much at each level below, and the rows being
-// reduced; three full-resolution bands bound it.
-func (l limits) bandBytes(width, pixelBytes int) int64 {
-	return mul(3, int64(l.tileSize()), int64(width), int64(pixelBytes))
+// width pixels wide and height high stream in, pixelBytes each: a band of
+// one tile row at full resolution (of the image's height when it is less,
+// as its tiles shrink to it), half as much at each level below, and the
+// rows being reduced; three full-resolution bands bound it.
+func (l limits) bandBytes(width, height, pixelBytes int) int64 {
+	return mul(3, int64(min(l.tileSize(), max(height, 1))), int64(width), int64(pixelBytes))
 }
 
 // tileSize is the writer's tile size, 256 unless -tile says otherwise.
@@ -80,8 +81,8 @@ func (l limits) overBudget(need int64) bool { return l.maxMemory > 0 && need > i
 
 // checkBands refuses a streamed image so wide that the writer's bands
 // alone exceed -max-memory.
-func (l limits) checkBands(name string, width, pixelBytes int) error {
-	if need := l.bandBytes(width, pixelBytes); l.overBudget(need) {
+func (l limits) checkBands(name string, width, height, pixelBytes int) error {
+	if need := l.bandBytes(width, height, pixelBytes); l.overBudget(need) {
 		return fmt.Errorf("%s: rows of %d pixels need about %v for the pyramid's bands at tile %d, more than -max-memory %v (raise it, or use a smaller -tile)",
 			name, width, byteSize(need), l.tileSize(), l.maxMemory)
 	}

@@ -224,7 +224,7 @@ func writeBigPNG(t *testing.T, path string, width, height int) {
 // lets the heap grow to twice what is live, and 48 MiB for the rest (the
 // program, the decoder, the encoders' tiles and the output's buffer).
 func streamedBudget(width, pixelBytes int) int64 {
-	return 2*limits{}.bandBytes(width, pixelBytes) + 48<<20
+	return 2*limits{}.bandBytes(width, width, pixelBytes) + 48<<20
 }
 
 // checkStreamedPNG converts a size x size RGB PNG, made at test time, as a
@@ -433,7 +433,7 @@ func TestStreamedTIFFMemory(t *testing.T) {
 // the heap within them, and 48 MiB for the rest.
 func tiffBudget(width, blockRows, pixelBytes int) int64 {
 	rows := max(1, 256/blockRows) * blockRows
-	planned := mul(3, int64(rows), int64(width), int64(pixelBytes)) + limits{}.bandBytes(width, pixelBytes)
+	planned := mul(3, int64(rows), int64(width), int64(pixelBytes)) + limits{}.bandBytes(width, width, pixelBytes)
 	return min(2*planned, max(planned*17/16+heapSlack, memoryFloor)) + 48<<20
 }
 
@@ -522,7 +522,7 @@ func TestInteropDecodedWholeMemory(t *testing.T) {
 	require.NoError(t, err)
 	frame, err := readJPEGFrame(bytes.NewReader(data.Bytes()))
 	require.NoError(t, err)
-	plan := wholeBytes("jpeg", cfg, frame) + limits{}.bandBytes(size, 3)
+	plan := wholeBytes("jpeg", cfg, frame) + limits{}.bandBytes(size, size, 3)
 	img, data = nil, bytes.Buffer{}
 
 	m := runMeasured(t, bin, input, output)

@@ -34,7 +34,7 @@ func newRawSource(in *input, format rawFormat, lim limits) (rawSource, error) {
 		return s, cli.UsageError{Err: fmt.Errorf("%s has %d bytes, but %s of %d x %d x %d %v samples %s %s",
 			in.name, in.size, plural64(planes, "plane"), format.width, format.height, format.samples, format.pixelType, verb, take)}
 	}
-	return s, lim.checkBands(in.name, format.width, format.samples*format.pixelType.Size())
+	return s, lim.checkBands(in.name, format.width, format.height, format.samples*format.pixelType.Size())
 }
 
 // spec gives every dimension and the pixel layout of the raw planes.

@@ -317,7 +317,9 @@ func (s *tiffSource) planned(im *source.Image) int64 {
 	if err != nil {
 		return 0
 	}
-	rows := int64(max(1, s.opts.Rows/l.BlockHeight) * l.BlockHeight)
+	// The bands read hold whole blocks, and no more rows than the image's
+	// (a short image's few rows, not a band's worth).
+	rows := int64(min(max(1, s.opts.Rows/l.BlockHeight), (spec.SizeY+l.BlockHeight-1)/l.BlockHeight) * l.BlockHeight)
 	pageRow := mul(int64(spec.SizeX), int64(l.SamplesPerPixel), int64(spec.PixelType.Size()))
 	planes := int64(1)
 	if im.Planes[0].Sample >= 0 {
@@ -337,7 +339,7 @@ func (s *tiffSource) planned(im *source.Image) int64 {
 		workers = int64(runtime.GOMAXPROCS(0))
 	}
 	workers = min(workers, mul(int64(l.BlocksAcross), int64(l.BlocksDown), int64(l.Planes)))
-	return mul(3, rows, pageRow) + mul(planes, s.lim.bandBytes(spec.SizeX, outPixel)) + mul(workers, blockSamples, perSample)
+	return mul(3, rows, pageRow) + mul(planes, s.lim.bandBytes(spec.SizeX, spec.SizeY, outPixel)) + mul(workers, blockSamples, perSample)
 }
 
 func (s *tiffSource) specs() []pyramid.ImageSpec {

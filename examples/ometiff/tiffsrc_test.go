@@ -404,6 +404,20 @@ func TestStripTallerThanTile(t *testing.T) {
 	assert.Equal(t, 1000*in2.size, src.(*tiffSource).opts.MaxBandBytes)
 }
 
+// TestShortWideImage: the memory planned for an image shorter than a
+// tile is for its rows, not a tile's: a 200000 x 4 RGB image converts
+// within 16 MiB, and is refused within 8 MiB, saying how much it needs.
+func TestShortWideImage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wide.tif")
+	writeTIFF(t, path, page{width: 200000, height: 4, samples: 3, bits: 8, photometric: tiff.PhotometricRGB})
+	code, _, stderr := clitest.Run(runConvert, "-max-memory", "16MiB", path, filepath.Join(dir, "out.ome.tif"))
+	assert.Equal(t, 0, code, stderr)
+	code, _, stderr = clitest.Run(runConvert, "-max-memory", "8MiB", path, filepath.Join(dir, "out2.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "image 0 (200000 x 4) needs about 13.7 MiB for the bands read and written")
+}
+
 // TestImagesPastUnselectedMetadata: -images converts the images it names
 // when an image it does not name has metadata the output cannot carry
 // (here GDAL metadata that does not parse); naming that image, or all,
