@@ -786,8 +786,11 @@ func pixelTypeOf(l tiff.Layout, offset int64) (pyramid.PixelType, error) {
 		return pyramid.Float64, nil
 	}
 	kind, read := "integer", "8, 16 or 32"
-	if float {
+	switch {
+	case float:
 		kind, read = "floating-point", "16, 32 or 64"
+	case !signed:
+		kind, read = "unsigned integer", "1, 2, 4, 8, 16 or 32"
 	}
 	return 0, fmt.Errorf("%w: BitsPerSample %d of %s samples of the page at %d (%s are read)",
 		ErrUnsupported, l.BitsPerSample, kind, offset, read)

@@ -322,7 +322,7 @@ func TestUnsupportedPages(t *testing.T) {
 		{"YCbCr of old-style JPEG", testPage{width: 8, height: 8, samples: 3, bits: 8,
 			more: fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr), short(tiff.TagCompression, tiff.CompressionOldJPEG))},
 			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 6 (old JPEG) of the page"},
-		{"64-bit integers", testPage{width: 8, height: 8, samples: 1, bits: 64}, ErrUnsupported, "BitsPerSample 64 of integer samples"},
+		{"64-bit integers", testPage{width: 8, height: 8, samples: 1, bits: 64}, ErrUnsupported, "BitsPerSample 64 of unsigned integer samples"},
 		{"8-bit floats", testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagSampleFormat, tiff.SampleFormatFloat)}, ErrUnsupported,
 			"BitsPerSample 8 of floating-point samples"},
 		{"12-bit", gray(8, 8, short(tiff.TagBitsPerSample, 12)), ErrUnsupported, "BitsPerSample 12"},
@@ -394,7 +394,11 @@ func TestUnsupportedBitsSayWhatIsRead(t *testing.T) {
 	_, _, err := mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagSampleFormat, tiff.SampleFormatFloat)})
 	assert.ErrorContains(t, err, "(16, 32 or 64 are read)")
 	_, _, err = mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 64})
-	assert.ErrorContains(t, err, "(8, 16 or 32 are read)")
+	assert.ErrorContains(t, err, "BitsPerSample 64 of unsigned integer samples of the page at 528 (1, 2, 4, 8, 16 or 32 are read)")
+	_, _, err = mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagBitsPerSample, 12)})
+	assert.ErrorContains(t, err, "BitsPerSample 12 of unsigned integer samples of the page at 80 (1, 2, 4, 8, 16 or 32 are read)")
+	_, _, err = mapPages(t, Options{}, testPage{width: 8, height: 8, samples: 1, bits: 64, more: short(tiff.TagSampleFormat, tiff.SampleFormatInt)})
+	assert.ErrorContains(t, err, "BitsPerSample 64 of integer samples of the page at 528 (8, 16 or 32 are read)")
 }
 
 func TestKindString(t *testing.T) {
