@@ -228,7 +228,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			fmt.Fprintf(w, "  JPEG tiles of %d x %d, encoded again in JPEG by convert (it copies square tiles of %d to %d)\n",
 				c.TileWidth, c.TileHeight, minCopiedTile, maxCopiedTile)
 		}
-		for _, n := range im.Notes {
+		for _, n := range append(slices.Clone(im.Notes), pixelNotes(im)...) {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 		switch x, y := s.PhysicalSizeX > 0, s.PhysicalSizeY > 0; {

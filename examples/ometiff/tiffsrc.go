@@ -218,38 +218,48 @@ func (s *tiffSource) parts() []string {
 	return out
 }
 
-// notePixels says which images are stored white-is-zero (their values
-// are kept, as tifffile reads them (it stores bool masks so), and OME-TIFF
-// readers show them black-is-zero, inverted), which hold 2- or 4-bit
-// samples, which an ICC profile, not kept, and which say an Orientation,
-// which is not applied; and the notes of the mapping (source.File.Notes,
-// source.Image.Notes).
+// notePixels says what the mapping notes (source.File.Notes,
+// source.Image.Notes) and what pixelNotes says of each image.
 func (s *tiffSource) notePixels(stderr io.Writer) {
 	for _, n := range s.file.Notes {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, n)
 	}
 	for i, im := range s.file.Images {
-		for _, n := range im.Notes {
+		for _, n := range append(slices.Clone(im.Notes), pixelNotes(im)...) {
 			fmt.Fprintf(stderr, "%s: %s: image %d: %s\n", convertName, s.name, s.number[i], n)
 		}
-		if l, err := im.Planes[0].Page.Layout(); err == nil && l.Photometric == tiff.PhotometricWhiteIsZero {
-			fmt.Fprintf(stderr, "%s: %s: image %d: stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted\n",
-				convertName, s.name, s.number[i])
+	}
+}
+
+// pixelNotes says how an image's pixels are written where a viewer could
+// expect otherwise: stored white-is-zero (their values are kept, as
+// tifffile reads them (it stores bool masks so), and OME-TIFF readers
+// show them black-is-zero, inverted), CMYK inks (kept as four channels),
+// 2- or 4-bit samples (as uint8), an ICC profile (not kept), an
+// Orientation (not applied). ometiff info says it too.
+func pixelNotes(im *source.Image) []string {
+	var out []string
+	if l, err := im.Planes[0].Page.Layout(); err == nil {
+		switch l.Photometric {
+		case tiff.PhotometricWhiteIsZero:
+			out = append(out, "stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted")
+		case tiff.PhotometricSeparated:
+			out = append(out, "stored as inks (PhotometricInterpretation 5, CMYK): its samples are kept as channels, not made RGB")
 		}
-		if l, err := im.Planes[0].Page.Layout(); err == nil && (l.BitsPerSample == 2 || l.BitsPerSample == 4) {
-			fmt.Fprintf(stderr, "%s: %s: image %d: %d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them\n",
-				convertName, s.name, s.number[i], l.BitsPerSample, 1<<l.BitsPerSample-1)
-		}
-		if _, ok := im.Planes[0].Page.Field(tiff.TagICCProfile); ok {
-			fmt.Fprintf(stderr, "%s: %s: image %d: its ICC colour profile is not kept (OME has no field for it)\n", convertName, s.name, s.number[i])
-		}
-		// Microscopy readers (tifffile, Bio-Formats) give the pixels as
-		// stored, and so does the output; a photo viewer turns them.
-		if o, ok := im.Planes[0].Page.Uint(tiff.TagOrientation); ok && o > 1 {
-			fmt.Fprintf(stderr, "%s: %s: image %d: Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them\n",
-				convertName, s.name, s.number[i], o)
+		if l.BitsPerSample == 2 || l.BitsPerSample == 4 {
+			out = append(out, fmt.Sprintf("%d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them",
+				l.BitsPerSample, 1<<l.BitsPerSample-1))
 		}
 	}
+	if _, ok := im.Planes[0].Page.Field(tiff.TagICCProfile); ok {
+		out = append(out, "its ICC colour profile is not kept (OME has no field for it)")
+	}
+	// Microscopy readers (tifffile, Bio-Formats) give the pixels as
+	// stored, and so does the output; a photo viewer turns them.
+	if o, ok := im.Planes[0].Page.Uint(tiff.TagOrientation); ok && o > 1 {
+		out = append(out, fmt.Sprintf("Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", o))
+	}
+	return out
 }
 
 // loopNote says where the main chain of a file's directories loops back,

@@ -195,6 +195,37 @@ func TestConvertWhiteIsZero(t *testing.T) {
 	}
 }
 
+// TestPixelNotes: what convert says of how pixels are written (stored
+// white-is-zero, CMYK inks, an Orientation not applied), ometiff info says
+// too, as notes of the image.
+func TestPixelNotes(t *testing.T) {
+	orientation := func(b *ifd.Builder) { b.AddShort(tiff.TagOrientation, 3) }
+	for _, tt := range []struct {
+		name string
+		page page
+		note string
+	}{
+		{"white-is-zero", page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricWhiteIsZero},
+			"stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted"},
+		{"CMYK", page{width: 8, height: 6, samples: 4, bits: 8, photometric: tiff.PhotometricSeparated},
+			"stored as inks (PhotometricInterpretation 5, CMYK): its samples are kept as channels, not made RGB"},
+		{"orientation", page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, more: orientation},
+			"Orientation 3 is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			input := filepath.Join(dir, "in.tif")
+			writeTIFF(t, input, tt.page)
+			code, _, stderr := clitest.Run(runConvert, input, filepath.Join(dir, "out.ome.tif"))
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stderr, convertName+": "+input+": image 0: "+tt.note+"\n")
+			code, stdout, stderr := clitest.Run(runInfo, input)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "  note: "+tt.note+"\n")
+		})
+	}
+}
+
 // TestConvertTIFFMetadata converts an OME-TIFF of two images: the
 // output's OME-XML keeps their names, channels and physical sizes, and
 // the metadata flags override the first image's.
