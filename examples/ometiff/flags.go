@@ -63,7 +63,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		"pyramidal OME-TIFF.\n\n"+
 		"A TIFF file keeps every image (series), every plane and the metadata that\n"+
 		"maps to OME (an OME-TIFF its whole OME-XML): ometiff info shows how. Its\n"+
-		"tiles or strips are streamed, in memory that grows with the width only.\n"+
+		"tiles or strips are streamed, in memory that grows with the width (and a\n"+
+		"few kilobytes a page and image).\n"+
 		"What it holds and OME-TIFF cannot carry is refused, or with\n"+
 		"-skip-unsupported left out and reported. Tiles the writer can carry (JPEG,\n"+
 		"LZW, Deflate, Zstd, none) are copied as they are unless -compression is\n"+
