@@ -21,6 +21,17 @@ import (
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
+// The UUIDs of two files of a dataset built in a test.
+const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
+
+// writeGrays writes a file of n 8 x 8 gray pages, the first described by
+// d, in dir.
+func writeGrays(t *testing.T, dir, name, d string, n int) {
+	t.Helper()
+	data, _ := fileOf(t, binary.LittleEndian, false, grays(n, d)...)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+}
+
 // TestDatasetOpen opens a multi-file dataset from each of its files, and
 // from its companion: every file gives the dataset's two images, whole,
 // with their metadata, each plane read from the file holding it.
@@ -74,12 +85,8 @@ func TestDatasetOpen(t *testing.T) {
 // TestDatasetPageInNoTiffData: a page of another file of the dataset
 // that no TiffData places is noted, naming the file, and not converted.
 func TestDatasetPageInNoTiffData(t *testing.T) {
-	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
 	dir := t.TempDir()
-	write := func(name, d string, n int) {
-		data, _ := fileOf(t, binary.LittleEndian, false, grays(n, d)...)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
-	}
+	write := func(name, d string, n int) { writeGrays(t, dir, name, d, n) }
 	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
 		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)), 1)
 	write("b.ome.tif", omeDocument(`UUID="`+uuidB+`"`), 2)
@@ -96,12 +103,8 @@ func TestDatasetPageInNoTiffData(t *testing.T) {
 // which Bio-Formats reads) maps the dataset from any file, through the
 // master's first ImageDescription; a TIFF without OME-XML is no master.
 func TestDatasetMasterTIFF(t *testing.T) {
-	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
 	dir := t.TempDir()
-	write := func(name, d string) {
-		data, _ := fileOf(t, binary.LittleEndian, false, grays(1, d)...)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
-	}
+	write := func(name, d string) { writeGrays(t, dir, name, d, 1) }
 	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="a.ome.tif">`+uuidA+`</UUID></TiffData>`),
 		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)))
 	binaryOnly := func(file string) string {
@@ -282,7 +285,6 @@ func openFiles(t *testing.T) int {
 // a UUID given two names is refused, and so is a TiffData of a
 // companion's document that names no file.
 func TestDatasetNames(t *testing.T) {
-	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
 	inB := func(name, uuid string, ifd int) string {
 		return fmt.Sprintf(`<TiffData IFD="%d"><UUID FileName="%s">%s</UUID></TiffData>`, ifd, name, uuid)
 	}
@@ -432,12 +434,8 @@ func TestCompanionByteOrderMark(t *testing.T) {
 // with SkipUnsupported: an image left out for the system's limits would
 // be lost to a run that a raised limit completes.
 func TestDatasetDescriptorsExhausted(t *testing.T) {
-	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
 	dir := t.TempDir()
-	write := func(name, d string) {
-		data, _ := fileOf(t, binary.LittleEndian, false, grays(1, d)...)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
-	}
+	write := func(name, d string) { writeGrays(t, dir, name, d, 1) }
 	// Image 0 in the file opened, image 1 in the other.
 	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
 		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)))

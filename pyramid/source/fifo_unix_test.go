@@ -3,8 +3,6 @@
 package source
 
 import (
-	"encoding/binary"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -35,12 +33,10 @@ func within(t *testing.T, open func() error) error {
 // TestDatasetFIFO: a dataset's file or companion that is a FIFO is
 // refused, not opened (the open would block until a writer came).
 func TestDatasetFIFO(t *testing.T) {
-	const uuidA, uuidB = "urn:uuid:00000000-0000-4000-8000-00000000000a", "urn:uuid:00000000-0000-4000-8000-00000000000b"
 	dir := t.TempDir()
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
 	write := func(name, d string) string {
-		data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(d)))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+		writeGrays(t, dir, name, d, 1)
 		return filepath.Join(dir, name)
 	}
 	part := write("part.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
