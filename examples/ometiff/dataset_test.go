@@ -93,7 +93,7 @@ func TestConvertDatasetRefused(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `the dataset's file "set_2.ome.tif"`)
 	assert.Contains(t, stderr, "no such file")
-	assert.Contains(t, stderr, "(-skip-unsupported converts the rest)")
+	assert.Contains(t, stderr, "(-skip-unsupported, or -images naming images ometiff info lists, converts the rest)")
 	assert.NoFileExists(t, out)
 
 	code, _, stderr = clitest.Run(runConvert, "-skip-unsupported", filepath.Join(dir, "set_0.ome.tif"), out)

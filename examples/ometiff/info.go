@@ -288,7 +288,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 				fmt.Fprintf(w, "metadata not carried (convert goes on only with -skip-unsupported): %v\n", err)
 			}
 		case errors.Is(err, source.ErrLeftOut): // no image above loses a plane: -images goes on
-			fmt.Fprintf(w, "not converted: %v\n", err)
+			fmt.Fprintf(w, "not converted (convert goes on only with -skip-unsupported, or -images naming images above): %v\n", err)
 		default: // maybe a plane of an image above: convert refuses the file, -images or not
 			fmt.Fprintf(w, "not converted (convert goes on only with -skip-unsupported, whatever -images says): %v\n", err)
 		}

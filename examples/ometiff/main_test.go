@@ -143,7 +143,7 @@ not converted (convert goes on only with -skip-unsupported, whatever -images say
 `},
 		{apart, `TIFF, 1 image, 1 plane
 image 0 "apart": 8 x 6, Z 1 x C 1 x T 1, XYCZT, uint8, page 0
-not converted: page 1: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 186
+not converted (convert goes on only with -skip-unsupported, or -images naming images above): page 1: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 186
 `},
 		{timed, `OME-TIFF, 1 image, 2 planes
 OME-XML kept whole, but for what the writer writes itself

@@ -146,8 +146,13 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 			// errors it wraps (the writer's refusal of its OME-XML).
 			err = fmt.Errorf("%s: %w", in.name, err)
 			if rest != nil {
+				how := "-skip-unsupported"
+				if len(rest.Images) > 0 && !slices.ContainsFunc(rest.Skipped, func(err error) bool { return !errors.Is(err, source.ErrLeftOut) }) {
+					// Only whole images are left out: those listed lose nothing.
+					how += ", or -images naming images ometiff info lists,"
+				}
 				rest.Close()
-				err = fmt.Errorf("%w (-skip-unsupported converts the rest)", err)
+				err = fmt.Errorf("%w (%s converts the rest)", err, how)
 			}
 			return nil, true, cli.InputError{Err: err}
 		}
