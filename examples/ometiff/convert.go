@@ -111,7 +111,11 @@ func convert(ctx context.Context, cfg config, stderr io.Writer) ([]pyramid.Image
 	for _, s := range src.skipped() {
 		fmt.Fprintf(stderr, "%s: %s: left out (-skip-unsupported): %v\n", convertName, in.name, s)
 	}
-	specs, err := cfg.describe(src.specs())
+	var numbers []int // the images' numbers in the input, where some are not converted
+	if t, ok := src.(*tiffSource); ok {
+		numbers = t.number
+	}
+	specs, err := cfg.describe(src.specs(), numbers)
 	if err != nil {
 		return specs, err
 	}

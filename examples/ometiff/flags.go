@@ -280,9 +280,10 @@ func baseName(path string) string {
 
 // describe adds the command line's metadata to the input's specs: the
 // flags given describe the first image, overriding what the input says;
-// images without a name are named after the input (the second "name #1",
-// and so on).
-func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, error) {
+// images without a name are named after the input by their numbers in
+// it, as ometiff info names them ("name", "name #1" and so on), numbers
+// giving those of specs (nil: 0, 1...).
+func (cfg config) describe(specs []pyramid.ImageSpec, numbers []int) ([]pyramid.ImageSpec, error) {
 	first := &specs[0]
 	// A name short is more often a mistake than a wish to name the first
 	// channels only, which an empty name ("DAPI,,Cy5") still allows.
@@ -302,9 +303,13 @@ func (cfg config) describe(specs []pyramid.ImageSpec) ([]pyramid.ImageSpec, erro
 	}
 	for i := range specs {
 		if specs[i].Name == "" {
+			n := i
+			if numbers != nil {
+				n = numbers[i]
+			}
 			specs[i].Name = cfg.name
-			if i > 0 {
-				specs[i].Name = fmt.Sprintf("%s #%d", cfg.name, i)
+			if n > 0 {
+				specs[i].Name = fmt.Sprintf("%s #%d", cfg.name, n)
 			}
 		}
 	}

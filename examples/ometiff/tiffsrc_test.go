@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 
@@ -447,6 +448,34 @@ func TestShortWideImage(t *testing.T) {
 	code, _, stderr = clitest.Run(runConvert, "-max-memory", "8MiB", path, filepath.Join(dir, "out2.ome.tif"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "image 0 (200000 x 4) needs about 13.7 MiB for the bands read and written")
+}
+
+// TestImagesKeepTheirNames: an image without a name of its own is named
+// by its number in the input, as ometiff info lists it, whatever -images
+// selects (written in the input's order).
+func TestImagesKeepTheirNames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "three.tif")
+	gray := func(w int) page {
+		return page{width: w, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
+	}
+	writeTIFF(t, path, gray(8), gray(16), gray(24))
+	code, stdout, stderr := clitest.Run(runInfo, path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `image 2 "three #2"`)
+	for _, tt := range []struct {
+		images string
+		want   []string
+	}{{"0,2", []string{"three", "three #2"}}, {"2", []string{"three #2"}}, {"2,1", []string{"three #1", "three #2"}}} {
+		out := filepath.Join(dir, "out.ome.tif")
+		code, _, stderr := clitest.Run(runConvert, "-force", "-images", tt.images, path, out)
+		require.Equal(t, 0, code, stderr)
+		var got []string
+		for _, m := range regexp.MustCompile(`(?m)"([^"]*)": \d+ x \d+, Z`).FindAllStringSubmatch(clitest.Describe(t, out, pyramid.InspectOptions{}), -1) {
+			got = append(got, m[1])
+		}
+		assert.Equal(t, tt.want, got, "-images %s", tt.images)
+	}
 }
 
 // TestImagesPastUnselectedMetadata: -images converts the images it names
