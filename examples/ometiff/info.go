@@ -225,8 +225,11 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			fmt.Fprintf(w, "  %s tiles of %d x %d, copied through by convert%s\n", codecName(c.Compression), c.TileWidth, c.TileHeight, also)
 		case err == nil && c.Compression == pyramid.JPEG:
 			// Not copied for their size alone: a JPEG slide stays JPEG.
-			fmt.Fprintf(w, "  JPEG tiles of %d x %d, encoded again in JPEG by convert (it copies square tiles of %d to %d)\n",
-				c.TileWidth, c.TileHeight, minCopiedTile, maxCopiedTile)
+			why := fmt.Sprintf("it copies square tiles of %d to %d", minCopiedTile, maxCopiedTile)
+			if levels == nil { // what convert says (planCopy)
+				why = "their sides are not multiples of 16"
+			}
+			fmt.Fprintf(w, "  JPEG tiles of %d x %d, encoded again in JPEG by convert (%s)\n", c.TileWidth, c.TileHeight, why)
 		}
 		for _, n := range append(slices.Clone(im.Notes), pixelNotes(im)...) {
 			fmt.Fprintf(w, "  note: %s\n", n)
