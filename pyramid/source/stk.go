@@ -436,9 +436,11 @@ func (r uicReader) bytes(off uint64, n int, what string) []byte {
 	return b
 }
 
-// rational reads a rational, two LONGs; NaN when it cannot be.
+// rational reads a rational, two SLONGs; NaN when it cannot be.
 func (r uicReader) rational(b []byte) float64 {
-	num, den := r.order.Uint32(b), r.order.Uint32(b[4:])
+	// Signed, as Bio-Formats reads them (tifffile reads them unsigned):
+	// stage and focus positions below their origin are negative.
+	num, den := int32(r.order.Uint32(b)), int32(r.order.Uint32(b[4:]))
 	if den == 0 {
 		return math.NaN()
 	}

@@ -557,6 +557,24 @@ func TestSTKPositionZ(t *testing.T) {
 	}
 }
 
+// TestSTKNegative: the UIC rationals are signed, as Bio-Formats reads
+// them: positions below the stage's or the focus's origin are negative.
+func TestSTKNegative(t *testing.T) {
+	neg := func(v int32) uint32 { return uint32(v) }
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	uic4 := append([]byte{28, 0}, append(append(uicRat(neg(-100), 1), uicRat(neg(-200), 1)...), append(uicRat(5, 1), uicRat(6, 1)...)...)...)
+	uic4 = append(append(uic4, 40, 0), append(uicRat(neg(-10), 1), uicRat(neg(-12), 1)...)...)
+	uic4 = append(append(uic4, 41, 0), 1, 0, 0, 0, 1, 0, 0, 0)
+	s := testSTK{width: 4, height: 4, bits: 8, planes: []stkPlane{{0, 1, 2451576, 0}, {neg(-2), 1, 2451576, 0}}, uic4: append(uic4, 0, 0)}
+	f, err := mapFile(t, s.file(t), "a.stk", Options{})
+	require.NoError(t, err)
+	var got [][3]pyramid.Quantity
+	for _, pl := range f.Images[0].Spec.PlaneInfo {
+		got = append(got, [3]pyramid.Quantity{pl.PositionX, pl.PositionY, pl.PositionZ})
+	}
+	assert.Equal(t, [][3]pyramid.Quantity{{rf(-100), rf(-200), rf(-10)}, {rf(5), rf(6), rf(-12)}}, got)
+}
+
 // TestSTKExposure: the description's "Exposure" line is every plane's
 // exposure, as Bio-Formats reads it.
 func TestSTKExposure(t *testing.T) {
