@@ -291,13 +291,13 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	// Each plane's Z position, as Bio-Formats sets it for the first M:
 	// the first plane's absolute Z (UIC4 40) when its AbsoluteZValid is 1,
 	// else 0, then each plane's Z distance (UIC2) added, or the first
-	// plane's when its own is 0. The exposure, the description's (a line
-	// "Exposure: 100 ms"), is every plane's, as Bio-Formats sets it.
+	// plane's when its own is 0. The exposure, the descriptions' (a line
+	// "Exposure: 100 ms", the last), is every plane's, as Bio-Formats sets it.
 	zAt := 0.0
 	if meta.absZValid && len(meta.absZ) > 0 {
 		zAt = meta.absZ[0]
 	}
-	exposure, exposed := stkExposure(descriptions[0])
+	exposure, exposed := stkExposure(im.Planes[0].Page.Description())
 	for k := range n {
 		pl := pyramid.Plane{Z: k / c % z, C: k % c, T: k / c / z}
 		if k < min(len(meta.zDistance), meta.tablePlanes) {
@@ -620,14 +620,16 @@ func readUIC4(r uicReader, off uint64, meta *stkMeta) {
 }
 
 // stkExposure returns the exposure an STK's description gives, in
-// seconds, as Bio-Formats reads it: the line "Exposure: 100 ms" (its key
-// before the first colon; on the first line, after the last full stop
-// before it, which MetaMorph may join to the text), its value after an
-// "=" if any, up to a space, a decimal comma read as a point, in
-// milliseconds. The lines stop at one that is XML. False when there is
-// none, or none that is a number of milliseconds within a float's range.
+// seconds, as Bio-Formats reads it: the planes' descriptions (separated
+// by NULs) read as lines, up to one that is XML, and of the lines
+// "Exposure: 100 ms" (the key before the first colon; on the first line,
+// after the last full stop before it, which MetaMorph may join to the
+// text) the last whose value is a number of milliseconds (after an "="
+// if any, up to a space, a decimal comma read as a point), within a
+// float's range. False when there is none.
 func stkExposure(description string) (float64, bool) {
-	for i, line := range strings.Split(description, "\n") {
+	exposure, found := 0.0, false
+	for i, line := range strings.Split(strings.ReplaceAll(description, "\x00", "\n"), "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "<") && strings.HasSuffix(line, ">") {
 			break
@@ -649,13 +651,11 @@ func stkExposure(description string) (float64, bool) {
 			value = strings.TrimSpace(after)
 		}
 		value, _, _ = strings.Cut(value, " ")
-		ms, err := strconv.ParseFloat(strings.ReplaceAll(value, ",", "."), 64)
-		if err != nil || !(ms >= 0 && ms/1000 <= math.MaxFloat32) {
-			return 0, false
+		if ms, err := strconv.ParseFloat(strings.ReplaceAll(value, ",", "."), 64); err == nil && math.Abs(ms/1000) <= math.MaxFloat32 {
+			exposure, found = ms/1000, true
 		}
-		return ms / 1000, true
 	}
-	return 0, false
+	return exposure, found
 }
 
 // uicString reads a UIC string at off (a LONG length, then the bytes, NULs

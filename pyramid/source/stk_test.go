@@ -575,8 +575,8 @@ func TestSTKNegative(t *testing.T) {
 	assert.Equal(t, [][3]pyramid.Quantity{{rf(-100), rf(-200), rf(-10)}, {rf(5), rf(6), rf(-12)}}, got)
 }
 
-// TestSTKExposure: the description's "Exposure" line is every plane's
-// exposure, as Bio-Formats reads it.
+// TestSTKExposure: the descriptions' last "Exposure" line that reads is
+// every plane's exposure, as Bio-Formats reads them.
 func TestSTKExposure(t *testing.T) {
 	for _, tt := range []struct {
 		description string
@@ -586,7 +586,10 @@ func TestSTKExposure(t *testing.T) {
 		{"Acquired.Exposure: 5,5 ms", pyramid.Quantity{Value: 0.0055, Unit: "s"}},
 		{"Camera: x\r\nExposure: Exp = 20 ms", pyramid.Quantity{Value: 0.02, Unit: "s"}},
 		{"Exposure: long", pyramid.Quantity{}},
-		{"Exposure: -5 ms", pyramid.Quantity{}},
+		{"Exposure: -5 ms", pyramid.Quantity{Value: -0.005, Unit: "s"}},
+		{"Exposure: 100 ms\x00Exposure: 200 ms", pyramid.Quantity{Value: 0.2, Unit: "s"}}, // the planes' descriptions, the last
+		{"Exposure: n/a\nExposure: 50 ms", pyramid.Quantity{Value: 0.05, Unit: "s"}},
+		{"Exposure: 50 ms\nExposure: n/a", pyramid.Quantity{Value: 0.05, Unit: "s"}},
 		{"Exposure: 1e300 ms", pyramid.Quantity{}},
 		{"<MetaData>\nExposure: 100 ms", pyramid.Quantity{}},
 		{"exposure: 100 ms", pyramid.Quantity{}},
