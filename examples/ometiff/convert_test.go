@@ -462,8 +462,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 			make([]byte, 16), 2, "has 16 bytes, but 1000 planes of 3000000000 x 3000000000 x 1 double samples take more than a file can hold"},
 		{"raw plane overflowing", []string{"-raw-width", "4294967296", "-raw-height", "4294967296", "IN", "OUT"},
 			make([]byte, 16), 2, "1 plane of 4294967296 x 4294967296 x 1 uint8 samples takes more than a file can hold"},
-		{"raw too wide for the memory", []string{"-raw-width", "1000000", "-raw-height", "2", "-max-memory", "5MiB", "IN", "OUT"},
-			make([]byte, 2000000), 1, "rows of 1000000 pixels need about 5.7 MiB for the pyramid's bands at tile 256, more than -max-memory 5.0 MiB"},
+		{"raw too wide for the memory", []string{"-raw-width", "1000000", "-raw-height", "2", "-max-memory", "40MiB", "IN", "OUT"},
+			make([]byte, 2000000), 1, "rows of 1000000 pixels need about 45.8 MiB for the pyramid's bands at tile 256, more than -max-memory 40.0 MiB"},
 		{"negative max-pixels", []string{"-max-pixels", "-1", "IN", "OUT"}, png, 2, "-max-pixels -1"},
 		{"too many workers", []string{"-workers", "100000", "IN", "OUT"}, png, 2, "-workers 100000: want 0 (one per CPU) to 256"},
 		{"negative workers", []string{"-workers", "-1", "IN", "OUT"}, png, 2, "-workers -1: want 0 (one per CPU) to 256"},
@@ -471,7 +471,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"more pixels than -max-pixels", []string{"-max-pixels", "1000", "IN", "OUT"}, png, 1,
 			"its header claims 32 x 32 pixels, more than -max-pixels 1000"},
 		{"JPEG beyond -max-memory", []string{"-max-memory", "100KiB", "IN", "OUT"}, encoded(t, nrgbaImage(300, 200, false), encodeJPEG), 1,
-			"this 300 x 200 JPEG is decoded whole, which takes about 615.2 KiB, more than -max-memory 100.0 KiB; " +
+			"this 300 x 200 JPEG is decoded whole, which takes about 636.3 KiB, more than -max-memory 100.0 KiB; " +
 				"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy IN input-noninterlaced.png), or raise -max-memory"},
 		{"GIF beyond -max-pixels", []string{"-max-pixels", "100", "IN", "OUT"}, encoded(t, palettedImage(31, 29), encodeGIF), 1, "more than -max-pixels 100"},
 		{"GIF cut short", []string{"IN", "OUT"}, func() []byte { g := encoded(t, palettedImage(31, 29), encodeGIF); return g[:len(g)-40] }(), 1,

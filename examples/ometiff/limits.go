@@ -61,11 +61,12 @@ func (l limits) checkPixels(name string, width, height int) error {
 
 // bandBytes is the memory the writer holds while the rows of a plane
 // width pixels wide and height high stream in, pixelBytes each: a band of
-// one tile row at full resolution (of the image's height when it is less,
-// as its tiles shrink to it), half as much at each level below, and the
-// rows being reduced; three full-resolution bands bound it.
+// one tile row at full resolution (of the image's height rounded up to 16
+// when it is less, as the writer shrinks its tiles), half as much at each
+// level below, and the rows being reduced; three full-resolution bands
+// bound it.
 func (l limits) bandBytes(width, height, pixelBytes int) int64 {
-	return mul(3, int64(min(l.tileSize(), max(height, 1))), int64(width), int64(pixelBytes))
+	return mul(3, int64(min(l.tileSize(), (max(height, 1)+15)/16*16)), int64(width), int64(pixelBytes))
 }
 
 // tileSize is the writer's tile size, 256 unless -tile says otherwise.

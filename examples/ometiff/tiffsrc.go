@@ -333,8 +333,8 @@ func (s *tiffSource) planned(im *source.Image) int64 {
 		return 0
 	}
 	// The bands read hold whole blocks, and no more rows than the image's
-	// (a short image's few rows, not a band's worth).
-	rows := int64(min(max(1, s.opts.Rows/l.BlockHeight), (spec.SizeY+l.BlockHeight-1)/l.BlockHeight) * l.BlockHeight)
+	// (a short image's few rows, not a band's or a tile's worth).
+	rows := int64(min(max(1, s.opts.Rows/l.BlockHeight)*l.BlockHeight, spec.SizeY))
 	pageRow := mul(int64(spec.SizeX), int64(l.SamplesPerPixel), int64(spec.PixelType.Size()))
 	planes := int64(1)
 	if im.Planes[0].Sample >= 0 {
