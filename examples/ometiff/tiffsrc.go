@@ -147,8 +147,15 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 			err = fmt.Errorf("%s: %w", in.name, err)
 			if rest != nil {
 				how := "-skip-unsupported"
-				if len(rest.Images) > 0 && !slices.ContainsFunc(rest.Skipped, func(err error) bool { return !errors.Is(err, source.ErrLeftOut) }) {
-					// Only whole images are left out: those listed lose nothing.
+				whole := slices.ContainsFunc(rest.Images, func(im *source.Image) bool {
+					return !slices.ContainsFunc(rest.Skipped, func(err error) bool { return source.SkippedImage(err) == im })
+				})
+				if whole && !slices.ContainsFunc(rest.Skipped, func(err error) bool {
+					return !errors.Is(err, source.ErrLeftOut) && !slices.Contains(rest.Images, source.SkippedImage(err))
+				}) {
+					// Only whole images, or some images' metadata, are left
+					// out: the images listed, or those that lose nothing,
+					// convert whole, as ometiff info says.
 					how += ", or -images naming images ometiff info lists,"
 				}
 				rest.Close()

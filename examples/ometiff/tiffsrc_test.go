@@ -493,12 +493,19 @@ func TestImagesPastUnselectedMetadata(t *testing.T) {
 	code, _, stderr := clitest.Run(runConvert, "-images", "1", path, out)
 	require.Equal(t, 0, code, stderr)
 	assert.NotContains(t, stderr, "GDAL", "the image not converted is not spoken of")
+	// Without -images, the refusal says which flags go on, as info does.
+	code, _, stderr = clitest.Run(runConvert, path, filepath.Join(dir, "all.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "(-skip-unsupported, or -images naming images ometiff info lists, converts the rest)")
 	// Of a file of one image, info gives no -images to leave it out.
 	one := filepath.Join(dir, "one.tif")
 	writeTIFF(t, one, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, more: bad})
 	code, stdout, stderr := clitest.Run(runInfo, one)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "\nmetadata not carried (convert goes on only with -skip-unsupported): ")
+	code, _, stderr = clitest.Run(runConvert, one, out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "(-skip-unsupported converts the rest)", "no -images leaves the one image's metadata out")
 	for _, images := range [][]string{{"-images", "0"}, nil} {
 		code, _, stderr = clitest.Run(runConvert, append(append(images, "-force"), path, out)...)
 		assert.Equal(t, 1, code, "%v", images)
