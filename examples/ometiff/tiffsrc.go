@@ -256,7 +256,12 @@ func pixelNotes(im *source.Image) []string {
 		case tiff.PhotometricWhiteIsZero:
 			out = append(out, "stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted")
 		case tiff.PhotometricSeparated:
-			out = append(out, "stored as inks (PhotometricInterpretation 5, CMYK): its samples are kept as channels, not made RGB")
+			// InkSet (tag 332) 1, the default, is CMYK; 2 other inks.
+			inks := "CMYK"
+			if v, ok := im.Planes[0].Page.Uint(332); ok && v != 1 {
+				inks = fmt.Sprintf("%d inks, not CMYK", l.SamplesPerPixel)
+			}
+			out = append(out, fmt.Sprintf("stored as inks (PhotometricInterpretation 5, %s): its samples are kept as channels, not made RGB", inks))
 		}
 		if l.BitsPerSample == 2 || l.BitsPerSample == 4 {
 			out = append(out, fmt.Sprintf("%d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them",

@@ -197,8 +197,8 @@ func TestConvertWhiteIsZero(t *testing.T) {
 }
 
 // TestPixelNotes: what convert says of how pixels are written (stored
-// white-is-zero, CMYK inks, an Orientation not applied), ometiff info says
-// too, as notes of the image.
+// white-is-zero, inks, an ICC profile, 2-bit samples, an Orientation not
+// applied), ometiff info says too, as notes of the image.
 func TestPixelNotes(t *testing.T) {
 	orientation := func(b *ifd.Builder) { b.AddShort(tiff.TagOrientation, 3) }
 	for _, tt := range []struct {
@@ -210,6 +210,12 @@ func TestPixelNotes(t *testing.T) {
 			"stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted"},
 		{"CMYK", page{width: 8, height: 6, samples: 4, bits: 8, photometric: tiff.PhotometricSeparated},
 			"stored as inks (PhotometricInterpretation 5, CMYK): its samples are kept as channels, not made RGB"},
+		{"other inks", page{width: 8, height: 6, samples: 5, bits: 8, photometric: tiff.PhotometricSeparated, more: func(b *ifd.Builder) { b.AddShort(332, 2) }},
+			"stored as inks (PhotometricInterpretation 5, 5 inks, not CMYK): its samples are kept as channels, not made RGB"},
+		{"ICC profile", page{width: 8, height: 6, samples: 3, bits: 8, photometric: tiff.PhotometricRGB, icc: []byte("an ICC profile")},
+			"its ICC colour profile is not kept (OME has no field for it)"},
+		{"2-bit samples", page{width: 8, height: 6, samples: 1, bits: 2, photometric: tiff.PhotometricBlackIsZero},
+			"2-bit samples are written as uint8, their values as stored (0-3), as tifffile reads them"},
 		{"orientation", page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, more: orientation},
 			"Orientation 3 is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them"},
 	} {

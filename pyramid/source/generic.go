@@ -310,9 +310,11 @@ func imageJLUTs(p *tiff.Page) [][]byte {
 const maxImageJProperties = 4096
 
 // maxImageJText bounds the text of an ImageJ image's Info, properties and
-// labels kept, in bytes: a few kilobytes in the files ImageJ writes, and
-// far below pyramid.MaxOMEXMLSize, past which this package reads no
-// OME-XML, once escaped for XML (at most 5 times longer).
+// labels kept: a block is kept while the bytes kept before it and its
+// characters are within it. A few kilobytes in the files ImageJ writes;
+// the text kept, at most 3 bytes a character in UTF-8 and 5 times longer
+// escaped for XML, stays below pyramid.MaxOMEXMLSize, past which this
+// package reads no OME-XML.
 const maxImageJText = 8 << 20
 
 // imageJText adds the text of an ImageJ page's metadata to the image's
@@ -377,7 +379,13 @@ func imageJText(im *Image, p *tiff.Page) (more, dropped int) {
 	}
 	props := blocks["prop"]
 	for i := 0; i+1 < len(props); i += 2 {
-		if key := text(props[i]); key != "" { // a property of no value is one still
+		before := dropped
+		key := text(props[i])
+		if dropped > before { // its value goes with it
+			dropped += len(props[i+1]) / 2
+			continue
+		}
+		if key != "" { // a property of no value is one still
 			im.Spec.Annotations = append(im.Spec.Annotations, pyramid.KeyValue{Key: key, Value: text(props[i+1])})
 		}
 	}

@@ -1326,6 +1326,10 @@ func TestImageJText(t *testing.T) {
 	assert.Equal(t, []pyramid.KeyValue{{Key: "k", Value: "v"}, {Key: "K"}}, f.Images[0].Spec.Annotations)
 	require.Len(t, f.Skipped, 1)
 	assert.ErrorIs(t, f.Skipped[0], ErrNotCarried)
+	// A key left out takes its value with it, counted.
+	first = gray(8, 8, description(d), ijMetadata(binary.BigEndian, map[string][][]byte{"prop": {huge, []byte{0, 'v', 0, 'w'}}}, "prop"))
+	_, _, err = mapPages(t, Options{}, first, gray(8, 8), gray(8, 8))
+	assert.ErrorContains(t, err, fmt.Sprintf("%d characters of it past those are left out", maxImageJText+3))
 }
 
 // lut is an ImageJ lookup table from black to the colour.
