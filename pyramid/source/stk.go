@@ -71,7 +71,7 @@ type stkMeta struct {
 	xCal, yCal  float64
 	units, name string
 	created     time.Time
-	zDistance   []float64   // UIC2, per plane
+	zDistance   []float64   // UIC2, per plane; NaN for a denominator of 0
 	createdAt   []time.Time // UIC2, per plane: date and time; zero for no date
 	wavelength  []float64   // UIC3, per plane
 	absZ        []float64   // UIC4 (or UIC1) 40, per plane
@@ -298,9 +298,13 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		zAt = meta.absZ[0]
 	}
 	exposure, exposed := stkExposure(im.Planes[0].Page.Description())
+	zPlanes := min(len(meta.zDistance), meta.tablePlanes) // the planes given a Z position
+	if slices.ContainsFunc(meta.zDistance, math.IsNaN) {
+		zPlanes = 0
+	}
 	for k := range n {
 		pl := pyramid.Plane{Z: k / c % z, C: k % c, T: k / c / z}
-		if k < min(len(meta.zDistance), meta.tablePlanes) {
+		if k < zPlanes {
 			if k > 0 {
 				if d := meta.zDistance[k]; d != 0 {
 					zAt += d
@@ -484,8 +488,10 @@ func readSTK(p *tiff.Page) stkMeta {
 				meta.createdAt = append(meta.createdAt, at)
 			}
 			if slices.ContainsFunc(meta.zDistance, math.IsNaN) {
-				meta.zDistance = nil
-				meta.notes = append(meta.notes, "its UIC2tag's Z distances have a denominator of 0: not read")
+				// Bio-Formats reads such a rational as the largest double:
+				// a distance, not 0, that counts along Z. Nothing else is
+				// taken from them.
+				meta.notes = append(meta.notes, "its UIC2tag's Z distances have a denominator of 0: counted along Z as Bio-Formats counts them, but no Z step or position is taken from them")
 			}
 		}
 	}

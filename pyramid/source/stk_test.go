@@ -633,6 +633,23 @@ func TestSTKNotNumbers(t *testing.T) {
 	}
 }
 
+// TestSTKZDistanceNotNumber: Z distances of a denominator 0 count along
+// Z, as Bio-Formats counts them (it reads them as the largest double),
+// but give no Z step or position; a note says so.
+func TestSTKZDistanceNotNumber(t *testing.T) {
+	s := testSTK{width: 4, height: 4, bits: 8, planes: []stkPlane{{1, 0, 2451576, 0}, {1, 0, 2451576, 0}, {0, 1, 2451576, 0}}}
+	f, err := mapFile(t, s.file(t), "a.stk", Options{})
+	require.NoError(t, err)
+	sp := f.Images[0].Spec
+	assert.Equal(t, [3]int{3, 1, 1}, [3]int{sp.SizeZ, sp.SizeC, sp.SizeT}, "1 and the 2 distances that are not 0")
+	assert.Zero(t, sp.PhysicalSizeZ)
+	for _, pl := range sp.PlaneInfo {
+		assert.Empty(t, pl.PositionZ.Unit)
+	}
+	assert.Contains(t, joined(f.Images[0].Notes), "its UIC2tag's Z distances have a denominator of 0: counted along Z as Bio-Formats counts them")
+	mappedOK(t, f)
+}
+
 // patchCount sets the count of the tag's entry in a little-endian classic
 // TIFF's first directory.
 func patchCount(t *testing.T, file []byte, tag uint16, count uint32) {
