@@ -246,7 +246,7 @@ func (s *tiffSource) notePixels(stderr io.Writer) {
 // pixelNotes says how an image's pixels are written where a viewer could
 // expect otherwise: stored white-is-zero (their values are kept, as
 // tifffile reads them (it stores bool masks so), and OME-TIFF readers
-// show them black-is-zero, inverted), CMYK inks (kept as four channels),
+// show them black-is-zero, inverted), inks (CMYK or others: channels),
 // 2- or 4-bit samples (as uint8), an ICC profile (not kept), an
 // Orientation (not applied). ometiff info says it too.
 func pixelNotes(im *source.Image) []string {
