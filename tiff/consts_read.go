@@ -11,6 +11,7 @@ const (
 	TagXPosition           uint16 = 286
 	TagYPosition           uint16 = 287
 	TagPageNumber          uint16 = 297
+	TagInkSet              uint16 = 332 // of separated pages: 1 (CMYK, the default) or 2 (other inks)
 	TagJPEGTables          uint16 = 347
 	TagYCbCrCoefficients   uint16 = 529
 	TagYCbCrSubSampling    uint16 = 530

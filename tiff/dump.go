@@ -32,7 +32,7 @@ var tagNames = map[uint16]string{
 	TagSMaxSampleValue: "SMaxSampleValue", TagDocumentName: "DocumentName", TagFillOrder: "FillOrder", TagIJMetadataByteCounts: "IJMetadataByteCounts", TagIJMetadata: "IJMetadata",
 	TagGDALMetadata: "GDALMetadata", TagGDALNoData: "GDALNoData", TagImageDepth: "ImageDepth", TagTileDepth: "TileDepth",
 	TagPageName: "PageName", TagXPosition: "XPosition", TagYPosition: "YPosition",
-	TagPageNumber: "PageNumber", TagJPEGTables: "JPEGTables",
+	TagPageNumber: "PageNumber", TagInkSet: "InkSet", TagJPEGTables: "JPEGTables",
 	TagYCbCrCoefficients: "YCbCrCoefficients", TagYCbCrSubSampling: "YCbCrSubSampling",
 	TagYCbCrPositioning: "YCbCrPositioning", TagReferenceBlackWhite: "ReferenceBlackWhite",
 	TagCopyright: "Copyright", TagExifIFD: "ExifIFD", TagICCProfile: "ICCProfile",

@@ -256,9 +256,8 @@ func pixelNotes(im *source.Image) []string {
 		case tiff.PhotometricWhiteIsZero:
 			out = append(out, "stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted")
 		case tiff.PhotometricSeparated:
-			// InkSet (tag 332) 1, the default, is CMYK; 2 other inks.
 			inks := "CMYK"
-			if v, ok := im.Planes[0].Page.Uint(332); ok && v != 1 {
+			if v, ok := im.Planes[0].Page.Uint(tiff.TagInkSet); ok && v != 1 {
 				inks = fmt.Sprintf("%d inks, not CMYK", l.SamplesPerPixel)
 			}
 			out = append(out, fmt.Sprintf("stored as inks (PhotometricInterpretation 5, %s): its samples are kept as channels, not made RGB", inks))

@@ -210,7 +210,7 @@ func TestPixelNotes(t *testing.T) {
 			"stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted"},
 		{"CMYK", page{width: 8, height: 6, samples: 4, bits: 8, photometric: tiff.PhotometricSeparated},
 			"stored as inks (PhotometricInterpretation 5, CMYK): its samples are kept as channels, not made RGB"},
-		{"other inks", page{width: 8, height: 6, samples: 5, bits: 8, photometric: tiff.PhotometricSeparated, more: func(b *ifd.Builder) { b.AddShort(332, 2) }},
+		{"other inks", page{width: 8, height: 6, samples: 5, bits: 8, photometric: tiff.PhotometricSeparated, more: func(b *ifd.Builder) { b.AddShort(tiff.TagInkSet, 2) }},
 			"stored as inks (PhotometricInterpretation 5, 5 inks, not CMYK): its samples are kept as channels, not made RGB"},
 		{"ICC profile", page{width: 8, height: 6, samples: 3, bits: 8, photometric: tiff.PhotometricRGB, icc: []byte("an ICC profile")},
 			"its ICC colour profile is not kept (OME has no field for it)"},
