@@ -20,7 +20,9 @@
 // (blocked reading a pipe that sends nothing, say), losing whatever it had
 // not finished writing. On Linux that still leaves no partial output (see
 // package iohandle); elsewhere a temporary file may stay until the next
-// run for the same output.
+// run for the same output. An output already named when the program is
+// ended that way stays, complete, though the exit status says a signal:
+// naming it is the last step of writing, and nothing can undo it.
 package cli
 
 import (
