@@ -275,7 +275,9 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 // partOf returns the part holding a TiffData's planes: the file opened
 // when the TiffData names no file, or names it by its UUID or name; else
 // the file its FileName names in the dataset's directory, opened once and
-// checked to have the UUID the TiffData gives.
+// checked to have the UUID the TiffData gives. A file missing from the
+// directory is the one opened when that has no UUID of its own (it was
+// renamed), as Bio-Formats takes it; the TiffData's UUID is then its.
 func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	own := m.parts[0]
 	u := td.UUID
@@ -322,6 +324,13 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		return nil, fmt.Errorf("%w: TiffData %d names %q, no file in the dataset's directory (a path through .. is not followed)", ErrMetadata, i, given)
 	}
 	p := m.byName[name]
+	if p == nil && own.tf != nil && own.uuid == "" && m.missing(name) {
+		// A file renamed, whose root gives no UUID, still names itself by
+		// its first name: Bio-Formats then takes a missing file for the
+		// one opened, whose UUID the TiffData's becomes.
+		own.uuid = value
+		return own, nil
+	}
 	if p == nil {
 		var err error
 		if p, err = m.openPart(name); err != nil {
@@ -332,6 +341,16 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file's UUID is %s", ErrMetadata, i, name, plainText(value), plainText(p.uuid))
 	}
 	return p, nil
+}
+
+// missing reports whether the dataset's directory has no file of the
+// name (one that cannot be looked at is not missing: opening it says why).
+func (m *mapper) missing(name string) bool {
+	if _, ok := m.failed[name]; ok {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(m.opts.DatasetDir, name))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // exhausted reports whether err is the system's resources running out

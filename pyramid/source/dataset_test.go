@@ -386,6 +386,45 @@ func TestDatasetNames(t *testing.T) {
 		require.ErrorIs(t, err, ErrMetadata)
 		assert.ErrorContains(t, err, "give UUID "+uuidB+" to files of different names")
 	})
+	// A file renamed whose root gives no UUID (as a hand-edited or old
+	// writer's may not): Bio-Formats takes the missing file its TiffData
+	// names for the file opened, whose UUID it becomes; a second missing
+	// UUID then is a missing file.
+	renamed := []struct {
+		name    string
+		root    string
+		images  []string
+		b       int // b.ome.tif's pages, 0 for none
+		refused string
+	}{
+		{"renamed, no root UUID", "", []string{one(inB("old.ome.tif", uuidA, 0))}, 0, ""},
+		{"renamed, no root UUID, no UUID value", "", []string{one(inB("old.ome.tif", "", 0))}, 0, ""},
+		{"renamed, no root UUID, a UUID alone after", "", []string{one(inB("old.ome.tif", uuidA, 0)), one(byUUID(uuidA, 0))}, 0, ""},
+		{"renamed, no root UUID, another file", "", []string{one(inB("old.ome.tif", uuidA, 0)), one(inB("b.ome.tif", uuidB, 0))}, 1, ""},
+		{"renamed, no root UUID, two missing", "", []string{one(inB("old.ome.tif", uuidA, 0)), one(inB("c.ome.tif", "urn:uuid:c", 0))}, 0,
+			`the dataset's file "c.ome.tif" is missing`},
+		{"renamed, a root UUID of its own", `UUID="urn:uuid:c"`, []string{one(inB("old.ome.tif", uuidA, 0))}, 0,
+			`the dataset's file "old.ome.tif" is missing`},
+	}
+	for _, tt := range renamed {
+		t.Run(tt.name, func(t *testing.T) {
+			path := setup(t, omeDocument(tt.root, tt.images...), max(tt.b, 1))
+			if tt.b == 0 {
+				require.NoError(t, os.Remove(filepath.Join(filepath.Dir(path), "b.ome.tif")))
+			}
+			f, err := Open(path, Options{})
+			if tt.refused != "" {
+				require.ErrorIs(t, err, ErrMetadata)
+				assert.ErrorContains(t, err, tt.refused)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, f.Images, len(tt.images))
+			assert.Len(t, f.Parts, tt.b)
+			assert.Empty(t, f.Skipped)
+			require.NoError(t, f.Close())
+		})
+	}
 	t.Run("a companion's TiffData naming no file", func(t *testing.T) {
 		path := setup(t, `<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="`+uuidA+`"><BinaryOnly MetadataFile="set.companion.ome"/></OME>`, 1)
 		companion := omeDocument(`UUID="urn:uuid:c"`, one(`<TiffData IFD="0"/>`), one(inB("b.ome.tif", uuidB, 0)))

@@ -20,7 +20,9 @@
 //     their UUIDs checked) are read from Options.DatasetDir, the
 //     companion a BinaryOnly element names too (File.Parts), a
 //     .companion.ome file or the master OME-TIFF whose first
-//     ImageDescription holds the document;
+//     ImageDescription holds the document. A file whose root has no UUID
+//     and that names itself by a name now missing (it was renamed) is
+//     the file opened, as Bio-Formats takes it;
 //   - Aperio SVS: page 0 is the image (MPP its pixel size, AppMag its
 //     objective's nominal magnification, its other fields a map
 //     annotation), the label and macro pages are images named "label"
