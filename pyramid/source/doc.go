@@ -1,9 +1,9 @@
 // Package source reads the images of existing TIFF files for the pyramid
 // writer: plain TIFF and BigTIFF, OME-TIFF, Aperio SVS, Hamamatsu NDPI,
 // Roche/Ventana BIF, Leica SCN, Philips TIFF, Akoya QPTIFF, MetaMorph STK
-// and Zeiss LSM, in either byte order, mapped to pyramid.ImageSpec as
-// Bio-Formats reports them, and streamed into a pyramid.Writer plane by
-// plane in bounded memory.
+// and MetaSeries TIFF, and Zeiss LSM, in either byte order, mapped to
+// pyramid.ImageSpec as Bio-Formats reports them, and streamed into a
+// pyramid.Writer plane by plane in bounded memory.
 //
 // Open (or New) recognizes a file and maps its pages to images (OME
 // series): each Image has a spec the writer takes and the page (or the
@@ -64,6 +64,13 @@
 //     calibration the pixel size, its first Z distance the Z step, its
 //     Name and CreateTime the name and acquisition date, its wavelengths
 //     the channels', its other UIC values a map annotation;
+//   - MetaMorph/MetaXpress MetaSeries TIFF (page 0's description a
+//     MetaData XML element): every page a plane, along C (distinct
+//     wavelengths), Z (distinct z-positions) and T as Bio-Formats'
+//     MetamorphTiffReader lays them, each field (stage position) an
+//     image; the XML's pixel size, image name, acquisition time, channel
+//     names and wavelengths the spec's, each page's time, exposure and
+//     positions its plane's, page 0's other props a map annotation;
 //   - Zeiss LSM (page 0's CZ_LSMINFO): every second page is a plane, its
 //     samples the channels, along Z and T as CZ_LSMINFO says (one image a
 //     position), the pages between (thumbnails) left out; VoxelSize is

@@ -298,7 +298,7 @@ func FuzzParseAperio(f *testing.F) {
 }
 
 // FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
-// TIFF, NDPI, BIF, Leica SCN, MetaMorph STK and Zeiss LSM files: errors
+// TIFF, NDPI, BIF, Leica SCN, MetaMorph STK, Zeiss LSM and MetaSeries files: errors
 // must be typed, what is mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
@@ -337,6 +337,10 @@ func FuzzNew(f *testing.F) {
 	lsm, _ := lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, scanType: 6, voxel: [3]float64{1e-6, 1e-6, 2e-6},
 		names: []string{"Ch1", "Ch2"}, colors: []uint32{0xff00, 0xff}, stamps: []float64{0}}.build(f)
 	f.Add(lsm)
+	// A MetaSeries TIFF: two fields of two wavelengths, its XML on every page.
+	ms, _ := fileOf(f, binary.LittleEndian, false, msFile([]msPlane{{525, "FITC", "1", 0, "10", "20"}, {617, "TxRed", "1", 1, "10", "20"},
+		{525, "FITC", "1", 2, "30", "20"}, {617, "TxRed", "1", 3, "30", "20"}}, msCalibrated...)...)
+	f.Add(ms)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := mapFuzzed(t, data, true)
 		if m == nil {

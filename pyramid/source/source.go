@@ -132,10 +132,15 @@ const (
 	// CZ_LSMINFO (34412) says how the planes go along Z and T, and gives
 	// the physical sizes, channel names and colours.
 	LSM
+	// MetaSeries is a MetaMorph/MetaXpress MetaSeries TIFF: every page's
+	// description is MetaData XML, each page a plane, along C (its
+	// wavelength), Z (its z-position) and T as Bio-Formats'
+	// MetamorphTiffReader lays them, each field (stage position) an image.
+	MetaSeries
 )
 
 // String returns the kind's name: "TIFF", "OME-TIFF", "SVS", "NDPI", "BIF",
-// "SCN", "QPTIFF", "Philips", "STK" or "LSM".
+// "SCN", "QPTIFF", "Philips", "STK", "LSM" or "MetaSeries".
 func (k Kind) String() string {
 	switch k {
 	case TIFF:
@@ -158,6 +163,8 @@ func (k Kind) String() string {
 		return "STK"
 	case LSM:
 		return "LSM"
+	case MetaSeries:
+		return "MetaSeries"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -341,6 +348,7 @@ func (f *File) Close() error {
 // BIF (isBIF), XML naming Leica's SCN namespace an SCN, a first page whose
 // Software starts "PerkinElmer-QPI" a QPTIFF, a first page with a UIC1tag
 // a MetaMorph STK, a first page with Zeiss's CZ_LSMINFO field an LSM, a
+// first description that is a MetaData XML element a MetaSeries TIFF, a
 // description that is a Philips DPUfsImport DataObject, with Software
 // starting "Philips", a Philips slide, and anything else a plain TIFF. A
 // description that begins as OME-XML and does not end so (cut short) is
@@ -410,6 +418,8 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		err = m.stk()
 	case isLSM(f):
 		err = m.lsm() // sets out.Kind: LSM, or TIFF when CZ_LSMINFO is not read
+	case isMetaSeries(f):
+		err = m.metaSeries() // sets out.Kind: MetaSeries, or TIFF when its XML is not read
 	case looksOMEXML(description):
 		err = m.skipMetadata(fmt.Errorf("%w: the first page's ImageDescription begins as OME-XML but does not end with the OME element (%d bytes: cut short?), so its OME metadata is not read",
 			ErrMetadata, len(description)))

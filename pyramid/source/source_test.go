@@ -135,7 +135,7 @@ func TestGenericMapping(t *testing.T) {
 			gray(8, 8, description("ImageJ=1.53t\nimages=6\nchannels=2\nslices=3\nhyperstack=true\nunit=micron\nspacing=0.5\n")),
 			gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8), gray(8, 8)},
 			[]string{`"" 8x8 Z3 C2 T1 XYCZT uint16 x1: 0:* 1:* 2:* 3:* 4:* 5:*`}},
-		{"XML of another kind is a description", []testPage{gray(8, 8, description(`<MetaData><prop id="Description" value="OME is not named here"/></MetaData>`))},
+		{"XML of another kind is a description", []testPage{gray(8, 8, description(`<Settings><prop id="Description" value="OME is not named here"/></Settings>`))},
 			[]string{`"" 8x8 Z1 C1 T1 XYCZT uint16 x1: 0:*`}},
 		{"Bio-Formats' ImageJ description of RGB pages (images counts samples)", []testPage{
 			{width: 8, height: 8, samples: 3, bits: 8, more: description("ImageJ=\nhyperstack=true\nimages=6\nchannels=3\nslices=2\nframes=1")},
