@@ -58,9 +58,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs := cli.NewFlagSet(convertName, "usage: ometiff convert [flags] input output.ome.tif\n\n"+
 		"Convert converts a TIFF, BigTIFF or OME-TIFF file, a whole-slide file (Aperio\n"+
 		"SVS, Hamamatsu NDPI, Roche/Ventana BIF, Leica SCN, Philips TIFF, Akoya QPTIFF),\n"+
-		"a MetaMorph STK or Zeiss LSM stack, a PNG, JPEG, GIF, BMP or WebP image, or a\n"+
-		"raw file of little-endian samples described by the -raw flags, into a\n"+
-		"pyramidal OME-TIFF.\n\n"+
+		"a MetaMorph STK or Zeiss LSM stack, a MetaMorph MetaSeries TIFF, a PNG, JPEG,\n"+
+		"GIF, BMP or WebP image, or a raw file of little-endian samples described by\n"+
+		"the -raw flags, into a pyramidal OME-TIFF.\n\n"+
 		"A TIFF file keeps every image (series), every plane and the metadata that\n"+
 		"maps to OME (an OME-TIFF its whole OME-XML): ometiff info shows how. Its\n"+
 		"tiles or strips are streamed, in memory that grows with the width (and a\n"+

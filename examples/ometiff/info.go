@@ -34,10 +34,10 @@ const infoName = "ometiff info"
 func runInfo(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet(infoName, "usage: ometiff info file...\n\n"+
 		"Info says how the pages of TIFF, BigTIFF, OME-TIFF, SVS, NDPI, BIF, SCN,\n"+
-		"Philips, QPTIFF, STK and LSM files map to the images (series) and planes that\n"+
-		"ometiff convert writes, with the metadata it keeps, the tiles it copies\n"+
-		"through, and what it cannot convert; of PNG, JPEG, GIF, BMP and WebP files,\n"+
-		"the one plane convert writes.\n\n")
+		"Philips, QPTIFF, STK, LSM and MetaSeries files map to the images (series) and\n"+
+		"planes that ometiff convert writes, with the metadata it keeps, the tiles it\n"+
+		"copies through, and what it cannot convert; of PNG, JPEG, GIF, BMP and WebP\n"+
+		"files, the one plane convert writes.\n\n")
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return cli.Exit(infoName, stderr, cli.UsageError{Err: err})
 	}

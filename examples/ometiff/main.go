@@ -24,7 +24,10 @@
 // little-endian samples described by the -raw flags. A MetaMorph STK
 // stack (.stk) is read whole: every plane its UIC2tag counts, along Z, C
 // and T. A Zeiss LSM stack (.lsm) has its planes along Z and T and its
-// channels along C as its CZ_LSMINFO says, its thumbnails left out.
+// channels along C as its CZ_LSMINFO says, its thumbnails left out. A
+// MetaMorph MetaSeries TIFF (each page's description MetaData XML) has its
+// pages along C, Z and T as their wavelengths and Z positions say, each
+// stage position an image.
 //
 // A TIFF file keeps every image (series), every plane and every field of
 // its metadata that maps to the writer's, as package pyramid/source maps
