@@ -336,9 +336,16 @@ func (m *mapper) metaSeries() error {
 				why = err
 			}
 		}
+		// Only a field's first page gives more than the values taken,
+		// read again below: the props of all would hold every page's XML
+		// at once.
+		metas[k].props, metas[k].lines, metas[k].description = nil, nil, ""
 	}
 	fields := msFields(metas)
 	for i, f := range fields {
+		if f[0] > 0 {
+			metas[f[0]], _ = parseMetaSeries(strings.TrimSpace(planes[f[0]].Description()))
+		}
 		im := msImage(planes[f[0]:f[1]], metas[f[0]:f[1]], l)
 		if len(fields) > 1 {
 			name := fmt.Sprintf("Field %s1, Well 1", wellRowName(i))
