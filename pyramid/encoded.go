@@ -166,13 +166,12 @@ func encodedGeom(spec ImageSpec, l int, e EncodedLevel) (levelGeom, error) {
 	return g, nil
 }
 
-// digestOrder is the order contentDigest hashes a plane's tiles in: the
-// order a write of the whole plane cuts them (cutOrder), or, for an image
-// given encoded, level after level, each in the order of its tiles.
+// digestOrder is the order contentDigest hashes a plane's tiles in: level
+// after level, each in the order of its tiles. It is the same for an image
+// whose levels the writer computes and for one given encoded, so that a
+// file of the same tiles and metadata gets the same UUID whichever way its
+// tiles came (a file converted again, its tiles copied through).
 func (im *Image) digestOrder() []tileRow {
-	if im.encoded == 0 {
-		return cutOrder(im.levels)
-	}
 	var order []tileRow
 	for l, g := range im.levels {
 		for row := range g.down {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -206,6 +207,32 @@ func TestEncodedFullResolution(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestEncodedCopyIsTheSameFile: a file whose full-resolution tiles are
+// copied and whose levels are computed again, in its own codec, is the
+// file copied, byte for byte: its UUID, a hash of its content, included,
+// whichever way the tiles came. (A JPEG file's levels are computed from
+// its decoded pixels, and so differ.)
+func TestEncodedCopyIsTheSameFile(t *testing.T) {
+	for _, g := range goldenPyramids()[:3] {
+		t.Run(g.name, func(t *testing.T) {
+			src := g.write(t)
+			out := copyFile(t, g, src, g.opts, nil, false)
+			assert.True(t, bytes.Equal(src, out), "%d and %d bytes", len(src), len(out))
+			assert.Equal(t, uuidOf(t, src), uuidOf(t, out))
+		})
+	}
+}
+
+// uuidOf returns the UUID of a file's OME-XML root.
+func uuidOf(t *testing.T, data []byte) string {
+	t.Helper()
+	d := readFile(t, data).Pages[0].Description()
+	_, rest, ok := strings.Cut(d, ` UUID="`)
+	require.True(t, ok, "no UUID")
+	uuid, _, _ := strings.Cut(rest, `"`)
+	return uuid
 }
 
 // jpegImages reports whether JPEG can encode every image of g.

@@ -53,57 +53,6 @@ func pyramidLevels(w, h, tile, levels int) ([]levelGeom, error) {
 // tileRow names one row of tiles of one level.
 type tileRow struct{ level, row int }
 
-// cutOrder returns the order in which a plane written whole cuts its rows
-// of tiles, every level's interleaved: the rows reach the first level in
-// bands of one tile row, as levelStream takes them, and each level emits a
-// tile row when its band is full or its last row came, then passes its
-// reduced rows on. It counts rows only, with levelStream's rules.
-func cutOrder(levels []levelGeom) []tileRow {
-	type counts struct {
-		rows, band, tileRows int
-		paired               bool
-	}
-	state := make([]counts, len(levels))
-	var order []tileRow
-	var add func(l, n int)
-	add = func(l, n int) {
-		g, c := levels[l], &state[l]
-		for done := 0; done < n; {
-			take := min(g.tileH-c.band, n-done)
-			c.band += take
-			done += take
-			if c.band == g.tileH {
-				order = append(order, tileRow{l, c.tileRows})
-				c.band, c.tileRows = 0, c.tileRows+1
-			}
-		}
-		c.rows += n
-		if c.rows == g.height && c.band > 0 {
-			order = append(order, tileRow{l, c.tileRows})
-			c.band, c.tileRows = 0, c.tileRows+1
-		}
-		if l+1 == len(levels) {
-			return
-		}
-		out := 0 // reduced rows, as reduceRows pairs them
-		if c.paired && n > 0 {
-			out, n, c.paired = 1, n-1, false
-		}
-		out += n / 2
-		c.paired = n%2 == 1
-		if c.rows == g.height && c.paired {
-			out, c.paired = out+1, false
-		}
-		if out > 0 {
-			add(l+1, out)
-		}
-	}
-	for fed := 0; fed < levels[0].height; fed += levels[0].tileH {
-		add(0, min(levels[0].tileH, levels[0].height-fed))
-	}
-	return order
-}
-
 // levelStream turns the rows of one level of one plane into tiles, and
 // feeds the reduced rows to the next level.
 type levelStream struct {

@@ -1,8 +1,6 @@
 package pyramid
 
 import (
-	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,44 +8,6 @@ import (
 
 	"github.com/ometiff-go/ometiff/iohandle"
 )
-
-// TestCutOrder: cutOrder, which counts rows, gives the order in which
-// writing a whole plane cuts the rows of tiles of every level, for sizes
-// odd and even, tall and wide, with every level or a few.
-func TestCutOrder(t *testing.T) {
-	for _, tc := range []struct{ w, h, tile, levels int }{
-		{69, 40, 16, 0}, {70, 61, 16, 0}, {300, 200, 64, 0}, {16, 16, 16, 0}, {1, 1, 16, 0},
-		{5, 300, 16, 0}, {300, 5, 16, 0}, {33, 97, 16, 3}, {100, 129, 32, 0}, {77, 53, 16, 7},
-		{150, 333, 64, 0}, {40, 1001, 96, 0}, {700, 500, 128, 0},
-	} {
-		t.Run(fmt.Sprintf("%dx%d tile %d levels %d", tc.w, tc.h, tc.tile, tc.levels), func(t *testing.T) {
-			w, err := New(iohandle.NewMemory(), Options{TileSize: tc.tile, Levels: tc.levels, Compression: None})
-			require.NoError(t, err)
-			im, err := w.AddImage(ImageSpec{SizeX: tc.w, SizeY: tc.h})
-			require.NoError(t, err)
-			require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, tc.w*tc.h)))
-			type cut struct {
-				seq int64
-				tileRow
-			}
-			var cuts []cut
-			for l, d := range im.planes[0].dirs {
-				for i, seq := range d.seqs {
-					cuts = append(cuts, cut{seq, tileRow{l, i / im.levels[l].across}})
-				}
-			}
-			slices.SortFunc(cuts, func(a, b cut) int { return int(a.seq - b.seq) })
-			var want []tileRow
-			for i, c := range cuts {
-				if i == 0 || c.tileRow != cuts[i-1].tileRow {
-					want = append(want, c.tileRow)
-				}
-			}
-			assert.Equal(t, want, cutOrder(im.levels))
-			require.NoError(t, w.Close())
-		})
-	}
-}
 
 // TestNoBandForWholeTileRows: a plane written in bands of one tile row, its
 // last band short, is cut straight from the bands written: the first level

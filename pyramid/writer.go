@@ -762,9 +762,8 @@ func (w *Writer) omeDescription() ([]byte, error) {
 // OME-XML, description (with the UUID's placeholder). The tiles go plane by
 // plane in the order of the main chain, each plane's in its image's
 // digestOrder: the digest does not depend on the order the planes were
-// written in, their bands or the goroutines that wrote them, and for
-// planes written whole one after the other in the order of the main
-// chain, it hashes the tiles in file order.
+// written in, their bands, the goroutines that wrote them, or whether
+// their tiles were computed or given encoded.
 func (w *Writer) contentDigest(description []byte) []byte {
 	h := sha256.New()
 	var buf [8]byte
