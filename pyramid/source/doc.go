@@ -130,9 +130,10 @@
 // carry (of another schema version than 2016-06, otherwise refused by
 // pyramid.ParseOME, or with an Image element unlike its pixels): with
 // SkipUnsupported, the images keep their typed metadata only. Images
-// whose blocks share their data and that decode to over 1024 times the
-// size of their files are refused (ErrSize) as decompression bombs: a
-// sound file stores each block once.
+// whose blocks share or overlap their data, or store none (sparse), and
+// that decode to over 1024 times the size of their files (and over
+// 256 MiB) are refused (ErrSize) as decompression bombs: a sound file
+// stores each block once, apart.
 //
 // Image.WritePlanes streams every plane into an image of a pyramid
 // writer. Underneath, a BandReader gives the rows of one page, top to

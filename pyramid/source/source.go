@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -515,14 +516,25 @@ type mapper struct {
 }
 
 // sharedRatio is how many times its files' size an input may decode to
-// when blocks share their data: past it, such a file is a decompression
-// bomb (a sound file, however well it compresses, stores each block once).
+// when blocks share their data or store none: past it, such a file is a
+// decompression bomb (a sound file, however well it compresses, stores
+// each block once, apart from the others).
 const sharedRatio = 1024
 
+// sharedFloor is what any input may decode to, however small its file:
+// a few seconds of work (GDAL writes a small raster of no data as a file
+// of a few hundred bytes of empty tiles).
+const sharedFloor = 256 << 20
+
 // checkShared refuses images whose planes decode to more than sharedRatio
-// times the size of their files when two of their blocks are stored at
-// one offset: one small block named by every tile of a huge page, or by
-// thousands of pages, would cost what the file's size cannot justify.
+// times the size of their files (and more than sharedFloor) when their
+// blocks are not each stored
+// once, apart: two blocks stored at one offset, or overlapping (one small
+// block named by every tile of a huge page, or by thousands of pages, or
+// blocks each one byte after the last), a page that is a plane of two
+// images, or blocks that store nothing (sparse: a small file of a huge
+// image of empty tiles) would cost in time and output what the file's
+// size cannot justify.
 func (m *mapper) checkShared() error {
 	var size, decoded int64
 	for _, p := range m.parts {
@@ -543,38 +555,63 @@ func (m *mapper) checkShared() error {
 		}
 		decoded += int64(lo)
 	}
-	if decoded/sharedRatio <= size {
+	if decoded/sharedRatio <= size || decoded <= sharedFloor {
 		return nil
 	}
-	type at struct {
-		part   *part
-		file   *tiff.File // a part's, or one made in memory (a Philips label)
-		offset uint64
+	bomb := func(why string, args ...any) error {
+		return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, and %s: a decompression bomb",
+			ErrSize, decoded, size, fmt.Sprintf(why, args...))
 	}
-	stored, seen := map[at]*tiff.Page{}, map[*tiff.Page]*Image{}
+	type stored struct {
+		file         int // its file's number: a part's, or one made in memory (a Philips label)
+		offset, size uint64
+		page         *tiff.Page
+		block        int
+	}
+	var blocks []stored
+	seen, files := map[*tiff.Page]*Image{}, map[*tiff.File]int{}
+	empty, emptyPage := 0, (*tiff.Page)(nil)
 	for _, im := range m.file.Images {
 		for _, pl := range im.Planes {
 			if other, ok := seen[pl.Page]; ok && other != im {
-				return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, and the page at %d is a plane of two of them: a decompression bomb",
-					ErrSize, decoded, size, pl.Page.Offset)
+				return bomb("the page at %d is a plane of two of them", pl.Page.Offset)
 			} else if ok { // a page of several planes (samples)
 				continue
 			}
 			seen[pl.Page] = im
 			for i := range pl.Page.NumBlocks() {
 				b, err := pl.Page.Block(i)
-				if err != nil || b.Size == 0 {
+				if err != nil {
 					continue
 				}
-				k := at{m.pages[pl.Page].part, pl.Page.File(), b.Offset}
-				if q, ok := stored[k]; ok {
-					return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, their blocks sharing their data "+
-						"(block %d of the page at %d is stored at %d, as a block of the page at %d is): a decompression bomb",
-						ErrSize, decoded, size, i, pl.Page.Offset, b.Offset, q.Offset)
+				if b.Size == 0 {
+					if empty++; emptyPage == nil {
+						emptyPage = pl.Page
+					}
+					continue
 				}
-				stored[k] = pl.Page
+				f, ok := files[pl.Page.File()]
+				if !ok {
+					f = len(files)
+					files[pl.Page.File()] = f
+				}
+				blocks = append(blocks, stored{f, b.Offset, b.Size, pl.Page, i})
 			}
 		}
+	}
+	// The files' blocks by offset: each must end before the next starts.
+	slices.SortFunc(blocks, func(a, b stored) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.offset, b.offset), cmp.Compare(a.page.Offset, b.page.Offset), cmp.Compare(a.block, b.block))
+	})
+	for k := 1; k < len(blocks); k++ {
+		p, q := blocks[k-1], blocks[k]
+		if p.file == q.file && q.offset-p.offset < p.size {
+			return bomb("their blocks share their data (block %d of the page at %d, stored at %d, overlaps block %d of the page at %d, stored at %d, %d bytes)",
+				q.block, q.page.Offset, q.offset, p.block, p.page.Offset, p.offset, p.size)
+		}
+	}
+	if empty > 0 {
+		return bomb("%d of their blocks store nothing (sparse: the page at %d has one)", empty, emptyPage.Offset)
 	}
 	return nil
 }

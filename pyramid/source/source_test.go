@@ -1408,11 +1408,17 @@ func TestOMEPageTwice(t *testing.T) {
 }
 
 // TestSharedBlocksBomb: a page whose strips are all stored at one offset,
-// decoding to far more than the file's size, is refused as a
-// decompression bomb; the same strips stored apart, or few enough to
-// decode to little, are read.
+// overlap, or store nothing, decoding to far more than the file's size,
+// is refused as a decompression bomb; the same strips stored apart, or
+// few enough to decode to little, are read.
 func TestSharedBlocksBomb(t *testing.T) {
-	page := func(height int, shared bool, description ...string) []byte {
+	const (
+		apart = iota
+		shared
+		overlapping // each a byte after the last, 10 bytes long
+		sparse      // of 0 bytes
+	)
+	page := func(height int, how int, description ...string) []byte {
 		return rawPage(t, func(b *ifd.Builder) {
 			if len(description) > 0 {
 				b.AddASCII(tiff.TagImageDescription, description[0])
@@ -1425,28 +1431,39 @@ func TestSharedBlocksBomb(t *testing.T) {
 			offsets, counts := make([]uint32, strips), make([]uint32, strips)
 			for i := range offsets {
 				offsets[i], counts[i] = 300, 10
-				if !shared {
+				switch how {
+				case apart:
 					offsets[i] += 10 * uint32(i)
+				case overlapping:
+					offsets[i] += uint32(i)
+				case sparse:
+					offsets[i], counts[i] = 0, 0
 				}
 			}
 			b.AddLong(tiff.TagStripOffsets, offsets...)
 			b.AddLong(tiff.TagStripByteCounts, counts...)
 		})
 	}
-	_, err := mapFile(t, page(4096, true), "bomb.tif", Options{})
-	assert.ErrorIs(t, err, ErrSize)
-	assert.ErrorContains(t, err, "their blocks sharing their data (block 1 of the page at 8 is stored at 300, as a block of the page at 8 is): a decompression bomb")
-	_, err = mapFile(t, page(4096, true), "bomb.tif", Options{SkipUnsupported: true})
-	assert.ErrorIs(t, err, ErrSize, "even so")
+	for how, says := range map[int]string{
+		shared:      "their blocks share their data (block 1 of the page at 8, stored at 300, overlaps block 0 of the page at 8, stored at 300, 10 bytes): a decompression bomb",
+		overlapping: "their blocks share their data (block 1 of the page at 8, stored at 301, overlaps block 0 of the page at 8, stored at 300, 10 bytes): a decompression bomb",
+		sparse:      "1025 of their blocks store nothing (sparse: the page at 8 has one): a decompression bomb",
+	} {
+		_, err := mapFile(t, page(65600, how), "bomb.tif", Options{})
+		assert.ErrorIs(t, err, ErrSize)
+		assert.ErrorContains(t, err, says)
+		_, err = mapFile(t, page(65600, how), "bomb.tif", Options{SkipUnsupported: true})
+		assert.ErrorIs(t, err, ErrSize, "even so")
+		_, err = mapFile(t, page(4096, how), "small.tif", Options{})
+		assert.NoError(t, err, "decoding to 16 MiB, under sharedFloor")
+	}
 
-	_, err = mapFile(t, page(4096, false), "apart.tif", Options{})
+	_, err := mapFile(t, page(65600, apart), "apart.tif", Options{})
 	assert.NoError(t, err, "stored apart")
-	px := `<Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="4096" SizeY="4096" SizeZ="1" SizeC="1" SizeT="1"><TiffData IFD="0"/></Pixels>`
-	_, err = mapFile(t, page(4096, false, omeDocument("", px, px)), "images.ome.tif", Options{}) // two OME images of one such page
+	px := `<Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="4096" SizeY="65600" SizeZ="1" SizeC="1" SizeT="1"><TiffData IFD="0"/></Pixels>`
+	_, err = mapFile(t, page(65600, apart, omeDocument("", px, px)), "images.ome.tif", Options{}) // two OME images of one such page
 	assert.ErrorIs(t, err, ErrSize)
 	assert.ErrorContains(t, err, "and the page at 8 is a plane of two of them: a decompression bomb")
-	_, err = mapFile(t, page(128, true), "small.tif", Options{})
-	assert.NoError(t, err, "shared, decoding to little")
 }
 
 // TestOMENumbers: an attribute that is no number of its type is refused
