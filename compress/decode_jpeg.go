@@ -105,7 +105,7 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	}
 	// The scans are counted in the whole stream that image/jpeg decodes:
 	// the JPEGTables may hold scans too, and they come before every block.
-	if err := checkScans(stream); err != nil {
+	if err := checkScans(stream, width, height); err != nil {
 		return err
 	}
 	m, err := jpeg.Decode(bytes.NewReader(stream))
@@ -187,6 +187,23 @@ func frameSize(stream []byte) (width, height, comps int, err error) {
 // about ten.
 const maxJPEGScans = 500
 
+// maxJPEGScanPixels bounds a frame's scans times its pixels in image/jpeg,
+// which decodes each scan of a progressive frame over the whole frame: 500
+// scans of a 8000 x 8000 frame would cost minutes. A large frame may have
+// 2^32 / its pixels scans, but never fewer than minJPEGScans, and never
+// more than maxJPEGScans.
+const maxJPEGScanPixels = 1 << 32
+
+// minJPEGScans is the scans any frame may have, however large: more than
+// encoders write (libjpeg's progressive script for color is 10 scans).
+const minJPEGScans = 32
+
+// scanLimit returns the scans a frame of width x height may have.
+func scanLimit(width, height int) int {
+	px := max(int64(width)*int64(height), 1)
+	return int(min(max(maxJPEGScanPixels/px, minJPEGScans), maxJPEGScans))
+}
+
 // scanCount returns the scans (SOS segments) of a JPEG stream, counting no
 // further than one past limit. It steps over each segment by its length
 // and over entropy-coded data byte by byte, where 0xff is followed by a
@@ -221,24 +238,27 @@ func scanCount(s []byte, limit int) int {
 // CheckJPEG reports whether a whole JPEG stream (not a TIFF tile's
 // abbreviated one) is within the bounds the Decoder keeps, without
 // decoding it: it starts with SOI, its frame header is read, and it has at
-// most 500 scans. image/jpeg has no bound of its own and decodes every
-// scan of a progressive frame in full, so a caller that decodes a stream
-// with it, outside a Decoder (an image a slide's metadata holds), checks
-// first: a few KB of hostile stream would otherwise cost minutes.
+// most 500 scans, fewer for a large frame (2^32 over its pixels, but at
+// least 32). image/jpeg has no bound of its own and decodes every scan of
+// a progressive frame in full, so a caller that decodes a stream with it,
+// outside a Decoder (an image a slide's metadata holds, a JPEG file),
+// checks first: a few KB of hostile stream would otherwise cost minutes.
 func CheckJPEG(stream []byte) error {
 	if len(stream) < 2 || stream[0] != 0xff || stream[1] != 0xd8 {
 		return fmt.Errorf("%w: JPEG stream does not start with SOI", ErrCorrupt)
 	}
-	if _, _, _, err := frameSize(stream); err != nil {
+	width, height, _, err := frameSize(stream)
+	if err != nil {
 		return err
 	}
-	return checkScans(stream)
+	return checkScans(stream, width, height)
 }
 
-// checkScans refuses a stream of more than maxJPEGScans scans.
-func checkScans(stream []byte) error {
-	if scanCount(stream, maxJPEGScans) > maxJPEGScans {
-		return fmt.Errorf("%w: JPEG: more than %d scans", ErrCompression, maxJPEGScans)
+// checkScans refuses a stream of a width x height frame of more scans than
+// scanLimit allows.
+func checkScans(stream []byte, width, height int) error {
+	if limit := scanLimit(width, height); scanCount(stream, limit) > limit {
+		return fmt.Errorf("%w: JPEG: more than %d scans of a %d x %d frame", ErrCompression, limit, width, height)
 	}
 	return nil
 }

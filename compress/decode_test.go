@@ -494,6 +494,32 @@ func TestJPEGDecodeScanLimit(t *testing.T) {
 	}
 }
 
+// TestJPEGScanLimit: a large frame may have fewer scans, each a pass over
+// the frame in image/jpeg: 2^32 over its pixels, but never fewer than
+// minJPEGScans nor more than maxJPEGScans. CheckJPEG refuses a stream of
+// 448 scans of a frame that says it is 8000 x 8000 (64 allowed), and takes
+// it as the 8 x 8 frame it is.
+func TestJPEGScanLimit(t *testing.T) {
+	for _, c := range []struct{ w, h, want int }{
+		{8, 8, 500}, {0, 0, 500}, {2048, 2048, 500}, {4096, 4096, 256}, {8000, 8000, 67}, {65535, 65535, 32},
+	} {
+		assert.Equal(t, c.want, scanLimit(c.w, c.h), "%d x %d", c.w, c.h)
+	}
+	stream, scans := progressiveJPEG(6)
+	require.Equal(t, 448, scans)
+	require.NoError(t, CheckJPEG(stream))
+	_, _, _, err := frameSize(stream)
+	require.NoError(t, err)
+	large := bytes.Clone(stream)
+	at := bytes.Index(large, []byte{0xff, 0xc2}) // the progressive frame header: length, precision, height, width
+	require.Positive(t, at)
+	binary.BigEndian.PutUint16(large[at+5:], 8000)
+	binary.BigEndian.PutUint16(large[at+7:], 8000)
+	err = CheckJPEG(large)
+	assert.ErrorIs(t, err, ErrCompression)
+	assert.ErrorContains(t, err, "more than 67 scans of a 8000 x 8000 frame")
+}
+
 // TestJPEGDecodeScanLimitTables puts the scans in the page's JPEGTables,
 // which are decoded in front of every block: a block of SOI and EOI alone
 // must not make each decode a pass over 576 scans.

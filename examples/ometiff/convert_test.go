@@ -471,7 +471,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"more pixels than -max-pixels", []string{"-max-pixels", "1000", "IN", "OUT"}, png, 1,
 			"its header claims 32 x 32 pixels, more than -max-pixels 1000"},
 		{"JPEG beyond -max-memory", []string{"-max-memory", "100KiB", "IN", "OUT"}, encoded(t, nrgbaImage(300, 200, false), encodeJPEG), 1,
-			"this 300 x 200 JPEG is decoded whole, which takes about 636.3 KiB, more than -max-memory 100.0 KiB; " +
+			"this 300 x 200 JPEG is decoded whole, which takes about 664.5 KiB, more than -max-memory 100.0 KiB; " +
 				"rewrite it as a non-interlaced PNG, which streams (e.g. vips copy IN input-noninterlaced.png), or raise -max-memory"},
 		{"GIF beyond -max-pixels", []string{"-max-pixels", "100", "IN", "OUT"}, encoded(t, palettedImage(31, 29), encodeGIF), 1, "more than -max-pixels 100"},
 		{"GIF cut short", []string{"IN", "OUT"}, func() []byte { g := encoded(t, palettedImage(31, 29), encodeGIF); return g[:len(g)-40] }(), 1,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -17,6 +18,7 @@ import (
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -51,13 +53,16 @@ func openImage(in *input, lim limits) (imageInput, error) {
 		frame, _ = readJPEGFrame(in.header()) // without it, the estimate takes the worst case
 	}
 	whole := wholeBytes(format, cfg, frame)
+	if format == "jpeg" && in.size > 0 {
+		whole += in.size // held whole, to count its scans (decodeWhole)
+	}
 	if err := checkWhole(in, lim, strings.ToUpper(format), cfg.Width, cfg.Height, whole, outputPixelBytes(cfg.ColorModel)); err != nil {
 		return nil, err
 	}
 	// Before decoding: a pipe's header is read once, and the decoder reads
 	// past it.
 	left := headerLeftOut(in.header(), format, frame)
-	src, err := decodeWhole(in)
+	src, err := decodeWhole(in, format == "jpeg", whole+64<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +148,27 @@ type imageSource struct {
 func (s imageSource) leftOut() []error { return s.left }
 func (s imageSource) said() []string   { return s.notes }
 
-// decodeWhole decodes the image in the input.
-func decodeWhole(in *input) (imageSource, error) {
-	img, format, err := image.Decode(in.body())
+// decodeWhole decodes the image in the input. A JPEG stream (jpegStream)
+// is read whole first, up to maxStream bytes, and checked as package
+// compress's Decoder checks its blocks: image/jpeg decodes each scan of a
+// progressive frame over the whole frame, with no bound of its own, so a
+// few hundred KB of scans would cost minutes.
+func decodeWhole(in *input, jpegStream bool, maxStream int64) (imageSource, error) {
+	r := in.body()
+	if jpegStream {
+		data, err := io.ReadAll(io.LimitReader(r, maxStream+1))
+		if err != nil {
+			return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
+		}
+		if int64(len(data)) > maxStream {
+			return imageSource{}, fmt.Errorf("%s: the JPEG stream is over %d bytes, more than its pixels and metadata can be", in.name, maxStream)
+		}
+		if err := compress.CheckJPEG(data); err != nil {
+			return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
+		}
+		r = bytes.NewReader(data)
+	}
+	img, format, err := image.Decode(r)
 	if err != nil {
 		// The decoder is named, since golang.org/x/image/tiff's errors
 		// start "tiff:" as those of this module's package tiff do.
@@ -233,7 +256,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 		if err := checkWhole(in, lim, "PNG", h.Width, h.Height, whole, outPixel); err != nil {
 			return nil, err
 		}
-		src, err := decodeWhole(in)
+		src, err := decodeWhole(in, false, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -87,6 +87,38 @@ func exif(order string, o uint16) []byte {
 	return append([]byte("Exif\x00\x00"), t...)
 }
 
+// TestJPEGScansBounded: a JPEG file whose frame is large and whose scans
+// are many (image/jpeg would decode each over the whole frame: a 726 KB
+// file of 5,000 scans of an 8000 x 8000 frame ran for minutes) is refused
+// before it is decoded; the same scans of a small frame are decoded (a
+// piped JPEG is read whole so too: TestPipedInputs).
+func TestJPEGScansBounded(t *testing.T) {
+	var jpg bytes.Buffer
+	require.NoError(t, jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 16, 16)), nil))
+	scans := func(n int, side uint16) []byte {
+		b := bytes.Clone(jpg.Bytes())
+		sof := bytes.Index(b, []byte{0xff, 0xc0})
+		binary.BigEndian.PutUint16(b[sof+5:], side)
+		binary.BigEndian.PutUint16(b[sof+7:], side)
+		at := bytes.Index(b, []byte{0xff, 0xda})
+		sos := b[at : at+2+int(binary.BigEndian.Uint16(b[at+2:]))]
+		return append(append(b[:len(b)-2:len(b)-2], bytes.Repeat(append(bytes.Clone(sos), 0), n)...), 0xff, 0xd9)
+	}
+	dir := t.TempDir()
+	in, out := writeFile(t, dir, "scans.jpg", scans(100, 8000)), filepath.Join(dir, "scans.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, in, out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "JPEG: more than 67 scans of a 8000 x 8000 frame")
+	assert.NoFileExists(t, out)
+
+	// 100 scans are allowed a 16 x 16 frame: image/jpeg decodes it (and
+	// finds these, repeated from a baseline frame, not to continue it).
+	code, _, stderr = clitest.Run(runConvert, writeFile(t, dir, "small.jpg", scans(100, 16)), out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "decoding the image with image/jpeg: invalid JPEG format")
+	assert.NotContains(t, stderr, "scans")
+}
+
 // TestImagesOfSeveralFrames: an image file holding more than the one
 // picture written (an animated GIF, PNG or WebP, a multi-picture JPEG),
 // is refused, naming it; -skip-unsupported writes the first picture and
