@@ -445,11 +445,70 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	if err == nil {
 		err = m.checkShared()
 	}
+	if err == nil {
+		err = m.boundText()
+	}
 	if err != nil {
 		out.Close()
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxCarriedText bounds the text of the images' descriptions and map
+// annotations (keys and values) a file carries, as XML escapes it: the
+// OME-XML a writer makes of it, beside its own (about 40 bytes a plane),
+// stays below pyramid.MaxOMEXMLSize, past which this package reads no
+// OME-XML, so that a file converted can be read again. Files hold a few
+// KB; a 15 MB description of ampersands made 75 MB of OME-XML.
+const maxCarriedText = 16 << 20
+
+// boundText keeps the images' descriptions and annotations, in order,
+// while their escaped text is within maxCarriedText; a description past
+// it is left out, and the annotations from the first past it, reported
+// (ErrMetadata, through skipImageMetadata).
+func (m *mapper) boundText() error {
+	left := maxCarriedText
+	for k, im := range m.file.Images {
+		s := &im.Spec
+		if n := escapedLen(s.Description); n > left {
+			err := fmt.Errorf("%w: the description of image %d, %d bytes as XML, is past the %d bytes of text carried", ErrMetadata, k, n, maxCarriedText)
+			s.Description = ""
+			if err := m.skipImageMetadata(im, err); err != nil {
+				return err
+			}
+		} else {
+			left -= n
+		}
+		for i, kv := range s.Annotations {
+			n := escapedLen(kv.Key) + escapedLen(kv.Value) + len(`<M K=""></M>`)
+			if n <= left {
+				left -= n
+				continue
+			}
+			err := fmt.Errorf("%w: %d of the %d annotations of image %d, from %q on, are past the %d bytes of text carried",
+				ErrMetadata, len(s.Annotations)-i, len(s.Annotations), k, kv.Key, maxCarriedText)
+			s.Annotations = slices.Clone(s.Annotations[:i]) // the rest's memory freed
+			if err := m.skipImageMetadata(im, err); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// escapedLen is the length of s escaped for XML, at most: each character
+// XML may escape counted as its longest escape.
+func escapedLen(s string) int {
+	n := len(s)
+	for i := range len(s) {
+		switch s[i] {
+		case '&', '<', '>', '"', '\'', '\n', '\r', '\t':
+			n += 5
+		}
+	}
+	return n
 }
 
 // noImageError is New's refusal of a file none of whose images can be

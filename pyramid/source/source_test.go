@@ -1466,6 +1466,51 @@ func TestSharedBlocksBomb(t *testing.T) {
 	assert.ErrorContains(t, err, "and the page at 8 is a plane of two of them: a decompression bomb")
 }
 
+// TestCarriedTextBounded: descriptions and annotations whose text, escaped
+// for XML, is past maxCarriedText are refused (ErrMetadata), or with
+// SkipUnsupported left out and listed: the OME-XML written of them would
+// be more than this package reads back. Text within it is kept.
+func TestCarriedTextBounded(t *testing.T) {
+	amps := func(n int) string { return strings.Repeat("&", n) } // 6 bytes each, escaped
+	big := maxCarriedText/6 + 1
+	tests := []struct {
+		name        string
+		page        testPage
+		says        string
+		description bool     // kept
+		keys        []string // the annotations kept
+	}{
+		{"a description", gray(8, 8, description(amps(big))), "the description of image 0, 16777218 bytes as XML, is past the 16777216 bytes of text carried", false, nil},
+		{"annotations", gray(8, 8, description("small"), ascii(tiff.TagMake, amps(big/2)), ascii(tiff.TagModel, amps(big/2))),
+			`1 of the 2 annotations of image 0, from "Model" on, are past the 16777216 bytes of text carried`, true, []string{"Make"}},
+		{"within", gray(8, 8, description(amps(big/2)), ascii(tiff.TagMake, amps(big/3))), "", true, []string{"Make"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := mapPages(t, Options{}, tt.page)
+			if tt.says != "" {
+				require.ErrorIs(t, err, ErrMetadata)
+				assert.ErrorContains(t, err, tt.says)
+			} else {
+				require.NoError(t, err)
+			}
+			f, _, err := mapPages(t, Options{SkipUnsupported: true}, tt.page)
+			require.NoError(t, err)
+			s := f.Images[0].Spec
+			assert.Equal(t, tt.description, s.Description != "")
+			var keys []string
+			for _, kv := range s.Annotations {
+				keys = append(keys, kv.Key)
+			}
+			assert.Equal(t, tt.keys, keys)
+			if tt.says != "" {
+				require.Len(t, f.Skipped, 1)
+				assert.ErrorContains(t, f.Skipped[0], tt.says)
+			}
+		})
+	}
+}
+
 // TestOMENumbers: an attribute that is no number of its type is refused
 // saying so, and near which line.
 func TestOMENumbers(t *testing.T) {
