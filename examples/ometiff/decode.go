@@ -156,7 +156,14 @@ func (s imageSource) said() []string   { return s.notes }
 func decodeWhole(in *input, jpegStream bool, maxStream int64) (imageSource, error) {
 	r := in.body()
 	if jpegStream {
-		data, err := io.ReadAll(io.LimitReader(r, maxStream+1))
+		var data []byte
+		var err error
+		if in.size >= 0 && in.size <= maxStream {
+			data = make([]byte, in.size) // not ReadAll's growth, up to twice that
+			_, err = io.ReadFull(r, data)
+		} else {
+			data, err = io.ReadAll(io.LimitReader(r, maxStream+1))
+		}
 		if err != nil {
 			return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
 		}
