@@ -148,7 +148,7 @@ func (w *xmlWriter) pop() {
 func (w *xmlWriter) element(local, text string) {
 	w.openOME(local)
 	w.b.WriteByte('>')
-	w.b.WriteString(escape(text))
+	escapeTo(w.b, []byte(text), false)
 	w.closeOME(local)
 }
 

@@ -44,31 +44,12 @@ func checkXMLText(s string) error {
 	return nil
 }
 
-// escape returns s escaped for XML text and attribute values.
+// escape returns s escaped for an XML attribute value, as the copier of a
+// caller's document escapes its attributes (escapeTo), so that a value
+// written again from a file read back is the same text.
 func escape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '"':
-			b.WriteString("&quot;")
-		case '\'':
-			b.WriteString("&apos;")
-		case '\t':
-			b.WriteString("&#x9;")
-		case '\n':
-			b.WriteString("&#xA;")
-		case '\r':
-			b.WriteString("&#xD;")
-		default:
-			b.WriteRune(r)
-		}
-	}
+	var b bytes.Buffer
+	escapeTo(&b, []byte(s), true)
 	return b.String()
 }
 
@@ -625,7 +606,10 @@ func (g *omeBuilder) writeAnnotations() {
 		w.closeStart(false)
 		w.b.WriteString("<Value>")
 		for _, kv := range g.images[i].spec.Annotations {
-			fmt.Fprintf(w.b, `<M K="%s">%s</M>`, escape(kv.Key), escape(kv.Value))
+			// The value is text, escaped as the copier escapes text.
+			fmt.Fprintf(w.b, `<M K="%s">`, escape(kv.Key))
+			escapeTo(w.b, []byte(kv.Value), false)
+			w.b.WriteString("</M>")
 		}
 		w.b.WriteString("</Value>")
 		w.closeOME("MapAnnotation")

@@ -1,9 +1,11 @@
 package pyramid
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestXMLSizeHintIsEnough checks that the OME-XML is built in the buffer
@@ -39,4 +41,41 @@ func TestXMLSizeHintIsEnough(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTextWrittenAgain: text the writer escapes itself (a description, a
+// map annotation's keys and values, a name) is escaped as the copier of a
+// caller's document escapes it, so that a file's OME-XML, parsed and
+// carried into another file, is written again as it was, newlines, tabs,
+// quotes and apostrophes included.
+func TestTextWrittenAgain(t *testing.T) {
+	text := "line 1\nline 2\t'q' \"d\" <e> & f\r"
+	spec := ImageSpec{Name: text, Description: text, SizeX: 8, SizeY: 8,
+		Channels: []Channel{{Name: text}}, Annotations: []KeyValue{{Key: text, Value: text}}}
+	write := func(opts Options, spec ImageSpec) string {
+		data := writeMemory(t, opts, func(w *Writer) error {
+			im, err := w.AddImage(spec)
+			if err != nil {
+				return err
+			}
+			return im.WritePlane(0, 0, 0, make([]byte, 64))
+		})
+		d := readFile(t, data).Pages[0].Description()
+		_, rest, _ := strings.Cut(d, ` UUID="`)
+		_, rest, _ = strings.Cut(rest, `"`)
+		return rest // what follows the UUID
+	}
+	first := write(Options{}, spec)
+	require.Contains(t, first, "line 1\nline 2\t")
+	doc, err := ParseOME([]byte(readOME(t, first)))
+	require.NoError(t, err)
+	carried := spec
+	carried.OME, carried.Annotations = doc.Image(0), nil // as package source carries a file's Image element
+	assert.Equal(t, first, write(Options{}, carried))
+}
+
+// readOME makes the text after a root's UUID attribute a document again.
+func readOME(t *testing.T, afterUUID string) string {
+	t.Helper()
+	return `<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="urn:uuid:0"` + afterUUID
 }
