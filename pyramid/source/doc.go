@@ -63,7 +63,10 @@
 //     Z, C and T as Bio-Formats' MetamorphReader lays them; its UIC1
 //     calibration the pixel size, its first Z distance the Z step, its
 //     Name and CreateTime the name and acquisition date, its wavelengths
-//     the channels', its other UIC values a map annotation;
+//     the channels', its other UIC values a map annotation; descriptions
+//     that are MetaData XML (newer MetaMorph) give the planes' times,
+//     exposures and Z positions, and the pixel size, wavelength and Z step
+//     where the UIC tags give none;
 //   - MetaMorph/MetaXpress MetaSeries TIFF (page 0's description a
 //     MetaData XML element): every page a plane, along C (distinct
 //     wavelengths), Z (distinct z-positions) and T as Bio-Formats'

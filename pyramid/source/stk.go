@@ -133,6 +133,51 @@ type stkMeta struct {
 // Bio-Formats sets them. The rest of UIC1, and the planes' own values
 // (for up to maxSTKPlaneKeys planes) go into the map annotation; what is
 // not read is noted.
+//
+// Newer MetaMorph versions write each plane's description (the planes'
+// separated by NULs, as tifffile and Bio-Formats split them) as MetaData
+// XML, a MetaSeries TIFF's (parseMetaSeries reads it, within its bounds).
+// When the first plane's, trimmed, starts with "<MetaData>", Bio-Formats
+// reads it with its MetamorphHandler, and so is it read here; the UIC
+// tags win where Bio-Formats lets them (it takes the XML as a fallback):
+// the pixel size is the XML's spatial-calibration-x and -y only when UIC1
+// has neither XCalibration nor YCalibration (in the XML's
+// spatial-calibration-units when OME knows them, none when its
+// spatial-calibration-state is off, as a MetaSeries TIFF's), the
+// wavelength the XML's only when there is no UIC3 table (the channels
+// still counted from UIC3), the Z step the XML's only when UIC2 gives
+// none: the distinct z-positions of all the planes, in the order they
+// come, when as many as SizeZ (more than 1), the first to the last over
+// SizeZ − 1, to 10 significant digits, as Bio-Formats computes it (it
+// takes it only when it read no UIC2 table at all); and each plane's Z
+// position is UIC2's as above, the plane's own z-position (in reference
+// frame units, as Bio-Formats sets it) only for the planes UIC2 gives
+// none; its stage position (stage-position-x and -y, in reference frame
+// units) likewise is the UIC4 table's, else the plane's own XML's
+// (Bio-Formats gives every plane the first plane's). The XML's
+// acquisition-time-local, when the first plane's has
+// one, gives each plane's DeltaT (its own less the first plane's) in
+// place of the UIC2 creation times, as Bio-Formats prefers it (a plane
+// without one has none); Bio-Formats takes the times of all the planes'
+// prop lines in order and indexes them by the plane's T, which for a
+// stack of one Z and one channel is the same. The exposures are the
+// Exposure lines ("Exposure: 100 ms") of the first plane's Description
+// prop, plane k's the one of its channel (modulo their count); one for
+// several channels gives each channel the first Exposure of its own
+// first plane's XML (plane c), Bio-Formats' rule for a channel's own
+// description (for a lone STK it reads the whole description there,
+// the first plane's; Bio-Formats also indexes them by T, for datasets of
+// several files: not done). The first key ending "Gain" whose value reads
+// as a number ("x" dropped) is every channel's detector gain, a detector
+// of type Other, as Bio-Formats sets it. The Description's free text
+// before its Exposure line is the description, and each other plane's
+// its PlaneDescription. The first plane's other props and Description
+// lines (Temperature, Binning, readout rate, _MagNA_..., which no field
+// of the spec carries) go into the map annotation, up to maxAnnotations
+// in all; the other planes' XML gives only the values above, noted. XML
+// that does not parse is noted: the first plane's leaves the
+// description read as text, as before; a later plane's gives its plane
+// no XML values.
 func (m *mapper) stk() error {
 	pages := m.file.TIFF.Pages
 	first := pages[0]
@@ -255,6 +300,13 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	// The description: the first plane's; the others' are annotations.
 	descriptions := strings.Split(im.Planes[0].Page.Description(), "\x00")
 	s.Description = cleanText(strings.TrimSpace(descriptions[0]))
+	xmeta, err := readSTKXML(descriptions, n)
+	if err != nil {
+		im.Notes = append(im.Notes, fmt.Sprintf("its first plane's description, MetaMorph's MetaData XML, cannot be read (%v): it is read as text", err))
+	}
+	if xmeta != nil {
+		s.Description = cleanText(xmeta.first.description)
+	}
 	unit, calibrated := stkUnit(meta.units)
 	switch {
 	case !calibrated:
@@ -263,15 +315,23 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		s.PhysicalSizeX, s.PhysicalSizeY = meta.xCal, meta.yCal
 		s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = unit, unit
 	}
-	if step := stkStep(meta.zDistance); step > 0 {
+	step := stkStep(meta.zDistance)
+	if step == 0 && xmeta != nil {
+		step = xmeta.zStep(n, z)
+	}
+	if step > 0 {
 		s.PhysicalSizeZ, s.PhysicalSizeZUnit = step, "µm"
 	}
-	if l.samples == 1 && len(meta.wavelength) >= c {
+	waves := meta.wavelength
+	if len(waves) == 0 && xmeta != nil && xmeta.first.wavelength > 0 {
+		waves = []float64{xmeta.first.wavelength} // the XML's, when UIC3 gives none
+	}
+	if l.samples == 1 && len(waves) >= c {
 		// The channels' wavelengths: channel i's is plane i's, the planes
 		// going along C first (XYCZT).
 		s.Channels = make([]pyramid.Channel, c)
 		for i := range s.Channels {
-			if w := positive(meta.wavelength[i]); w >= 1 {
+			if w := positive(waves[i]); w >= 1 {
 				s.Channels[i].EmissionWavelength = pyramid.Quantity{Value: w, Unit: "nm"}
 			}
 		}
@@ -285,7 +345,16 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	if len(meta.createdAt) > 0 {
 		start = meta.createdAt[0]
 	}
-	if start.IsZero() && slices.ContainsFunc(meta.createdAt, func(t time.Time) bool { return !t.IsZero() }) {
+	// The XML's acquisition-time-local, when the first plane's has one,
+	// is each plane's time in place of its creation time, as Bio-Formats
+	// prefers the XML's.
+	var xmlStart time.Time
+	if xmeta != nil {
+		xmlStart = xmeta.planes[0].at
+	}
+	if !xmlStart.IsZero() {
+		start = time.Time{}
+	} else if start.IsZero() && slices.ContainsFunc(meta.createdAt, func(t time.Time) bool { return !t.IsZero() }) {
 		im.Notes = append(im.Notes, "its first plane's creation time (UIC2tag) is no date: the planes' creation times are not their DeltaT")
 	}
 	// Each plane's Z position, as Bio-Formats sets it for the first M:
@@ -298,6 +367,10 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		zAt = meta.absZ[0]
 	}
 	exposure, exposed := stkExposure(im.Planes[0].Page.Description())
+	var exposures []stkExposureXML // the XML's, by channel (modulo their count)
+	if xmeta != nil {
+		exposures = xmeta.channelExposures(c)
+	}
 	zPlanes := min(len(meta.zDistance), meta.tablePlanes) // the planes given a Z position
 	if slices.ContainsFunc(meta.zDistance, math.IsNaN) {
 		zPlanes = 0
@@ -313,8 +386,14 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 				}
 			}
 			pl.PositionZ = pyramid.Quantity{Value: zAt, Unit: "reference frame"}
+		} else if p, ok := xmeta.plane(k); ok && p.hasZ {
+			pl.PositionZ = pyramid.Quantity{Value: p.z, Unit: "reference frame"}
 		}
-		if exposed {
+		if len(exposures) > 0 {
+			if e := exposures[k%c%len(exposures)]; e.ok {
+				pl.ExposureTime = pyramid.Quantity{Value: e.seconds, Unit: "s"}
+			}
+		} else if exposed {
 			pl.ExposureTime = pyramid.Quantity{Value: exposure, Unit: "s"}
 		}
 		if l.planesPerPage() > 1 {
@@ -323,12 +402,18 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		if k < len(meta.stageX) && k < len(meta.stageY) {
 			pl.PositionX = pyramid.Quantity{Value: meta.stageX[k], Unit: "reference frame"}
 			pl.PositionY = pyramid.Quantity{Value: meta.stageY[k], Unit: "reference frame"}
+		} else if p, ok := xmeta.plane(k); ok && p.hasStage {
+			pl.PositionX = pyramid.Quantity{Value: p.stageX, Unit: "reference frame"}
+			pl.PositionY = pyramid.Quantity{Value: p.stageY, Unit: "reference frame"}
 		}
 		if k < len(meta.createdAt) && !start.IsZero() && !meta.createdAt[k].IsZero() {
 			// In milliseconds, the unit of the UIC2 times, not a
 			// time.Duration, which 292 years overflow.
 			ms := meta.createdAt[k].UnixMilli() - start.UnixMilli()
 			pl.DeltaT = pyramid.Quantity{Value: float64(ms) / 1000, Unit: "s"}
+		}
+		if p, ok := xmeta.plane(k); ok && !xmlStart.IsZero() && !p.at.IsZero() {
+			pl.DeltaT = pyramid.Quantity{Value: float64(p.at.UnixMilli()-xmlStart.UnixMilli()) / 1000, Unit: "s"}
 		}
 		if pl != (pyramid.Plane{Z: pl.Z, C: pl.C, T: pl.T}) {
 			s.PlaneInfo = append(s.PlaneInfo, pl)
@@ -344,6 +429,16 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	})
 	for _, k := range keys {
 		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: k, Value: meta.values[k]})
+	}
+	if xmeta != nil {
+		carried := xmeta.describeXML(im, meta)
+		if len(meta.wavelength) == 0 && len(waves) > 0 {
+			carried["wavelength"] = true
+		}
+		if len(exposures) > 0 {
+			carried["Exposure"] = true
+		}
+		xmeta.annotate(im, carried)
 	}
 	perPlane := func(key string, k int, v string) {
 		if v != "" {
@@ -366,7 +461,9 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 		if k < len(meta.labels) {
 			perPlane("StageLabel", k, cleanText(meta.labels[k]))
 		}
-		if k > 0 && k < len(descriptions) {
+		if p, ok := xmeta.plane(k); ok && k > 0 {
+			perPlane("PlaneDescription", k, cleanText(p.description))
+		} else if k > 0 && k < len(descriptions) {
 			perPlane("PlaneDescription", k, cleanText(strings.TrimSpace(descriptions[k])))
 		}
 	}
