@@ -333,6 +333,8 @@ func FuzzNew(f *testing.F) {
 	bigSTK := zStack()
 	bigSTK.bigEndian, bigSTK.bits, bigSTK.uic1 = true, 8, nil
 	f.Add(bigSTK.file(f))
+	// An STK whose planes' descriptions are MetaData XML.
+	f.Add(xmlSTK(stkXMLPlane{0, "1", []string{"100"}, nil}, stkXMLPlane{1, "2", []string{"200"}, nil}).file(f))
 	// A Zeiss LSM stack: CZ_LSMINFO, its channel colours and time stamps.
 	lsm, _ := lsmStack{width: 8, height: 8, z: 2, c: 2, t: 1, scanType: 6, voxel: [3]float64{1e-6, 1e-6, 2e-6},
 		names: []string{"Ch1", "Ch2"}, colors: []uint32{0xff00, 0xff}, stamps: []float64{0}}.build(f)

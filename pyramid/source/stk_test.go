@@ -679,21 +679,26 @@ func TestSTKUIC4CountZero(t *testing.T) {
 }
 
 // FuzzSTK maps STKs of a few 2x2 planes whose UIC4 table, UIC4tag count,
-// UIC2 rows and byte order are arbitrary: errors must be typed, and what
-// is mapped a spec the writer takes.
+// UIC2 rows, byte order and description (MetaData XML, say) are
+// arbitrary: errors must be typed, and what is mapped a spec the writer
+// takes.
 func FuzzSTK(f *testing.F) {
 	stage := append([]byte{28, 0}, append(append(uicRat(3, 2), uicRat(5, 1)...), append(uicRat(7, 1), uicRat(1, 4)...)...)...)
 	stage = append(append(stage, 40, 0), append(uicRat(10, 1), uicRat(20, 1)...)...)
 	stage = append(append(stage, 41, 0), 1, 0, 0, 0, 1, 0, 0, 0)
 	stage = append(append(stage, 37, 0), append(uicStr("Pos A"), uicStr("Pos B")...)...)
-	f.Add(stage, uint16(2), uint8(2), false, []byte{1, 0, 0, 0, 2, 0, 0, 0, 0x18, 0x68, 0x25, 0, 0x10, 0, 0, 0})
-	f.Add(stage, uint16(5), uint8(3), true, []byte{})
-	f.Add([]byte{}, uint16(0), uint8(1), false, []byte{})
-	f.Fuzz(func(t *testing.T, uic4 []byte, count uint16, planes uint8, big bool, rows []byte) {
-		if len(uic4) > 1<<14 || planes == 0 || planes > 64 {
+	f.Add(stage, uint16(2), uint8(2), false, []byte{1, 0, 0, 0, 2, 0, 0, 0, 0x18, 0x68, 0x25, 0, 0x10, 0, 0, 0}, "")
+	f.Add(stage, uint16(5), uint8(3), true, []byte{}, "")
+	f.Add([]byte{}, uint16(0), uint8(1), false, []byte{}, "")
+	// Planes described by MetaData XML: times, Z positions, exposures.
+	xml := xmlSTK(stkXMLPlane{0, "1", []string{"100"}, []string{"spatial-calibration-x", "0.5", "spatial-calibration-y", "0.5", "wavelength", "488"}},
+		stkXMLPlane{1.5, "2", []string{"200"}, nil})
+	f.Add(stage, uint16(2), uint8(2), false, []byte{}, xml.description)
+	f.Fuzz(func(t *testing.T, uic4 []byte, count uint16, planes uint8, big bool, rows []byte, description string) {
+		if len(uic4) > 1<<14 || planes == 0 || planes > 64 || len(description) > 1<<16 {
 			return
 		}
-		s := testSTK{width: 2, height: 2, bits: 8, uic4: append(uic4, 0, 0), uic4Count: int(count), bigEndian: big}
+		s := testSTK{width: 2, height: 2, bits: 8, uic4: append(uic4, 0, 0), uic4Count: int(count), bigEndian: big, description: description}
 		for k := range int(planes) {
 			p := stkPlane{1, 1, 2451576, uint32(k)}
 			if r := rows[min(16*k, len(rows)):]; len(r) >= 16 {
