@@ -68,6 +68,18 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 				t.Fatalf("decoded a block CheckFraming refuses: %v", frameErr)
 			}
 		}
+		// Nor does what CheckJPEGTile refuses, of a block of the rows it
+		// holds (without JPEGTables, which the decoder reads before it).
+		if compression == tiff.CompressionJPEG && len(bf.JPEGTables) == 0 {
+			if tileErr := CheckJPEGTile(data, bf.Width, rows); tileErr != nil {
+				if !errors.Is(tileErr, ErrCorrupt) && !errors.Is(tileErr, ErrCompression) {
+					t.Fatalf("untyped tile error: %v", tileErr)
+				}
+				if err == nil {
+					t.Fatalf("decoded a block CheckJPEGTile refuses: %v", tileErr)
+				}
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrCompression) {
 				t.Fatalf("untyped error: %v", err)

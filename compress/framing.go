@@ -11,8 +11,9 @@ import (
 // decoding it: a JPEG stream starts with its SOI marker, a zlib stream
 // (Deflate) with a valid two-byte header, a Zstandard frame with its magic
 // number, and an LZW stream starts with the Clear code, and is at least
-// as long as it and the end code. It is for blocks copied into a file undecoded: a block read at a
-// wrong offset, or cut to fewer bytes than any stream of its codec has, is
+// as long as it and the end code. It is for blocks copied into a file
+// undecoded: a block read at a wrong offset, or cut to fewer bytes than
+// any stream of its codec has, is
 // ErrCorrupt naming what its first bytes are, where copying it would make
 // a file that no reader decodes. Only the start is checked: a block that
 // passes may still be cut short after it, or corrupt within, which only
@@ -57,4 +58,24 @@ func CheckFraming(compression uint16, block []byte) error {
 		}
 	}
 	return nil
+}
+
+// CheckJPEGTile reports whether a JPEG tile copied into a file undecoded
+// is one a Decoder decodes, from its headers alone: its frame is the
+// tile's size, width x height (a TIFF JPEG tile is a whole tile, its edge
+// tiles too), and it has no more scans than the Decoder takes of such a
+// frame. A tile claiming a frame of 65500 x 65500, or of thousands of
+// scans, would make a file that readers refuse or take minutes over.
+func CheckJPEGTile(tile []byte, width, height int) error {
+	if len(tile) < 2 || tile[0] != 0xff || tile[1] != 0xd8 {
+		return fmt.Errorf("%w: JPEG stream does not start with SOI", ErrCorrupt)
+	}
+	w, h, _, err := frameSize(tile)
+	if err != nil {
+		return err
+	}
+	if w != width || h != height {
+		return fmt.Errorf("%w: JPEG frame of %d x %d in a tile of %d x %d", ErrCorrupt, w, h, width, height)
+	}
+	return checkScans(tile, w, h)
 }

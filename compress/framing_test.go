@@ -64,3 +64,18 @@ func TestCheckFraming(t *testing.T) {
 		assert.ErrorContains(t, err, tc.says)
 	}
 }
+
+// TestCheckJPEGTile: a JPEG tile copied undecoded must have a frame of the
+// tile's size and no more scans than the Decoder takes of it.
+func TestCheckJPEGTile(t *testing.T) {
+	stream, scans := progressiveJPEG(6) // one 8 x 8 block
+	require.Equal(t, 448, scans)
+	assert.NoError(t, CheckJPEGTile(stream, 8, 8))
+	err := CheckJPEGTile(stream, 16, 8)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "JPEG frame of 8 x 8 in a tile of 16 x 8")
+	more, _ := progressiveJPEG(8) // 576 scans
+	assert.ErrorIs(t, CheckJPEGTile(more, 8, 8), ErrCompression)
+	assert.ErrorIs(t, CheckJPEGTile([]byte{0xff, 0xd9}, 8, 8), ErrCorrupt, "no SOI")
+	assert.ErrorIs(t, CheckJPEGTile([]byte{0xff, 0xd8, 0xff, 0xd9}, 8, 8), ErrCorrupt, "no frame")
+}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // EncodedLevel is one resolution level of an image whose tiles the caller
@@ -263,6 +264,12 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 	}
 	if err := compress.CheckFraming(im.given[level], tile); err != nil {
 		return fmt.Errorf("%w: tile %d of level %d: %w", ErrData, ep.given[level], level, err)
+	}
+	if im.given[level] == tiff.CompressionJPEG {
+		g := im.levels[level]
+		if err := compress.CheckJPEGTile(tile, g.tileW, g.tileH); err != nil {
+			return fmt.Errorf("%w: tile %d of level %d: %w", ErrData, ep.given[level], level, err)
+		}
 	}
 	data := tile
 	if w.pipe != nil { // the pipeline keeps the tile until its turn comes

@@ -466,6 +466,42 @@ func TestEncodedPlaneMisuse(t *testing.T) {
 	assert.ErrorContains(t, err, "image 0 z=0 c=0 t=0 (started, not complete), image 1 z=0 c=0 t=0 (started, not complete), image 2 z=0 c=0 t=0")
 }
 
+// TestEncodedJPEGTileChecked: a JPEG tile given encoded is checked from
+// its headers (compress.CheckJPEGTile): a frame of another size than the
+// tile, or more scans than a decoder takes, is ErrData, where copying it
+// would make a file readers refuse or take minutes over; the tile as
+// written goes in.
+func TestEncodedJPEGTileChecked(t *testing.T) {
+	g := jpegPyramids()[0]
+	page := readFile(t, g.write(t)).Pages[0]
+	level, err := EncodedLevelOf(page)
+	require.NoError(t, err)
+	tile, err := page.ReadBlock(nil, 0)
+	require.NoError(t, err)
+	larger := bytes.Clone(tile)
+	sof := bytes.Index(larger, []byte{0xff, 0xc0})
+	require.Positive(t, sof)
+	binary.BigEndian.PutUint16(larger[sof+5:], 65500) // its height
+	sos := tile[bytes.Index(tile, []byte{0xff, 0xda}):]
+	sos = sos[:2+int(binary.BigEndian.Uint16(sos[2:]))]
+	scans := append(bytes.Clone(tile[:len(tile)-2]), append(bytes.Repeat(append(bytes.Clone(sos), 0), 600), 0xff, 0xd9)...)
+
+	w, err := New(iohandle.NewMemory(), Options{TileSize: g.opts.TileSize})
+	require.NoError(t, err)
+	defer w.Abort()
+	im, err := w.AddEncodedImage(g.images[0].spec, level)
+	require.NoError(t, err)
+	ep, err := im.EncodedPlane(0, 0, 0)
+	require.NoError(t, err)
+	err = ep.WriteTile(0, larger)
+	assert.ErrorIs(t, err, ErrData)
+	assert.ErrorContains(t, err, "tile 0 of level 0: compress: corrupt block: JPEG frame of 32 x 65500 in a tile of 32 x 32")
+	err = ep.WriteTile(0, scans)
+	assert.ErrorIs(t, err, ErrData)
+	assert.ErrorContains(t, err, "JPEG: more than 500 scans of a 32 x 32 frame")
+	assert.NoError(t, ep.WriteTile(0, tile))
+}
+
 // TestEncodedUncompressedTileSize: an uncompressed tile given encoded
 // holds exactly its tile's samples; a short one (a source's block cut
 // short, which copy-through once carried into the file) or a long one is

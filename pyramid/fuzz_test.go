@@ -469,7 +469,7 @@ func FuzzEncodedImage(f *testing.F) {
 		// A last byte of 0xB0 to 0xBF gives the plane back after its low
 		// bits' tiles of level 0 (and half its rows), to write it again.
 		if n := len(data); n > 0 && data[n-1]&0xF0 == 0xB0 {
-			frame := map[uint16][]byte{tiff.CompressionJPEG: {0xff, 0xd8}, tiff.CompressionDeflate: {0x78, 0x9c}, tiff.CompressionZstd: {0x28, 0xb5, 0x2f, 0xfd}, tiff.CompressionLZW: {0x80, 0x00}}[im.given[0]]
+			frame := framed(im, 0)
 			junk := append(slices.Clone(frame), bytes.Repeat([]byte{0xee}, 30)...)
 			if raw := im.rawTile[0]; raw > 0 {
 				junk = make([]byte, raw)
@@ -494,8 +494,7 @@ func FuzzEncodedImage(f *testing.F) {
 		given := make([][][]byte, len(levels))
 		for l := range levels {
 			for i := range im.levels[l].tiles() {
-				// Framed as the codec's streams (compress.CheckFraming).
-				frame := map[uint16][]byte{tiff.CompressionJPEG: {0xff, 0xd8}, tiff.CompressionDeflate: {0x78, 0x9c}, tiff.CompressionZstd: {0x28, 0xb5, 0x2f, 0xfd}, tiff.CompressionLZW: {0x80, 0x00}}[im.given[l]]
+				frame := framed(im, l)
 				tile := append(slices.Clone(frame), bytes.Repeat([]byte{byte(l), byte(i)}, 4+in.next(40))...)
 				if raw := im.rawTile[l]; raw > 0 { // uncompressed: exactly the tile's samples
 					tile = bytes.Repeat([]byte{byte(l), byte(i)}, raw/2+1)[:raw]
@@ -548,4 +547,15 @@ func FuzzEncodedImage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// framed returns the start of a tile of level l of im framed as its
+// codec's streams are (compress.CheckFraming): a JPEG tile's with a frame
+// header of the tile's size too (compress.CheckJPEGTile).
+func framed(im *Image, l int) []byte {
+	if im.given[l] == tiff.CompressionJPEG {
+		g := im.levels[l]
+		return []byte{0xff, 0xd8, 0xff, 0xc0, 0, 11, 8, byte(g.tileH >> 8), byte(g.tileH), byte(g.tileW >> 8), byte(g.tileW), 1, 1, 0x11, 0}
+	}
+	return map[uint16][]byte{tiff.CompressionDeflate: {0x78, 0x9c}, tiff.CompressionZstd: {0x28, 0xb5, 0x2f, 0xfd}, tiff.CompressionLZW: {0x80, 0x00}}[im.given[l]]
 }
