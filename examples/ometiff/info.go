@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
@@ -258,7 +259,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			fmt.Fprintf(w, "  acquired %q\n", im.AcquisitionDate)
 		}
 		if s.Description != "" {
-			fmt.Fprintf(w, "  description %q\n", s.Description)
+			fmt.Fprintf(w, "  description %s\n", clipped(s.Description))
 		}
 		if s.Instrument != nil {
 			for _, o := range s.Instrument.Objectives {
@@ -275,8 +276,12 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			}
 			fmt.Fprintln(w)
 		}
-		for _, kv := range s.Annotations {
-			fmt.Fprintf(w, "  %q = %q\n", kv.Key, kv.Value)
+		for i, kv := range s.Annotations {
+			if i == shownAnnotations && len(s.Annotations) > i+1 {
+				fmt.Fprintf(w, "  ... %d annotations more\n", len(s.Annotations)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s = %s\n", clipped(kv.Key), clipped(kv.Value))
 		}
 	}
 	for _, n := range f.Notes {
@@ -296,6 +301,27 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			fmt.Fprintf(w, "not converted (convert goes on only with -skip-unsupported, whatever -images says): %v\n", err)
 		}
 	}
+}
+
+// What info shows of an image's text: a description or annotation of a
+// few MB, or hundreds of thousands of annotations, would bury the rest.
+// convert carries them whole.
+const (
+	shownText        = 512 // bytes of a description, key or value
+	shownAnnotations = 256
+)
+
+// clipped quotes s, cut to shownText bytes (at a character) and saying
+// how long it is.
+func clipped(s string) string {
+	if len(s) <= shownText {
+		return strconv.Quote(s)
+	}
+	cut := shownText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes in all)", s[:cut], len(s))
 }
 
 // pagesOf says which pages of the main chain (index gives their places)

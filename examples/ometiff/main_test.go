@@ -248,6 +248,26 @@ func TestMappingNotes(t *testing.T) {
 	assert.Contains(t, stderr, "positions.tif: image 0: "+note+"\n")
 }
 
+// TestInfoClipsText: info shows the first shownText bytes of a long
+// description or annotation, and the first shownAnnotations annotations,
+// saying how much more there is.
+func TestInfoClipsText(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.tif")
+	writeTIFF(t, long, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, description: strings.Repeat("é", 1000)})
+	fields := "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70|AppMag = 20"
+	for i := range 300 {
+		fields += fmt.Sprintf("|field %d = %d", i, i)
+	}
+	svs := filepath.Join(dir, "many.svs")
+	writeTIFF(t, svs, page{width: 64, height: 48, samples: 3, bits: 8, photometric: tiff.PhotometricRGB, description: fields})
+	code, stdout, stderr := clitest.Run(runInfo, long, svs)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `  description "`+strings.Repeat("é", shownText/2)+`"... (2000 bytes in all)`+"\n")
+	assert.Contains(t, stdout, "\n  \"field 255\" = \"255\"\n  ... 44 annotations more\n", "300 fields, 256 shown")
+	assert.NotContains(t, stdout, `"field 256"`)
+}
+
 func TestInfoPageInNoTiffData(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "extra.ome.tif")
