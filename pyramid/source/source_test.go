@@ -1514,12 +1514,15 @@ func TestCarriedTextBounded(t *testing.T) {
 // TestOMENumbers: an attribute that is no number of its type is refused
 // saying so, and near which line.
 func TestOMENumbers(t *testing.T) {
-	for value, says := range map[string]string{`IFD="-1"`: `"-1", the value of a numeric attribute`, `PlaneCount="two"`: `"two", the value of a numeric attribute`} {
+	for value, says := range map[string]string{
+		`IFD="-1"`:                `"-1", the value of a numeric attribute (a size, IFD, PlaneCount, First..., PhysicalSize...), is not a whole number of 0 or more`,
+		`PlaneCount="two"`:        `"two", the value of a numeric attribute (a size, IFD, PlaneCount, First..., PhysicalSize...), is not a whole number of 0 or more`,
+		`PlaneCount="4294967296"`: `"4294967296", the value of a numeric attribute (a size, IFD, PlaneCount, First..., PhysicalSize...), is not a whole number of 0 to 4294967295 (it is too large)`,
+	} {
 		doc := omeDocument("", pixels(1, 1, 1, "XYZCT", `<TiffData `+value+`/>`))
 		_, _, err := mapPages(t, Options{}, grays(1, doc)...)
 		assert.ErrorIs(t, err, ErrMetadata)
 		assert.ErrorContains(t, err, "OME-XML, by line 1: "+says)
-		assert.ErrorContains(t, err, "is not a whole number of 0 or more")
 	}
 }
 
