@@ -232,12 +232,7 @@ func (m *mapper) lsm() error {
 	tf := m.file.TIFF
 	info, err := parseLSMInfo(tf.Pages[0])
 	if err != nil {
-		m.file.Kind = TIFF
-		if err := m.skipMetadata(fmt.Errorf("%w: the CZ_LSMINFO field (34412) of the Zeiss LSM file cannot be read (%v): the file is read as a plain TIFF",
-			ErrMetadata, err)); err != nil {
-			return err
-		}
-		return m.generic()
+		return m.plainTIFF(fmt.Errorf("%w: the CZ_LSMINFO field (34412) of the Zeiss LSM file cannot be read (%v)", ErrMetadata, err))
 	}
 	m.file.Kind = LSM
 	var planes, thumbs []*tiff.Page

@@ -305,12 +305,7 @@ func (m *mapper) metaSeries() error {
 	pages := m.file.TIFF.Pages
 	first, err := parseMetaSeries(strings.TrimSpace(pages[0].Description()))
 	if err != nil {
-		m.file.Kind = TIFF
-		if err := m.skipMetadata(fmt.Errorf("%w: the MetaSeries XML of the first page's ImageDescription cannot be read (%v): the file is read as a plain TIFF",
-			ErrMetadata, err)); err != nil {
-			return err
-		}
-		return m.generic()
+		return m.plainTIFF(fmt.Errorf("%w: the MetaSeries XML of the first page's ImageDescription cannot be read (%v)", ErrMetadata, err))
 	}
 	m.file.Kind = MetaSeries
 	l, err := m.layout(pages[0])

@@ -493,11 +493,7 @@ func (m *mapper) scn(description string) error {
 		if !m.opts.SkipUnsupported {
 			return err
 		}
-		m.file.Kind = TIFF
-		if err := m.skipMetadata(fmt.Errorf("%w; the file is read as a plain TIFF", err)); err != nil {
-			return err
-		}
-		return m.generic()
+		return m.plainTIFF(err)
 	}
 	m.file.Kind = SCN
 	instruments := map[string]*pyramid.Instrument{}

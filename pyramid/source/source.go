@@ -732,6 +732,17 @@ func (m *mapper) boundAnnotations(im *Image, what string) error {
 	return m.skipImageMetadata(im, fmt.Errorf("%w: %s has %d more fields than the %d kept as annotations", ErrMetadata, what, n-maxAnnotations, maxAnnotations))
 }
 
+// plainTIFF maps the file as a plain TIFF when its vendor's metadata
+// cannot be read, as err says: the error is reported (skipMetadata),
+// saying so, or the file refused without SkipUnsupported.
+func (m *mapper) plainTIFF(err error) error {
+	m.file.Kind = TIFF
+	if err := m.skipMetadata(fmt.Errorf("%w; the file is read as a plain TIFF", err)); err != nil {
+		return err
+	}
+	return m.generic()
+}
+
 // add appends an image whose planes are all set.
 func (m *mapper) add(im *Image) { m.file.Images = append(m.file.Images, im) }
 
