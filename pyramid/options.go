@@ -233,7 +233,11 @@ type Options struct {
 	// last tile may be reported before the call writing it returns: a
 	// Close from that report finds the plane missing, fails with
 	// ErrMissingPlanes and discards the file. The committed file's report
-	// comes last, whatever goroutine runs Progress then.
+	// comes last, whatever goroutine runs Progress then. A Progress that
+	// panics panics the call that reported; a caller that recovers may go
+	// on (later reports come). The plane that call was writing, if not
+	// complete, is given back by WritePlane and ReadPlanes, to be written
+	// again; one written through a PlaneWriter is given back by its Abort.
 	Progress func(Progress)
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
 	// derives one from a hash of the encoded tiles and the metadata, so

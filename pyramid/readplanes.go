@@ -35,7 +35,10 @@ const readChunk = 4 << 20
 // the plane r ends in (its bytes when planes are copied straight, the
 // tiles of its first rows when a plane is larger than a piece) stays in
 // the file, unused. Other errors of r are returned wrapped, with the same
-// outcome. Neither fails the writer.
+// outcome. Neither fails the writer. A reader that panics panics
+// ReadPlanes; a caller that recovers may still Close or Abort the writer
+// (its deferred Abort discards the file), the planes not read whole
+// missing.
 func (im *Image) ReadPlanes(r io.Reader) error {
 	if im == nil || im.w == nil {
 		return errZero
@@ -152,9 +155,14 @@ func (im *Image) copyChunk(src *fingerprintReader, first, count int) (read int, 
 	if err := w.usableLocked(); err != nil {
 		return 0, nil, err
 	}
-	w.out.Lock()
-	b, readErr := w.tw.ReadBlock(src, int64(count)*n)
-	w.out.Unlock()
+	// The caller's reader runs under the lock: released by a defer, so
+	// that a reader that panics (a caller that recovers) leaves the writer
+	// one its deferred Abort can take.
+	b, readErr := func() (tiff.Block, error) {
+		w.out.Lock()
+		defer w.out.Unlock()
+		return w.tw.ReadBlock(src, int64(count)*n)
+	}()
 	if readErr != nil && !src.ended && !errors.Is(readErr, io.ErrNoProgress) {
 		return 0, nil, w.failLocked(readErr) // the output failed
 	}
@@ -207,9 +215,18 @@ func (im *Image) bufferPlanes(r io.Reader) error {
 func (im *Image) streamPlanes(r io.Reader) error {
 	buf := im.w.takeReadBuffer(readChunk)
 	defer im.w.putReadBuffer(buf)
+	var pw *PlaneWriter
+	defer func() {
+		if r := recover(); r != nil {
+			if pw != nil {
+				pw.giveBackIfOpen()
+			}
+			panic(r)
+		}
+	}()
 	for p := range im.planes {
-		pw, err := im.openPlane(p, nil, openReserved)
-		if err != nil {
+		var err error
+		if pw, err = im.openPlane(p, nil, openReserved); err != nil {
 			return err
 		}
 		for left := im.PlaneBytes(); left > 0; {

@@ -351,3 +351,61 @@ func TestTruncateTDuringReadPlanes(t *testing.T) {
 	var nilImage *Image
 	assert.Equal(t, ImageSpec{}, nilImage.Spec())
 }
+
+// panicReader reads from r until after bytes have gone, then panics.
+type panicReader struct {
+	r     io.Reader
+	after int
+}
+
+func (p *panicReader) Read(b []byte) (int, error) {
+	if p.after <= 0 {
+		panic("the reader fails")
+	}
+	n, err := p.r.Read(b[:min(len(b), p.after)])
+	p.after -= n
+	return n, err
+}
+
+// TestReadPlanesReaderPanics: a reader that panics, in both of
+// ReadPlanes' ways (the planes copied straight, or cut into tiles), leaves
+// a writer that the caller who recovers can still use: the planes read
+// whole are written, the others may be written again, and a deferred
+// Abort returns (it waited for ever on the output's lock, which the
+// straight copy held around the reader).
+func TestReadPlanesReaderPanics(t *testing.T) {
+	for _, comp := range []Compression{None, Deflate} {
+		t.Run(comp.String(), func(t *testing.T) {
+			spec := ImageSpec{SizeX: 64, SizeY: 64, SizeT: 8}
+			w, err := New(iohandle.NewMemory(), Options{Compression: comp, Levels: 1, TileSize: 64})
+			require.NoError(t, err)
+			im, err := w.AddImage(spec)
+			require.NoError(t, err)
+			planes, all := rawPlanes(spec)
+			recovered := make(chan any, 1)
+			go func() {
+				defer func() { recovered <- recover() }()
+				_ = im.ReadPlanes(&panicReader{r: bytes.NewReader(all), after: 3 * 64 * 64})
+			}()
+			require.Equal(t, "the reader fails", <-recovered)
+			done := make(chan error, 1)
+			go func() {
+				for p, pix := range planes {
+					if ok, _ := im.PlaneComplete(0, 0, p); !ok {
+						if err := im.WritePlane(0, 0, p, pix); err != nil {
+							done <- err
+							return
+						}
+					}
+				}
+				done <- w.Close()
+			}()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the writer is stuck after the reader panicked")
+			}
+		})
+	}
+}

@@ -61,10 +61,27 @@ func (pw *PlaneWriter) Write(p []byte) (int, error) {
 
 // writeAll writes a whole plane and closes it.
 func (pw *PlaneWriter) writeAll(pix []byte) error {
+	defer func() {
+		if r := recover(); r != nil {
+			pw.giveBackIfOpen()
+			panic(r)
+		}
+	}()
 	if _, err := pw.Write(pix); err != nil {
 		return err
 	}
 	return pw.Close()
+}
+
+// giveBackIfOpen gives back the plane if it is not complete, for a call
+// that panics (a Progress or a reader of the caller's that panicked) and
+// panics again: the caller, who may have no PlaneWriter to Abort, may
+// recover and write the plane again.
+func (pw *PlaneWriter) giveBackIfOpen() {
+	if !pw.abandoned && pw.stream != nil && pw.written < pw.size {
+		pw.abandon()
+		pw.abandoned = true
+	}
 }
 
 // busyError is the error of a call made while another is under way.

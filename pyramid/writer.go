@@ -507,16 +507,25 @@ func (w *Writer) report() {
 		return
 	}
 	for w.reporting.TryLock() {
-		p := w.progress()
-		if p != w.reported {
-			w.reported = p
-			w.opts.Progress(p)
-		}
-		w.reporting.Unlock()
+		p := w.callProgress()
 		if f := w.final.Load(); f == nil || *f == p {
 			return
 		}
 	}
+}
+
+// callProgress calls Progress with the tiles stored, if they are news,
+// holding reporting, and releases it even if Progress panics: a caller
+// that recovers would otherwise hear no report again, its committed
+// file's included.
+func (w *Writer) callProgress() Progress {
+	defer w.reporting.Unlock()
+	p := w.progress()
+	if p != w.reported {
+		w.reported = p
+		w.opts.Progress(p)
+	}
+	return p
 }
 
 // progress returns the tiles stored so far; once the file is committed,

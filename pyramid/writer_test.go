@@ -1278,3 +1278,35 @@ func TestCloseContextDuringSync(t *testing.T) {
 	assert.Equal(t, 1, h.syncs)
 	assert.Nil(t, h.Bytes(), "not committed: discarded")
 }
+
+// TestProgressPanics: a Progress that panics once, which the caller
+// recovers, is called again for the planes written after, and with the
+// committed file's report (a panic left its lock held, and no report came
+// again).
+func TestProgressPanics(t *testing.T) {
+	spec := ImageSpec{SizeX: 32, SizeY: 32, SizeZ: 4}
+	var seen []Progress
+	h := iohandle.NewMemory()
+	w, err := New(h, Options{TileSize: 32, Workers: 1, Progress: func(p Progress) {
+		seen = append(seen, p)
+		if len(seen) == 1 {
+			panic("the progress bar fails")
+		}
+	}})
+	require.NoError(t, err)
+	im, err := w.AddImage(spec)
+	require.NoError(t, err)
+	func() {
+		defer func() { assert.Equal(t, "the progress bar fails", recover()) }()
+		_ = im.WritePlane(0, 0, 0, make([]byte, 32*32))
+	}()
+	require.Len(t, seen, 1)
+	for z := range 4 { // plane 0 given back, written again
+		require.NoError(t, im.WritePlane(z, 0, 0, make([]byte, 32*32)))
+	}
+	require.NoError(t, w.Close())
+	assert.Greater(t, len(seen), 2)
+	// Plane 0's first tile, stored before the panic, stays in the file
+	// unused, and counts (as Abort's doc says).
+	assert.Equal(t, Progress{Tiles: 5, TotalTiles: 5, Bytes: int64(len(h.Bytes()))}, seen[len(seen)-1])
+}
