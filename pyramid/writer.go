@@ -541,7 +541,9 @@ func (w *Writer) progress() Progress {
 // Abort it does nothing and returns nil; it never removes a committed file.
 // It waits for what holds the output: a ReadPlanes that reads its planes
 // straight into the output waits in its reader's Read (a stalled pipe)
-// holding it, and Abort returns once that Read does.
+// holding it, and Abort returns once that Read does; a handle whose Write
+// stalls (an iohandle.Handle of the caller's on a hung network mount)
+// holds the writer likewise, Abort and Close returning once it does.
 func (w *Writer) Abort() error {
 	if w == nil {
 		return errZero
