@@ -276,8 +276,9 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 // when the TiffData names no file, or names it by its UUID or name; else
 // the file its FileName names in the dataset's directory, opened once and
 // checked to have the UUID the TiffData gives. A file missing from the
-// directory is the one opened when that has no UUID of its own (it was
-// renamed), as Bio-Formats takes it; the TiffData's UUID is then its.
+// directory is the one opened when that has no UUID of its own, neither
+// at its root nor from a TiffData naming it by its name (nameUUIDs): it
+// was renamed, as Bio-Formats takes it; the TiffData's UUID is then its.
 func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	own := m.parts[0]
 	u := td.UUID
@@ -440,6 +441,17 @@ func (m *mapper) nameUUIDs(doc *omeDoc) {
 				}
 			}
 			m.uuidNames[value] = name
+		}
+	}
+	// A file whose root gives no UUID has the one its TiffData give its
+	// own name, as Bio-Formats takes it: a file missing then is another
+	// (partOf), whatever the order of the TiffData.
+	if own := m.parts[0]; own.tf != nil && own.uuid == "" {
+		for value, name := range m.uuidNames {
+			if name == own.name {
+				own.uuid = value
+				break
+			}
 		}
 	}
 }

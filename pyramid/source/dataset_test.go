@@ -405,6 +405,12 @@ func TestDatasetNames(t *testing.T) {
 			`the dataset's file "c.ome.tif" is missing`},
 		{"renamed, a root UUID of its own", `UUID="urn:uuid:c"`, []string{one(inB("old.ome.tif", uuidA, 0))}, 0,
 			`the dataset's file "old.ome.tif" is missing`},
+		// Not renamed: named as it is, with a UUID, which is its own; the
+		// other file's is another's, missing, whichever comes first.
+		{"no root UUID, its own name, another missing", "", []string{one(inB("a.ome.tif", uuidA, 0)), one(inB("c.ome.tif", "urn:uuid:c", 0))}, 0,
+			`the dataset's file "c.ome.tif" is missing`},
+		{"no root UUID, another missing, its own name", "", []string{one(inB("c.ome.tif", "urn:uuid:c", 0)), one(inB("a.ome.tif", uuidA, 0))}, 0,
+			`the dataset's file "c.ome.tif" is missing`},
 	}
 	for _, tt := range renamed {
 		t.Run(tt.name, func(t *testing.T) {
