@@ -367,17 +367,27 @@ func (p *panicReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// TestReadPlanesReaderPanics: a reader that panics, in both of
-// ReadPlanes' ways (the planes copied straight, or cut into tiles), leaves
-// a writer that the caller who recovers can still use: the planes read
-// whole are written, the others may be written again, and a deferred
-// Abort returns (it waited for ever on the output's lock, which the
-// straight copy held around the reader).
+// TestReadPlanesReaderPanics: a reader that panics, in each of
+// ReadPlanes' ways (the planes copied straight, buffered, or streamed in
+// pieces of planes larger than readChunk), leaves a writer that the
+// caller who recovers can still use: the planes read whole are written,
+// the others (the one streamed halfway given back) may be written again,
+// and a deferred Abort returns (it waited for ever on the output's lock,
+// which the straight copy held around the reader).
 func TestReadPlanesReaderPanics(t *testing.T) {
-	for _, comp := range []Compression{None, Deflate} {
-		t.Run(comp.String(), func(t *testing.T) {
-			spec := ImageSpec{SizeX: 64, SizeY: 64, SizeT: 8}
-			w, err := New(iohandle.NewMemory(), Options{Compression: comp, Levels: 1, TileSize: 64})
+	for _, tc := range []struct {
+		name string
+		spec ImageSpec
+		comp Compression
+		tile int
+	}{
+		{"straight", ImageSpec{SizeX: 64, SizeY: 64, SizeT: 8}, None, 64},
+		{"buffered", ImageSpec{SizeX: 64, SizeY: 64, SizeT: 8}, Deflate, 64},
+		{"streamed", ImageSpec{SizeX: 1536, SizeY: 1536, SizeT: 3, PixelType: Uint16}, Deflate, 512}, // 4.5 MiB a plane
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec
+			w, err := New(iohandle.NewMemory(), Options{Compression: tc.comp, Levels: 1, TileSize: tc.tile})
 			require.NoError(t, err)
 			im, err := w.AddImage(spec)
 			require.NoError(t, err)
@@ -385,7 +395,7 @@ func TestReadPlanesReaderPanics(t *testing.T) {
 			recovered := make(chan any, 1)
 			go func() {
 				defer func() { recovered <- recover() }()
-				_ = im.ReadPlanes(&panicReader{r: bytes.NewReader(all), after: 3 * 64 * 64})
+				_ = im.ReadPlanes(&panicReader{r: bytes.NewReader(all), after: len(planes[0]) + len(planes[1])/2})
 			}()
 			require.Equal(t, "the reader fails", <-recovered)
 			done := make(chan error, 1)
