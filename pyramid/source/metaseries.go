@@ -66,8 +66,9 @@ type msPage struct {
 	name        string             // image-name
 	illum       string             // _IllumSetting_: the channel's name
 	at          time.Time          // acquisition-time-local; zero for none
-	wavelength  float64            // nm; 0 for none
-	z           float64            // z-position, µm
+	wavelength  float64            // nm, when hasWave
+	hasWave     bool
+	z           float64 // z-position, µm
 	hasZ        bool
 	stageX      float64 // stage-position-x and -y, the stage's units
 	stageY      float64
@@ -215,9 +216,11 @@ func (p *msPage) take(key, value string) {
 		}
 	case "wavelength":
 		// An int, in nm (Bio-Formats parses it as one, and fails on
-		// anything else); read as a number here.
-		if w, ok := msFloat(value); ok && positive(w) > 0 {
-			p.wavelength = w
+		// anything else); read as a number here. 0 is a wavelength as
+		// any other, as Bio-Formats counts it (transmitted light, say):
+		// a channel of its own, with no emission wavelength.
+		if w, ok := msFloat(value); ok {
+			p.wavelength, p.hasWave = w, true
 		}
 	case "z-position":
 		p.z, p.hasZ = msFloat(value)
@@ -417,7 +420,7 @@ func msAxes(metas []msPage) (waves []float64, z, t int, note string) {
 	// wavelength would otherwise cost time in the square of its pages.
 	seenWave, seenZ := map[float64]bool{}, map[float64]bool{}
 	for _, p := range metas {
-		if p.wavelength > 0 && !seenWave[p.wavelength] {
+		if p.hasWave && !seenWave[p.wavelength] {
 			seenWave[p.wavelength] = true
 			waves = append(waves, p.wavelength)
 		}
@@ -470,7 +473,8 @@ func msImage(pages []*tiff.Page, metas []msPage, l pageLayout) *Image {
 		s.AcquisitionDate = first.at
 	}
 	carried := map[string]bool{"Description": true, "image-name": first.name != "", "acquisition-time-local": !first.at.IsZero(),
-		"wavelength": true, "z-position": true, "_IllumSetting_": true, "stage-position-x": true, "stage-position-y": true}
+		"wavelength": first.hasWave, "z-position": first.hasZ, "_IllumSetting_": true,
+		"stage-position-x": first.hasStage(), "stage-position-y": first.hasStage()}
 	unit, calibrated := stkUnit(first.units)
 	switch {
 	case strings.EqualFold(first.state, "off"):
@@ -506,19 +510,23 @@ func msImage(pages []*tiff.Page, metas []msPage, l pageLayout) *Image {
 		// when the pages come in order, as Bio-Formats takes it.
 		names := map[float64]string{}
 		for _, p := range slices.Backward(metas) {
-			names[p.wavelength] = p.illum
+			if p.hasWave {
+				names[p.wavelength] = p.illum
+			}
 		}
 		for i := range s.Channels {
 			illum := first.illum
 			if len(waves) > 0 {
 				w := waves[i/ppp]
 				illum = names[w]
-				s.Channels[i].EmissionWavelength = pyramid.Quantity{Value: w, Unit: "nm"}
+				if positive(w) > 0 {
+					s.Channels[i].EmissionWavelength = pyramid.Quantity{Value: w, Unit: "nm"}
+				}
 			}
 			s.Channels[i].Name = cleanText(illum)
 		}
 		for k, p := range metas {
-			if len(waves) > 0 && p.wavelength > 0 && p.wavelength != waves[k%c] {
+			if len(waves) > 0 && p.hasWave && p.wavelength != waves[k%c] {
 				im.Notes = append(im.Notes, fmt.Sprintf("its pages' wavelengths do not come in the order XYCZT (page %d's is %g nm, its channel's %g nm): laid as Bio-Formats lays them",
 					k, p.wavelength, waves[k%c]))
 				break

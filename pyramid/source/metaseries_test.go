@@ -50,8 +50,8 @@ func escapeXML(b *strings.Builder, s string) error {
 }
 
 // msPlane is one page of a test MetaSeries file: its wavelength (0 for
-// none), illumination setting, z-position ("" for none), time (seconds
-// after 09:25:18.123), and stage position.
+// none, negative for a wavelength of 0), illumination setting, z-position
+// ("" for none), time (seconds after 09:25:18.123), and stage position.
 type msPlane struct {
 	wave   int
 	illum  string
@@ -65,8 +65,11 @@ func (p msPlane) props(extra ...string) []string {
 	base := time.Date(2006, 11, 22, 9, 25, 18, 123e6, time.UTC).Add(time.Duration(p.secs * float64(time.Second)))
 	kv := []string{"Description", "Exposure: 100 ms&#13;&#10;Binning: 2 x 2&#13;&#10;Gain: Gain 1 (4x)",
 		"image-name", "cells", "acquisition-time-local", base.Format("20060102 15:04:05.000")}
-	if p.wave > 0 {
+	switch {
+	case p.wave > 0:
 		kv = append(kv, "wavelength", fmt.Sprint(p.wave))
+	case p.wave < 0: // a wavelength of 0: transmitted light
+		kv = append(kv, "wavelength", "0")
 	}
 	if p.illum != "" {
 		kv = append(kv, "_IllumSetting_", p.illum)
@@ -148,6 +151,9 @@ func TestMetaSeries(t *testing.T) {
 			{525, "FITC", "1", 0, "", ""}, {617, "TxRed", "1", 1, "", ""}, {525, "FITC", "2", 2, "", ""}, {617, "TxRed", "2", 3, "", ""},
 			{525, "FITC", "3", 4, "", ""}, {617, "TxRed", "4", 5, "", ""}},
 			want{1, 2, 3, []string{"FITC", "TxRed"}, []float64{525, 617}, 0, []string{"its 6 pages are not its 2 wavelengths times 4 Z positions times a number of time points: they are laid along C and T, SizeZ 1"}}},
+		{"a wavelength of 0 is a channel", []msPlane{
+			{-1, "DIC", "", 0, "", ""}, {488, "GFP", "", 1, "", ""}, {-1, "DIC", "", 2, "", ""}, {488, "GFP", "", 3, "", ""}},
+			want{1, 2, 2, []string{"DIC", "GFP"}, []float64{488}, 0, nil}},
 		{"wavelengths out of order", []msPlane{
 			{525, "FITC", "", 0, "", ""}, {525, "FITC", "", 1, "", ""}, {617, "TxRed", "", 2, "", ""}, {617, "TxRed", "", 3, "", ""}},
 			want{1, 2, 2, []string{"FITC", "TxRed"}, []float64{525, 617}, 0, []string{"its pages' wavelengths do not come in the order XYCZT (page 1's is 525 nm, its channel's 617 nm): laid as Bio-Formats lays them"}}},
