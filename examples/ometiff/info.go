@@ -206,8 +206,8 @@ func describeFile(w io.Writer, f *source.File, path string) {
 				name = fmt.Sprintf("%s #%d", base, i)
 			}
 		}
-		fmt.Fprintf(w, "image %d %q: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
-			i, name, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
+		fmt.Fprintf(w, "image %d %s: %d x %d, Z %d x C %d x T %d, %s, %s, %s\n",
+			i, clipped(name), s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder, layout, pagesOf(index, im))
 		// As convert decides it (without -tile): tiles the writer would cut
 		// alike, square or shrunk to the image, are copied.
 		levels, err := im.Encoded(false)
@@ -269,7 +269,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			}
 		}
 		for c, ch := range s.Channels {
-			fmt.Fprintf(w, "  channel %d %q", c, ch.Name)
+			fmt.Fprintf(w, "  channel %d %s", c, clipped(ch.Name))
 			if ch.Color != nil {
 				n := color.NRGBAModel.Convert(ch.Color).(color.NRGBA)
 				fmt.Fprintf(w, ", colour #%02X%02X%02X%02X", n.R, n.G, n.B, n.A)
@@ -303,11 +303,12 @@ func describeFile(w io.Writer, f *source.File, path string) {
 	}
 }
 
-// What info shows of an image's text: a description or annotation of a
-// few MB, or hundreds of thousands of annotations, would bury the rest.
+// What info shows of an image's text: a name, description or annotation
+// of a few MB, or hundreds of thousands of annotations, would bury the
+// rest.
 // convert carries them whole.
 const (
-	shownText        = 512 // bytes of a description, key or value
+	shownText        = 512 // bytes of a name, description, key or value
 	shownAnnotations = 256
 )
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -249,12 +250,13 @@ func TestMappingNotes(t *testing.T) {
 }
 
 // TestInfoClipsText: info shows the first shownText bytes of a long
-// description or annotation, and the first shownAnnotations annotations,
+// name, description or annotation, and the first shownAnnotations annotations,
 // saying how much more there is.
 func TestInfoClipsText(t *testing.T) {
 	dir := t.TempDir()
 	long := filepath.Join(dir, "long.tif")
-	writeTIFF(t, long, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, description: strings.Repeat("é", 1000)})
+	writeTIFF(t, long, page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero, description: strings.Repeat("é", 1000),
+		more: func(b *ifd.Builder) { b.AddASCII(tiff.TagPageName, strings.Repeat("n", 600)) }})
 	fields := "Aperio Image Library v12.0.5\n64x48 [0,0 64x48] (240x240) JPEG/RGB Q=70|AppMag = 20"
 	for i := range 300 {
 		fields += fmt.Sprintf("|field %d = %d", i, i)
@@ -264,6 +266,7 @@ func TestInfoClipsText(t *testing.T) {
 	code, stdout, stderr := clitest.Run(runInfo, long, svs)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, `  description "`+strings.Repeat("é", shownText/2)+`"... (2000 bytes in all)`+"\n")
+	assert.Contains(t, stdout, `image 0 "`+strings.Repeat("n", shownText)+`"... (600 bytes in all): 8 x 6`)
 	assert.Contains(t, stdout, "\n  \"field 255\" = \"255\"\n  ... 44 annotations more\n", "300 fields, 256 shown")
 	assert.NotContains(t, stdout, `"field 256"`)
 }

@@ -455,38 +455,53 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	return out, nil
 }
 
-// maxCarriedText bounds the text of the images' descriptions and map
-// annotations (keys and values) a file carries, as XML escapes it: the
-// OME-XML a writer makes of it, beside its own (about 40 bytes a plane),
-// stays below pyramid.MaxOMEXMLSize, past which this package reads no
-// OME-XML, so that a file converted can be read again. Files hold a few
-// KB; a 15 MB description of ampersands made 75 MB of OME-XML.
+// maxCarriedText bounds the text of the images' names, descriptions,
+// channel names and map annotations (keys and values) a file carries, as
+// the writer escapes it for XML: the OME-XML a writer makes of it, beside
+// its own (about 40 bytes a plane), stays below pyramid.MaxOMEXMLSize,
+// past which this package reads no OME-XML, so that a file converted can
+// be read again. Files hold a few KB; a 15 MB description of ampersands
+// made 75 MB of OME-XML.
 const maxCarriedText = 16 << 20
 
-// boundText keeps the images' descriptions and annotations, in order,
-// while their escaped text is within maxCarriedText; a description past
-// it is left out, and the annotations from the first past it, reported
-// (ErrMetadata, through skipImageMetadata).
+// boundText keeps the images' text while it fits what is left of
+// maxCarriedText, image by image: its name, its description, its
+// channels' names, then its annotations. A name or description that does
+// not fit is left out, and the annotations from the first that does not;
+// what a later image has may still fit. Each is reported (ErrMetadata,
+// through skipImageMetadata).
 func (m *mapper) boundText() error {
 	left := maxCarriedText
 	for k, im := range m.file.Images {
 		s := &im.Spec
-		if n := escapedLen(s.Description); n > left {
-			err := fmt.Errorf("%w: the description of image %d, %d bytes as XML, is past the %d bytes of text carried", ErrMetadata, k, n, maxCarriedText)
-			s.Description = ""
-			if err := m.skipImageMetadata(im, err); err != nil {
+		fit := func(what string, text *string, attr bool) error {
+			n := escapedLen(*text, attr)
+			if n <= left {
+				left -= n
+				return nil
+			}
+			err := fmt.Errorf("%w: %s of image %d, %d bytes as XML, is past what is left of the %d bytes of text carried", ErrMetadata, what, k, n, maxCarriedText)
+			*text = ""
+			return m.skipImageMetadata(im, err)
+		}
+		if err := fit("the name", &s.Name, true); err != nil {
+			return err
+		}
+		if err := fit("the description", &s.Description, false); err != nil {
+			return err
+		}
+		for c := range s.Channels {
+			if err := fit(fmt.Sprintf("the name of channel %d", c), &s.Channels[c].Name, true); err != nil {
 				return err
 			}
-		} else {
-			left -= n
 		}
 		for i, kv := range s.Annotations {
-			n := escapedLen(kv.Key) + escapedLen(kv.Value) + len(`<M K=""></M>`)
+			n := escapedLen(kv.Key, true) + escapedLen(kv.Value, false) + len(`<M K=""></M>`)
 			if n <= left {
 				left -= n
 				continue
 			}
-			err := fmt.Errorf("%w: %d of the %d annotations of image %d, from %q on, are past the %d bytes of text carried",
+			err := fmt.Errorf("%w: %d of the %d annotations of image %d, from %q on, are past what is left of the %d bytes of text carried",
 				ErrMetadata, len(s.Annotations)-i, len(s.Annotations), k, kv.Key, maxCarriedText)
 			s.Annotations = slices.Clone(s.Annotations[:i]) // the rest's memory freed
 			if err := m.skipImageMetadata(im, err); err != nil {
@@ -498,14 +513,23 @@ func (m *mapper) boundText() error {
 	return nil
 }
 
-// escapedLen is the length of s escaped for XML, at most: each character
-// XML may escape counted as its longest escape.
-func escapedLen(s string) int {
+// escapedLen is the length of s escaped as the writer escapes XML text,
+// or an attribute's value (attr): & < > and CR as references, and in an
+// attribute the double quote, tab and newline too.
+func escapedLen(s string, attr bool) int {
 	n := len(s)
 	for i := range len(s) {
-		switch s[i] {
-		case '&', '<', '>', '"', '\'', '\n', '\r', '\t':
-			n += 5
+		switch c := s[i]; {
+		case c == '&':
+			n += len("&amp;") - 1
+		case c == '<' || c == '>':
+			n += len("&lt;") - 1
+		case c == '\r':
+			n += len("&#xD;") - 1
+		case attr && c == '"':
+			n += len("&quot;") - 1
+		case attr && (c == '\t' || c == '\n'):
+			n += len("&#xA;") - 1
 		}
 	}
 	return n

@@ -1471,8 +1471,8 @@ func TestSharedBlocksBomb(t *testing.T) {
 // SkipUnsupported left out and listed: the OME-XML written of them would
 // be more than this package reads back. Text within it is kept.
 func TestCarriedTextBounded(t *testing.T) {
-	amps := func(n int) string { return strings.Repeat("&", n) } // 6 bytes each, escaped
-	big := maxCarriedText/6 + 1
+	amps := func(n int) string { return strings.Repeat("&", n) } // 5 bytes each, escaped
+	big := maxCarriedText/5 + 1
 	tests := []struct {
 		name        string
 		page        testPage
@@ -1480,9 +1480,12 @@ func TestCarriedTextBounded(t *testing.T) {
 		description bool     // kept
 		keys        []string // the annotations kept
 	}{
-		{"a description", gray(8, 8, description(amps(big))), "the description of image 0, 16777218 bytes as XML, is past the 16777216 bytes of text carried", false, nil},
+		{"a description", gray(8, 8, description(amps(big))),
+			"the description of image 0, 16777220 bytes as XML, is past what is left of the 16777216 bytes of text carried", false, nil},
+		{"a name", gray(8, 8, description("small"), ascii(tiff.TagPageName, amps(big))),
+			"the name of image 0, 16777220 bytes as XML, is past what is left of the 16777216 bytes of text carried", true, nil},
 		{"annotations", gray(8, 8, description("small"), ascii(tiff.TagMake, amps(big/2)), ascii(tiff.TagModel, amps(big/2))),
-			`1 of the 2 annotations of image 0, from "Model" on, are past the 16777216 bytes of text carried`, true, []string{"Make"}},
+			`1 of the 2 annotations of image 0, from "Model" on, are past what is left of the 16777216 bytes of text carried`, true, []string{"Make"}},
 		{"within", gray(8, 8, description(amps(big/2)), ascii(tiff.TagMake, amps(big/3))), "", true, []string{"Make"}},
 	}
 	for _, tt := range tests {
