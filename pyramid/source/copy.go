@@ -20,8 +20,10 @@ import (
 // pyramid.EncodedLevelOf), all pages coded alike; the reduced levels must
 // be there for every plane, coded alike; and AddEncodedImage must take
 // them for the image's spec (pyramid.CheckEncodedLevels: an OME pyramid,
-// codings that suit the samples). What stands in the way is an error
-// matching ErrUnsupported that names it.
+// codings that suit the samples); and the file's blocks must not share
+// their data so much that copying each would write many times the file
+// (past 16 times its size and 64 MiB: the tiles are then decoded). What
+// stands in the way is an error matching ErrUnsupported that names it.
 //
 // WritePlanes copies the tiles of the levels given encoded into an image
 // added with them, and decodes the full resolution only when the writer
@@ -33,6 +35,9 @@ import (
 // ("slide", "slide #1"); a program that does both writes the command's
 // pixels, tiles and metadata.
 func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
+	if im.noCopy != nil {
+		return nil, im.noCopy
+	}
 	var out []pyramid.EncodedLevel
 	for p, pl := range im.Planes {
 		if pl.Sample >= 0 {

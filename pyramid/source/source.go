@@ -252,6 +252,9 @@ type Image struct {
 	// annotations (too many to copy); nil when they have them. It is said
 	// only if the Image element is not carried, which carries them.
 	mapsLost error
+	// noCopy says why the image's tiles are not copied through, whatever
+	// their coding (checkCopies); nil when nothing in the file stops it.
+	noCopy error
 }
 
 // Plane is where the pixels of one plane of an image lie: a page of the
@@ -446,6 +449,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		err = m.checkShared()
 	}
 	if err == nil {
+		m.checkCopies()
+	}
+	if err == nil {
 		err = m.boundText()
 	}
 	if err != nil {
@@ -609,6 +615,70 @@ const sharedRatio = 1024
 // of a few hundred bytes of empty tiles).
 const sharedFloor = 256 << 20
 
+// filesSize is the size of the files the images' pages are in.
+func (m *mapper) filesSize() int64 {
+	var size int64
+	for _, p := range m.parts {
+		if p.tf != nil {
+			size += p.tf.Size
+		}
+	}
+	if size == 0 && m.file.TIFF != nil {
+		size = m.file.TIFF.Size
+	}
+	return size
+}
+
+// copyRatio and copyFloor bound the bytes the images' tiles copied
+// through would write: past copyRatio times the files' size, and
+// copyFloor, blocks share their data (a sound file stores each once, and
+// its blocks add up to less than its size; a writer that stores one blank
+// tile for many adds a little), and copying each would write what the
+// file's size cannot justify: 256 tiles naming one block of 1 MiB wrote
+// 268 MB. Decoded and encoded again instead, they cost what checkShared
+// lets them.
+const (
+	copyRatio = 16
+	copyFloor = 64 << 20
+)
+
+// checkCopies adds up the blocks of every page the images' tiles would be
+// copied from, their reduced levels' too (Plane.Levels, for
+// Encoded(true)), and past copyRatio and copyFloor sets every image's
+// noCopy: the tiles are then decoded, not copied.
+func (m *mapper) checkCopies() {
+	size := m.filesSize()
+	var stored uint64
+	seen := map[*tiff.Page]bool{}
+	add := func(p *tiff.Page) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for i := range p.NumBlocks() {
+			if b, err := p.Block(i); err == nil {
+				stored += b.Size
+			}
+		}
+	}
+	for _, im := range m.file.Images {
+		for _, pl := range im.Planes {
+			add(pl.Page)
+			for _, l := range pl.Levels {
+				add(l)
+			}
+		}
+	}
+	if stored <= uint64(max(copyFloor, copyRatio*size)) {
+		return
+	}
+	err := fmt.Errorf("%w: tiles copied through: the blocks of the images' pages hold %d bytes, more than %d times the %d bytes of their files: "+
+		"blocks that share their data, which copied would each be written again (they are decoded)", ErrUnsupported, stored, copyRatio, size)
+	for _, im := range m.file.Images {
+		im.noCopy = err
+	}
+}
+
 // checkShared refuses images whose planes decode to more than sharedRatio
 // times the size of their files (and more than sharedFloor) when their
 // blocks are not each stored
@@ -619,15 +689,7 @@ const sharedFloor = 256 << 20
 // image of empty tiles) would cost in time and output what the file's
 // size cannot justify.
 func (m *mapper) checkShared() error {
-	var size, decoded int64
-	for _, p := range m.parts {
-		if p.tf != nil {
-			size += p.tf.Size
-		}
-	}
-	if size == 0 && m.file.TIFF != nil {
-		size = m.file.TIFF.Size
-	}
+	size, decoded := m.filesSize(), int64(0)
 	for _, im := range m.file.Images {
 		s := im.Spec
 		plane := uint64(s.SizeX) * uint64(s.SizeY) * uint64(max(s.SamplesPerPixel, 1)) * uint64(s.PixelType.Size()) // below 2^64 * 2^-1

@@ -1466,6 +1466,52 @@ func TestSharedBlocksBomb(t *testing.T) {
 	assert.ErrorContains(t, err, "and the page at 8 is a plane of two of them: a decompression bomb")
 }
 
+// TestCopiesBounded: tiles whose blocks share their data are not copied
+// through when copying them would write more than copyRatio times the
+// file (and copyFloor): Encoded says why, and the tiles are decoded
+// instead, within checkShared's bound. The same tiles stored apart, or
+// sharing blocks that add up to little, are copied.
+func TestCopiesBounded(t *testing.T) {
+	const block = 300 << 10 // 256 tiles of it: 75 MiB
+	page := func(shared bool) []byte {
+		data := rawPage(t, func(b *ifd.Builder) {
+			b.AddLong(tiff.TagImageWidth, 4096)
+			b.AddLong(tiff.TagImageLength, 4096)
+			b.AddShort(tiff.TagBitsPerSample, 8)
+			b.AddShort(tiff.TagCompression, tiff.CompressionDeflate)
+			b.AddShort(tiff.TagTileWidth, 256)
+			b.AddShort(tiff.TagTileLength, 256)
+			offsets, counts := make([]uint32, 256), make([]uint32, 256)
+			for i := range offsets {
+				offsets[i], counts[i] = 4096, block
+				if !shared {
+					offsets[i] += uint32(i * block)
+				}
+			}
+			b.AddLong(tiff.TagTileOffsets, offsets...)
+			b.AddLong(tiff.TagTileByteCounts, counts...)
+		})
+		blocks := 256
+		if shared {
+			blocks = 1
+		}
+		data = append(data, make([]byte, blocks*block)...)
+		for i := range blocks { // framed as zlib streams (compress.CheckFraming), not decoded here
+			data[4096+i*block], data[4096+i*block+1] = 0x78, 0x9c
+		}
+		return data
+	}
+	f, err := mapFile(t, page(true), "shared.tif", Options{})
+	require.NoError(t, err, "decoded, 16 MiB: within checkShared's bound")
+	_, err = f.Images[0].Encoded(false)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "tiles copied through: the blocks of the images' pages hold 78643200 bytes, more than 16 times the")
+	f, err = mapFile(t, page(false), "apart.tif", Options{})
+	require.NoError(t, err)
+	_, err = f.Images[0].Encoded(false)
+	assert.NoError(t, err, "stored apart")
+}
+
 // TestCarriedTextBounded: descriptions and annotations whose text, escaped
 // for XML, is past maxCarriedText are refused (ErrMetadata), or with
 // SkipUnsupported left out and listed: the OME-XML written of them would
