@@ -71,7 +71,7 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 		// Nor does what CheckJPEGTile refuses, of a block of the rows it
 		// holds (without JPEGTables, which the decoder reads before it).
 		if compression == tiff.CompressionJPEG && len(bf.JPEGTables) == 0 {
-			if tileErr := CheckJPEGTile(data, bf.Width, rows); tileErr != nil {
+			if tileErr := CheckJPEGTile(data, bf.Width, rows, bf.Format.SamplesPerPixel); tileErr != nil {
 				if !errors.Is(tileErr, ErrCorrupt) && !errors.Is(tileErr, ErrCompression) {
 					t.Fatalf("untyped tile error: %v", tileErr)
 				}

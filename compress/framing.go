@@ -63,19 +63,24 @@ func CheckFraming(compression uint16, block []byte) error {
 // CheckJPEGTile reports whether a JPEG tile copied into a file undecoded
 // is one a Decoder decodes, from its headers alone: its frame is the
 // tile's size, width x height (a TIFF JPEG tile is a whole tile, its edge
-// tiles too), and it has no more scans than the Decoder takes of such a
-// frame. A tile claiming a frame of 65500 x 65500, or of thousands of
-// scans, would make a file that readers refuse or take minutes over.
-func CheckJPEGTile(tile []byte, width, height int) error {
+// tiles too), of the image's samples (components), and it has no more
+// scans than the Decoder takes of such a frame. A tile claiming a frame
+// of 65500 x 65500, or of thousands of scans, would make a file that
+// readers refuse or take minutes over. (Scans in the JPEGTables, which
+// a decoder reads first, are not counted: the tables are checked once.)
+func CheckJPEGTile(tile []byte, width, height, samples int) error {
 	if len(tile) < 2 || tile[0] != 0xff || tile[1] != 0xd8 {
 		return fmt.Errorf("%w: JPEG stream does not start with SOI", ErrCorrupt)
 	}
-	w, h, _, err := frameSize(tile)
+	w, h, comps, err := frameSize(tile)
 	if err != nil {
 		return err
 	}
 	if w != width || h != height {
 		return fmt.Errorf("%w: JPEG frame of %d x %d in a tile of %d x %d", ErrCorrupt, w, h, width, height)
+	}
+	if comps != samples {
+		return fmt.Errorf("%w: JPEG of %d components in a tile of %d samples per pixel", ErrCorrupt, comps, samples)
 	}
 	return checkScans(tile, w, h)
 }

@@ -70,12 +70,15 @@ func TestCheckFraming(t *testing.T) {
 func TestCheckJPEGTile(t *testing.T) {
 	stream, scans := progressiveJPEG(6) // one 8 x 8 block
 	require.Equal(t, 448, scans)
-	assert.NoError(t, CheckJPEGTile(stream, 8, 8))
-	err := CheckJPEGTile(stream, 16, 8)
+	assert.NoError(t, CheckJPEGTile(stream, 8, 8, 1))
+	err := CheckJPEGTile(stream, 16, 8, 1)
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "JPEG frame of 8 x 8 in a tile of 16 x 8")
+	err = CheckJPEGTile(stream, 8, 8, 3)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "JPEG of 1 components in a tile of 3 samples per pixel")
 	more, _ := progressiveJPEG(8) // 576 scans
-	assert.ErrorIs(t, CheckJPEGTile(more, 8, 8), ErrCompression)
-	assert.ErrorIs(t, CheckJPEGTile([]byte{0xff, 0xd9}, 8, 8), ErrCorrupt, "no SOI")
-	assert.ErrorIs(t, CheckJPEGTile([]byte{0xff, 0xd8, 0xff, 0xd9}, 8, 8), ErrCorrupt, "no frame")
+	assert.ErrorIs(t, CheckJPEGTile(more, 8, 8, 1), ErrCompression)
+	assert.ErrorIs(t, CheckJPEGTile([]byte{0xff, 0xd9}, 8, 8, 1), ErrCorrupt, "no SOI")
+	assert.ErrorIs(t, CheckJPEGTile([]byte{0xff, 0xd8, 0xff, 0xd9}, 8, 8, 1), ErrCorrupt, "no frame")
 }

@@ -267,7 +267,7 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 	}
 	if im.given[level] == tiff.CompressionJPEG {
 		g := im.levels[level]
-		if err := compress.CheckJPEGTile(tile, g.tileW, g.tileH); err != nil {
+		if err := compress.CheckJPEGTile(tile, g.tileW, g.tileH, im.spec.SamplesPerPixel); err != nil {
 			return fmt.Errorf("%w: tile %d of level %d: %w", ErrData, ep.given[level], level, err)
 		}
 	}

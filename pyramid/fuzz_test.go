@@ -551,11 +551,16 @@ func FuzzEncodedImage(f *testing.F) {
 
 // framed returns the start of a tile of level l of im framed as its
 // codec's streams are (compress.CheckFraming): a JPEG tile's with a frame
-// header of the tile's size too (compress.CheckJPEGTile).
+// header of the tile's size and the image's samples too
+// (compress.CheckJPEGTile).
 func framed(im *Image, l int) []byte {
 	if im.given[l] == tiff.CompressionJPEG {
-		g := im.levels[l]
-		return []byte{0xff, 0xd8, 0xff, 0xc0, 0, 11, 8, byte(g.tileH >> 8), byte(g.tileH), byte(g.tileW >> 8), byte(g.tileW), 1, 1, 0x11, 0}
+		g, n := im.levels[l], im.spec.SamplesPerPixel
+		sof := []byte{0xff, 0xd8, 0xff, 0xc0, 0, byte(8 + 3*n), 8, byte(g.tileH >> 8), byte(g.tileH), byte(g.tileW >> 8), byte(g.tileW), byte(n)}
+		for c := range n {
+			sof = append(sof, byte(c+1), 0x11, 0)
+		}
+		return sof
 	}
 	return map[uint16][]byte{tiff.CompressionDeflate: {0x78, 0x9c}, tiff.CompressionZstd: {0x28, 0xb5, 0x2f, 0xfd}, tiff.CompressionLZW: {0x80, 0x00}}[im.given[l]]
 }

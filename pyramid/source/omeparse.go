@@ -380,7 +380,7 @@ func (p *omeParser) numberError(err error) error {
 	if errors.Is(ne.Err, strconv.ErrRange) && ne.Func != "ParseFloat" {
 		// The integers read are 32-bit, as the schema's types are.
 		want = map[string]string{"ParseUint": "a whole number of 0 to 4294967295 (it is too large)",
-			"ParseInt": "a whole number of -2147483648 to 2147483647 (it is too large)"}[ne.Func]
+			"ParseInt": "a whole number of -2147483648 to 2147483647 (it is out of that range)"}[ne.Func]
 	}
 	return &omeNumberError{line, ne.Num, cmp.Or(want, "a number")}
 }
