@@ -229,10 +229,8 @@ func (p *msPage) take(key, value string) {
 	case "stage-position-y":
 		p.stageY, p.hasY = msFloat(value)
 	case "Exposure":
-		// "100 ms": milliseconds, up to a space.
-		v, _, _ := strings.Cut(strings.TrimSpace(value), " ")
-		if ms, ok := msFloat(v); ok {
-			p.exposure, p.hasExposure = ms/1000, true
+		if e := stkExposureOf(value); e.ok {
+			p.exposure, p.hasExposure = e.seconds, true
 		}
 	case "spatial-calibration-x":
 		p.calX, _ = msFloat(value)

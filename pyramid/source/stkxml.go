@@ -53,7 +53,8 @@ type stkXML struct {
 func isSTKXML(d string) bool { return strings.HasPrefix(strings.TrimSpace(d), "<"+msRoot+">") }
 
 // stkExposureOf reads an Exposure line's value ("100 ms": milliseconds,
-// up to a space), as Bio-Formats' handler reads it.
+// up to a space), as Bio-Formats' handler reads it, for a MetaSeries
+// page's Description (msPage.take) and an STK's XML descriptions alike.
 func stkExposureOf(v string) stkExposureXML {
 	v, _, _ = strings.Cut(strings.TrimSpace(v), " ")
 	ms, ok := msFloat(v)
