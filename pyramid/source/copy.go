@@ -158,10 +158,18 @@ func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Opti
 		if err != nil {
 			return planeError(name, err)
 		}
-		tile, err = copyPlane(ctx, ep, pl, encoded, rows, opts, tile)
-		if err == nil {
-			err = ep.Close()
-		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					ep.Abort() // a Progress panicked: the plane is written anew
+					panic(p)
+				}
+			}()
+			tile, err = copyPlane(ctx, ep, pl, encoded, rows, opts, tile)
+			if err == nil {
+				err = ep.Close()
+			}
+		}()
 		if err != nil {
 			ep.Abort() // so that WritePlanes again writes it anew
 			return planeError(name, err)

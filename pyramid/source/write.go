@@ -19,18 +19,18 @@ var ErrMismatch = errors.New("source: destination image does not match")
 // WritePlanes writes every plane of the image into dst, an image added to
 // a pyramid writer with im.Spec (its metadata may differ, not its size,
 // pixel type, samples per pixel or planes). Each page is read once,
-// through a BandReader with opts, in the order of its first plane, and
-// its rows stream into the planes it holds band by band: memory stays at
-// a few bands of the page and the writer's bands of each plane open at
-// once (one, or one per sample when its samples are channels). Into an
-// image added with AddEncodedImage and the levels Encoded returned, the
-// tiles of those levels are copied as stored, and the pages are decoded
-// only when the writer computes the other levels. It stops
-// at the first error, of the source or of the writer, and returns it
-// naming the plane; the planes it started and did not complete are then
-// given back (PlaneWriter.Abort). It writes only the planes not complete
-// in dst (Image.PlaneComplete), so after an error WritePlanes again resumes
-// where it stopped.
+// through a BandReader with opts, in the order of its first plane, and its
+// rows stream into the planes it holds band by band: memory stays at a few
+// bands of the page and the writer's bands of each plane open at once
+// (one, or one per sample when its samples are channels). Into an image
+// added with AddEncodedImage and the levels Encoded returned, the tiles of
+// those levels are copied as stored, and the pages are decoded only when
+// the writer computes the other levels. It stops at the first error, of
+// the source or of the writer, and returns it naming the plane; the planes
+// it started and did not complete are then given back (PlaneWriter.Abort),
+// as they are when a Progress panics. It writes only the planes not
+// complete in dst (Image.PlaneComplete), so after an error WritePlanes
+// again resumes where it stopped.
 func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Options) error {
 	if dst == nil {
 		return fmt.Errorf("%w: no destination image (nil)", ErrMismatch)
@@ -118,12 +118,18 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 	}
 	writers := make([]*pyramid.PlaneWriter, len(pr.planes))
 	defer func() {
-		if err != nil {
+		// A panic (of a Progress the caller recovers from) gives the
+		// planes back too, so that WritePlanes again writes them anew.
+		p := recover()
+		if err != nil || p != nil {
 			for _, w := range writers {
 				if w != nil {
 					w.Abort() // an error for a plane complete, which stays
 				}
 			}
+		}
+		if p != nil {
+			panic(p)
 		}
 	}()
 	first := -1 // the first plane to write, which errors of the page name

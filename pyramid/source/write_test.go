@@ -393,6 +393,58 @@ func TestWritePlanesResumes(t *testing.T) {
 	}
 }
 
+// TestWritePlanesProgressPanics: a Progress that panics mid-plane, which
+// the caller recovers, leaves the plane given back, so that WritePlanes
+// again writes it and the file is whole (it stayed started, and every
+// later call failed on it).
+func TestWritePlanesProgressPanics(t *testing.T) {
+	src := pyramidFile(t, pyramid.ImageSpec{SizeX: 64, SizeY: 64, SizeT: 3, PixelType: pyramid.Uint8},
+		pyramid.Options{TileSize: 16, Compression: pyramid.Deflate})
+	im := src.Images[0]
+	for _, mode := range []string{"decoded", "tiles copied, levels computed", "every level copied"} {
+		t.Run(mode, func(t *testing.T) {
+			panicked := false
+			h := iohandle.NewMemory()
+			w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.Deflate, Workers: 1,
+				Progress: func(p pyramid.Progress) {
+					if p.Tiles >= 25 && !panicked { // within the second plane
+						panicked = true
+						panic("the progress bar fails")
+					}
+				}})
+			require.NoError(t, err)
+			defer w.Abort()
+			var dst *pyramid.Image
+			switch mode {
+			case "decoded":
+				dst, err = w.AddImage(im.Spec)
+			default:
+				enc, err := im.Encoded(mode == "every level copied")
+				require.NoError(t, err)
+				dst, err = w.AddEncodedImage(im.Spec, enc...)
+				require.NoError(t, err)
+			}
+			require.NoError(t, err)
+			func() {
+				defer func() { assert.Equal(t, "the progress bar fails", recover()) }()
+				_ = im.WritePlanes(context.Background(), dst, Options{Rows: 16, Workers: 1})
+			}()
+			require.True(t, panicked)
+			done, err := dst.PlaneComplete(0, 0, 1)
+			require.NoError(t, err)
+			assert.False(t, done)
+			require.NoError(t, im.WritePlanes(context.Background(), dst, Options{Rows: 16, Workers: 1}), "again")
+			require.NoError(t, w.Close())
+			out, err := mapFile(t, h.Bytes(), "out.ome.tif", Options{})
+			require.NoError(t, err)
+			require.Len(t, out.Images[0].Planes, 3)
+			for p := range 3 {
+				assert.True(t, bytes.Equal(planePixels(t, im.Planes[p]), planePixels(t, out.Images[0].Planes[p])), "plane %d", p)
+			}
+		})
+	}
+}
+
 // TestWritePlanesNamesTheFirstPlaneToWrite: resumed on a page whose
 // first channel is written, WritePlanes opens no reader before it knows
 // which planes to write, and its errors name the first of them.
