@@ -52,17 +52,35 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	if format == "jpeg" {
 		frame, _ = readJPEGFrame(in.header()) // without it, the estimate takes the worst case
 	}
-	whole := wholeBytes(format, cfg, frame)
+	pixels := wholeBytes(format, cfg, frame)
+	whole, outPixel := pixels, outputPixelBytes(cfg.ColorModel)
 	if format == "jpeg" && in.size > 0 {
 		whole += in.size // held whole, to count its scans (decodeWhole)
 	}
-	if err := checkWhole(in, lim, strings.ToUpper(format), cfg.Width, cfg.Height, whole, outputPixelBytes(cfg.ColorModel)); err != nil {
+	if err := checkWhole(in, lim, strings.ToUpper(format), cfg.Width, cfg.Height, whole, outPixel); err != nil {
 		return nil, err
 	}
 	// Before decoding: a pipe's header is read once, and the decoder reads
 	// past it.
 	left := headerLeftOut(in.header(), format, frame)
-	src, err := decodeWhole(in, format == "jpeg", whole+64<<20)
+	var stream []byte
+	if format == "jpeg" {
+		// A JPEG is held whole (decodeWhole); from a pipe its size is
+		// known only once read, and it may take what -max-memory leaves.
+		maxStream := whole + 64<<20
+		if in.size < 0 && lim.maxMemory > 0 {
+			maxStream = min(maxStream, int64(lim.maxMemory)-whole-lim.bandBytes(cfg.Width, cfg.Height, outPixel))
+		}
+		if stream, err = readJPEGStream(in, maxStream); err != nil {
+			if errors.Is(err, errStreamTooLong) && lim.overBudget(whole+maxStream+1+lim.bandBytes(cfg.Width, cfg.Height, outPixel)) {
+				return nil, fmt.Errorf("%s: this %d x %d JPEG is held whole from the pipe and decoded whole, which takes more than -max-memory %v "+
+					"(its stream alone is over %v); rewrite it as a non-interlaced PNG, which streams, or raise -max-memory",
+					in.name, cfg.Width, cfg.Height, lim.maxMemory, byteSize(max(maxStream, 0)))
+			}
+			return nil, err
+		}
+	}
+	src, err := decodeWhole(in, stream)
 	if err != nil {
 		return nil, err
 	}
@@ -148,32 +166,42 @@ type imageSource struct {
 func (s imageSource) leftOut() []error { return s.left }
 func (s imageSource) said() []string   { return s.notes }
 
-// decodeWhole decodes the image in the input. A JPEG stream (jpegStream)
-// is read whole first, up to maxStream bytes, and checked as package
-// compress's Decoder checks its blocks: image/jpeg decodes each scan of a
-// progressive frame over the whole frame, with no bound of its own, so a
-// few hundred KB of scans would cost minutes.
-func decodeWhole(in *input, jpegStream bool, maxStream int64) (imageSource, error) {
+// errStreamTooLong reports a JPEG stream longer than its bound.
+var errStreamTooLong = errors.New("the JPEG stream is longer than its pixels and metadata can be")
+
+// readJPEGStream reads the JPEG stream of the input whole, up to
+// maxStream bytes, and checks it as package compress's Decoder checks its
+// blocks: image/jpeg decodes each scan of a progressive frame over the
+// whole frame, with no bound of its own, so a few hundred KB of scans
+// would cost minutes.
+func readJPEGStream(in *input, maxStream int64) ([]byte, error) {
 	r := in.body()
-	if jpegStream {
-		var data []byte
-		var err error
-		if in.size >= 0 && in.size <= maxStream {
-			data = make([]byte, in.size) // not ReadAll's growth, up to twice that
-			_, err = io.ReadFull(r, data)
-		} else {
-			data, err = io.ReadAll(io.LimitReader(r, maxStream+1))
-		}
-		if err != nil {
-			return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
-		}
-		if int64(len(data)) > maxStream {
-			return imageSource{}, fmt.Errorf("%s: the JPEG stream is over %d bytes, more than its pixels and metadata can be", in.name, maxStream)
-		}
-		if err := compress.CheckJPEG(data); err != nil {
-			return imageSource{}, fmt.Errorf("%s: %w", in.name, err)
-		}
-		r = bytes.NewReader(data)
+	var data []byte
+	var err error
+	if in.size >= 0 && in.size <= maxStream {
+		data = make([]byte, in.size) // not ReadAll's growth, up to twice that
+		_, err = io.ReadFull(r, data)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(r, max(maxStream, 0)+1))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.name, err)
+	}
+	if int64(len(data)) > maxStream {
+		return nil, fmt.Errorf("%s: %w (%d bytes)", in.name, errStreamTooLong, maxStream)
+	}
+	if err := compress.CheckJPEG(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.name, err)
+	}
+	return data, nil
+}
+
+// decodeWhole decodes the image in the input, or in stream when it is
+// not nil (a JPEG readJPEGStream read).
+func decodeWhole(in *input, stream []byte) (imageSource, error) {
+	r := in.body()
+	if stream != nil {
+		r = bytes.NewReader(stream)
 	}
 	img, format, err := image.Decode(r)
 	if err != nil {
@@ -263,7 +291,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 		if err := checkWhole(in, lim, "PNG", h.Width, h.Height, whole, outPixel); err != nil {
 			return nil, err
 		}
-		src, err := decodeWhole(in, false, 0)
+		src, err := decodeWhole(in, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"image/jpeg"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -98,4 +100,49 @@ func TestPipedAnimatedGIF(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "an animated GIF of 3 frames: only the first is written")
 	assert.NoFileExists(t, output)
+}
+
+// TestPipedJPEGMaxMemory: a JPEG read from a pipe is held whole, as one
+// read from a file is, and -max-memory counts it once read: a bound that
+// its pixels and bands fit, and not its stream too, refuses it from a
+// pipe as from a file (from a pipe, it went past the bound unseen).
+func TestPipedJPEGMaxMemory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	noise := image.NewGray(image.Rect(0, 0, 256, 256))
+	for i := range noise.Pix {
+		noise.Pix[i] = uint8(rng.Uint32())
+	}
+	data := encoded(t, noise, func(w io.Writer, m image.Image) error {
+		return jpeg.Encode(w, m, &jpeg.Options{Quality: 100})
+	})
+	// The pixels (1 byte each, as image/jpeg decodes gray) and the
+	// writer's bands (3 rows of tiles of 256).
+	fits := 256*256 + 3*256*256
+	require.Greater(t, len(data), 20000)
+	bound := fmt.Sprint(fits + len(data)/2)
+	const saying = "more than -max-memory"
+	dir := t.TempDir()
+	file := filepath.Join(dir, "noise.jpg")
+	require.NoError(t, os.WriteFile(file, data, 0o600))
+	code, _, stderr := clitest.Run(runConvert, "-max-memory", bound, file, filepath.Join(dir, "file.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, saying)
+
+	fifo, done := feedFIFO(t, dir, data)
+	output := filepath.Join(dir, "pipe.ome.tif")
+	code, _, stderr = clitest.Run(runConvert, "-max-memory", bound, fifo, output)
+	<-done // the writer may meet the pipe closed: the converter stopped reading
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, saying)
+	assert.NoFileExists(t, output)
+
+	// With room for the stream, the pipe converts.
+	require.NoError(t, os.Remove(fifo))
+	fifo, done = feedFIFO(t, dir, data)
+	code, _, stderr = clitest.Run(runConvert, "-max-memory", fmt.Sprint(fits+len(data)+1), "-compression", "none", fifo, output)
+	require.NoError(t, <-done)
+	require.Equal(t, 0, code, stderr)
+	decoded, err := jpeg.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, decoded.(*image.Gray).Pix, clitest.Planes(t, output)[0].Pix)
 }
