@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"image"
@@ -808,4 +809,48 @@ func TestConvertNDPI(t *testing.T) {
 			assert.Equal(t, uint64(tiff.CompressionJPEG), c, "the slide stays JPEG")
 		})
 	}
+}
+
+// TestConvertSparseBomb: a TIFF of empty tiles (sparse) decoding to over
+// 1024 times its size and 256 MiB is refused as a decompression bomb,
+// saying which flag converts it; ometiff info describes it and says so;
+// -max-decode-ratio 0 (a trusted file) converts it, its empty tiles as
+// zeros.
+func TestConvertSparseBomb(t *testing.T) {
+	const width, height, tile = 65 * 256, 64 * 256, 256 // 272 MB decoded, a 99 KB file
+	data := tiledTIFF(t, binary.LittleEndian, width, height, tile, 8, func(tx, ty int) []byte {
+		if tx != 0 || ty != 0 {
+			return nil
+		}
+		return bytes.Repeat([]byte{7}, tile*tile)
+	})
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "sparse.tif"), filepath.Join(dir, "out.ome.tif")
+	require.NoError(t, os.WriteFile(in, data, 0o644))
+	const bomb = "source: decompression bomb: the images decode to 272629760 bytes or more from 98946 bytes of files, more than 1024 times their size, "
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, bomb, in, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "and 4159 of their blocks store nothing (sparse: the page at 65552 has one) (-max-decode-ratio 0 converts it, if you trust the file)", in, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "more than 2000 times their size", "-max-decode-ratio", "2000", in, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, "-max-decode-ratio -1: want 0 (no limit) or more", "-max-decode-ratio", "-1", in, "out.ome.tif")
+
+	code, stdout, stderr := clitest.Run(runInfo, in)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `image 0 "sparse": 16640 x 16384, Z 1 x C 1 x T 1, XYCZT, uint8, page 0`)
+	assert.Contains(t, stdout, "not converted (convert goes on only with -max-decode-ratio 0, for a trusted file): "+bomb)
+
+	code, _, stderr = clitest.Run(runConvert, "-max-decode-ratio", "0", in, out)
+	require.Equal(t, 0, code, stderr)
+	f, err := source.Open(out, source.Options{})
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := source.NewBandReader(context.Background(), f.Images[0].Planes[0].Page, source.Options{Rows: 256})
+	require.NoError(t, err)
+	defer r.Close()
+	_, band, err := r.Next()
+	require.NoError(t, err)
+	want := make([]byte, width*tile)
+	for y := range tile {
+		copy(want[y*width:y*width+tile], bytes.Repeat([]byte{7}, tile))
+	}
+	assert.True(t, bytes.Equal(want, band), "the first band: the tile stored, then zeros")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/pyramid/source"
 )
 
 // config is what the command line asks for.
@@ -127,6 +128,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 			"while rows stream; a larger input is refused (e.g. 512MiB, 4GiB; 0 is no limit). A TIFF\n"+
 			"band or block past 256MiB (a whole scan in one strip) is read only with a size above it,\n"+
 			"or 0 (then up to a thousand times the file's size)")
+	fs.IntVar(&cfg.limits.maxDecodeRatio, "max-decode-ratio", source.DefaultMaxDecodeRatio,
+		"refuse a TIFF whose blocks share their data or store none (sparse) when it decodes\n"+
+			"to more than `ratio` times its size (and 256MiB): a decompression bomb. 0 is no limit,\n"+
+			"for a trusted file (a mostly empty GDAL SPARSE_OK raster)")
 	r := &cfg.raw
 	fs.IntVar(&r.width, "raw-width", 0, "raw input: plane width in pixels")
 	fs.IntVar(&r.height, "raw-height", 0, "raw input: plane height in pixels")
@@ -186,6 +191,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	cfg.limits.pixelsGiven = cfg.set["max-pixels"]
 	if cfg.limits.maxPixels < 0 {
 		return cfg, fmt.Errorf("-max-pixels %d: want 0 (no limit) or more", cfg.limits.maxPixels)
+	}
+	if cfg.limits.maxDecodeRatio < 0 {
+		return cfg, fmt.Errorf("-max-decode-ratio %d: want 0 (no limit) or more", cfg.limits.maxDecodeRatio)
 	}
 	cfg.limits.tile = o.TileSize
 	return cfg, r.check()

@@ -19,6 +19,9 @@ type limits struct {
 	// pixelsGiven says -max-pixels was given: TIFF files are checked
 	// against it only then.
 	pixelsGiven bool
+	// maxDecodeRatio bounds what a TIFF whose blocks share their data or
+	// store none decodes to, in times its size; 0 is no bound.
+	maxDecodeRatio int
 	// maxMemory bounds the memory planned for the image: decoded whole,
 	// or the writer's bands while its rows stream; 0 is no bound.
 	maxMemory byteSize

@@ -127,6 +127,9 @@
 //     -max-pixels is given: its size is bounded by its structure (every
 //     block must lie in the file) and its memory by its bands, so a
 //     100,000-pixel-wide slide converts;
+//   - a TIFF whose blocks share their data or store none (sparse) and that
+//     decodes to more than -max-decode-ratio times its size (default 1024;
+//     0 lifts it, for a trusted file) and 256 MiB: a decompression bomb;
 //   - a PNG shorter than the image it claims can be, as deflate expands at
 //     most 1032 times: a decompression bomb or a truncated file;
 //   - an image whose plan needs more than -max-memory (default 1 GiB; 0

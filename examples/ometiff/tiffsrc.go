@@ -82,7 +82,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	// them) reach the writer's tiles without a copy.
 	s := &tiffSource{name: in.name, lim: cfg.limits, opts: source.Options{
 		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize(),
-		DatasetDir: filepath.Dir(in.name)}}
+		DatasetDir: filepath.Dir(in.name), MaxDecodeRatio: cmp.Or(cfg.limits.maxDecodeRatio, -1)}}
 	// A band or block larger than the reader's default bound (a whole
 	// scan in one JPEG strip) is read when -max-memory is set above it:
 	// the memory planned is checked against it (checkLimits). Without a
@@ -145,6 +145,9 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 			// What New refuses is the input's, whatever package pyramid's
 			// errors it wraps (the writer's refusal of its OME-XML).
 			err = fmt.Errorf("%s: %w", in.name, err)
+			if errors.Is(err, source.ErrBomb) {
+				err = fmt.Errorf("%w (-max-decode-ratio 0 converts it, if you trust the file)", err)
+			}
 			if rest != nil {
 				how := "-skip-unsupported"
 				whole := slices.ContainsFunc(rest.Images, func(im *source.Image) bool {

@@ -22,14 +22,32 @@ import (
 var (
 	// ErrSize reports an image whose band (its width times its block
 	// height) is larger than Options.MaxBandBytes, or, when a file is
-	// mapped, whose blocks are larger than 1 TiB each.
+	// mapped, whose blocks are larger than 1 TiB each. A file refused as
+	// a decompression bomb (Options.MaxDecodeRatio) is ErrBomb too.
 	ErrSize = errors.New("source: image too large")
+	// ErrBomb reports a file whose blocks share their data or store none,
+	// and whose images decode to more than Options.MaxDecodeRatio times
+	// its size: a decompression bomb, unless the file is trusted. It is
+	// ErrSize too.
+	ErrBomb error = bombError{}
 	// ErrUnsupported reports a page laid out in a way the band reader does
 	// not handle (YCbCr in separate planes).
 	ErrUnsupported = errors.New("source: unsupported layout")
 	// ErrClosed reports a BandReader used after Close.
 	ErrClosed = errors.New("source: band reader is closed")
 )
+
+// DefaultMaxDecodeRatio is Options.MaxDecodeRatio's default: a sound file,
+// however well it compresses, stores each block once, apart from the
+// others, and a sparse file of a few empty tiles beside its data stays
+// within it.
+const DefaultMaxDecodeRatio = 1024
+
+// bombError is ErrBomb, which is ErrSize too.
+type bombError struct{}
+
+func (bombError) Error() string        { return "source: decompression bomb" }
+func (bombError) Is(target error) bool { return target == ErrSize }
 
 // DefaultMaxBandBytes is the largest band Options.MaxBandBytes allows by
 // default: a 87,000-pixel-wide RGB image in 1024-row tiles, or 16-bit RGB
@@ -56,6 +74,15 @@ type Options struct {
 	// as high as the pyramid writer's tiles let it cut them into tiles
 	// without copying them first.
 	Rows int
+	// MaxDecodeRatio bounds, as a multiple of the size of their files,
+	// what images whose blocks share their data, overlap or store nothing
+	// (sparse) may decode to, past 256 MiB: New refuses more (ErrBomb), as
+	// a decompression bomb would cost in time and output what the file
+	// cannot justify. 0 means DefaultMaxDecodeRatio; a negative value
+	// means no bound, for trusted files (GDAL's SPARSE_OK rasters, mostly
+	// empty). Images whose blocks are each stored once, apart, decode to
+	// what their files hold, and have no such bound.
+	MaxDecodeRatio int
 	// SkipUnsupported makes New (and Open) leave out the images it cannot
 	// map, and an OME-TIFF's document it cannot carry (the images then
 	// keep their typed metadata only), listing them in File.Skipped,

@@ -134,13 +134,14 @@
 // pyramid.ParseOME, or with an Image element unlike its pixels): with
 // SkipUnsupported, the images keep their typed metadata only. Images
 // whose blocks share or overlap their data, or store none (sparse), and
-// that decode to over 1024 times the size of their files (and over
-// 256 MiB) are refused (ErrSize) as decompression bombs: a sound file
-// stores each block once, apart. Names, descriptions and map annotations
-// are carried while their text, escaped for XML, is within 16 MiB for the
-// file; past it they are refused (ErrMetadata) or, with SkipUnsupported,
-// left out and listed: the OME-XML written of more would be past
-// pyramid.MaxOMEXMLSize, which this package reads.
+// that decode to over Options.MaxDecodeRatio (1024) times the size of
+// their files (and over 256 MiB) are refused (ErrBomb, which is ErrSize)
+// as decompression bombs: a sound file stores each block once, apart.
+// Names, descriptions and map annotations are carried while their text,
+// escaped for XML, is within 16 MiB for the file; past it they are refused
+// (ErrMetadata) or, with SkipUnsupported, left out and listed: the OME-XML
+// written of more would be past pyramid.MaxOMEXMLSize, which this package
+// reads.
 //
 // Image.WritePlanes streams every plane into an image of a pyramid
 // writer. Underneath, a BandReader gives the rows of one page, top to

@@ -604,12 +604,6 @@ type mapper struct {
 	mapBudget int
 }
 
-// sharedRatio is how many times its files' size an input may decode to
-// when blocks share their data or store none: past it, such a file is a
-// decompression bomb (a sound file, however well it compresses, stores
-// each block once, apart from the others).
-const sharedRatio = 1024
-
 // sharedFloor is what any input may decode to, however small its file:
 // a few seconds of work (GDAL writes a small raster of no data as a file
 // of a few hundred bytes of empty tiles).
@@ -679,10 +673,9 @@ func (m *mapper) checkCopies() {
 	}
 }
 
-// checkShared refuses images whose planes decode to more than sharedRatio
-// times the size of their files (and more than sharedFloor) when their
-// blocks are not each stored
-// once, apart: two blocks stored at one offset, or overlapping (one small
+// checkShared refuses images whose planes decode to more than
+// Options.MaxDecodeRatio times the size of their files (and more than
+// sharedFloor) when their blocks are not each stored once, apart: two blocks stored at one offset, or overlapping (one small
 // block named by every tile of a huge page, or by thousands of pages, or
 // blocks each one byte after the last), a page that is a plane of two
 // images, or blocks that store nothing (sparse: a small file of a huge
@@ -700,12 +693,13 @@ func (m *mapper) checkShared() error {
 		}
 		decoded += int64(lo)
 	}
-	if decoded/sharedRatio <= size || decoded <= sharedFloor {
+	ratio := int64(cmp.Or(m.opts.MaxDecodeRatio, DefaultMaxDecodeRatio))
+	if ratio < 0 || decoded/ratio <= size || decoded <= sharedFloor {
 		return nil
 	}
 	bomb := func(why string, args ...any) error {
-		return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, and %s: a decompression bomb",
-			ErrSize, decoded, size, fmt.Sprintf(why, args...))
+		return fmt.Errorf("%w: the images decode to %d bytes or more from %d bytes of files, more than %d times their size, and %s",
+			ErrBomb, decoded, size, ratio, fmt.Sprintf(why, args...))
 	}
 	type stored struct {
 		file         int // its file's number: a part's, or one made in memory (a Philips label)

@@ -1445,13 +1445,22 @@ func TestSharedBlocksBomb(t *testing.T) {
 		})
 	}
 	for how, says := range map[int]string{
-		shared:      "their blocks share their data (block 1 of the page at 8, stored at 300, overlaps block 0 of the page at 8, stored at 300, 10 bytes): a decompression bomb",
-		overlapping: "their blocks share their data (block 1 of the page at 8, stored at 301, overlaps block 0 of the page at 8, stored at 300, 10 bytes): a decompression bomb",
-		sparse:      "1025 of their blocks store nothing (sparse: the page at 8 has one): a decompression bomb",
+		shared:      "their blocks share their data (block 1 of the page at 8, stored at 300, overlaps block 0 of the page at 8, stored at 300, 10 bytes)",
+		overlapping: "their blocks share their data (block 1 of the page at 8, stored at 301, overlaps block 0 of the page at 8, stored at 300, 10 bytes)",
+		sparse:      "1025 of their blocks store nothing (sparse: the page at 8 has one)",
 	} {
 		_, err := mapFile(t, page(65600, how), "bomb.tif", Options{})
 		assert.ErrorIs(t, err, ErrSize)
-		assert.ErrorContains(t, err, says)
+		assert.ErrorIs(t, err, ErrBomb)
+		assert.ErrorContains(t, err, "source: decompression bomb: the images decode to 268697600 bytes or more from ")
+		assert.ErrorContains(t, err, "bytes of files, more than 1024 times their size, and "+says)
+		// A trusted file: no bound, or one above its ratio (about 30,000).
+		_, err = mapFile(t, page(65600, how), "bomb.tif", Options{MaxDecodeRatio: -1})
+		assert.NoError(t, err, "no bound")
+		_, err = mapFile(t, page(65600, how), "bomb.tif", Options{MaxDecodeRatio: 100000})
+		assert.NoError(t, err, "a bound above the ratio")
+		_, err = mapFile(t, page(65600, how), "bomb.tif", Options{MaxDecodeRatio: 10000})
+		assert.ErrorContains(t, err, "more than 10000 times their size", "a bound below it")
 		_, err = mapFile(t, page(65600, how), "bomb.tif", Options{SkipUnsupported: true})
 		assert.ErrorIs(t, err, ErrSize, "even so")
 		_, err = mapFile(t, page(4096, how), "small.tif", Options{})
@@ -1463,7 +1472,8 @@ func TestSharedBlocksBomb(t *testing.T) {
 	px := `<Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="4096" SizeY="65600" SizeZ="1" SizeC="1" SizeT="1"><TiffData IFD="0"/></Pixels>`
 	_, err = mapFile(t, page(65600, apart, omeDocument("", px, px)), "images.ome.tif", Options{}) // two OME images of one such page
 	assert.ErrorIs(t, err, ErrSize)
-	assert.ErrorContains(t, err, "and the page at 8 is a plane of two of them: a decompression bomb")
+	assert.ErrorIs(t, err, ErrBomb)
+	assert.ErrorContains(t, err, "and the page at 8 is a plane of two of them")
 }
 
 // TestCopiesBounded: tiles whose blocks share their data are not copied
