@@ -313,15 +313,16 @@ func (h *File) ReadFrom(r io.Reader) (int64, error) {
 	return readUntilEOF(r, &h.buf, h.flushBuffer)
 }
 
-// WriteAt overwrites len(p) bytes at off, which must lie within Len. Bytes
-// still buffered are patched in the buffer; the rest takes one positioned
-// write.
+// WriteAt overwrites len(p) bytes at off, which must lie within Len (a
+// range outside it is ErrRange, which fails the handle as any failed
+// write does). Bytes still buffered are patched in the buffer; the rest
+// takes one positioned write.
 func (h *File) WriteAt(p []byte, off int64) (int, error) {
 	if err := h.usable("write at"); err != nil {
 		return 0, err
 	}
 	if err := checkPatch(off, len(p), h.Len()); err != nil {
-		return 0, err
+		return 0, h.fail(err) // the output lacks what the caller meant to write
 	}
 	n := len(p)
 	if off < h.flushed {

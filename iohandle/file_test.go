@@ -182,17 +182,34 @@ func TestFileWriteAt(t *testing.T) {
 	}
 }
 
+// TestWriteAtOutsideContent: a patch outside the bytes written is
+// ErrRange, and fails the handle as any failed write does (Handle's doc):
+// the output lacks what the caller meant to write, so it is discarded,
+// and a caller that goes on past the error cannot commit it (it once
+// could).
 func TestWriteAtOutsideContent(t *testing.T) {
-	for _, h := range []Handle{NewMemory(), must(Create(filepath.Join(t.TempDir(), "f"), Options{NoSync: true}))} {
-		_, err := h.Write([]byte("abcd"))
-		require.NoError(t, err)
-		for _, off := range []int64{-1, 3, 5} {
-			_, err := h.WriteAt([]byte("xy"), off)
+	for _, off := range []int64{-1, 3, 5} {
+		dir := t.TempDir()
+		dest := filepath.Join(dir, "f")
+		for _, h := range []Handle{NewMemory(), must(Create(dest, Options{NoSync: true}))} {
+			_, err := h.Write([]byte("abcd"))
+			require.NoError(t, err)
+			_, err = h.WriteAt([]byte("xy"), off)
 			assert.ErrorIs(t, err, ErrRange, "offset %d", off)
+			_, err = h.Write([]byte("e"))
+			assert.ErrorIs(t, err, ErrRange, "sticky")
+			_, err = h.WriteAt([]byte("x"), 0)
+			assert.ErrorIs(t, err, ErrRange, "sticky")
+			assert.ErrorIs(t, h.Flush(), ErrRange)
+			assert.ErrorIs(t, h.Commit(), ErrRange, "not committed")
+			require.NoError(t, h.Close())
+			if m, ok := h.(*Memory); ok {
+				assert.Nil(t, m.Bytes(), "discarded")
+			}
 		}
-		_, err = h.Write([]byte("e"))
-		assert.NoError(t, err, "a range error is the caller's and does not break the handle")
-		require.NoError(t, h.Close())
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "offset %d: no file, temporary or final", off)
 	}
 }
 

@@ -60,7 +60,8 @@ var (
 	// errors.Is(ErrExist, fs.ErrExist) holds too.
 	ErrExist error = existError{}
 	// ErrRange is returned by WriteAt for a range that is not entirely inside
-	// the bytes written so far.
+	// the bytes written so far. It fails the handle, as any failed write
+	// does.
 	ErrRange = errors.New("iohandle: write outside the written range")
 )
 

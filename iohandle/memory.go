@@ -13,6 +13,7 @@ type Memory struct {
 	state     handleState
 	committed []byte
 	stats     Stats
+	err       error // a failed WriteAt's; sticky, as a File's
 }
 
 var _ Handle = (*Memory)(nil)
@@ -36,10 +37,22 @@ func (m *Memory) Len() int64 { return int64(len(m.Bytes())) }
 // Stats returns the calls received so far.
 func (m *Memory) Stats() Stats { return m.stats }
 
+// usable returns the sticky error, or the error of op on a handle
+// committed or aborted.
+func (m *Memory) usable(op string) error {
+	if m.err != nil {
+		return m.err
+	}
+	if m.state != stateOpen {
+		return closedError(op)
+	}
+	return nil
+}
+
 // Write appends p.
 func (m *Memory) Write(p []byte) (int, error) {
-	if m.state != stateOpen {
-		return 0, closedError("write")
+	if err := m.usable("write"); err != nil {
+		return 0, err
 	}
 	m.stats.Appends++
 	m.stats.Bytes += int64(len(p))
@@ -51,8 +64,8 @@ func (m *Memory) Write(p []byte) (int, error) {
 // the output; it counts as one append. An error of r is returned and the
 // bytes read before it stay appended.
 func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
-	if m.state != stateOpen {
-		return 0, closedError("read from")
+	if err := m.usable("read from"); err != nil {
+		return 0, err
 	}
 	n, err := readUntilEOF(r, &m.data, func() error {
 		m.data = slices.Grow(m.data, max(minGrowth, len(m.data)))
@@ -66,12 +79,15 @@ func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
 // minGrowth is the least room ReadFrom makes in a Memory handle.
 const minGrowth = 4096
 
-// WriteAt overwrites len(p) bytes at off, which must lie within Len.
+// WriteAt overwrites len(p) bytes at off, which must lie within Len. A
+// range outside it is ErrRange, and sticky: the output is discarded, as a
+// File's is, since it lacks what the caller meant to write.
 func (m *Memory) WriteAt(p []byte, off int64) (int, error) {
-	if m.state != stateOpen {
-		return 0, closedError("write at")
+	if err := m.usable("write at"); err != nil {
+		return 0, err
 	}
 	if err := checkPatch(off, len(p), m.Len()); err != nil {
+		m.err, m.data = err, nil
 		return 0, err
 	}
 	m.stats.Patches++
@@ -79,18 +95,13 @@ func (m *Memory) WriteAt(p []byte, off int64) (int, error) {
 	return copy(m.data[off:], p), nil
 }
 
-// Flush does nothing but report use after close.
-func (m *Memory) Flush() error {
-	if m.state != stateOpen {
-		return closedError("flush")
-	}
-	return nil
-}
+// Flush does nothing but report use after close, or a failed WriteAt.
+func (m *Memory) Flush() error { return m.usable("flush") }
 
 // Commit makes the output final; Bytes returns it from now on.
 func (m *Memory) Commit() error {
-	if m.state != stateOpen {
-		return closedError("commit")
+	if err := m.usable("commit"); err != nil {
+		return err
 	}
 	m.state = stateCommitted
 	m.committed, m.data = m.data, nil
