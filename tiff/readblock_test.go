@@ -46,6 +46,15 @@ func TestReadBlock(t *testing.T) {
 			assert.Equal(t, b.Offset+b.Size, next.Offset)
 		})
 	}
+	t.Run("negative size", func(t *testing.T) {
+		h := iohandle.NewMemory()
+		w, err := NewWriter(h, Options{})
+		require.NoError(t, err)
+		_, err = w.ReadBlock(bytes.NewReader(data), -5)
+		require.ErrorIs(t, err, ErrOption) // was a sparse block and no error
+		_, err = w.WriteBlock([]byte("x"))
+		require.NoError(t, err, "the writer goes on")
+	})
 	t.Run("output fails", func(t *testing.T) {
 		h := iohandletest.NewFaulty(iohandle.NewMemory(), iohandletest.Faults{Write: 2})
 		w, err := NewWriter(h, Options{})

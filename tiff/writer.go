@@ -14,7 +14,9 @@ import (
 
 // Errors. Each message starts with "tiff: "; test with errors.Is.
 var (
-	// ErrTooLarge is a file that needs BigTIFF written as classic TIFF.
+	// ErrTooLarge is a file that needs BigTIFF written as classic TIFF:
+	// offsets past 4 GiB, or a field of a 64-bit type (LONG8, SLONG8,
+	// IFD8).
 	ErrTooLarge = errors.New("tiff: offsets past 4 GiB need BigTIFF")
 	// ErrNoDirectory is a file closed without any directory.
 	ErrNoDirectory = errors.New("tiff: no directory")
@@ -156,6 +158,9 @@ func (w *Writer) ReadBlock(r io.Reader, n int64) (Block, error) {
 	if err := w.usable(); err != nil {
 		return Block{}, err
 	}
+	if n < 0 {
+		return Block{}, fmt.Errorf("%w: a block of %d bytes", ErrOption, n)
+	}
 	src := &sourceReader{r: r}
 	off := uint64(w.h.Len())
 	got, err := io.CopyN(w.h, src, n)
@@ -231,10 +236,10 @@ func (w *Writer) finish() error {
 	if len(w.dirs) == 0 {
 		return ErrNoDirectory
 	}
-	if err := w.checkTree(); err != nil {
+	start := w.h.Len()
+	if err := w.checkTree(start); err != nil {
 		return err
 	}
-	start := w.h.Len()
 	if start&1 != 0 { // directories start on a word boundary
 		if _, err := w.h.Write([]byte{0}); err != nil {
 			return err
@@ -265,8 +270,11 @@ func (w *Writer) finish() error {
 const maxDepth = 8
 
 // checkTree reports a directory that appears twice in the file, SubIFDs
-// nested deeper than maxDepth, or a directory that would have no entries.
-func (w *Writer) checkTree() error {
+// nested deeper than maxDepth, a directory that would have no entries, or
+// a block that does not lie in the data written between the header and
+// end: a Block made up, or of another file, would name bytes no block
+// holds, or the header.
+func (w *Writer) checkTree(end int64) error {
 	seen := make(map[*Directory]bool, len(w.dirs))
 	var visit func(d *Directory, depth int) error
 	visit = func(d *Directory, depth int) error {
@@ -278,6 +286,12 @@ func (w *Writer) checkTree() error {
 		if (d.Fields == nil || d.Fields.Len() == 0) && len(d.Blocks) == 0 && len(d.SubIFDs) == 0 {
 			// TIFF 6.0 asks for one entry at least; libtiff reads no such file.
 			return fmt.Errorf("%w: a directory with no fields", ErrDirectory)
+		}
+		for i, blk := range d.Blocks {
+			if blk.Size > 0 && (blk.Offset < reservedHeaderSize || blk.Offset > uint64(end) || blk.Size > uint64(end)-blk.Offset) {
+				return fmt.Errorf("%w: block %d, of %d bytes at %d, is not in the data written (%d to %d)",
+					ErrDirectory, i, blk.Size, blk.Offset, reservedHeaderSize, end)
+			}
 		}
 		seen[d] = true
 		for _, sub := range d.SubIFDs {
@@ -362,6 +376,16 @@ func (w *Writer) treeSize(d *Directory, f ifd.Format, sizes map[shape]int64) (in
 		b, err := w.finalFields(d, f, nil)
 		if err != nil {
 			return 0, err
+		}
+		if !f.BigTIFF {
+			// A field of a BigTIFF type (ifd.Builder.AddUint's LONG8 for
+			// a value past 32 bits) needs BigTIFF, as an offset past
+			// 4 GiB does: plan promotes, or refuses with BigTIFFNever.
+			for _, e := range b.Entries() {
+				if e.Type == ifd.Long8 || e.Type == ifd.SLong8 || e.Type == ifd.IFD8 {
+					return 0, fmt.Errorf("%w: tag %d has the BigTIFF type %v", ErrTooLarge, e.Tag, e.Type)
+				}
+			}
 		}
 		n = b.Size(f.BigTIFF)
 		if sizes != nil {

@@ -3,6 +3,7 @@ package tiff
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,6 +118,26 @@ type sparseHandle struct {
 
 func (s *sparseHandle) Len() int64 { return s.Memory.Len() + s.skip + int64(len(s.tail)) }
 
+// ReadAt reads the file as written: the memory's bytes, zeros for those
+// skipped, then the tail.
+func (s *sparseHandle) ReadAt(p []byte, off int64) (int, error) {
+	mem := s.Memory.Bytes()
+	for i := range p {
+		at := off + int64(i)
+		switch tail := at - int64(len(mem)) - s.skip; {
+		case at < int64(len(mem)):
+			p[i] = mem[at]
+		case tail < 0:
+			p[i] = 0
+		case tail < int64(len(s.tail)):
+			p[i] = s.tail[tail]
+		default:
+			return i, io.EOF
+		}
+	}
+	return len(p), nil
+}
+
 func (s *sparseHandle) Write(p []byte) (int, error) {
 	if s.skip == 0 {
 		return s.Memory.Write(p)
@@ -167,9 +188,10 @@ func TestClassicOrBigTIFFDecidedExactly(t *testing.T) {
 
 func TestBlockPast4GiBNeedsBigTIFF(t *testing.T) {
 	for _, choice := range []BigTIFF{BigTIFFAuto, BigTIFFNever} {
-		h := iohandle.NewMemory()
+		h := &sparseHandle{}
 		w, err := NewWriter(h, Options{BigTIFF: choice})
 		require.NoError(t, err)
+		h.skip = 5<<30 + 10 - reservedHeaderSize // the block's 10 bytes at 5 GiB
 		d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: []Block{{Offset: 5 << 30, Size: 10}}}
 		d.Fields.AddShort(TagImageWidth, 16)
 		require.NoError(t, w.AddDirectory(d))
@@ -179,13 +201,84 @@ func TestBlockPast4GiBNeedsBigTIFF(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err)
-		f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
+		f, err := Read(h, h.Len())
 		require.NoError(t, err)
 		assert.True(t, f.BigTIFF)
 		e, _ := f.Pages[0].Field(TagTileOffsets)
 		assert.Equal(t, ifd.Long8, e.Type)
 		v, _ := e.Uint()
 		assert.Equal(t, uint64(5<<30), v, "not truncated")
+	}
+}
+
+// TestFieldOfBigTIFFTypeNeedsBigTIFF: a field of a 64-bit type (AddUint's
+// LONG8 for a value past 32 bits) makes BigTIFFAuto write BigTIFF, as an
+// offset past 4 GiB does, and BigTIFFNever refuse it (ErrTooLarge); Auto
+// failed at Close, with ifd's range error.
+func TestFieldOfBigTIFFTypeNeedsBigTIFF(t *testing.T) {
+	for _, choice := range []BigTIFF{BigTIFFAuto, BigTIFFNever, BigTIFFAlways} {
+		h := iohandle.NewMemory()
+		w, err := NewWriter(h, Options{BigTIFF: choice})
+		require.NoError(t, err)
+		d := tinyDirectory(t, w)
+		d.Fields.AddUint(65000, 1<<33)
+		require.NoError(t, w.AddDirectory(d))
+		err = w.Close()
+		if choice == BigTIFFNever {
+			assert.ErrorIs(t, err, ErrTooLarge)
+			assert.ErrorContains(t, err, "tag 65000 has the BigTIFF type LONG8")
+			continue
+		}
+		require.NoError(t, err, "%v", choice)
+		f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
+		require.NoError(t, err)
+		assert.True(t, f.BigTIFF)
+		v, ok := f.Pages[0].Uint(65000)
+		assert.True(t, ok)
+		assert.Equal(t, uint64(1<<33), v)
+	}
+}
+
+// TestBlockOutsideTheData: a block that does not lie in the data written,
+// between the header and the directories, is ErrDirectory at Close (a
+// made-up Block wrote a file naming bytes past its end, or its header as
+// pixels); sparse blocks are not checked.
+func TestBlockOutsideTheData(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		blk  Block
+		err  error
+	}{
+		{"past the end", Block{Offset: 1 << 20, Size: 10}, ErrDirectory},
+		{"over the end", Block{Offset: reservedHeaderSize + 2, Size: 3}, ErrDirectory},
+		{"in the header", Block{Offset: 2, Size: 4}, ErrDirectory},
+		{"wrapping around", Block{Offset: math.MaxUint64 - 1, Size: 4}, ErrDirectory},
+		{"the data", Block{Offset: reservedHeaderSize, Size: 4}, nil},
+		{"part of it", Block{Offset: reservedHeaderSize + 1, Size: 3}, nil},
+		{"sparse", Block{}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := iohandle.NewMemory()
+			w, err := NewWriter(h, Options{})
+			require.NoError(t, err)
+			_, err = w.WriteBlock([]byte{1, 2, 3, 4})
+			require.NoError(t, err)
+			d := &Directory{Fields: &ifd.Builder{}, OffsetsTag: TagStripOffsets, CountsTag: TagStripByteCounts, Blocks: []Block{tt.blk}}
+			d.Fields.AddShort(TagImageWidth, 1)
+			require.NoError(t, w.AddDirectory(d))
+			err = w.Close()
+			if tt.err != nil {
+				assert.ErrorIs(t, err, tt.err)
+				assert.ErrorContains(t, err, "is not in the data written (16 to 20)")
+				return
+			}
+			require.NoError(t, err)
+			f, err := Read(bytes.NewReader(h.Bytes()), h.Len())
+			require.NoError(t, err)
+			b, err := f.Pages[0].Block(0)
+			require.NoError(t, err)
+			assert.Equal(t, tt.blk, Block(b))
+		})
 	}
 }
 
@@ -346,9 +439,12 @@ func writeThousandDirectories(t *testing.T, path string) {
 // fields and number of blocks, the second with a block past 4 GiB:
 // BigTIFFAuto must still choose BigTIFF.
 func TestSharedFieldsStillCheckEveryBlock(t *testing.T) {
-	h := iohandle.NewMemory()
+	h := &sparseHandle{}
 	w, err := NewWriter(h, Options{})
 	require.NoError(t, err)
+	_, err = w.WriteBlock([]byte{1})
+	require.NoError(t, err)
+	h.skip = 5 << 30 // a block of 1 byte at 5 GiB
 	fields := &ifd.Builder{}
 	fields.AddShort(TagImageWidth, 16)
 	for _, off := range []uint64{16, 5 << 30} {
@@ -369,6 +465,8 @@ func TestDirectoriesOfMixedKinds(t *testing.T) {
 		h := iohandle.NewMemory()
 		w, err := NewWriter(h, opts)
 		require.NoError(t, err)
+		_, err = w.WriteBlock(make([]byte, 700)) // the data the blocks lie in
+		require.NoError(t, err)
 		shared, own := &ifd.Builder{}, &ifd.Builder{}
 		shared.AddShort(TagImageWidth, 16)
 		own.AddShort(TagImageWidth, 32)
@@ -380,7 +478,7 @@ func TestDirectoriesOfMixedKinds(t *testing.T) {
 		for i, k := range kinds {
 			blocks := make([]Block, k.blocks)
 			for j := range blocks {
-				blocks[j] = Block{Offset: uint64(100*i + j), Size: uint64(10*i + j + 1)}
+				blocks[j] = Block{Offset: uint64(reservedHeaderSize + 100*i + j), Size: uint64(10*i + j + 1)}
 			}
 			want = append(want, blocks)
 			require.NoError(t, w.AddDirectory(&Directory{Fields: k.fields, OffsetsTag: TagTileOffsets, CountsTag: TagTileByteCounts, Blocks: blocks}))
