@@ -291,7 +291,7 @@ func measure(argv []string, out string) (sample, error) {
 	}
 	wall := time.Since(start)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	s := sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss: ru.Maxrss * 1024}
+	s := sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss: int64(ru.Maxrss) * 1024}
 	fi, err := os.Stat(out)
 	if err != nil {
 		return s, errors.New("no output")
