@@ -24,6 +24,12 @@ type Fraction struct{ Num, Den uint32 }
 // Builder collects the fields of one directory. The zero value is an empty
 // directory. Adders record the first error they meet (a duplicate tag, an
 // empty list, an unknown type); Err, Size's callers and Encode report it.
+//
+// A Builder is not safe for concurrent use while it is modified (the
+// adders, Remove, Reset). Once built, its reading methods (Encode, Size,
+// Entries, Get, Len, Err, Clone, and AddAll into another builder) change
+// nothing, so one builder may serve many directories and goroutines at
+// once, as package tiff's directories share one.
 type Builder struct {
 	entries []Entry // sorted by tag
 	err     error
