@@ -298,10 +298,13 @@ func TestBuilderRoundTrip(t *testing.T) {
 
 // FuzzBuilderRoundTrip encodes directories of random fields with package
 // ifd, in the format the input picks, and reads them back with Read: the
-// entries must be those built.
+// entries must be those built. ASCII values end in a NUL and may hold
+// more (several strings), of 1 to 39 bytes: inline up to 4 (8 in
+// BigTIFF), out of line past it, padded when odd.
 func FuzzBuilderRoundTrip(f *testing.F) {
 	f.Add(byte(0), []byte{1, 3, 2, 0xff, 0xff, 2, 2, 5, 'h', 'i', 'x', 'y', 'z'})
 	f.Add(byte(3), []byte{0x30, 16, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24})
+	f.Add(byte(2), []byte{0x10, 2, 4, 'a', 'b', 'c', 0, 0x11, 2, 5, 'h', 'e', 'l', 'l', 'o', 0x12, 2, 9, 'x', 0, 'y', 'z'}) // ASCII: inline, out of line, odd
 	f.Fuzz(func(t *testing.T, format byte, data []byte) {
 		fm := ifd.Format{BigTIFF: format&1 != 0}
 		if format&2 != 0 {
@@ -313,12 +316,15 @@ func FuzzBuilderRoundTrip(f *testing.F) {
 			n := int(data[2]%40) * typ.Size()
 			tag := i*256 + uint16(data[0])
 			// SubIFDs is left out: Read follows it.
-			if !typ.Valid() || n == 0 || typ == ifd.ASCII || (typ == ifd.Long8 || typ == ifd.SLong8 || typ == ifd.IFD8) && !fm.BigTIFF || tag == TagSubIFDs {
+			if !typ.Valid() || n == 0 || (typ == ifd.Long8 || typ == ifd.SLong8 || typ == ifd.IFD8) && !fm.BigTIFF || tag == TagSubIFDs {
 				data = data[3:]
 				continue
 			}
 			value := make([]byte, n)
 			copy(value, data[3:])
+			if typ == ifd.ASCII {
+				value[n-1] = 0
+			}
 			b.Add(ifd.Entry{Tag: tag, Type: typ, Count: uint64(n / typ.Size()), Value: value})
 			data = data[min(len(data), 3+n):]
 		}
