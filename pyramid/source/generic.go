@@ -115,8 +115,8 @@ func (m *mapper) genericPages(pages []*tiff.Page) error {
 	// description) are a further image, as tifffile reads the stack alone.
 	for k := 0; k < len(groups); k++ {
 		g := groups[k]
-		if ij, ok := parseImageJ(g.pages[0].Description()); ok && ij.pages(g.layout) > 0 && ij.pages(g.layout) < len(g.pages) {
-			n := ij.pages(g.layout)
+		if ij, ok := parseImageJ(g.pages[0].Description()); ok && ij.pages(g.layout, len(g.pages)) > 0 && ij.pages(g.layout, len(g.pages)) < len(g.pages) {
+			n := ij.pages(g.layout, len(g.pages))
 			rest := &group{layout: g.layout, series: g.series, pages: g.pages[n:len(g.pages):len(g.pages)]}
 			g.pages = g.pages[:n:n]
 			groups = slices.Insert(groups, k+1, rest)
@@ -143,9 +143,9 @@ func (m *mapper) genericPages(pages []*tiff.Page) error {
 		}
 		var err error
 		switch {
-		case isImageJ && ij.pages(g.layout) > len(g.pages):
+		case isImageJ && ij.pages(g.layout, len(g.pages)) > len(g.pages):
 			what := fmt.Sprintf("the ImageJ description (images=%d)", ij.images)
-			g.pages, err = m.storedAfter(ij.pages(g.layout), g.pages, g.layout, len(pages) == 1, what)
+			g.pages, err = m.storedAfter(ij.pages(g.layout, len(g.pages)), g.pages, g.layout, len(pages) == 1, what)
 		case isShaped && sh.pages(g.layout) > len(g.pages):
 			what := fmt.Sprintf("tifffile's description (shape %v, axes %q)", sh.Shape, sh.Axes)
 			g.pages, err = m.storedAfter(sh.pages(g.layout), g.pages, g.layout, len(pages) == 1, what)
@@ -538,6 +538,13 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 		}
 		axes = append(axes, axis{a, pp})
 	}
+	// A page's samples along C after an axis C (tifffile's CYXS of several
+	// samples) are channels within each of its channels: C x S channels,
+	// as an OME-TIFF of such pages counts them.
+	samplesC := 1
+	if n := len(axes); l.planesPerPage() > 1 && axes[n-1].along == 'C' {
+		samplesC = axes[n-1].size
+	}
 	sizes := map[byte]int{'Z': 1, 'C': 1, 'T': 1}
 	order := "" // fastest first
 	for k := len(axes) - 1; k >= 0; k-- {
@@ -545,7 +552,7 @@ func (sh shaped) spread(im *Image, l pageLayout, n int) bool {
 		if a.size == 1 {
 			continue
 		}
-		if a.along != 'T' && sizes[a.along] > 1 {
+		if a.along != 'T' && sizes[a.along] > 1 && (a.along != 'C' || sizes['C'] != samplesC || samplesC == 1) {
 			return false // Z or C twice
 		}
 		sizes[a.along] *= a.size
@@ -899,12 +906,14 @@ func parseImageJ(d string) (imageJ, bool) {
 	return ij, true
 }
 
-// pages returns the pages the description counts, for pages of layout l:
-// its images, each a page, but for pages of several samples when channels
-// counts the samples (Bio-Formats writes "images" as SizeC x SizeZ x
-// SizeT, an RGB page's samples counted in SizeC).
-func (ij imageJ) pages(l pageLayout) int {
-	if l.samples > 1 && ij.channels == l.samples && ij.images%l.samples == 0 {
+// pages returns the pages the description counts, for have pages of
+// layout l: its images, each a page, but for pages of several samples when
+// channels counts the samples (Bio-Formats writes "images" as SizeC x
+// SizeZ x SizeT, an RGB page's samples counted in SizeC) and the file does
+// not hold as many pages as images (ImageJ and tifffile write an RGB
+// hyperstack of 3 channels as 3 RGB pages a slice, "channels=3").
+func (ij imageJ) pages(l pageLayout, have int) int {
+	if l.samples > 1 && ij.channels == l.samples && ij.images%l.samples == 0 && have != ij.images {
 		return ij.images / l.samples
 	}
 	return ij.images
@@ -926,8 +935,11 @@ var imageJUnits = map[string]string{
 
 // apply spreads the n pages of im over channels, slices and frames, in
 // ImageJ's order (channels fastest, then slices: XYCZT), when their
-// product is n; RGB pages count as one channel, and pages whose samples
+// product is n; RGB pages count as one channel when slices and frames
+// alone make n, each an RGB channel when channels, slices and frames do
+// (an RGB hyperstack, as Bio-Formats reads both), and pages whose samples
 // are channels count their samples (Bio-Formats writes such files).
+// Otherwise the pages stay along T, and a note says so.
 //
 // The sizes are ImageJ's: the resolution is in the description's unit,
 // whatever ResolutionUnit says (but for ImageJ's own rule: "um" of a
@@ -950,9 +962,14 @@ func (ij imageJ) apply(im *Image, l pageLayout, n int) {
 	switch {
 	case within && l.planesPerPage() == 1 && channels*ij.slices*ij.frames == n:
 		s.SizeC, s.SizeZ, s.SizeT = channels, ij.slices, ij.frames
+	case within && ij.channels <= n && l.rgb && ij.channels*ij.slices*ij.frames == n:
+		s.SizeC, s.SizeZ, s.SizeT = ij.channels, ij.slices, ij.frames
 	case within && l.planesPerPage() > 1 && channels == l.planesPerPage() && ij.slices*ij.frames == n:
 		// Bio-Formats' layout: a page's samples are the channels.
 		s.SizeZ, s.SizeT = ij.slices, ij.frames
+	case n > 1 && (ij.channels > 1 || ij.slices > 1 || ij.frames > 1) && !(l.rgb && ij.channels == l.samples && ij.slices*ij.frames == 1):
+		im.Notes = append(im.Notes, fmt.Sprintf("the ImageJ description's channels=%d slices=%d frames=%d do not fit its %d pages: they go along T",
+			ij.channels, ij.slices, ij.frames, n))
 	}
 	page := im.Planes[0].Page
 	switch {

@@ -149,6 +149,17 @@ func TestGenericMapping(t *testing.T) {
 			gray(8, 8), gray(8, 8), gray(8, 8)}, []string{`"" 8x8 Z1 C1 T4 XYCZT uint16 x1: 0:* 1:* 2:* 3:*`}},
 		{"ImageJ sizes that do not match stay on T", []testPage{gray(8, 8, description("ImageJ=1.53t\nimages=2\nchannels=4\n")), gray(8, 8)},
 			[]string{`"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`}},
+		// ImageJ (and tifffile) write an RGB hyperstack as a page per RGB
+		// channel, images counting the pages (they were split into images
+		// or put along T).
+		{"ImageJ RGB hyperstack", []testPage{
+			{width: 8, height: 8, samples: 3, bits: 8, more: description("ImageJ=1.11a\nimages=4\nchannels=2\nslices=2\nhyperstack=true")},
+			{width: 8, height: 8, samples: 3, bits: 8}, {width: 8, height: 8, samples: 3, bits: 8}, {width: 8, height: 8, samples: 3, bits: 8}},
+			[]string{`"" 8x8 Z2 C2 T1 XYCZT uint8 x3: 0:* 1:* 2:* 3:*`}},
+		{"ImageJ RGB hyperstack of 3 channels", []testPage{
+			{width: 8, height: 8, samples: 3, bits: 8, more: description("ImageJ=1.11a\nimages=3\nchannels=3\nhyperstack=true")},
+			{width: 8, height: 8, samples: 3, bits: 8}, {width: 8, height: 8, samples: 3, bits: 8}},
+			[]string{`"" 8x8 Z1 C3 T1 XYCZT uint8 x3: 0:* 1:* 2:*`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +170,17 @@ func TestGenericMapping(t *testing.T) {
 			assert.Empty(t, f.Skipped)
 		})
 	}
+}
+
+// TestImageJSizesNote: ImageJ sizes the pages do not fit leave the pages
+// along T, and a note says so (the sizes were dropped silently).
+func TestImageJSizesNote(t *testing.T) {
+	f, _, err := mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nchannels=4\n")), gray(8, 8))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"the ImageJ description's channels=4 slices=1 frames=1 do not fit its 2 pages: they go along T"}, f.Images[0].Notes)
+	f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nslices=2\n")), gray(8, 8))
+	require.NoError(t, err)
+	assert.Empty(t, f.Images[0].Notes, "fitting")
 }
 
 func TestGenericMetadata(t *testing.T) {
@@ -1133,6 +1155,13 @@ func TestShapedMapping(t *testing.T) {
 		{"Y and X not the page's", grays(2, `{"axes": "ZYX", "shape": [2, 8, 9]}`), `"" 8x8 Z1 C1 T2 XYCZT uint16 x1: 0:* 1:*`},
 		{"contiguous samples as channels after YX", withDescription(two, `{"axes": "ZYXC", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
 		{"samples along an axis OME lacks", withDescription(two, `{"axes": "ZYXR", "shape": [3, 8, 8, 2]}`, 3), `"" 8x8 Z3 C2 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1`},
+		// Samples after an axis C are channels within each of its
+		// channels, C x S, as an OME-TIFF of such pages counts them (the
+		// pages went along T, noted as axes that do not fit).
+		{"C then samples", withDescription(two, `{"axes": "ZCYXS", "shape": [2, 3, 8, 8, 2]}`, 6),
+			`"" 8x8 Z2 C6 T1 XYCZT uint8 x1: 0:0 0:1 1:0 1:1 2:0 2:1 3:0 3:1 4:0 4:1 5:0 5:1`},
+		{"C, Z, then samples", withDescription(two, `{"axes": "CZYXS", "shape": [3, 2, 8, 8, 2]}`, 6),
+			`"" 8x8 Z2 C6 T1 XYCZT uint8 x1: 0:0 0:1 2:0 2:1 4:0 4:1 1:0 1:1 3:0 3:1 5:0 5:1`},
 	}
 	// What the mapping reads otherwise than the axes say is noted: axes
 	// OME lacks put along T, axes that do not fit.
