@@ -291,4 +291,22 @@ func TestPalettePages(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Contains(t, stderr, "PhotometricInterpretation palette", "%d bits", tt.bits)
 	}
+
+	// golang.org/x/image/tiff reads no BigTIFF and no Zstd: such a page is
+	// refused by convert and by info alike, naming the palette (info
+	// described it as read, and convert called it no TIFF).
+	for name, opts := range map[string]tiff.Options{"bigtiff.tif": {BigTIFF: tiff.BigTIFFAlways}, "zstd.tif": {}} {
+		in := filepath.Join(dir, name)
+		p := page{width: 16, height: 4, samples: 1, bits: 8, photometric: tiff.PhotometricPalette}
+		if name == "zstd.tif" {
+			p.compression = tiff.CompressionZstd
+		}
+		writeTIFFWith(t, in, opts, p)
+		code, _, stderr := clitest.Run(runConvert, in, filepath.Join(dir, "out.ome.tif"))
+		assert.Equal(t, 1, code, name)
+		assert.Contains(t, stderr, "PhotometricInterpretation palette", name)
+		code, _, stderr = clitest.Run(runInfo, in)
+		assert.Equal(t, 1, code, name)
+		assert.Contains(t, stderr, "PhotometricInterpretation palette", name)
+	}
 }

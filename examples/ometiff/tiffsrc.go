@@ -291,12 +291,17 @@ func loopNote(f *tiff.File) string {
 // decodedWhole reports whether a page is one the image decoders read and
 // the streaming reader does not: the colours of a 1- or 8-bit palette
 // page (golang.org/x/image/tiff takes a 16-bit page's indices modulo 256,
-// and reads no 2- or 4-bit one). An ImageJ palette page is streamed: its
-// values are the indices, the palette ImageJ's lookup table.
+// and reads no 2- or 4-bit one), in a file golang.org/x/image/tiff reads:
+// classic TIFF (not BigTIFF), uncompressed, LZW, Deflate or PackBits,
+// predictor 2 at most. Another is left to the streaming reader, which
+// refuses palettes, as ometiff info says. An ImageJ palette page is
+// streamed: its values are the indices, the palette ImageJ's lookup table.
 func decodedWhole(p *tiff.Page) bool {
 	l, err := p.Layout()
 	palette := l.Photometric == tiff.PhotometricPalette && !strings.HasPrefix(p.Description(), "ImageJ=")
-	return err == nil && palette && (l.BitsPerSample == 1 || l.BitsPerSample == 8) && l.SamplesPerPixel == 1
+	readable := !p.File().BigTIFF && !p.File().NDPI && l.Predictor <= tiff.PredictorHorizontal && slices.Contains([]uint16{
+		tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionDeflateOld, tiff.CompressionPackBits}, l.Compression)
+	return err == nil && palette && readable && (l.BitsPerSample == 1 || l.BitsPerSample == 8) && l.SamplesPerPixel == 1
 }
 
 // wholeNote says what the image decoders change of a page decodedWhole

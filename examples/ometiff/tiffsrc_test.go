@@ -31,6 +31,7 @@ type page struct {
 	subfile                      uint32
 	orientation                  uint16             // written when not 0
 	sampleFormat                 uint16             // written when not 0
+	compression                  uint16             // said (the data stays raw); none when 0
 	icc                          []byte             // an ICC profile, written when set
 	more                         func(*ifd.Builder) // other fields, when set
 	seed                         int
@@ -53,8 +54,14 @@ func (p page) pixels() []byte {
 // little-endian classic TIFF at path.
 func writeTIFF(t *testing.T, path string, pages ...page) {
 	t.Helper()
+	writeTIFFWith(t, path, tiff.Options{}, pages...)
+}
+
+// writeTIFFWith is writeTIFF with the tiff writer's options.
+func writeTIFFWith(t *testing.T, path string, opts tiff.Options, pages ...page) {
+	t.Helper()
 	h := iohandle.NewMemory()
-	w, err := tiff.NewWriter(h, tiff.Options{})
+	w, err := tiff.NewWriter(h, opts)
 	require.NoError(t, err)
 	for _, p := range pages {
 		b, err := w.WriteBlock(p.pixels())
@@ -70,7 +77,7 @@ func writeTIFF(t *testing.T, path string, pages ...page) {
 			bits[i] = uint16(p.bits)
 		}
 		f.AddShort(tiff.TagBitsPerSample, bits...)
-		f.AddShort(tiff.TagCompression, tiff.CompressionNone)
+		f.AddShort(tiff.TagCompression, max(p.compression, tiff.CompressionNone))
 		f.AddShort(tiff.TagPhotometricInterpretation, p.photometric)
 		if p.description != "" {
 			f.AddASCII(tiff.TagImageDescription, p.description)
