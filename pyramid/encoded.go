@@ -246,6 +246,7 @@ func (ep *EncodedPlaneWriter) WriteTile(level int, tile []byte) error {
 		return ep.im.busyError(ep.index)
 	}
 	defer ep.busy.Store(false)
+	defer ep.giveBackOnPanic()
 	im, w := ep.im, ep.im.w
 	if err := w.usable(); err != nil {
 		return err
@@ -309,7 +310,34 @@ func (ep *EncodedPlaneWriter) Write(p []byte) (int, error) {
 		}
 		return 0, fmt.Errorf("%w: every level of image %d is given encoded: its planes take no rows", ErrData, ep.im.index)
 	}
+	defer ep.giveBackOnPanic()
 	return ep.rows.Write(p)
+}
+
+// giveBackOnPanic, deferred by WriteTile and Write, gives the plane back
+// when they panic (a Progress that panics), as Abort does, and panics
+// again: a caller that recovers writes the plane again from a new
+// EncodedPlaneWriter, and this one returns ErrPlane (writing on through
+// it stored a tile twice). The rows' PlaneWriter may have given it back
+// already.
+func (ep *EncodedPlaneWriter) giveBackOnPanic() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	switch {
+	case ep.abandoned:
+	case ep.rows != nil && ep.rows.abandoned:
+		ep.abandoned = true
+	case ep.due > 0 || ep.rows != nil && ep.rows.written < ep.rows.size:
+		var s *planeStream
+		if ep.rows != nil {
+			s, ep.rows.stream, ep.rows.abandoned = ep.rows.stream, nil, true
+		}
+		ep.im.giveBack(ep.st, s)
+		ep.abandoned = true
+	}
+	panic(r)
 }
 
 // Close reports whether the plane is complete: every tile of the levels

@@ -236,8 +236,11 @@ type Options struct {
 	// comes last, whatever goroutine runs Progress then. A Progress that
 	// panics panics the call that reported; a caller that recovers may go
 	// on (later reports come). The plane that call was writing, if not
-	// complete, is given back by WritePlane and ReadPlanes, to be written
-	// again; one written through a PlaneWriter is given back by its Abort.
+	// complete, is given back, to be written again (WritePlane, a new
+	// PlaneWriter or EncodedPlaneWriter): the writer in use returns
+	// ErrPlane from then on. One AddImageData was writing stays missing,
+	// as its caller holds no Image to write it again: Close then fails
+	// with ErrMissingPlanes.
 	Progress func(Progress)
 	// UUID is the file's OME UUID ("urn:uuid:..." or a bare UUID); empty
 	// derives one from a hash of the encoded tiles and the metadata, so

@@ -27,7 +27,10 @@ type PlaneWriter struct {
 
 // Write takes the next len(p) bytes of the plane. Bytes past the end of the
 // plane are an error, and nothing of p is taken then. p is not kept after
-// Write returns.
+// Write returns. A Write that panics (a Progress that panics) gives the
+// plane back, as Abort does, before the panic goes on: a caller that
+// recovers writes the plane again from a new PlaneWriter, and this one
+// returns ErrPlane (writing on through it stored a tile twice).
 func (pw *PlaneWriter) Write(p []byte) (int, error) {
 	if pw == nil || pw.im == nil {
 		return 0, errZero
@@ -36,6 +39,12 @@ func (pw *PlaneWriter) Write(p []byte) (int, error) {
 		return 0, pw.busyError()
 	}
 	defer pw.busy.Store(false)
+	defer func() {
+		if r := recover(); r != nil {
+			pw.giveBackIfOpen()
+			panic(r)
+		}
+	}()
 	w := pw.im.w
 	if err := w.usable(); err != nil {
 		return 0, err

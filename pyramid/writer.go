@@ -735,6 +735,12 @@ func (w *Writer) addDirectories() error {
 			st := &im.planes[p]
 			for l := range st.dirs {
 				d := &st.dirs[l]
+				// One offset a tile, whatever went wrong before: a
+				// directory of more or fewer is a corrupt file.
+				if want := im.levels[l].tiles(); len(d.seqs) != want {
+					image, z, c, t := im.planeAt(p)
+					return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d has %d tiles stored at level %d, not %d", ErrData, z, c, t, image, len(d.seqs), l, want)
+				}
 				d.dir.Blocks = w.blocks.of(d.seqs)
 			}
 			if err := w.tw.AddDirectory(&st.dirs[0].dir); err != nil {

@@ -1279,6 +1279,104 @@ func TestCloseContextDuringSync(t *testing.T) {
 	assert.Nil(t, h.Bytes(), "not committed: discarded")
 }
 
+// TestProgressPanicsMidPlane: a Progress that panics within a
+// PlaneWriter's or EncodedPlaneWriter's call, which the caller recovers,
+// gives the plane back: writing on through the same writer is ErrPlane
+// (it stored a tile twice, and the file's directory listed one offset
+// more than its tiles), and the plane written again makes a whole file.
+func TestProgressPanicsMidPlane(t *testing.T) {
+	const width, height, tile = 100, 70, 16
+	base := randomPlane(width, height, 1, Uint8, 3, false)
+	tiles := make([][]byte, 0, 28) // the full resolution's, uncompressed, edge tiles padded
+	for y := 0; y < height; y += tile {
+		for x := 0; x < width; x += tile {
+			t := make([]byte, tile*tile)
+			for r := range min(tile, height-y) {
+				copy(t[r*tile:], base.pix[(y+r)*width+x:(y+r)*width+min(x+tile, width)])
+			}
+			tiles = append(tiles, t)
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		workers int
+		encoded bool
+	}{{"rows, synchronous", 1, false}, {"rows, pipelined", 2, false}, {"tiles given encoded", 1, true}, {"tiles given encoded, pipelined", 2, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			h := iohandle.NewMemory()
+			w, err := New(h, Options{TileSize: tile, Compression: None, Workers: tt.workers, Progress: func(Progress) {
+				if calls++; calls == 2 {
+					panic("the progress bar fails")
+				}
+			}})
+			require.NoError(t, err)
+			spec := ImageSpec{SizeX: width, SizeY: height}
+			var im *Image
+			if tt.encoded {
+				im, err = w.AddEncodedImage(spec, EncodedLevel{TileCoding: TileCoding{Compression: None, TileWidth: tile, TileHeight: tile}})
+			} else {
+				im, err = w.AddImage(spec)
+			}
+			require.NoError(t, err)
+			again := func() error { // the plane's data from its start, through the writer at hand
+				t.Helper()
+				if !tt.encoded {
+					pw, err := im.Plane(0, 0, 0)
+					require.NoError(t, err)
+					return pw.writeAll(base.pix)
+				}
+				ep, err := im.EncodedPlane(0, 0, 0)
+				require.NoError(t, err)
+				for _, tl := range tiles {
+					if err := ep.WriteTile(0, tl); err != nil {
+						return err
+					}
+				}
+				if _, err := ep.Write(base.pix); err != nil {
+					return err
+				}
+				return ep.Close()
+			}
+			if tt.encoded {
+				ep, err := im.EncodedPlane(0, 0, 0)
+				require.NoError(t, err)
+				func() {
+					defer func() { assert.Equal(t, "the progress bar fails", recover()) }()
+					for _, tl := range tiles {
+						require.NoError(t, ep.WriteTile(0, tl))
+					}
+				}()
+				assert.ErrorIs(t, ep.WriteTile(0, tiles[0]), ErrPlane, "writing on")
+				assert.ErrorIs(t, ep.Close(), ErrPlane)
+			} else {
+				pw, err := im.Plane(0, 0, 0)
+				require.NoError(t, err)
+				func() {
+					defer func() { assert.Equal(t, "the progress bar fails", recover()) }()
+					for y := range height {
+						_, err := pw.Write(base.pix[y*width : (y+1)*width])
+						require.NoError(t, err)
+					}
+				}()
+				_, err = pw.Write(base.pix[:width])
+				assert.ErrorIs(t, err, ErrPlane, "writing on")
+				assert.ErrorIs(t, pw.Close(), ErrPlane)
+			}
+			done, err := im.PlaneComplete(0, 0, 0)
+			require.NoError(t, err)
+			assert.False(t, done, "given back")
+			require.NoError(t, again(), "written again")
+			require.NoError(t, w.Close())
+			levels := referenceLevels(width, height, tile)
+			checkPyramid(t, h.Bytes(), [][]refPlane{referencePyramid(base, Uint8, Options{}.Downsampling, len(levels))})
+			f, err := readback.Parse(h.Bytes())
+			require.NoError(t, err)
+			assert.Len(t, f.IFDs[0].Uints(tiff.TagTileOffsets), len(tiles), "an offset a tile")
+		})
+	}
+}
+
 // TestProgressPanics: a Progress that panics once, which the caller
 // recovers, is called again for the planes written after, and with the
 // committed file's report (a panic left its lock held, and no report came
