@@ -125,6 +125,9 @@ func (d *Dataset) NewPart(ctx context.Context, h iohandle.Handle, i int, opts Pa
 // locate returns the image of the part holding plane ref, and the plane's
 // index in it.
 func (p *Part) locate(ref PlaneRef) (*Image, int, error) {
+	if p == nil || p.d == nil {
+		return nil, 0, errZero
+	}
 	if ref.Image < 0 || ref.Image >= len(p.d.images) {
 		return nil, 0, fmt.Errorf("%w: image %d of a dataset of %d", ErrPlane, ref.Image, len(p.d.images))
 	}

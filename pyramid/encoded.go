@@ -129,6 +129,10 @@ func imageLevels(spec ImageSpec, opts Options, encoded []EncodedLevel) ([]levelG
 			return nil, 0, fmt.Errorf("%w: encoded level %d is %d x %d, level %d %d x %d: not one integer factor (at least 2) between all levels, equal in X and Y",
 				ErrOption, l, g.width, g.height, l-1, up.width, up.height)
 		}
+		if g.width == up.width && g.height == up.height { // 1 x 1 divided, rounded up, is 1 x 1 again
+			return nil, 0, fmt.Errorf("%w: encoded level %d is %d x %d, as level %d is: a level is smaller than the one above it",
+				ErrOption, l, g.width, g.height, l-1)
+		}
 	}
 	return levels, factor, nil
 }

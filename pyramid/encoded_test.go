@@ -381,6 +381,10 @@ func TestEncodedRefused(t *testing.T) {
 		{"factor differs in Y", rgb, []EncodedLevel{{TileCoding: lzw}, level(150, 50, lzw)}, ErrOption, "level 1 is 150 x 50"},
 		{"codecs differ", rgb, []EncodedLevel{{TileCoding: lzw}, level(150, 100, with(lzw, func(c *TileCoding) { c.Compression = Deflate }))}, ErrOption, "level 1 has Deflate tiles"},
 		{"empty level", rgb, []EncodedLevel{{TileCoding: lzw}, level(0, 100, lzw)}, ErrSize, "level 1 is 0 x 100"},
+		// 1 x 1 divided by 2, rounded up, is 1 x 1: such levels were taken,
+		// a directory each per plane.
+		{"a level repeated", ImageSpec{SizeX: 2, SizeY: 2}, []EncodedLevel{{TileCoding: lzw}, level(1, 1, lzw), level(1, 1, lzw)}, ErrOption,
+			"encoded level 2 is 1 x 1, as level 1 is"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

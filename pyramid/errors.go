@@ -34,8 +34,8 @@ func classify(kind error, text string, cause error) error {
 }
 
 // errZero is the error of a method called on a zero Writer, Image,
-// PlaneWriter or EncodedPlaneWriter, which only this package makes.
-var errZero = fmt.Errorf("%w: a zero value, not made by New, Create, AddImage, Plane or EncodedPlane", ErrClosed)
+// PlaneWriter, EncodedPlaneWriter or Part, which only this package makes.
+var errZero = fmt.Errorf("%w: a zero value, not made by New, Create, AddImage, Plane, EncodedPlane or CreatePart", ErrClosed)
 
 // within says where err, an error of this package, arose: its message is
 // that of its sentinel, then where, then the rest ("pyramid: bad option:

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"image"
+	"image/color"
 	"io"
 	"io/fs"
 	"math"
@@ -388,6 +389,26 @@ func TestZeroValues(t *testing.T) {
 	_, err = sw.Write([]uint16{1})
 	assert.ErrorIs(t, err, ErrClosed, "SampleWriter.Write")
 	assert.ErrorIs(t, sw.Close(), ErrClosed, "SampleWriter.Close")
+
+	// Values a caller can make that the writer cannot use: errors, where
+	// they panicked.
+	var part Part
+	assert.ErrorIs(t, part.WritePlane(PlaneRef{}, nil), ErrClosed, "Part.WritePlane")
+	_, err = part.Plane(PlaneRef{})
+	assert.ErrorIs(t, err, ErrClosed, "Part.Plane")
+	_, err = New(iohandle.NewMemory(), Options{OME: &OMEDocument{}})
+	assert.ErrorIs(t, err, ErrOption, "a zero OMEDocument")
+	live, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer live.Abort()
+	_, err = live.AddImage(ImageSpec{SizeX: 4, SizeY: 4, OME: &OMEImage{}})
+	assert.ErrorIs(t, err, ErrMetadata, "a zero OMEImage")
+	assert.ErrorIs(t, (&OMEImage{}).Check(ImageSpec{SizeX: 4, SizeY: 4}), ErrMetadata)
+	_, err = live.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Channels: []Channel{{Color: (*color.RGBA)(nil)}}})
+	assert.ErrorIs(t, err, ErrMetadata, "a nil colour")
+	assert.ErrorContains(t, err, "Channels[0].Color is a nil *color.RGBA")
+	assert.Zero(t, PixelType(8).Size(), "no such pixel type")
+	assert.Zero(t, PixelType(-1).Size())
 }
 
 // TestNilValues: nil pointers of the writer's types, a nil handle and a
@@ -420,4 +441,21 @@ func TestPlaneCoordsOutOfRange(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, p, got)
 	}
+}
+
+// TestOMEXMLTooLargeAtClose: a file whose OME-XML would be longer than
+// MaxOMEXMLSize, which ParseOME refuses, is not committed (it was, and
+// this module's readers then refused its metadata).
+func TestOMEXMLTooLargeAtClose(t *testing.T) {
+	h := iohandle.NewMemory()
+	w, err := New(h, Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", MaxOMEXMLSize)})
+	require.NoError(t, err)
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
+	err = w.Close()
+	require.ErrorIs(t, err, ErrOMETooLarge)
+	assert.ErrorContains(t, err, "more than MaxOMEXMLSize (67108864), which ParseOME reads")
+	assert.Nil(t, h.Bytes(), "discarded")
 }

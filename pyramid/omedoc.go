@@ -204,6 +204,10 @@ func (m *OMEImage) truncated(added, kept int) *OMEImage {
 // Images returns the number of Image elements of the document.
 func (d *OMEDocument) Images() int { return len(d.images) }
 
+// parsed reports whether d is a document ParseOME returned, not a zero
+// one, which has no root element.
+func (d *OMEDocument) parsed() bool { return len(d.nodes) > 0 }
+
 // Image returns the i-th Image element of the document, or nil if there is
 // none.
 func (d *OMEDocument) Image(i int) *OMEImage {

@@ -112,6 +112,9 @@ func (m *OMEImage) Check(spec ImageSpec) error {
 // and samples, its planes. It returns the Plane elements by plane index
 // (in spec's DimensionOrder).
 func (m *OMEImage) check(s ImageSpec) (map[int]int32, error) {
+	if m.doc == nil || !m.doc.parsed() {
+		return nil, fmt.Errorf("%w: ImageSpec.OME is a zero OMEImage, not one OMEDocument.Image returned", ErrMetadata)
+	}
 	d := m.doc
 	px := m.pixels()
 	sizes := []struct {

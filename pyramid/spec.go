@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"math/bits"
+	"reflect"
 	"time"
 
 	"github.com/ometiff-go/ometiff/tiff"
@@ -38,8 +39,14 @@ var pixelTypes = [...]struct {
 
 func (p PixelType) valid() bool { return p >= Uint8 && p <= Float64 }
 
-// Size is the number of bytes of one sample.
-func (p PixelType) Size() int { return pixelTypes[p].size }
+// Size is the number of bytes of one sample; 0 for a type that is none
+// of the eight.
+func (p PixelType) Size() int {
+	if !p.valid() {
+		return 0
+	}
+	return pixelTypes[p].size
+}
 
 // Float reports whether samples are floating point.
 func (p PixelType) Float() bool { return p == Float32 || p == Float64 }
@@ -208,6 +215,9 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 		// as transparent black.
 		if c.Color == nil {
 			continue
+		}
+		if v := reflect.ValueOf(c.Color); v.Kind() == reflect.Pointer && v.IsNil() {
+			return s, fmt.Errorf("%w: Channels[%d].Color is a nil %T", ErrMetadata, i, c.Color) // its RGBA would panic
 		}
 		if r, g, b, a := c.Color.RGBA(); r > a || g > a || b > a {
 			return s, fmt.Errorf("%w: Channels[%d].Color %v has a component above its alpha, which an alpha-premultiplied colour cannot (color.RGBA{G: 255} is no opaque green: color.RGBA{G: 255, A: 255} is)",

@@ -216,6 +216,9 @@ func NewContext(ctx context.Context, h iohandle.Handle, opts Options) (*Writer, 
 	if n := h.Len(); n != 0 {
 		return nil, fmt.Errorf("%w: the output handle already holds %d bytes", ErrOption, n)
 	}
+	if opts.OME != nil && !opts.OME.parsed() {
+		return nil, fmt.Errorf("%w: Options.OME is a zero OMEDocument, not one ParseOME returned", ErrOption)
+	}
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -589,9 +592,11 @@ func (w *Writer) stopPipeline() error {
 
 // Close finishes the file: it waits for every tile, writes the directories
 // of every plane and level with the OME-XML in the first, writes the
-// header and commits the output. On any error the output is discarded.
-// After an earlier Close or Abort it does nothing: it returns nil if the
-// file was committed, and ErrClosed otherwise.
+// header and commits the output. On any error the output is discarded:
+// ErrMissingPlanes, a failure of the writing, or an OME-XML longer than
+// MaxOMEXMLSize (an *OMEError of ErrOMETooLarge), which ParseOME would
+// refuse. After an earlier Close or Abort it does nothing: it returns nil
+// if the file was committed, and ErrClosed otherwise.
 func (w *Writer) Close() error {
 	if w == nil {
 		return errZero
@@ -765,6 +770,12 @@ func (w *Writer) omeDescription() ([]byte, error) {
 	description, uuidAt, err := omeXML(ome, w.opts.OME, cmp.Or(w.opts.UUID, uuidPlaceholder), w.fileName)
 	if err != nil {
 		return nil, err
+	}
+	if len(description) > MaxOMEXMLSize {
+		// ParseOME, and the readers of this module, would refuse the
+		// file's metadata, as NewDataset refuses such a plan.
+		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the file's OME-XML would be %d bytes, more than MaxOMEXMLSize (%d), which ParseOME reads",
+			len(description), MaxOMEXMLSize)}
 	}
 	if w.hashed {
 		uuid := contentUUID(w.contentDigest(description))
