@@ -409,6 +409,29 @@ func TestZeroValues(t *testing.T) {
 	assert.ErrorContains(t, err, "Channels[0].Color is a nil *color.RGBA")
 	assert.Zero(t, PixelType(8).Size(), "no such pixel type")
 	assert.Zero(t, PixelType(-1).Size())
+	var nilSamples *SampleWriter[uint8]
+	_, err = nilSamples.Write([]uint8{1})
+	assert.ErrorIs(t, err, ErrClosed, "a nil SampleWriter")
+	assert.ErrorIs(t, nilSamples.Close(), ErrClosed)
+}
+
+// TestAddImageDataSpecDisagrees: a spec whose layout disagrees with the
+// image's is ErrData naming the field.
+func TestAddImageDataSpecDisagrees(t *testing.T) {
+	w, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	gray := image.NewGray(image.Rect(0, 0, 4, 3))
+	for spec, says := range map[*ImageSpec]string{
+		{SizeT: 2}:           "the spec's SizeT is 2 where the image has 1",
+		{SizeY: 4}:           "the spec's SizeY is 4 where the image has 3",
+		{SamplesPerPixel: 3}: "the spec's SamplesPerPixel is 3 where the image has 1",
+		{PixelType: Float32}: "the spec's PixelType is float, the image holds uint8",
+	} {
+		_, err := w.AddImageData(*spec, gray)
+		assert.ErrorIs(t, err, ErrData)
+		assert.ErrorContains(t, err, says)
+	}
 }
 
 // TestNilValues: nil pointers of the writer's types, a nil handle and a

@@ -142,17 +142,19 @@ func (w *Writer) addImageData(spec ImageSpec, img image.Image) (*Image, error) {
 // that disagree.
 func (s *ImageSpec) takeLayout(width, height int, conv converter) error {
 	layout := []struct {
+		name  string
 		field *int
 		value int
-	}{{&s.SizeX, width}, {&s.SizeY, height}, {&s.SizeZ, 1}, {&s.SizeC, 1}, {&s.SizeT, 1}, {&s.SamplesPerPixel, conv.samples}}
+	}{{"SizeX", &s.SizeX, width}, {"SizeY", &s.SizeY, height}, {"SizeZ", &s.SizeZ, 1}, {"SizeC", &s.SizeC, 1}, {"SizeT", &s.SizeT, 1},
+		{"SamplesPerPixel", &s.SamplesPerPixel, conv.samples}}
 	for _, l := range layout {
 		if *l.field != 0 && *l.field != l.value {
-			return fmt.Errorf("%w: the spec says %d where the image has %d", ErrData, *l.field, l.value)
+			return fmt.Errorf("%w: the spec's %s is %d where the image has %d", ErrData, l.name, *l.field, l.value)
 		}
 		*l.field = l.value
 	}
 	if s.PixelType != Uint8 && s.PixelType != conv.pixelType {
-		return fmt.Errorf("%w: the spec says %v, the image holds %v", ErrData, s.PixelType, conv.pixelType)
+		return fmt.Errorf("%w: the spec's PixelType is %v, the image holds %v", ErrData, s.PixelType, conv.pixelType)
 	}
 	s.PixelType = conv.pixelType
 	return nil

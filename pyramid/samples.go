@@ -70,7 +70,7 @@ func NewSampleWriter[T Sample](pw *PlaneWriter) (*SampleWriter[T], error) {
 // and returns how many it took: all of them, or none with the error
 // PlaneWriter.Write gives for their bytes.
 func (s *SampleWriter[T]) Write(samples []T) (int, error) {
-	if s.pw == nil {
+	if s == nil || s.pw == nil {
 		return 0, errZero
 	}
 	n, err := s.pw.Write(sampleBytes(samples))
@@ -79,7 +79,7 @@ func (s *SampleWriter[T]) Write(samples []T) (int, error) {
 
 // Close reports whether the plane is complete, as PlaneWriter.Close.
 func (s *SampleWriter[T]) Close() error {
-	if s.pw == nil {
+	if s == nil || s.pw == nil {
 		return errZero
 	}
 	return s.pw.Close()
