@@ -200,12 +200,22 @@ func FuzzImageJDescription(f *testing.F) {
 	})
 }
 
+// FuzzImageJRGBDescription maps files of four RGB pages whose first
+// page's ImageJ description is arbitrary: ImageJ's RGB hyperstacks (a page
+// per RGB channel) and Bio-Formats' (images counting samples).
+func FuzzImageJRGBDescription(f *testing.F) {
+	seeds := []string{"ImageJ=1.11a\nimages=4\nchannels=2\nslices=2\nhyperstack=true", "ImageJ=\nimages=12\nchannels=3\nslices=4\n",
+		"ImageJ=1.54f\nimages=3\nchannels=3\n", "ImageJ=1\nimages=8\nchannels=2\nframes=2\n"}
+	rgb := testPage{width: 8, height: 8, samples: 3, bits: 8}
+	fuzzDescription(f, seeds, rgb, rgb, rgb, rgb)
+}
+
 // FuzzShapedDescription maps files of six pages (four gray, two of two
 // samples) whose first page's description is arbitrary, seeded with
 // tifffile's JSON of shaped series.
 func FuzzShapedDescription(f *testing.F) {
 	seeds := []string{`{"axes": "ZCYX", "shape": [2, 2, 8, 8]}`, `{"shape": [4, 8, 8]}`, `{"axes": "TZCYX", "shape": [1, 2, 2, 8, 8], "x": null}`,
-		`{"axes": "CYXS", "shape": [2, 8, 8, 2]}`, `{"axes": "", "shape": []}`}
+		`{"axes": "CYXS", "shape": [2, 8, 8, 2]}`, `{"axes": "", "shape": []}`, `{"axes": "QCYXS", "shape": [1, 2, 8, 8, 2]}`}
 	g, two := gray(8, 8), testPage{width: 8, height: 8, samples: 2, bits: 8}
 	fuzzDescription(f, seeds, g, g, g, g, two, two)
 }
