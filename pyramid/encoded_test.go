@@ -890,3 +890,46 @@ func TestEncodedCodingZeroValues(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodedLevelGetter: EncodedLevel returns each level given encoded as
+// it was given, a copy the caller may change; another level is ErrOption,
+// a zero Image's ErrClosed.
+func TestEncodedLevelGetter(t *testing.T) {
+	w, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	coding := TileCoding{Compression: Deflate, Predictor: PredictorHorizontal, TileWidth: 32, TileHeight: 16}
+	given := []EncodedLevel{{TileCoding: coding}, {Width: 32, Height: 20, TileCoding: coding}}
+	im, err := w.AddEncodedImage(ImageSpec{SizeX: 64, SizeY: 40}, given...)
+	require.NoError(t, err)
+	for l, want := range given {
+		got, err := im.EncodedLevel(l)
+		require.NoError(t, err)
+		assert.Equal(t, want.TileCoding, got.TileCoding, "level %d", l)
+		assert.Equal(t, [2]int{want.Width, want.Height}, [2]int{got.Width, got.Height}, "level %d", l)
+	}
+	_, err = im.EncodedLevel(2)
+	assert.ErrorIs(t, err, ErrOption)
+	plain, err := w.AddImage(ImageSpec{SizeX: 8, SizeY: 8})
+	require.NoError(t, err)
+	_, err = plain.EncodedLevel(0)
+	assert.ErrorIs(t, err, ErrOption, "an image added otherwise")
+	_, err = (&Image{}).EncodedLevel(0)
+	assert.ErrorIs(t, err, ErrClosed)
+
+	jpegTables := []byte{0xff, 0xd8, 0xff, 0xd9}
+	w2, err := New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w2.Abort()
+	rgb, err := w2.AddEncodedImage(ImageSpec{SizeX: 64, SizeY: 64, SamplesPerPixel: 3},
+		EncodedLevel{TileCoding: TileCoding{Compression: JPEG, TileWidth: 64, TileHeight: 64, Photometric: tiff.PhotometricYCbCr, JPEGTables: jpegTables}})
+	require.NoError(t, err)
+	jpegTables[2] = 0 // the caller's slice, changed after: the image kept its own
+	got, err := rgb.EncodedLevel(0)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0xff, 0xd8, 0xff, 0xd9}, got.JPEGTables)
+	got.JPEGTables[0] = 0
+	again, err := rgb.EncodedLevel(0)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0xff, 0xd8, 0xff, 0xd9}, again.JPEGTables, "a copy")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -25,6 +26,7 @@ type Image struct {
 	encoded  int                // levels given encoded, the first ones (AddEncodedImage)
 	rawTile  []int              // per level given encoded: the bytes of each uncompressed tile, else 0
 	given    []uint16           // per level given encoded: its TIFF Compression
+	codings  []EncodedLevel     // per level given encoded: as given, its slices copied
 	factor   int                // between the sizes of consecutive levels
 	coding   Coding             // of the levels the writer encodes: the spec's, else the writer's
 	codec    compress.Codec     // of coding, unless JPEG: the writer's when they agree, else shared by the images of that coding
@@ -154,6 +156,9 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 		var coding TileCoding
 		if l < len(encoded) {
 			coding = encoded[l].TileCoding
+			given := encoded[l]
+			given.JPEGTables, given.ReferenceBlackWhite = slices.Clone(given.JPEGTables), slices.Clone(given.ReferenceBlackWhite)
+			im.codings = append(im.codings, given)
 			raw := 0
 			if coding.Compression == None {
 				raw = coding.TileWidth * coding.TileHeight * spec.SamplesPerPixel * spec.PixelType.Size()
@@ -533,6 +538,22 @@ func (im *Image) Levels() int { return len(im.levels) }
 // When it is less than Levels, the planes take rows too, to compute the
 // others from.
 func (im *Image) EncodedLevels() int { return im.encoded }
+
+// EncodedLevel returns level l (below EncodedLevels) as AddEncodedImage
+// was given it: the coding its tiles must have, for a caller that copies
+// tiles from elsewhere to check that they do (package source's WritePlanes
+// does). Another level is ErrOption.
+func (im *Image) EncodedLevel(l int) (EncodedLevel, error) {
+	if im == nil || im.w == nil {
+		return EncodedLevel{}, errZero
+	}
+	if l < 0 || l >= im.encoded {
+		return EncodedLevel{}, fmt.Errorf("%w: level %d is not given encoded (image %d has %d such levels)", ErrOption, l, im.index, im.encoded)
+	}
+	e := im.codings[l]
+	e.JPEGTables, e.ReferenceBlackWhite = slices.Clone(e.JPEGTables), slices.Clone(e.ReferenceBlackWhite)
+	return e, nil
+}
 
 // PlaneBytes is the length of one plane's pixel data: SizeY rows of SizeX
 // pixels of SamplesPerPixel little-endian samples.

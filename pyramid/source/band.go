@@ -30,10 +30,12 @@ var (
 	// its size: a decompression bomb, unless the file is trusted. It is
 	// ErrSize too.
 	ErrBomb error = bombError{}
-	// ErrUnsupported reports a page laid out in a way the band reader does
-	// not handle (YCbCr in separate planes).
+	// ErrUnsupported reports what this package does not read: a page laid
+	// out in a way the band reader does not handle (YCbCr in separate
+	// planes, a codec or sample format it does not decode), a layout or
+	// metadata New cannot map, tiles Encoded cannot copy through.
 	ErrUnsupported = errors.New("source: unsupported layout")
-	// ErrClosed reports a BandReader used after Close.
+	// ErrClosed reports a BandReader used after Close, or a zero one.
 	ErrClosed = errors.New("source: band reader is closed")
 )
 
@@ -157,7 +159,11 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // Blocks are decoded in parallel by a compress.Pipeline, which hands them
 // back in order. A BandReader is used by one goroutine. Its pipeline
 // stops when Next returns io.EOF; Close stops it before that (and is
-// harmless after).
+// harmless after), as does the end of the context NewBandReader was
+// given. A reader dropped before either keeps its decoding goroutines
+// (with several Workers) until the context ends, as a file not closed
+// keeps its descriptor: close every reader, or give it a context that
+// ends. The methods of a zero BandReader return ErrClosed.
 type BandReader struct {
 	page      *tiff.Page
 	l         tiff.Layout
@@ -289,18 +295,31 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 }
 
 // Layout returns the layout of the page read.
-func (r *BandReader) Layout() tiff.Layout { return r.l }
+func (r *BandReader) Layout() tiff.Layout {
+	if r == nil {
+		return tiff.Layout{}
+	}
+	return r.l
+}
 
 // RowBytes returns the bytes of a row of a band: Width × SamplesPerPixel
 // × the bytes of a sample (BitsPerSample / 8, and 1 for samples of fewer
 // than 8 bits).
-func (r *BandReader) RowBytes() int { return r.rowBytes }
+func (r *BandReader) RowBytes() int {
+	if r == nil {
+		return 0
+	}
+	return r.rowBytes
+}
 
 // Next returns the next band: the rows from y on, as many as the band's
 // length holds (the band height, fewer for the last band). The band is
 // valid until the next call. After the last band it returns io.EOF; it
 // returns the first error of a read, a decode, or the context, for good.
 func (r *BandReader) Next() (y int, band []byte, err error) {
+	if r.unmade() {
+		return 0, nil, errUnmade
+	}
 	if r.closed {
 		return 0, nil, ErrClosed
 	}
@@ -347,15 +366,25 @@ func (r *BandReader) Next() (y int, band []byte, err error) {
 	return y, r.ring[slot][:rows*r.rowBytes], nil
 }
 
-// Err returns the reader's first error, or nil.
+// Err returns the reader's first error, or nil (after Close too, when
+// Close met none).
 func (r *BandReader) Err() error {
+	if r.unmade() {
+		return errUnmade
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.drained && errors.Is(r.err, errStopped) {
-		return nil
+	if errors.Is(r.err, errStopped) || r.closed && errors.Is(r.err, compress.ErrClosed) {
+		return nil // Close's own stop, or the end of the pipeline after the last band
 	}
 	return r.err
 }
+
+// errUnmade is the error of a zero BandReader's methods.
+var errUnmade = fmt.Errorf("%w: a zero BandReader, not made by NewBandReader", ErrClosed)
+
+// unmade reports a nil or zero BandReader.
+func (r *BandReader) unmade() bool { return r == nil || r.page == nil }
 
 // fail records the first error and wakes Next.
 func (r *BandReader) fail(err error) {
@@ -575,6 +604,9 @@ func (r *BandReader) consume(seq int64, _ []byte) error {
 
 // Read reads the page's rows as one stream of bytes, band after band.
 func (r *BandReader) Read(p []byte) (int, error) {
+	if r.unmade() {
+		return 0, errUnmade
+	}
 	if len(r.cur) == 0 {
 		_, band, err := r.Next()
 		if err != nil {
@@ -590,6 +622,9 @@ func (r *BandReader) Read(p []byte) (int, error) {
 // WriteTo writes the rest of the page's rows to w, band by band; io.Copy
 // uses it.
 func (r *BandReader) WriteTo(w io.Writer) (int64, error) {
+	if r.unmade() {
+		return 0, errUnmade
+	}
 	var total int64
 	for {
 		if len(r.cur) == 0 {
@@ -615,6 +650,9 @@ func (r *BandReader) WriteTo(w io.Writer) (int64, error) {
 // the first error of a read, a decode or the context, if any (reading
 // every band before is not required). Later calls return nil.
 func (r *BandReader) Close() error {
+	if r.unmade() {
+		return errUnmade
+	}
 	if r.closed {
 		return nil
 	}

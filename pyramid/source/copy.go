@@ -1,11 +1,13 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -40,6 +42,9 @@ func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 	}
 	var out []pyramid.EncodedLevel
 	for p, pl := range im.Planes {
+		if pl.Page == nil || slices.Contains(pl.Levels, nil) {
+			return nil, fmt.Errorf("%w: plane %d has no page (nil)", ErrMismatch, p)
+		}
 		if pl.Sample >= 0 {
 			return nil, fmt.Errorf("%w: tiles copied through: plane %d is one sample of its page", ErrUnsupported, p)
 		}
@@ -154,6 +159,9 @@ func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Opti
 			}
 			continue // written before an error, which WritePlanes resumes after
 		}
+		if err := checkCodings(dst, pl, encoded); err != nil {
+			return planeError(name, err)
+		}
 		ep, err := dst.EncodedPlane(z, c, t)
 		if err != nil {
 			return planeError(name, err)
@@ -176,6 +184,69 @@ func (im *Image) writeEncoded(ctx context.Context, dst *pyramid.Image, opts Opti
 		}
 	}
 	return nil
+}
+
+// checkCodings returns ErrMismatch when the tiles of the plane's first
+// encoded levels are not coded as dst's levels were added with (another
+// image's Encoded levels, say): copied, they would be read as that coding,
+// other pixels (tiles without a predictor in a level that says one).
+func checkCodings(dst *pyramid.Image, pl Plane, encoded int) error {
+	samples := max(dst.Spec().SamplesPerPixel, 1)
+	for k := range encoded {
+		page := pl.Page
+		if k > 0 {
+			page = pl.Levels[k-1]
+		}
+		want, err := dst.EncodedLevel(k)
+		if err != nil {
+			return err
+		}
+		got, err := pyramid.EncodedLevelOf(page)
+		if err != nil {
+			return fmt.Errorf("%w: level %d: %w", ErrMismatch, k, err)
+		}
+		a, b := normalCoding(got.TileCoding, samples), normalCoding(want.TileCoding, samples)
+		if sized := want.Width == 0 && want.Height == 0 && k == 0 || got.Width == want.Width && got.Height == want.Height; !sized {
+			return fmt.Errorf("%w: level %d: the page at %d is %d x %d, the destination's level %d x %d",
+				ErrMismatch, k, page.Offset, got.Width, got.Height, want.Width, want.Height)
+		}
+		if !bytes.Equal(a.JPEGTables, b.JPEGTables) || !slices.Equal(a.ReferenceBlackWhite, b.ReferenceBlackWhite) {
+			return fmt.Errorf("%w: level %d: the page at %d has other JPEGTables or ReferenceBlackWhite than the destination's level",
+				ErrMismatch, k, page.Offset)
+		}
+		a.JPEGTables, a.ReferenceBlackWhite, b.JPEGTables, b.ReferenceBlackWhite = nil, nil, nil, nil
+		if !reflect.DeepEqual(a, b) {
+			return fmt.Errorf("%w: level %d: the page at %d has tiles of %s, the destination's level %s",
+				ErrMismatch, k, page.Offset, codingText(a), codingText(b))
+		}
+	}
+	return nil
+}
+
+// normalCoding gives a coding's defaults their values: PredictorAuto is
+// none for tiles given encoded, Photometric 0 is BlackIsZero or RGB, and
+// YCbCr's subsampling 0 0 is 2 2.
+func normalCoding(c pyramid.TileCoding, samples int) pyramid.TileCoding {
+	if c.Predictor == pyramid.PredictorAuto {
+		c.Predictor = pyramid.PredictorNone
+	}
+	if c.Photometric == 0 {
+		c.Photometric = tiff.PhotometricBlackIsZero
+		if samples == 3 {
+			c.Photometric = tiff.PhotometricRGB
+		}
+	}
+	if c.Photometric == tiff.PhotometricYCbCr && c.YCbCrSubSampling == [2]int{} {
+		c.YCbCrSubSampling = [2]int{2, 2}
+	}
+	return c
+}
+
+// codingText names a coding's compression, predictor, tile size and
+// photometric interpretation, for ErrMismatch.
+func codingText(c pyramid.TileCoding) string {
+	return fmt.Sprintf("%v, predictor %v, %d x %d, photometric %d, subsampling %v, positioning %d",
+		c.Compression, c.Predictor, c.TileWidth, c.TileHeight, c.Photometric, c.YCbCrSubSampling, c.YCbCrPositioning)
 }
 
 // copyPlane gives ep the tiles of the plane's first encoded levels and,

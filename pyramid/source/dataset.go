@@ -315,6 +315,11 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 		if name = m.uuidNames[value]; name == "" {
 			return nil, fmt.Errorf("%w: TiffData %d names a file by its UUID alone, %s (no TiffData gives its FileName)", ErrMultiFile, i, plainText(value))
 		}
+		if r, _ := datasetName(name); (name == own.name || r == own.name) && own.tf != nil {
+			// Named by another TiffData as the file opened: read from it,
+			// as Bio-Formats finds a file by its name (not opened again).
+			return own, nil
+		}
 	}
 	if m.opts.DatasetDir == "" {
 		return nil, fmt.Errorf("%w: TiffData %d is in another file, %q (%s): Open, or Options.DatasetDir, reads it", ErrMultiFile, i, name, value)
@@ -446,11 +451,22 @@ func (m *mapper) nameUUIDs(doc *omeDoc) {
 	// A file whose root gives no UUID has the one its TiffData give its
 	// own name, as Bio-Formats takes it: a file missing then is another
 	// (partOf), whatever the order of the TiffData.
+	// The first TiffData naming it, in the document's order: two UUIDs
+	// given its name would otherwise make the mapping differ run to run.
 	if own := m.parts[0]; own.tf != nil && own.uuid == "" {
-		for value, name := range m.uuidNames {
-			if name == own.name {
-				own.uuid = value
-				break
+		for _, im := range doc.Images {
+			if im.Pixels == nil || own.uuid != "" {
+				continue
+			}
+			for _, td := range im.Pixels.TiffData {
+				if td.UUID == nil {
+					continue
+				}
+				value, name := strings.TrimSpace(td.UUID.Value), strings.TrimSpace(td.UUID.FileName)
+				if value != "" && name == own.name && m.uuidNames[value] == own.name {
+					own.uuid = value
+					break
+				}
 			}
 		}
 	}

@@ -522,3 +522,37 @@ func TestDatasetDescriptorsExhausted(t *testing.T) {
 		assert.ErrorContains(t, err, "ulimit -n")
 	}
 }
+
+// TestOwnNameTwoUUIDs: an OME-TIFF whose root has no UUID and whose
+// TiffData give its own name two UUIDs, one of them also named by UUID
+// alone, maps the same at every run, every plane from the file opened,
+// which is no part of its own (the file took one UUID or the other by a
+// map's order, and was then opened again as a part, or not).
+func TestOwnNameTwoUUIDs(t *testing.T) {
+	image := func(i int, uuid string) string {
+		return fmt.Sprintf(`<Image ID="Image:%d"><Pixels ID="Pixels:%d" DimensionOrder="XYZCT" Type="uint8" SizeX="16" SizeY="16" SizeZ="1" SizeC="1" SizeT="1">`+
+			`<Channel ID="Channel:%d:0" SamplesPerPixel="1"/><TiffData IFD="%d" PlaneCount="1">%s</TiffData></Pixels></Image>`, i, i, i, i, uuid)
+	}
+	doc := `<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06">` +
+		image(0, `<UUID FileName="a.ome.tif">urn:uuid:1</UUID>`) + image(1, `<UUID FileName="a.ome.tif">urn:uuid:2</UUID>`) +
+		image(2, `<UUID>urn:uuid:2</UUID>`) + `</OME>`
+	pages := make([]testPage, 3)
+	for i := range pages {
+		pages[i] = testPage{width: 16, height: 16, samples: 1, bits: 8, seed: i}
+	}
+	pages[0].more = description(doc)
+	file, images := fileOf(t, binary.LittleEndian, false, pages...)
+	path := filepath.Join(t.TempDir(), "a.ome.tif")
+	require.NoError(t, os.WriteFile(path, file, 0o644))
+	for range 20 {
+		f, err := Open(path, Options{})
+		require.NoError(t, err)
+		assert.Empty(t, f.Parts, "the file opened is no part of its own")
+		require.Len(t, f.Images, 3)
+		for i, im := range f.Images {
+			assert.Same(t, f.TIFF.Pages[i], im.Planes[0].Page, "image %d", i)
+			assert.Equal(t, images[i], planePixels(t, im.Planes[0]), "image %d", i)
+		}
+		require.NoError(t, f.Close())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ometiff-go/ometiff/compress"
@@ -212,6 +213,7 @@ type File struct {
 	// showing; most files have none.
 	Notes []string
 
+	closeMu sync.Mutex
 	closers []func() error
 }
 
@@ -331,11 +333,17 @@ func NewCompanion(text, name string, opts Options) (*File, error) {
 // Close closes the files Open, New or NewCompanion opened: the other
 // files of a multi-file dataset, and the file Open opened.
 func (f *File) Close() error {
+	if f == nil {
+		return nil
+	}
+	f.closeMu.Lock() // closed once, whatever goroutines call it
+	closers := f.closers
+	f.closers = nil
+	f.closeMu.Unlock()
 	var errs []error
-	for _, c := range f.closers {
+	for _, c := range closers {
 		errs = append(errs, c())
 	}
-	f.closers = nil
 	return errors.Join(errs...)
 }
 
@@ -377,6 +385,9 @@ func (f *File) Close() error {
 // is set: then the images concerned keep only their typed metadata, and
 // the error is listed in File.Skipped.
 func New(f *tiff.File, name string, opts Options) (*File, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: no file (nil)", ErrMetadata)
+	}
 	if len(f.Pages) == 0 {
 		return nil, fmt.Errorf("%w: the file has no pages", ErrMetadata)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -48,6 +49,9 @@ func (im *Image) WritePlanes(ctx context.Context, dst *pyramid.Image, opts Optio
 	if len(im.Planes) != want.Planes() {
 		return fmt.Errorf("%w: %d planes for a spec of %d", ErrMismatch, len(im.Planes), want.Planes())
 	}
+	if err := im.checkPlanes(); err != nil {
+		return err
+	}
 	if dst.EncodedLevels() > 0 {
 		return im.writeEncoded(ctx, dst, opts)
 	}
@@ -83,6 +87,42 @@ type pageRead struct {
 	page   *tiff.Page
 	whole  bool
 	planes []int // plane index per sample; -1 for a sample no plane is
+}
+
+// checkPlanes refuses planes an Image made by a caller may hold and the
+// mapping never makes, before anything is allocated for them: a plane of
+// no page, a sample the page does not have, a page that is two whole
+// planes or both whole and sampled (one of them would go unwritten), or a
+// sample that is two planes.
+func (im *Image) checkPlanes() error {
+	type use struct {
+		whole   bool
+		samples map[int]bool
+	}
+	uses := map[*tiff.Page]*use{}
+	for p, pl := range im.Planes {
+		if pl.Page == nil || slices.Contains(pl.Levels, nil) {
+			return fmt.Errorf("%w: plane %d has no page (nil)", ErrMismatch, p)
+		}
+		l, err := pl.Page.Layout()
+		if err != nil {
+			return fmt.Errorf("%w: plane %d: %w", ErrMismatch, p, err)
+		}
+		if pl.Sample < -1 || pl.Sample >= l.SamplesPerPixel {
+			return fmt.Errorf("%w: plane %d is sample %d of the page at %d, which has %d", ErrMismatch, p, pl.Sample, pl.Page.Offset, l.SamplesPerPixel)
+		}
+		u := uses[pl.Page]
+		if u == nil {
+			u = &use{samples: map[int]bool{}}
+			uses[pl.Page] = u
+		}
+		if u.whole || pl.Sample < 0 && len(u.samples) > 0 || u.samples[pl.Sample] {
+			return fmt.Errorf("%w: plane %d is the page at %d (or its sample %d) again", ErrMismatch, p, pl.Page.Offset, pl.Sample)
+		}
+		u.whole = pl.Sample < 0
+		u.samples[pl.Sample] = true
+	}
+	return nil
 }
 
 // reads lists the pages of the image in the order of their first plane,

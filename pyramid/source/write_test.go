@@ -9,6 +9,8 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -468,4 +470,121 @@ func TestWritePlanesNamesTheFirstPlaneToWrite(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "plane z=0 c=1 t=0")
 	require.NoError(t, im.WritePlanes(context.Background(), dst, Options{}), "resumed")
+}
+
+// TestWritePlanesOtherCoding: tiles copied into levels added with another
+// image's coding (its Encoded levels: a predictor these tiles lack) are
+// ErrMismatch, naming the difference; copied, they made a file of other
+// pixels, and no error.
+func TestWritePlanesOtherCoding(t *testing.T) {
+	deflate := mustCodec(tiff.CompressionDeflate)
+	page := testPage{width: 64, height: 64, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: deflate}
+	predicted := page
+	predicted.predictor = 2
+	a, _, err := mapPages(t, Options{}, predicted)
+	require.NoError(t, err)
+	b, _, err := mapPages(t, Options{}, page)
+	require.NoError(t, err)
+	levels, err := a.Images[0].Encoded(false)
+	require.NoError(t, err)
+	w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{Levels: 1})
+	require.NoError(t, err)
+	defer w.Abort()
+	dst, err := w.AddEncodedImage(b.Images[0].Spec, levels...)
+	require.NoError(t, err)
+	err = b.Images[0].WritePlanes(context.Background(), dst, Options{})
+	require.ErrorIs(t, err, ErrMismatch)
+	assert.ErrorContains(t, err, "level 0: the page at 6992 has tiles of Deflate, predictor none, 16 x 16, photometric 1, subsampling [0 0], positioning 0, "+
+		"the destination's level Deflate, predictor horizontal, 16 x 16, photometric 1")
+	done, err := dst.PlaneComplete(0, 0, 0)
+	require.NoError(t, err)
+	assert.False(t, done, "nothing copied")
+	require.NoError(t, a.Images[0].WritePlanes(context.Background(), dst, Options{}), "the image's own tiles")
+}
+
+// TestImageMadeByCaller: an Image a caller builds with planes the mapping
+// never makes (no page, a sample the page lacks, a page twice) is
+// ErrMismatch, before anything is allocated or written (they panicked,
+// allocated a slice as long as the sample number, or left a plane
+// unwritten with no error).
+func TestImageMadeByCaller(t *testing.T) {
+	f, _, err := mapPages(t, Options{}, testPage{width: 16, height: 16, samples: 2, bits: 8}, testPage{width: 16, height: 16, samples: 2, bits: 8, seed: 1})
+	require.NoError(t, err)
+	p0, p1 := f.TIFF.Pages[0], f.TIFF.Pages[1]
+	spec := pyramid.ImageSpec{SizeX: 16, SizeY: 16, SizeC: 2, PixelType: pyramid.Uint8}
+	for name, planes := range map[string][]Plane{
+		"no page":             {{Page: nil, Sample: -1}, {Page: p1, Sample: -1}},
+		"a zero plane":        {{}, {Page: p1, Sample: 0}},
+		"a sample past them":  {{Page: p0, Sample: 0}, {Page: p0, Sample: 1 << 22}},
+		"a negative sample":   {{Page: p0, Sample: -2}, {Page: p1, Sample: -1}},
+		"a page twice":        {{Page: p0, Sample: -1}, {Page: p0, Sample: -1}},
+		"a sample twice":      {{Page: p0, Sample: 1}, {Page: p0, Sample: 1}},
+		"whole, then sampled": {{Page: p0, Sample: -1}, {Page: p0, Sample: 0}},
+		"a level of no page":  {{Page: p0, Sample: -1, Levels: []*tiff.Page{nil}}, {Page: p1, Sample: -1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := spec
+			if planes[0].Sample < 0 && planes[0].Page != nil {
+				s.SizeC, s.SamplesPerPixel = 1, 2 // whole pages: two samples a pixel (not RGB; the spec is only compared)
+			}
+			im := &Image{Spec: s, Planes: planes, OMEImage: -1}
+			w, err := pyramid.New(iohandle.NewMemory(), pyramid.Options{})
+			require.NoError(t, err)
+			defer w.Abort()
+			dst, err := w.AddImage(pyramid.ImageSpec{SizeX: 16, SizeY: 16, SizeC: 2, PixelType: pyramid.Uint8})
+			require.NoError(t, err)
+			im.Spec = dst.Spec()
+			err = im.WritePlanes(context.Background(), dst, Options{})
+			assert.ErrorIs(t, err, ErrMismatch)
+			if planes[0].Page == nil || slices.Contains(planes[0].Levels, nil) {
+				_, err = im.Encoded(false)
+				assert.ErrorIs(t, err, ErrMismatch, "Encoded")
+			}
+		})
+	}
+}
+
+// TestZeroBandReaderAndFile: a zero or nil BandReader, a nil File and a nil
+// tiff.File give errors (ErrClosed, nil for Close of no File), never a
+// panic; Err after a Close that met no error is nil (it was an unexported
+// "stopped").
+func TestZeroBandReaderAndFile(t *testing.T) {
+	for name, r := range map[string]*BandReader{"zero": {}, "nil": nil} {
+		_, _, err := r.Next()
+		assert.ErrorIs(t, err, ErrClosed, name)
+		_, err = r.Read(make([]byte, 4))
+		assert.ErrorIs(t, err, ErrClosed, name)
+		_, err = r.WriteTo(io.Discard)
+		assert.ErrorIs(t, err, ErrClosed, name)
+		assert.ErrorIs(t, r.Err(), ErrClosed, name)
+		assert.ErrorIs(t, r.Close(), ErrClosed, name)
+		assert.Zero(t, r.RowBytes(), name)
+	}
+	var f *File
+	assert.NoError(t, f.Close())
+	_, err := New(nil, "x.tif", Options{})
+	assert.ErrorIs(t, err, ErrMetadata)
+
+	file, _, err := mapPages(t, Options{}, testPage{width: 16, height: 64, samples: 1, bits: 8, rowsPerStrip: 16})
+	require.NoError(t, err)
+	r, err := NewBandReader(context.Background(), file.TIFF.Pages[0], Options{Workers: 2})
+	require.NoError(t, err)
+	_, _, err = r.Next()
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	assert.NoError(t, r.Err(), "after Close")
+}
+
+// TestFileCloseConcurrent: File is safe for concurrent use, Close too: two
+// Closes at once close each file once (a data race under -race).
+func TestFileCloseConcurrent(t *testing.T) {
+	closed := 0
+	var mu sync.Mutex
+	f := &File{closers: []func() error{func() error { mu.Lock(); closed++; mu.Unlock(); return nil }}}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { assert.NoError(t, f.Close()) })
+	}
+	wg.Wait()
+	assert.Equal(t, 1, closed)
 }
