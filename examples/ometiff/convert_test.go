@@ -468,6 +468,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"too many workers", []string{"-workers", "100000", "IN", "OUT"}, png, 2, "-workers 100000: want 0 (one per CPU) to 256"},
 		{"negative workers", []string{"-workers", "-1", "IN", "OUT"}, png, 2, "-workers -1: want 0 (one per CPU) to 256"},
 		{"bad max-memory", []string{"-max-memory", "lots", "IN", "OUT"}, png, 2, `"lots" is not a size`},
+		{"max-memory below a byte", []string{"-max-memory", "0.5", "IN", "OUT"}, png, 2, `"0.5" is less than a byte: want 0 (no limit) or at least 1`}, // it was no limit
 		{"more pixels than -max-pixels", []string{"-max-pixels", "1000", "IN", "OUT"}, png, 1,
 			"its header claims 32 x 32 pixels, more than -max-pixels 1000"},
 		{"JPEG beyond -max-memory", []string{"-max-memory", "100KiB", "IN", "OUT"}, encoded(t, nrgbaImage(300, 200, false), encodeJPEG), 1,
@@ -715,4 +716,16 @@ func TestOutputError(t *testing.T) {
 	other := errors.New("pyramid: something else")
 	assert.Equal(t, other, outputError(other, cfg))
 	assert.NoError(t, outputError(nil, cfg))
+}
+
+// TestRawMaxPixels: -max-pixels, when given, bounds a raw input as it
+// does a TIFF (it was not checked).
+func TestRawMaxPixels(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "r.raw")
+	require.NoError(t, os.WriteFile(in, make([]byte, 300*200), 0o600))
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "r.raw: -raw-width and -raw-height give 300 x 200 pixels, more than -max-pixels 10",
+		"-max-pixels", "10", "-raw-width", "300", "-raw-height", "200", in, "out.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, "-raw-width", "300", "-raw-height", "200", in, filepath.Join(dir, "out.ome.tif"))
+	assert.Equal(t, 0, code, stderr)
 }

@@ -76,7 +76,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
 		"Other images are decoded whole.\n"+
 		"The header is checked before the output is created: an image of more than\n"+
-		"-max-pixels pixels (TIFF files only when it is given), a PNG too short for\n"+
+		"-max-pixels pixels (TIFF and raw files only when it is given), a PNG too short for\n"+
 		"the image it claims, and an image needing more than -max-memory (decoded\n"+
 		"whole, or the bands read and written) are refused, leaving no file. An\n"+
 		"image refused for being decoded whole can be rewritten as a non-interlaced\n"+
@@ -122,7 +122,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 			"(refused otherwise)")
 	fs.Int64Var(&cfg.limits.maxPixels, "max-pixels", defaultMaxPixels,
 		"refuse an image whose header claims more `pixels` (width x height); 0 is no limit.\n"+
-			"TIFF files are streamed from their blocks: checked only when given")
+			"TIFF and raw inputs are streamed: checked only when given")
 	fs.TextVar(&cfg.limits.maxMemory, "max-memory", byteSize(defaultMaxMemory),
 		"memory `size` planned for the image: decoded whole, or the writer's bands\n"+
 			"while rows stream; a larger input is refused (e.g. 512MiB, 4GiB; 0 is no limit). A TIFF\n"+
@@ -309,15 +309,18 @@ func (cfg config) describe(specs []pyramid.ImageSpec, numbers []int) ([]pyramid.
 	if cfg.set["name"] {
 		first.Name = cfg.name
 	}
+	// Images without a name are named after the input, as ometiff info
+	// lists them: -name names the first image only.
+	input := baseName(cfg.input)
 	for i := range specs {
 		if specs[i].Name == "" {
 			n := i
 			if numbers != nil {
 				n = numbers[i]
 			}
-			specs[i].Name = cfg.name
+			specs[i].Name = input
 			if n > 0 {
-				specs[i].Name = fmt.Sprintf("%s #%d", cfg.name, n)
+				specs[i].Name = fmt.Sprintf("%s #%d", input, n)
 			}
 		}
 	}

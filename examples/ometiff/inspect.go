@@ -62,6 +62,12 @@ func eachFile(name, usage string, paths []string, stdout, stderr io.Writer, desc
 
 // inspect describes the file at path.
 func inspect(w io.Writer, path string, opts pyramid.InspectOptions) error {
+	// Stat before Open: opening a named pipe blocks until a writer comes.
+	if info, err := os.Stat(path); err != nil {
+		return err
+	} else if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

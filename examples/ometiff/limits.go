@@ -69,7 +69,11 @@ func (l limits) checkPixels(name string, width, height int) error {
 // level below, and the rows being reduced; three full-resolution bands
 // bound it.
 func (l limits) bandBytes(width, height, pixelBytes int) int64 {
-	return mul(3, int64(min(l.tileSize(), (max(height, 1)+15)/16*16)), int64(width), int64(pixelBytes))
+	rows := l.tileSize()
+	if height < rows {
+		rows = (max(height, 1) + 15) / 16 * 16 // below a tile: no overflow
+	}
+	return mul(3, int64(rows), int64(width), int64(pixelBytes))
 }
 
 // tileSize is the writer's tile size, 256 unless -tile says otherwise.
@@ -172,6 +176,10 @@ func (b *byteSize) UnmarshalText(text []byte) error {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(v >= 0) || math.IsInf(v, 0) || v*float64(unit) >= math.MaxInt64 {
 		return fmt.Errorf("%q is not a size (e.g. 512MiB, 4GiB or 1000000)", text)
+	}
+	if v > 0 && v*float64(unit) < 1 {
+		// Truncated to 0, it would lift the bound it sets.
+		return fmt.Errorf("%q is less than a byte: want 0 (no limit) or at least 1", text)
 	}
 	*b = byteSize(v * float64(unit))
 	return nil

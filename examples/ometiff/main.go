@@ -126,7 +126,8 @@
 //     2^32, 65536 x 65536; 0 lifts it). A TIFF file is checked only when
 //     -max-pixels is given: its size is bounded by its structure (every
 //     block must lie in the file) and its memory by its bands, so a
-//     100,000-pixel-wide slide converts;
+//     100,000-pixel-wide slide converts; so is a raw file, whose size
+//     its flags give;
 //   - a TIFF whose blocks share their data or store none (sparse) and that
 //     decodes to more than -max-decode-ratio times its size (default 1024;
 //     0 lifts it, for a trusted file) and 256 MiB: a decompression bomb;

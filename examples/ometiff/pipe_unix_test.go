@@ -146,3 +146,13 @@ func TestPipedJPEGMaxMemory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, decoded.(*image.Gray).Pix, clitest.Planes(t, output)[0].Pix)
 }
+
+// TestInspectNamedPipe: ometiff inspect refuses a named pipe before it
+// opens it (opened, it waited for a writer for ever).
+func TestInspectNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	code, _, stderr := clitest.Run(runInspect, fifo)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, fifo+": not a regular file")
+}

@@ -22,6 +22,10 @@ type rawSource struct {
 // -max-memory, and returns the source.
 func newRawSource(in *input, format rawFormat, lim limits) (rawSource, error) {
 	s := rawSource{in: in.f, format: format}
+	// Streamed, as a TIFF is: bounded when asked.
+	if n := mul(int64(format.width), int64(format.height)); lim.pixelsGiven && lim.maxPixels > 0 && n > lim.maxPixels {
+		return s, fmt.Errorf("%s: -raw-width and -raw-height give %d x %d pixels, more than -max-pixels %d", in.name, format.width, format.height, lim.maxPixels)
+	}
 	planes := mul(int64(format.z), int64(format.channels), int64(format.t))
 	if want := mul(planes, s.planeBytes()); in.size >= 0 && in.size != want {
 		take, verb := fmt.Sprint(want), "take"

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -262,6 +264,34 @@ func TestConvertTIFFMetadata(t *testing.T) {
 		`channel 0 "Hoechst"`, `channel 1 "FITC"`, `"overview": 40 x 30`} {
 		assert.Contains(t, d, want)
 	}
+}
+
+// TestNameNamesTheFirstImage: -name names the first image; the others
+// without a name keep the input's, as ometiff info lists them (they took
+// -name's, and -name ” made " #1").
+func TestNameNamesTheFirstImage(t *testing.T) {
+	dir := t.TempDir()
+	input, output := filepath.Join(dir, "two.tif"), filepath.Join(dir, "out.ome.tif")
+	writeTIFF(t, input, page{width: 16, height: 16, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero},
+		page{width: 8, height: 8, samples: 1, bits: 16, photometric: tiff.PhotometricBlackIsZero})
+	code, stdout, stderr := clitest.Run(runInfo, input)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `image 1 "two #1"`)
+	for name, first := range map[string]string{"foo": "foo", "": "two"} { // an empty name: the input's
+		code, _, stderr = clitest.Run(runConvert, "-force", "-name", name, input, output)
+		require.Equal(t, 0, code, stderr)
+		d := clitest.Describe(t, output, pyramid.InspectOptions{})
+		assert.Contains(t, d, fmt.Sprintf(`%q: 16 x 16`, first))
+		assert.Contains(t, d, `"two #1": 8 x 8`, "-name %q", name)
+	}
+}
+
+// TestBandBytesOfHugeHeights: the bands of a plane of any height are at
+// most three rows of tiles (a height near 2^63 wrapped the rounding, and
+// an image of 1-pixel rows "needed" 8 million TiB).
+func TestBandBytesOfHugeHeights(t *testing.T) {
+	assert.Equal(t, int64(3*256*1*1), limits{}.bandBytes(1, math.MaxInt, 1))
+	assert.Equal(t, int64(3*16*10*2), limits{}.bandBytes(10, 5, 2), "below a tile: the height rounded to 16")
 }
 
 // TestConvertUnsupportedTIFF checks that a TIFF page the output cannot
