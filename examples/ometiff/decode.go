@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	_ "image/gif" // register the decoders image.Decode uses
 	_ "image/jpeg"
 	_ "image/png"
@@ -51,6 +54,9 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	var frame jpegFrame
 	if format == "jpeg" {
 		frame, _ = readJPEGFrame(in.header()) // without it, the estimate takes the worst case
+	}
+	if format == "webp" && losslessWebP(in.header()) {
+		cfg.ColorModel = color.NRGBAModel // what its image decodes to, whatever DecodeConfig says
 	}
 	pixels := wholeBytes(format, cfg, frame)
 	whole, outPixel := pixels, outputPixelBytes(cfg.ColorModel)
@@ -121,6 +127,37 @@ func animatedWebP(r io.Reader) bool {
 	var head [21]byte
 	_, err := io.ReadFull(r, head[:])
 	return err == nil && string(head[:4]) == "RIFF" && string(head[8:16]) == "WEBPVP8X" && head[20]&0x02 != 0
+}
+
+// losslessWebP reports whether a WebP's image is lossless (VP8L), which
+// golang.org/x/image/webp decodes to NRGBA: for an extended file (VP8X,
+// which libvips writes for its metadata) its DecodeConfig says YCbCr
+// whatever the image chunk, so the chunks after VP8X are read up to the
+// image's. One whose image chunk is not found within r is taken for
+// lossless, the larger decoding.
+func losslessWebP(r io.Reader) bool {
+	var head [12]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil || string(head[:4]) != "RIFF" || string(head[8:]) != "WEBP" {
+		return false
+	}
+	br := bufio.NewReader(r)
+	for range 64 { // VP8X, ICCP, ANIM, ALPH, EXIF, XMP: a few chunks before the image
+		var chunk [8]byte
+		if _, err := io.ReadFull(br, chunk[:]); err != nil {
+			return true
+		}
+		switch string(chunk[:4]) {
+		case "VP8L":
+			return true
+		case "VP8 ":
+			return false
+		}
+		size := int(binary.LittleEndian.Uint32(chunk[4:]))
+		if _, err := br.Discard(size + size&1); err != nil {
+			return true
+		}
+	}
+	return true
 }
 
 // checkWhole refuses an image that must be decoded whole when that, with

@@ -265,6 +265,7 @@ func FuzzImageHeaders(f *testing.F) {
 		// Animated only as the extended header says it (VP8X, flag 2):
 		// a still image, whatever follows its header, is never taken
 		// for an animation.
+		_ = losslessWebP(bytes.NewReader(data)) // ends, whatever its chunks' sizes say
 		if animatedWebP(bytes.NewReader(data)) && (len(data) < 21 || !bytes.HasPrefix(data, []byte("RIFF")) || string(data[8:16]) != "WEBPVP8X" || data[20]&2 == 0) {
 			t.Fatalf("animated: %q", data[:min(len(data), 21)])
 		}
@@ -308,5 +309,37 @@ func TestPalettePages(t *testing.T) {
 		code, _, stderr = clitest.Run(runInfo, in)
 		assert.Equal(t, 1, code, name)
 		assert.Contains(t, stderr, "PhotometricInterpretation palette", name)
+	}
+}
+
+// TestLosslessWebP: the image chunk of a WebP says whether it is lossless,
+// after the extended header (VP8X) and the chunks before the image, odd
+// sizes padded; golang.org/x/image/webp's DecodeConfig says YCbCr for
+// every extended file, and a lossless one so took a fifth of its memory
+// in -max-memory's estimate.
+func TestLosslessWebP(t *testing.T) {
+	chunk := func(name string, size int) []byte {
+		c := binary.LittleEndian.AppendUint32([]byte(name), uint32(size))
+		return append(c, make([]byte, size+size&1)...)
+	}
+	file := func(chunks ...[]byte) []byte {
+		body := []byte("WEBP")
+		for _, c := range chunks {
+			body = append(body, c...)
+		}
+		return append(binary.LittleEndian.AppendUint32([]byte("RIFF"), uint32(len(body))), body...)
+	}
+	for name, tt := range map[string]struct {
+		data []byte
+		want bool
+	}{
+		"plain lossless":                 {file(chunk("VP8L", 20)), true},
+		"plain lossy":                    {file(chunk("VP8 ", 20)), false},
+		"extended lossless, ICC profile": {file(chunk("VP8X", 10), chunk("ICCP", 333), chunk("VP8L", 20)), true},
+		"extended lossy with alpha":      {file(chunk("VP8X", 10), chunk("ALPH", 7), chunk("VP8 ", 20)), false},
+		"image chunk cut off":            {file(chunk("VP8X", 10), chunk("ICCP", 333))[:100], true},
+		"not a WebP":                     {[]byte("RIFF\x00\x00\x00\x00WAVEfmt "), false},
+	} {
+		assert.Equal(t, tt.want, losslessWebP(bytes.NewReader(tt.data)), name)
 	}
 }
