@@ -8,6 +8,7 @@ import (
 	"image/color/palette"
 	"image/gif"
 	"image/jpeg"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -342,4 +343,30 @@ func TestLosslessWebP(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, losslessWebP(bytes.NewReader(tt.data)), name)
 	}
+}
+
+// TestPaletteDirectoryXImageRefuses: a lone palette page whose directory
+// golang.org/x/image/tiff refuses (tags out of order, as tifffile writes
+// two descriptions) is refused by convert and info alike, naming the
+// palette (info said it was decoded whole, and convert then failed in
+// golang.org/x/image/tiff).
+func TestPaletteDirectoryXImageRefuses(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "unsorted.tif")
+	writeTIFF(t, in, page{width: 16, height: 4, samples: 1, bits: 8, photometric: tiff.PhotometricPalette})
+	data, err := os.ReadFile(in)
+	require.NoError(t, err)
+	// Swap the first two entries of the directory (ImageWidth, ImageLength).
+	ifd := int(binary.LittleEndian.Uint32(data[4:]))
+	e := data[ifd+2:]
+	tmp := append([]byte(nil), e[:12]...)
+	copy(e[:12], e[12:24])
+	copy(e[12:24], tmp)
+	require.NoError(t, os.WriteFile(in, data, 0o644))
+	code, _, stderr := clitest.Run(runConvert, in, filepath.Join(dir, "out.ome.tif"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "PhotometricInterpretation palette")
+	code, _, stderr = clitest.Run(runInfo, in)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "PhotometricInterpretation palette")
 }

@@ -85,7 +85,15 @@ func decodedWholeFile(path string) (string, bool) {
 		return "", false
 	}
 	defer f.Close()
-	if len(f.Pages) != 1 || !decodedWhole(f.Pages[0]) {
+	if len(f.Pages) != 1 {
+		return "", false
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer r.Close()
+	if !decodedWhole(f.Pages[0], r, f.Size) {
 		return "", false
 	}
 	l, _ := f.Pages[0].Layout()

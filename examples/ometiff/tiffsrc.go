@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	xtiff "golang.org/x/image/tiff"
+
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -103,7 +105,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		if tf.LoopsTo != 0 {
 			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, loopNote(tf))
 		}
-		if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0]) {
+		if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0], in.f, in.size) {
 			// No dataset: an output that exists is refused before the
 			// image is decoded.
 			if err := checkExists(cfg); err != nil {
@@ -293,15 +295,23 @@ func loopNote(f *tiff.File) string {
 // page (golang.org/x/image/tiff takes a 16-bit page's indices modulo 256,
 // and reads no 2- or 4-bit one), in a file golang.org/x/image/tiff reads:
 // classic TIFF (not BigTIFF), uncompressed, LZW, Deflate or PackBits,
-// predictor 2 at most. Another is left to the streaming reader, which
-// refuses palettes, as ometiff info says. An ImageJ palette page is
+// predictor 2 at most (not on 1-bit samples), and whose directory it
+// takes. Another is left to the streaming reader, which refuses palettes,
+// as ometiff info says. An ImageJ palette page is
 // streamed: its values are the indices, the palette ImageJ's lookup table.
-func decodedWhole(p *tiff.Page) bool {
+func decodedWhole(p *tiff.Page, r io.ReaderAt, size int64) bool {
 	l, err := p.Layout()
 	palette := l.Photometric == tiff.PhotometricPalette && !strings.HasPrefix(p.Description(), "ImageJ=")
 	readable := !p.File().BigTIFF && !p.File().NDPI && l.Predictor <= tiff.PredictorHorizontal && slices.Contains([]uint16{
-		tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionDeflateOld, tiff.CompressionPackBits}, l.Compression)
-	return err == nil && palette && readable && (l.BitsPerSample == 1 || l.BitsPerSample == 8) && l.SamplesPerPixel == 1
+		tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionDeflateOld, tiff.CompressionPackBits}, l.Compression) &&
+		!(l.BitsPerSample == 1 && l.Predictor == tiff.PredictorHorizontal)
+	if err != nil || !palette || !readable || l.BitsPerSample != 1 && l.BitsPerSample != 8 || l.SamplesPerPixel != 1 {
+		return false
+	}
+	// The rest of what it refuses (tags out of order, as tifffile writes
+	// two descriptions; tiles under 8 pixels) it says from the directory.
+	_, err = xtiff.DecodeConfig(io.NewSectionReader(r, 0, size))
+	return err == nil
 }
 
 // wholeNote says what the image decoders change of a page decodedWhole
