@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	_ "image/gif" // register the decoders image.Decode uses
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,6 +61,14 @@ func openImage(in *input, lim limits) (imageInput, error) {
 		cfg.ColorModel = color.NRGBAModel // what its image decodes to, whatever DecodeConfig says
 	}
 	pixels := wholeBytes(format, cfg, frame)
+	screen, background := image.Rect(0, 0, cfg.Width, cfg.Height), -1
+	if format == "gif" {
+		var first image.Rectangle
+		var ok bool
+		if first, background, ok = gifFirstFrame(in.header()); ok && first != screen {
+			pixels += mul(int64(cfg.Width), int64(cfg.Height), 4) // composed on the screen, below
+		}
+	}
 	whole, outPixel := pixels, outputPixelBytes(cfg.ColorModel)
 	if format == "jpeg" && in.size > 0 {
 		whole += in.size // held whole, to count its scans (decodeWhole)
@@ -90,11 +100,34 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b := src.img.Bounds(); format == "gif" && b != screen {
+		// The screen, as DecodeConfig, libvips and ometiff info give it,
+		// the first image at its place, the rest of the background colour
+		// (GIF89a), as libvips shows it; transparent when the image has a
+		// transparent colour, or the screen no background.
+		// (A transparent rest is refused, or left out, as transparency
+		// is: the refusal names its first pixel.)
+		canvas := image.NewNRGBA(screen)
+		if p, ok := cfg.ColorModel.(color.Palette); ok && background >= 0 && background < len(p) && !hasTransparentColour(src.img) {
+			draw.Draw(canvas, screen, image.NewUniform(p[background]), image.Point{}, draw.Src)
+			src.notes = append(src.notes, fmt.Sprintf("the GIF's first image covers %d x %d at (%d, %d) of its %d x %d screen; the rest is its background colour (index %d)",
+				b.Dx(), b.Dy(), b.Min.X, b.Min.Y, cfg.Width, cfg.Height, background))
+		}
+		draw.Draw(canvas, b, src.img, b.Min, draw.Src)
+		src.img = canvas
+	}
 	src.left = left
 	if frame.orientation > 1 {
 		src.notes = append(src.notes, fmt.Sprintf("EXIF Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", frame.orientation))
 	}
 	return src, nil
+}
+
+// hasTransparentColour reports whether a paletted image's palette has a
+// colour that is not opaque (a GIF's transparent colour), used or not.
+func hasTransparentColour(img image.Image) bool {
+	p, ok := img.(*image.Paletted)
+	return ok && slices.ContainsFunc(p.Palette, func(c color.Color) bool { _, _, _, a := c.RGBA(); return a != 0xffff })
 }
 
 // headerLeftOut lists what an image file of format holds past the one

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"image"
+	"image/color"
 	"image/color/palette"
 	"image/gif"
 	"image/jpeg"
@@ -267,6 +268,7 @@ func FuzzImageHeaders(f *testing.F) {
 		// a still image, whatever follows its header, is never taken
 		// for an animation.
 		_ = losslessWebP(bytes.NewReader(data)) // ends, whatever its chunks' sizes say
+		_, _, _ = gifFirstFrame(bytes.NewReader(data))
 		if animatedWebP(bytes.NewReader(data)) && (len(data) < 21 || !bytes.HasPrefix(data, []byte("RIFF")) || string(data[8:16]) != "WEBPVP8X" || data[20]&2 == 0) {
 			t.Fatalf("animated: %q", data[:min(len(data), 21)])
 		}
@@ -369,4 +371,42 @@ func TestPaletteDirectoryXImageRefuses(t *testing.T) {
 	code, _, stderr = clitest.Run(runInfo, in)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "PhotometricInterpretation palette")
+}
+
+// TestGIFFrameSmallerThanScreen: a GIF whose first image covers part of
+// its logical screen is written at the screen's size, as libvips reads it
+// and ometiff info says, the rest of its background colour (GIF89a), or
+// refused as transparent when the image has a transparent colour (it was
+// written cropped to the image).
+func TestGIFFrameSmallerThanScreen(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, pal color.Palette, background byte) string {
+		frame := image.NewPaletted(image.Rect(10, 20, 60, 60), pal)
+		for i := range frame.Pix {
+			frame.Pix[i] = 2
+		}
+		var buf bytes.Buffer
+		require.NoError(t, gif.EncodeAll(&buf, &gif.GIF{Image: []*image.Paletted{frame}, Delay: []int{0}, BackgroundIndex: background,
+			Config: image.Config{ColorModel: pal, Width: 200, Height: 100}}))
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+		return path
+	}
+	opaque := color.Palette{color.RGBA{0, 0, 0, 255}, color.RGBA{10, 200, 30, 255}, color.RGBA{255, 255, 255, 255}}
+	in := write("crop.gif", opaque, 1)
+	code, stdout, stderr := clitest.Run(runInfo, in)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "200 x 100")
+	out := filepath.Join(dir, "crop.ome.tif")
+	code, _, stderr = clitest.Run(runConvert, "-compression", "none", in, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "the GIF's first image covers 50 x 40 at (10, 20) of its 200 x 100 screen; the rest is its background colour (index 1)")
+	pix := clitest.Planes(t, out)[0].Pix
+	require.Len(t, pix, 200*100*3)
+	assert.Equal(t, []byte{10, 200, 30}, pix[:3], "the background")
+	assert.Equal(t, []byte{255, 255, 255}, pix[(25*200+15)*3:][:3], "the image")
+
+	transparent := color.Palette{color.RGBA{0, 0, 0, 255}, color.RGBA{}, color.RGBA{255, 255, 255, 255}}
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "the image is transparent (its alpha, or its transparent colour) at pixel (0, 0)",
+		write("transparent.gif", transparent, 0), "out.ome.tif")
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
+	"image"
 	"io"
 )
 
@@ -73,6 +75,49 @@ func skipSubBlocks(br *bufio.Reader) error {
 		}
 		if _, err := br.Discard(int(n)); err != nil {
 			return err
+		}
+	}
+}
+
+// gifFirstFrame returns the rectangle of a GIF's first image within its
+// logical screen: image/gif's Decode returns that image alone, of those
+// bounds, while DecodeConfig (and libvips, and ometiff info) gives the
+// screen. background is the screen's Background Color Index, the colour
+// of the pixels no image covers (GIF89a), when it has a global colour
+// table; -1 otherwise. ok is false when it cannot be read.
+func gifFirstFrame(r io.Reader) (frame image.Rectangle, background int, ok bool) {
+	br := bufio.NewReader(r)
+	var head [13]byte
+	if _, err := io.ReadFull(br, head[:]); err != nil || string(head[:3]) != "GIF" {
+		return image.Rectangle{}, -1, false
+	}
+	background = -1
+	if head[10]&0x80 != 0 {
+		background = int(head[11])
+	}
+	if skipColorTable(br, head[10]) != nil {
+		return image.Rectangle{}, -1, false
+	}
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return image.Rectangle{}, -1, false
+		}
+		switch b {
+		case 0x21:
+			if _, err := br.ReadByte(); err != nil || skipSubBlocks(br) != nil {
+				return image.Rectangle{}, -1, false
+			}
+		case 0x2c:
+			var desc [9]byte
+			if _, err := io.ReadFull(br, desc[:]); err != nil {
+				return image.Rectangle{}, -1, false
+			}
+			le := binary.LittleEndian
+			x, y := int(le.Uint16(desc[0:])), int(le.Uint16(desc[2:]))
+			return image.Rect(x, y, x+int(le.Uint16(desc[4:])), y+int(le.Uint16(desc[6:]))), background, true
+		default:
+			return image.Rectangle{}, -1, false
 		}
 	}
 }
