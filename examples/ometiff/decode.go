@@ -227,10 +227,11 @@ func shellQuote(s string) string {
 type imageSource struct {
 	img     image.Image
 	name    string
-	density [2]uint32 // an interlaced PNG's pixels per metre, X and Y
-	left    []error   // what the file holds and the conversion leaves out
-	notes   []string  // what the conversion says
-	gray    bool      // gray and alpha decoded as NRGBA: written as gray, its alpha left out
+	density [2]uint32         // an interlaced PNG's pixels per metre, X and Y
+	meta    pyramid.ImageSpec // a TIFF page's name, description and pixel size (input.meta)
+	left    []error           // what the file holds and the conversion leaves out
+	notes   []string          // what the conversion says
+	gray    bool              // gray and alpha decoded as NRGBA: written as gray, its alpha left out
 }
 
 func (s imageSource) leftOut() []error { return s.left }
@@ -286,14 +287,17 @@ func decodeWhole(in *input, stream []byte) (imageSource, error) {
 	if img.Bounds().Empty() {
 		return imageSource{}, fmt.Errorf("%s: the image is empty", in.name)
 	}
-	return imageSource{img: img, name: in.name}, nil
+	return imageSource{img: img, name: in.name, meta: in.meta}, nil
 }
 
 // spec gives the image's size and its one plane; AddImageData takes the
 // pixel type and samples from the image.
 func (s imageSource) spec() pyramid.ImageSpec {
 	b := s.img.Bounds()
-	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1}
+	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1,
+		Name: s.meta.Name, Description: s.meta.Description,
+		PhysicalSizeX: s.meta.PhysicalSizeX, PhysicalSizeY: s.meta.PhysicalSizeY,
+		PhysicalSizeXUnit: s.meta.PhysicalSizeXUnit, PhysicalSizeYUnit: s.meta.PhysicalSizeYUnit}
 	setDensity(&spec, s.density)
 	return spec
 }

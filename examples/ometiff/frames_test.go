@@ -18,6 +18,9 @@ import (
 
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
+	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -295,6 +298,27 @@ func TestPalettePages(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Contains(t, stderr, "PhotometricInterpretation palette", "%d bits", tt.bits)
 	}
+
+	// Its name, description and pixel size are carried, as a gray page's
+	// are (they were lost without a word).
+	in := filepath.Join(dir, "described.tif")
+	writeTIFF(t, in, page{width: 16, height: 4, samples: 1, bits: 8, photometric: tiff.PhotometricPalette, description: "a label",
+		more: func(b *ifd.Builder) {
+			b.AddASCII(tiff.TagPageName, "slide 7")
+			b.AddRational(tiff.TagXResolution, ifd.Fraction{Num: 2, Den: 1})
+			b.AddRational(tiff.TagYResolution, ifd.Fraction{Num: 4, Den: 1})
+			b.AddShort(tiff.TagResolutionUnit, uint16(tiff.ResolutionUnitCentimeter))
+		}})
+	out := filepath.Join(dir, "described.ome.tif")
+	code, _, stderr := clitest.Run(runConvert, in, out)
+	require.Equal(t, 0, code, stderr)
+	d := clitest.Describe(t, out, pyramid.InspectOptions{})
+	assert.Contains(t, d, `"slide 7": 16 x 4`)
+	assert.Contains(t, d, "pixel 5000 µm x 2500 µm")
+	back, err := source.Open(out, source.Options{})
+	require.NoError(t, err)
+	defer back.Close()
+	assert.Equal(t, "a label", back.Images[0].Spec.Description)
 
 	// golang.org/x/image/tiff reads no BigTIFF and no Zstd: such a page is
 	// refused by convert and by info alike, naming the palette (info

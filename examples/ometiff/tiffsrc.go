@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	xtiff "golang.org/x/image/tiff"
 
@@ -112,6 +113,7 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 				return nil, true, err
 			}
 			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
+			in.meta = wholeMeta(tf.Pages[0])
 			return nil, false, nil
 		}
 	}
@@ -313,6 +315,54 @@ func decodedWhole(p *tiff.Page, r io.ReaderAt, size int64) bool {
 	_, err = xtiff.DecodeConfig(io.NewSectionReader(r, 0, size))
 	return err == nil
 }
+
+// wholeMeta is the metadata of a page decodedWhole takes that a generic
+// page's image keeps too (package source maps them alike): its PageName,
+// its ImageDescription, and its pixel size from its resolution (inch or
+// centimetre, inch when not said), in µm. Text that is not XML's, or past
+// maxWholeText, is left out.
+func wholeMeta(p *tiff.Page) pyramid.ImageSpec {
+	var s pyramid.ImageSpec
+	xmlText := func(t string) string {
+		t = strings.TrimSpace(t)
+		if len(t) > maxWholeText || !utf8.ValidString(t) || strings.ContainsFunc(t, func(r rune) bool {
+			return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xfffe || r == 0xffff
+		}) {
+			return ""
+		}
+		return t
+	}
+	if name, ok := p.Text(tiff.TagPageName); ok {
+		s.Name = xmlText(name)
+	}
+	s.Description = xmlText(p.Description())
+	unit, ok := p.Uint(tiff.TagResolutionUnit)
+	if !ok {
+		unit = uint64(tiff.ResolutionUnitInch)
+	}
+	perUnit := map[uint64]float64{uint64(tiff.ResolutionUnitInch): 25400, uint64(tiff.ResolutionUnitCentimeter): 10000}[unit]
+	size := func(tag uint16) float64 {
+		e, ok := p.Field(tag)
+		if !ok || perUnit == 0 {
+			return 0
+		}
+		v, err := e.Floats()
+		if err != nil || len(v) == 0 || !(v[0] > 0) {
+			return 0
+		}
+		if f := float32(perUnit / v[0]); f > 0 && !math.IsInf(float64(f), 0) { // OME's sizes are floats
+			return perUnit / v[0]
+		}
+		return 0
+	}
+	if x, y := size(tiff.TagXResolution), size(tiff.TagYResolution); x > 0 && y > 0 {
+		s.PhysicalSizeX, s.PhysicalSizeY, s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = x, y, "µm", "µm"
+	}
+	return s
+}
+
+// maxWholeText bounds the name and description wholeMeta keeps.
+const maxWholeText = 1 << 20
 
 // wholeNote says what the image decoders change of a page decodedWhole
 // takes: its samples are not written as stored.
