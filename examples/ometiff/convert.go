@@ -364,6 +364,9 @@ func openSource(in *input, cfg config, stderr io.Writer) (sourceImages, error) {
 		}
 		im, err = openImage(in, cfg.limits)
 	}
+	if err == nil && cfg.copyLevels {
+		fmt.Fprintf(stderr, "%s: %s: -copy-levels does not apply: the input is no TIFF, whose levels it copies\n", convertName, in.name)
+	}
 	if err != nil {
 		return nil, err
 	}

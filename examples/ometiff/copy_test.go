@@ -854,3 +854,20 @@ func TestConvertSparseBomb(t *testing.T) {
 	}
 	assert.True(t, bytes.Equal(want, band), "the first band: the tile stored, then zeros")
 }
+
+// TestFlagsThatDoNotApply: -predictor with JPEG tiles copied, and
+// -copy-levels with an input that is no TIFF, are said not to apply (they
+// were taken without a word).
+func TestFlagsThatDoNotApply(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ycbcr.ome.tif")
+	writeJPEGSource(t, in)
+	code, _, stderr := clitest.Run(runConvert, "-predictor", "horizontal", in, filepath.Join(dir, "out.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "image 0: -predictor horizontal does not apply: JPEG tiles take no predictor")
+
+	png := writeFile(t, dir, "in.png", encoded(t, nrgbaImage(8, 8, false), encodePNG))
+	code, _, stderr = clitest.Run(runConvert, "-copy-levels", png, filepath.Join(dir, "png.ome.tif"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "in.png: -copy-levels does not apply: the input is no TIFF, whose levels it copies")
+}

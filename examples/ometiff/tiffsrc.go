@@ -629,6 +629,9 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 					map[bool]string{true: "is", false: "are"}[len(levels) == 2])
 			}
 		}
+		if cfg.set["predictor"] && c.Compression == pyramid.JPEG && o.Predictor != pyramid.PredictorAuto && o.Predictor != pyramid.PredictorNone {
+			say("image %d: -predictor %v does not apply: JPEG tiles take no predictor", s.number[i], o.Predictor)
+		}
 		how := "the levels computed"
 		switch {
 		case len(levels) > 1:
