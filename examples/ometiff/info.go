@@ -125,17 +125,40 @@ func imageFile(path string) (string, bool) {
 	}
 	var spec pyramid.ImageSpec
 	var left []error
+	var notes []string // what convert says, or may refuse, as it does
 	how := "decoded whole"
 	start := func() io.Reader { return bufio.NewReader(io.NewSectionReader(f, 0, math.MaxInt64)) }
+	lim := limits{maxPixels: defaultMaxPixels}
+	var refused error // what convert refuses at its defaults, from the header
+	if err := lim.checkPixels(path, cfg.Width, cfg.Height); err != nil {
+		refused = err
+	}
+	transparency := "the image has transparency: convert refuses it if a pixel is not opaque (-skip-unsupported writes its colours without it)"
 	if d, err := pngstream.NewDecoder(start()); err == nil {
-		spec, left = pngSource{dec: d}.spec(), pngFrames(d.Header())
-		if !d.Header().Interlaced {
+		h := d.Header()
+		spec, left = pngSource{dec: d}.spec(), pngFrames(h)
+		if !h.Interlaced {
 			how = "streamed"
 		}
+		if st, err := f.Stat(); err == nil && h.MinSize() > st.Size() && refused == nil {
+			refused = fmt.Errorf("a %d-byte file cannot hold this %d x %d PNG (the file is truncated or forged)", st.Size(), h.Width, h.Height)
+		}
+		if h.ColorType == pngstream.GrayAlpha || h.ColorType == pngstream.RGBA || h.Transparent ||
+			slices.ContainsFunc(h.Palette, func(c color.NRGBA) bool { return c.A != 0xff }) {
+			notes = append(notes, transparency)
+		}
 	} else {
+		if m := cfg.ColorModel; m == color.NRGBAModel || m == color.RGBAModel || m == color.NRGBA64Model || m == color.RGBA64Model || m == color.NYCbCrAModel {
+			notes = append(notes, transparency)
+		} else if p, ok := m.(color.Palette); ok && slices.ContainsFunc(p, func(c color.Color) bool { _, _, _, a := c.RGBA(); return a != 0xffff }) {
+			notes = append(notes, transparency)
+		}
 		var frame jpegFrame
 		if format == "jpeg" {
 			frame, _ = readJPEGFrame(start())
+			if frame.orientation > 1 {
+				notes = append(notes, fmt.Sprintf("EXIF Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", frame.orientation))
+			}
 		}
 		left = headerLeftOut(start(), format, frame)
 		if animatedWebP(start()) {
@@ -159,8 +182,14 @@ func imageFile(path string) (string, bool) {
 	if spec.PhysicalSizeX > 0 && spec.PhysicalSizeY > 0 {
 		text += fmt.Sprintf("  pixel %s x %s\n", length(spec.PhysicalSizeX, spec.PhysicalSizeXUnit), length(spec.PhysicalSizeY, spec.PhysicalSizeYUnit))
 	}
+	for _, n := range notes {
+		text += fmt.Sprintf("  note: %s\n", n)
+	}
 	for _, err := range left {
 		text += fmt.Sprintf("not converted but with -skip-unsupported: %v\n", err)
+	}
+	if refused != nil {
+		text += fmt.Sprintf("not converted: %v\n", refused)
 	}
 	return text, true
 }
@@ -241,6 +270,9 @@ func describeFile(w io.Writer, f *source.File, path string) {
 				also = fmt.Sprintf(", with its %s by -copy-levels", plural(len(all)-1, "reduced level"))
 			}
 			fmt.Fprintf(w, "  %s tiles of %d x %d, copied through by convert%s\n", codecName(c.Compression), c.TileWidth, c.TileHeight, also)
+		case err == nil && levels != nil && c.Compression != pyramid.JPEG:
+			fmt.Fprintf(w, "  %s tiles of %d x %d, encoded again by convert (it copies square tiles of %d to %d)\n",
+				codecName(c.Compression), c.TileWidth, c.TileHeight, minCopiedTile, maxCopiedTile)
 		case err == nil && c.Compression == pyramid.JPEG:
 			// Not copied for their size alone: a JPEG slide stays JPEG.
 			why := fmt.Sprintf("it copies square tiles of %d to %d", minCopiedTile, maxCopiedTile)

@@ -123,7 +123,14 @@ func TestInfo(t *testing.T) {
 		{writeFile(t, dir, "gray.jpg", jpg.Bytes()), "JPEG, 1 image, 1 plane\nimage 0: 7 x 5, uint8, decoded whole by convert\n"},
 		{writeFile(t, dir, "anim.gif", animatedGIF(t, 2)), "GIF, 1 image, 1 plane\nimage 0: 6 x 4, RGB uint8, decoded whole by convert\n" +
 			"not converted but with -skip-unsupported: an animated GIF of 2 frames: only the first is written\n"},
-		{writeFile(t, dir, "rgba.png", png16.Bytes()), "PNG, 1 image, 1 plane\nimage 0: 9 x 4, RGB uint16, streamed by convert\n"},
+		{writeFile(t, dir, "rgba.png", png16.Bytes()), "PNG, 1 image, 1 plane\nimage 0: 9 x 4, RGB uint16, streamed by convert\n" +
+			"  note: the image has transparency: convert refuses it if a pixel is not opaque (-skip-unsupported writes its colours without it)\n"},
+		// What convert says or refuses from the header, info says too.
+		{writeFile(t, dir, "turned.jpg", withSegment(jpg.Bytes(), 0xe1, exif("II", 6))), "JPEG, 1 image, 1 plane\nimage 0: 7 x 5, uint8, decoded whole by convert\n" +
+			"  note: EXIF Orientation 6 is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them\n"},
+		{writeFile(t, dir, "bomb.png", pngBomb(t)), "PNG, 1 image, 1 plane\nimage 0: 100000 x 100000, RGB uint8, streamed by convert\n" +
+			"  note: the image has transparency: convert refuses it if a pixel is not opaque (-skip-unsupported writes its colours without it)\n" +
+			"not converted: " + filepath.Join(dir, "bomb.png") + ": its header claims 100000 x 100000 pixels, more than -max-pixels 4294967296 (raise it, or set 0 for no limit, if the image is genuine)\n"},
 		{writeFile(t, dir, "adam7.png", interlacedPNG), "PNG, 1 image, 1 plane\nimage 0: 9 x 7, RGB uint16, decoded whole by convert\n  pixel 0.5 µm x 0.5 µm\n"},
 		{imagej, `TIFF, 1 image, 3 planes
 image 0 "stack": 8 x 6, Z 3 x C 1 x T 1, XYCZT, uint8, page 0 and 2 images stored after its data
@@ -309,4 +316,19 @@ func TestInfoTIFFNotImage(t *testing.T) {
 	code, _, stderr := clitest.Run(runInfo, path)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "far.tif")
+}
+
+// TestInfoTilesEncodedAgain: tiles convert does not copy for their size
+// are said to be encoded again, as convert says (info said nothing).
+func TestInfoTilesEncodedAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big-tiles.tif")
+	w, err := pyramid.Create(path, pyramid.Options{TileSize: 1040, Levels: 1})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 1100, SizeY: 1100})
+	require.NoError(t, err)
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 1100*1100)))
+	require.NoError(t, w.Close())
+	code, stdout, stderr := clitest.Run(runInfo, path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "  LZW tiles of 1040 x 1040, encoded again by convert (it copies square tiles of 32 to 1024)\n")
 }
