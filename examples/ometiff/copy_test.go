@@ -624,7 +624,7 @@ func TestConvertJPEGWhereItApplies(t *testing.T) {
 
 	only := filepath.Join(dir, "u16.ome.tif")
 	writeTiled(t, only, pyramid.Options{TileSize: 64})
-	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, "JPEG takes uint8 samples", "-compression", "jpeg", only, "out.ome.tif")
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 2, "-compression jpeg takes 8-bit gray or RGB samples, and no image of "+only+" has them (image 0 is 1 x uint16): give lzw, deflate or zstd", "-compression", "jpeg", only, "out.ome.tif")
 }
 
 // tiledTIFF returns a TIFF in order of one uncompressed gray page of

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
@@ -177,6 +179,22 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	if o.Workers < 0 || o.Workers > maxWorkers {
 		return cfg, fmt.Errorf("-workers %d: want 0 (one per CPU) to %d", o.Workers, maxWorkers)
+	}
+	// Ranges the writer checks too, said here in the flags' words (its
+	// errors name its options: "Level 99", "PhysicalSizeX -1").
+	switch {
+	case o.Quality < 0 || o.Quality > 100:
+		return cfg, fmt.Errorf("-quality %d: want 1 to 100, or 0 for the default (%d)", o.Quality, compress.DefaultJPEGQuality)
+	case o.Levels < 0:
+		return cfg, fmt.Errorf("-levels %d: want 0 (down to one tile) or more", o.Levels)
+	case o.Compression == pyramid.Deflate && (o.Level < 0 || o.Level > 9):
+		return cfg, fmt.Errorf("-level %d: deflate takes 1 to 9, or 0 for the default", o.Level)
+	case o.Compression == pyramid.Zstd && (o.Level < 0 || o.Level > 22):
+		return cfg, fmt.Errorf("-level %d: zstd takes 1 to 22, or 0 for the default", o.Level)
+	case !(cfg.physicalSize >= 0) || math.IsInf(cfg.physicalSize, 0):
+		return cfg, fmt.Errorf("-physical-size %v: want a size above 0, or 0 (unknown)", cfg.physicalSize)
+	case !(cfg.physicalSizeZ >= 0) || math.IsInf(cfg.physicalSizeZ, 0):
+		return cfg, fmt.Errorf("-physical-size-z %v: want a size above 0, or 0 (unknown)", cfg.physicalSizeZ)
 	}
 	// Checked here, before any image is looked at (the writer would refuse
 	// it only after the copying was planned and said).

@@ -175,6 +175,10 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		s.Close()
 		return nil, true, err
 	}
+	if err := s.checkJPEG(cfg); err != nil {
+		s.Close()
+		return nil, true, err
+	}
 	s.planCopy(cfg, stderr)
 	s.notePixels(stderr)
 	s.opts.Rows, s.lim.tile = s.wopts.TileSize, s.wopts.TileSize
@@ -790,15 +794,29 @@ func (s *tiffSource) planPredictor(cfg config, say func(string, ...any)) {
 	}
 }
 
+// jpegable reports whether JPEG codes an image's samples: 8-bit gray or
+// RGB.
+func jpegable(spec pyramid.ImageSpec) bool {
+	return spec.PixelType == pyramid.Uint8 && (spec.SamplesPerPixel == 1 || spec.SamplesPerPixel == 3)
+}
+
+// checkJPEG refuses -compression jpeg for an input none of whose images
+// JPEG codes, in the flag's words (the writer's names its options).
+func (s *tiffSource) checkJPEG(cfg config) error {
+	if cfg.options.Compression != pyramid.JPEG || slices.ContainsFunc(s.file.Images, func(im *source.Image) bool { return jpegable(im.Spec) }) {
+		return nil
+	}
+	spec := s.file.Images[0].Spec
+	return cli.UsageError{Err: fmt.Errorf("-compression jpeg takes 8-bit gray or RGB samples, and no image of %s has them (image %d is %d x %v): give lzw, deflate or zstd",
+		s.name, s.number[0], max(spec.SamplesPerPixel, 1), spec.PixelType)}
+}
+
 // planJPEG gives LZW to the images JPEG cannot code (other samples than
 // 8-bit gray or RGB) when -compression jpeg asks for it and some other
-// image takes it; when none does, the writer's refusal says why.
+// image takes it (when none does, checkJPEG refused it).
 func (s *tiffSource) planJPEG(cfg config, say func(string, ...any)) {
 	if cfg.options.Compression != pyramid.JPEG {
 		return
-	}
-	jpegable := func(spec pyramid.ImageSpec) bool {
-		return spec.PixelType == pyramid.Uint8 && (spec.SamplesPerPixel == 1 || spec.SamplesPerPixel == 3)
 	}
 	if !slices.ContainsFunc(s.file.Images, func(im *source.Image) bool { return jpegable(im.Spec) }) {
 		return
