@@ -269,6 +269,7 @@ func TestConvertImages(t *testing.T) {
 		input, images, says string
 	}{
 		{in, "3", "-images 3: " + in + " holds 3 images (ometiff info lists them)"},
+		{in, "5,1,7", "-images 5,7: " + in + " holds 3 images (ometiff info lists them)"}, // every one past them (7 alone was named)
 		{png, "0,1", "-images 1: " + png + " holds 1 image (0)"},
 		{jpg, "1", "-images 1: " + jpg + " holds 1 image (0)"}, // before -max-memory refuses its decoding
 		{in, "-1", `-images "-1": want image numbers from 0`},

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -200,7 +201,11 @@ func (s *tiffSource) selectImages(images []int) error {
 		return nil
 	}
 	if last := images[len(images)-1]; last >= len(all) {
-		return cli.UsageError{Err: fmt.Errorf("-images %d: %s holds %s (ometiff info lists them)", last, s.name, plural(len(all), "image"))}
+		var past []string // every number named past the last image
+		for _, i := range images[slices.IndexFunc(images, func(i int) bool { return i >= len(all) }):] {
+			past = append(past, strconv.Itoa(i))
+		}
+		return cli.UsageError{Err: fmt.Errorf("-images %s: %s holds %s (ometiff info lists them)", strings.Join(past, ","), s.name, plural(len(all), "image"))}
 	}
 	s.file.Images, s.number = nil, images
 	for _, i := range images {
