@@ -347,30 +347,15 @@ func TestWritePlanesResumes(t *testing.T) {
 			defer cancel(nil)
 			// The second plane stops after its first row of tiles: plane 0
 			// stores 16 + 4 + 1 tiles (synchronously, with Workers 1).
-			h := iohandle.NewMemory()
-			w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.Deflate, Workers: 1,
-				Progress: func(p pyramid.Progress) {
-					if p.Tiles >= 25 {
-						cancel(stop)
-					}
-				}})
-			require.NoError(t, err)
-			defer w.Abort()
-			var dst *pyramid.Image
-			switch mode {
-			case "decoded":
-				dst, err = w.AddImage(im.Spec)
-			default:
-				enc, err := im.Encoded(mode == "every level copied")
-				require.NoError(t, err)
-				dst, err = w.AddEncodedImage(im.Spec, enc...)
-				require.NoError(t, err)
-			}
-			require.NoError(t, err)
+			h, w, dst := modeDestination(t, im, mode, func(p pyramid.Progress) {
+				if p.Tiles >= 25 {
+					cancel(stop)
+				}
+			})
 			if mode == "every level copied" {
 				cancel(stop) // no rows, so no Progress before the tiles: stop at once
 			}
-			err = im.WritePlanes(ctx, dst, Options{Rows: 16, Workers: 1})
+			err := im.WritePlanes(ctx, dst, Options{Rows: 16, Workers: 1})
 			require.ErrorIs(t, err, stop, "the cause, not context.Canceled")
 			done, err := dst.PlaneComplete(0, 0, 2)
 			require.NoError(t, err)
@@ -406,27 +391,12 @@ func TestWritePlanesProgressPanics(t *testing.T) {
 	for _, mode := range []string{"decoded", "tiles copied, levels computed", "every level copied"} {
 		t.Run(mode, func(t *testing.T) {
 			panicked := false
-			h := iohandle.NewMemory()
-			w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.Deflate, Workers: 1,
-				Progress: func(p pyramid.Progress) {
-					if p.Tiles >= 25 && !panicked { // within the second plane
-						panicked = true
-						panic("the progress bar fails")
-					}
-				}})
-			require.NoError(t, err)
-			defer w.Abort()
-			var dst *pyramid.Image
-			switch mode {
-			case "decoded":
-				dst, err = w.AddImage(im.Spec)
-			default:
-				enc, err := im.Encoded(mode == "every level copied")
-				require.NoError(t, err)
-				dst, err = w.AddEncodedImage(im.Spec, enc...)
-				require.NoError(t, err)
-			}
-			require.NoError(t, err)
+			h, w, dst := modeDestination(t, im, mode, func(p pyramid.Progress) {
+				if p.Tiles >= 25 && !panicked { // within the second plane
+					panicked = true
+					panic("the progress bar fails")
+				}
+			})
 			func() {
 				defer func() { assert.Equal(t, "the progress bar fails", recover()) }()
 				_ = im.WritePlanes(context.Background(), dst, Options{Rows: 16, Workers: 1})
@@ -445,6 +415,28 @@ func TestWritePlanesProgressPanics(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modeDestination adds im to a writer in memory (16-pixel Deflate tiles,
+// synchronous, reporting to progress) as mode says: decoded, or its tiles
+// copied with the levels computed or copied too ("every level copied").
+// The writer is aborted when the test ends.
+func modeDestination(t *testing.T, im *Image, mode string, progress func(pyramid.Progress)) (*iohandle.Memory, *pyramid.Writer, *pyramid.Image) {
+	t.Helper()
+	h := iohandle.NewMemory()
+	w, err := pyramid.New(h, pyramid.Options{TileSize: 16, Compression: pyramid.Deflate, Workers: 1, Progress: progress})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Abort() })
+	if mode == "decoded" {
+		dst, err := w.AddImage(im.Spec)
+		require.NoError(t, err)
+		return h, w, dst
+	}
+	enc, err := im.Encoded(mode == "every level copied")
+	require.NoError(t, err)
+	dst, err := w.AddEncodedImage(im.Spec, enc...)
+	require.NoError(t, err)
+	return h, w, dst
 }
 
 // TestWritePlanesNamesTheFirstPlaneToWrite: resumed on a page whose
