@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Errors of datasets: of a plan (NewDataset, ParseDataset) and of a
@@ -30,9 +32,12 @@ var (
 	ErrWrongFile = errors.New("pyramid: dataset file does not match")
 )
 
-// MaxDatasetFiles is the most files a dataset plan may have: far more than
-// a batch system runs at once, and few enough for one directory.
-const MaxDatasetFiles = 1 << 16
+// MaxDatasetFiles is the most files a dataset plan may have: as many as
+// this module's reader (package source) opens for one dataset, keeping
+// each open, and more than a batch system runs at once. (Every file of
+// the set also repeats the companion-less layout's OME-XML, which grows
+// with the files.)
+const MaxDatasetFiles = 4096
 
 // DatasetSpec describes a multi-file OME-TIFF dataset: its images, the
 // writer options of its files, and which planes go in which file. It is
@@ -316,7 +321,7 @@ func (d *Dataset) resolve(spec DatasetSpec) error {
 		return planError("Options", err)
 	}
 	probe := &Writer{opts: opts, codec: codec} // layoutImage reads only these
-	spec.Images = slices.Clone(spec.Images)
+	spec.Images = cloneImages(spec.Images)
 	d.images = make([]ImageSpec, len(spec.Images))
 	for i, s := range spec.Images {
 		field := fmt.Sprintf("Images[%d]", i)
@@ -407,6 +412,11 @@ func checkFileName(field, name string) error {
 		return planErrorf("%s %q is not a file name on Windows, where it names a device (whatever its extension)", field, name)
 	case strings.HasSuffix(name, ".") || strings.HasSuffix(name, " "):
 		return planErrorf("%s %q is not a file name on Windows, which drops a final dot or space", field, name)
+	case strings.HasPrefix(name, " "):
+		return planErrorf("%s %q starts with a space, which readers of TiffData's FileName trim", field, name)
+	case strings.ContainsAny(name, `:*?"<>|`) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }):
+		// ':' names a drive ("C:x") or a file's stream ("a:b") there.
+		return planErrorf("%s %q is not a file name on Windows, which refuses : * ? \" < > | and control characters in one", field, name)
 	}
 	if err := checkXMLText(name); err != nil {
 		return planError(field, err)
@@ -427,8 +437,9 @@ func windowsDevice(name string) bool {
 	switch base = strings.ToUpper(strings.TrimRight(base, " ")); {
 	case base == "CON" || base == "PRN" || base == "AUX" || base == "NUL":
 		return true
-	case len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")):
-		return base[3] >= '1' && base[3] <= '9'
+	case strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT"):
+		n := base[3:] // a digit, or a superscript one, as Windows takes them
+		return len(n) == 1 && n[0] >= '1' && n[0] <= '9' || n == "¹" || n == "²" || n == "³"
 	}
 	return false
 }
@@ -455,9 +466,11 @@ func (d *Dataset) checkNames() error {
 		if ext := strings.ToLower(filepath.Ext(name)); i < len(d.spec.Files) && !slices.Contains(tiffExtensions, ext) {
 			return planErrorf("%s %q does not end in .tif, .tiff, .btf, .tf2 or .tf8: Bio-Formats goes by the name, and would not read it as OME-TIFF", field, name)
 		}
-		// Case aside, as Windows and macOS compare names. (The companion's
-		// name, of another extension, is no file's.)
-		key := strings.ToLower(name)
+		// Case and Unicode normalization aside, as Windows and macOS
+		// compare names ("café" composed or decomposed is one file on
+		// macOS). (The companion's name, of another extension, is no
+		// file's.)
+		key := strings.ToLower(norm.NFC.String(name))
 		if j, dup := seen[key]; dup {
 			return planErrorf("%s %q is the name of Files[%d] too", field, name, j)
 		}
@@ -622,12 +635,58 @@ func (d *Dataset) derivedUUID(what string) string {
 // Its slices are the caller's to change.
 func (d *Dataset) Spec() DatasetSpec {
 	s := d.spec
-	s.Images = slices.Clone(s.Images)
+	s.Images = cloneImages(s.Images)
 	s.Files = slices.Clone(s.Files)
 	for i := range s.Files {
 		s.Files[i].Planes = slices.Clone(s.Files[i].Planes)
 	}
 	return s
+}
+
+// cloneImages copies images with what the plan's OME-XML and UUIDs depend
+// on that a caller could change through a slice or pointer: channels (and
+// their settings), annotations, planes, objective settings, coding, the
+// instrument. Images that share an *Instrument share its copy: that makes
+// them share one OME Instrument.
+func cloneImages(images []ImageSpec) []ImageSpec {
+	out := slices.Clone(images)
+	instruments := map[*Instrument]*Instrument{}
+	for i := range out {
+		s := &out[i]
+		if in := s.Instrument; in != nil {
+			if instruments[in] == nil {
+				c := *in
+				c.LightSources, c.Detectors, c.Objectives = slices.Clone(c.LightSources), slices.Clone(c.Detectors), slices.Clone(c.Objectives)
+				if c.Microscope != nil {
+					m := *c.Microscope
+					c.Microscope = &m
+				}
+				instruments[in] = &c
+			}
+			s.Instrument = instruments[in]
+		}
+		s.Channels, s.Annotations, s.PlaneInfo = slices.Clone(s.Channels), slices.Clone(s.Annotations), slices.Clone(s.PlaneInfo)
+		for c := range s.Channels {
+			ch := &s.Channels[c]
+			if ch.LightSourceSettings != nil {
+				v := *ch.LightSourceSettings
+				ch.LightSourceSettings = &v
+			}
+			if ch.DetectorSettings != nil {
+				v := *ch.DetectorSettings
+				ch.DetectorSettings = &v
+			}
+		}
+		if s.ObjectiveSettings != nil {
+			v := *s.ObjectiveSettings
+			s.ObjectiveSettings = &v
+		}
+		if s.Coding != nil {
+			v := *s.Coding
+			s.Coding = &v
+		}
+	}
+	return out
 }
 
 // Files returns the number of files of the dataset, the companion aside.

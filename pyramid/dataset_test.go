@@ -130,6 +130,18 @@ func TestNewDatasetRefuses(t *testing.T) {
 			`Files[0].Name "nul.ome.tif" is not a file name on Windows, where it names a device (whatever its extension)`},
 		{"another Windows device", with(files(DatasetFile{Name: "Com7 .tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `names a device`},
 		{"a final dot", with(files(DatasetFile{Name: "stack.", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `which drops a final dot or space`},
+		// Names the readers (this module's, Bio-Formats' on Windows) would
+		// take for others: they were written, and checked complete.
+		{"a drive", with(files(DatasetFile{Name: "C:x.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil,
+			`Files[0].Name "C:x.ome.tif" is not a file name on Windows, which refuses : * ? " < > | and control characters in one`},
+		{"a tab", with(files(DatasetFile{Name: "a\tb.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `which refuses : * ? " < > | and control characters`},
+		{"a star", with(files(DatasetFile{Name: "a*.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `which refuses : * ? " < > | and control characters`},
+		{"a first space", with(files(DatasetFile{Name: " lead.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil,
+			`Files[0].Name " lead.ome.tif" starts with a space, which readers of TiffData's FileName trim`},
+		{"a dataset name that starts with a space", with(func(s *DatasetSpec) { s.Name = " lead" }), nil, `starts with a space`},
+		{"a superscript device", with(files(DatasetFile{Name: "COM¹.ome.tif", Planes: []PlaneRange{r(0, 0, 2), r(1, 0, 2)}})), nil, `names a device`},
+		{"names equal but for normalization", with(files(DatasetFile{Name: "caf\u00e9.tif", Planes: []PlaneRange{r(0, 0, 2)}}, DatasetFile{Name: "cafe\u0301.tif", Planes: []PlaneRange{r(1, 0, 2)}})),
+			nil, "Files[1].Name \"cafe\u0301.tif\" is the name of Files[0] too"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,7 +288,7 @@ func TestParseDatasetRefuses(t *testing.T) {
 		{"unknown instrument", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "Instrument": 0}]}`, ErrMetadata, "Instrument 0 of the plan's 0"},
 		{"null instrument", `{"Version": 1, "Name": "a", "Instruments": [null], "Images": [` + image + `]}`, nil, "Instruments[0] is null"},
 		{"huge number", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 1e30, "SizeY": 8}]}`, nil, "cannot unmarshal number 1e30"},
-		{"too many files", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 100000}], "Split": {"Files": 70000}}`, nil, "Split.Files 70000: more than MaxDatasetFiles (65536)"},
+		{"too many files", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 100000}], "Split": {"Files": 70000}}`, nil, "Split.Files 70000: more than MaxDatasetFiles (4096)"},
 		{"more files than planes", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 100000}], "Split": {"Files": 1000000}}`, nil, "Split.Files 1000000: more files than the 100000 planes"},
 		{"OME-XML past its bound, many planes", `{"Version": 1, "Name": "a", "Images": [{"SizeX": 8, "SizeY": 8, "SizeZ": 16777216}]}`, nil,
 			"the OME-XML of 1 image takes more than MaxOMEXMLSize (67108864 bytes)"},
@@ -447,7 +459,7 @@ func TestDatasetXMLBound(t *testing.T) {
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1, "Annotations": [` + many(3*(MaxOMEXMLSize/minPlaneXML)+3) + `]}]}`,
 			"Annotations: more than an OME-XML of MaxOMEXMLSize"},
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Files": [` + many(MaxDatasetFiles+1) + `]}`,
-			"65537 Files, more than MaxDatasetFiles (65536)"},
+			"4097 Files, more than MaxDatasetFiles (4096)"},
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Files": [{"Planes": [` + many(MaxOMEXMLSize/minPlaneXML+1) + `]}]}`,
 			"Files' Planes: more than an OME-XML of MaxOMEXMLSize"},
 		{`{"Version": 1, "Name": "a", "Images": [{"SizeX": 1, "SizeY": 1}], "Instruments": [` + many(MaxOMEXMLSize/minImageXML+1) + `]}`,
@@ -459,5 +471,63 @@ func TestDatasetXMLBound(t *testing.T) {
 			assert.ErrorIs(t, err, ErrOMETooLarge)
 		}
 		assert.ErrorContains(t, err, tt.want)
+	}
+}
+
+// TestDatasetZeroAndNil: a zero Dataset's Check and a nil Part's methods
+// give errors, not panics.
+func TestDatasetZeroAndNil(t *testing.T) {
+	_, err := (&Dataset{}).Check(t.TempDir())
+	assert.ErrorIs(t, err, ErrPlan)
+	var p *Part
+	assert.ErrorIs(t, p.Close(), ErrClosed)
+	assert.ErrorIs(t, p.Abort(), ErrClosed)
+	assert.Zero(t, p.Stats())
+}
+
+// TestDatasetDoesNotChange: a Dataset never changes once made, whatever
+// its caller does to the slices and pointers of the spec it was made
+// from, or of the Spec it returns: the same plan, made again, has the same
+// UUIDs (channels, annotations, planes and the instrument changed it).
+func TestDatasetDoesNotChange(t *testing.T) {
+	spec := richPlan()
+	d := mustDataset(t, spec)
+	before, uuid := d.Spec(), d.UUID(0)
+	for i := range spec.Images {
+		im := &spec.Images[i]
+		if len(im.Channels) > 0 {
+			im.Channels[0].Name = "changed"
+		}
+		if len(im.Annotations) > 0 {
+			im.Annotations[0].Value = "changed"
+		}
+		if len(im.PlaneInfo) > 0 {
+			im.PlaneInfo[0].Z = 99
+		}
+		if im.Instrument != nil && len(im.Instrument.Objectives) > 0 {
+			im.Instrument.Objectives[0].LensNA = 0.123
+		}
+	}
+	got := d.Spec()
+	for i := range got.Images {
+		if len(got.Images[i].Channels) > 0 {
+			got.Images[i].Channels[0].Name = "changed through Spec"
+		}
+	}
+	assert.Equal(t, before, d.Spec())
+	again := mustDataset(t, d.Spec())
+	assert.Equal(t, uuid, again.UUID(0))
+	// Images sharing one instrument still share it.
+	shared := map[*Instrument]int{}
+	for _, im := range d.Spec().Images {
+		if im.Instrument != nil {
+			shared[im.Instrument]++
+		}
+	}
+	for _, im := range richPlan().Images {
+		if im.Instrument != nil {
+			assert.Len(t, shared, 1, "one instrument, shared")
+			break
+		}
 	}
 }

@@ -155,6 +155,9 @@ func CheckDataset(path string) (DatasetReport, error) {
 // of every file, and the companion, must be the plan's byte for byte. It
 // works whatever files are missing.
 func (d *Dataset) Check(dir string) (DatasetReport, error) {
+	if d == nil || len(d.spec.Files) == 0 {
+		return DatasetReport{}, fmt.Errorf("%w: a zero Dataset, not made by NewDataset or ParseDataset", ErrPlan)
+	}
 	c := &datasetChecker{dir: dir, path: dir, companion: d.spec.Companion}
 	var err error
 	if d.spec.Companion {
@@ -272,7 +275,7 @@ func (c *datasetChecker) open(name string) (data []byte, f *tiff.ReadCloser, err
 // readAtMost reads the file at path whole, or returns nil data when it is
 // longer than limit.
 func readAtMost(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +285,18 @@ func readAtMost(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// openRegular opens the regular file at path: a FIFO or a device, whose
+// open would block or read for ever, is refused unopened, as tiff.Open
+// refuses it.
+func openRegular(path string) (*os.File, error) {
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return os.Open(path)
 }
 
 // description returns the OME-XML of a TIFF: its first IFD's

@@ -166,12 +166,20 @@ func (p *Part) Plane(ref PlaneRef) (*PlaneWriter, error) {
 
 // Stats returns the write calls the output received so far, as
 // Writer.Stats does.
-func (p *Part) Stats() iohandle.Stats { return p.w.Stats() }
+func (p *Part) Stats() iohandle.Stats {
+	if p == nil {
+		return iohandle.Stats{}
+	}
+	return p.w.Stats()
+}
 
 // Close finishes the file and commits it, after writing the companion if
 // CreatePart said so, as Writer.Close does: every plane of the part must
 // have been written. On any error the file is discarded.
 func (p *Part) Close() error {
+	if p == nil {
+		return errZero
+	}
 	if err := p.closing(); err != nil {
 		return err
 	}
@@ -212,6 +220,9 @@ func (p *Part) closing() error {
 
 // Abort stops writing and discards the file, as Writer.Abort does.
 func (p *Part) Abort() error {
+	if p == nil {
+		return errZero
+	}
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
@@ -297,7 +308,7 @@ func isDir(path string) bool {
 
 // holds reports whether the file at path holds exactly want.
 func holds(path string, want []byte) bool {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return false
 	}
