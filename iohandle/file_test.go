@@ -202,7 +202,13 @@ func TestWriteAtOutsideContent(t *testing.T) {
 			assert.ErrorIs(t, err, ErrRange, "sticky")
 			assert.ErrorIs(t, h.Flush(), ErrRange)
 			assert.ErrorIs(t, h.Commit(), ErrRange, "not committed")
+			if m, ok := h.(*Memory); ok {
+				assert.Nil(t, m.Bytes(), "discarded")
+				assert.Equal(t, int64(4), m.Len(), "the bytes written")
+			}
 			require.NoError(t, h.Close())
+			_, err = h.Write([]byte("f"))
+			assert.ErrorIs(t, err, ErrClosed, "closed first, then failed, for both handles")
 			if m, ok := h.(*Memory); ok {
 				assert.Nil(t, m.Bytes(), "discarded")
 			}

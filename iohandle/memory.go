@@ -22,31 +22,37 @@ var _ Handle = (*Memory)(nil)
 func NewMemory() *Memory { return &Memory{} }
 
 // Bytes returns the output: what is written so far while the handle is open,
-// the committed output after Commit, and nil after Abort.
+// the committed output after Commit, and nil after Abort or a failed
+// WriteAt.
 func (m *Memory) Bytes() []byte {
-	if m.state == stateCommitted {
+	switch {
+	case m.state == stateCommitted:
 		return m.committed
+	case m.err != nil:
+		return nil
 	}
 	return m.data
 }
 
-// Len returns the number of bytes written so far (the committed output's
-// length after Commit).
-func (m *Memory) Len() int64 { return int64(len(m.Bytes())) }
+// Len returns the number of bytes written so far, a failed handle's too,
+// and the committed output's length after Commit.
+func (m *Memory) Len() int64 {
+	if m.state == stateCommitted {
+		return int64(len(m.committed))
+	}
+	return int64(len(m.data))
+}
 
 // Stats returns the calls received so far.
 func (m *Memory) Stats() Stats { return m.stats }
 
-// usable returns the sticky error, or the error of op on a handle
-// committed or aborted.
+// usable returns the error of op on a handle committed or aborted, else
+// the sticky error, as a File's does.
 func (m *Memory) usable(op string) error {
-	if m.err != nil {
-		return m.err
-	}
 	if m.state != stateOpen {
-		return closedError(op)
+		return closedError(op) // as a File: closed first, then failed
 	}
-	return nil
+	return m.err
 }
 
 // Write appends p.
@@ -87,7 +93,7 @@ func (m *Memory) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	if err := checkPatch(off, len(p), m.Len()); err != nil {
-		m.err, m.data = err, nil
+		m.err = err // Bytes is nil from now on: the output is discarded
 		return 0, err
 	}
 	m.stats.Patches++

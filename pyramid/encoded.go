@@ -405,7 +405,8 @@ func (ep *EncodedPlaneWriter) Abort() error {
 // abandonedError is the error of a call on a plane given back by Abort.
 func (ep *EncodedPlaneWriter) abandonedError() error {
 	image, z, c, t := ep.im.planeAt(ep.index)
-	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d was given back (EncodedPlaneWriter.Abort); Image.EncodedPlane starts it again", ErrPlane, z, c, t, image)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d was given back (by EncodedPlaneWriter.Abort, or a call on it that panicked); Image.EncodedPlane starts it again",
+		ErrPlane, z, c, t, image)
 }
 
 // CheckEncodedLevels returns the error AddEncodedImage would return for an

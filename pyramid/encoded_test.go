@@ -612,7 +612,7 @@ func TestEncodedPlaneAbort(t *testing.T) {
 					assert.ErrorIs(t, err, ErrPlane)
 					err = ep.Close()
 					assert.ErrorIs(t, err, ErrPlane)
-					assert.ErrorContains(t, err, "given back (EncodedPlaneWriter.Abort)")
+					assert.ErrorContains(t, err, "given back (by EncodedPlaneWriter.Abort")
 					assert.NoError(t, ep.Abort(), "again: nothing to do")
 
 					again, err := im.EncodedPlane(0, 0, 0)

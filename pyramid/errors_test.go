@@ -481,4 +481,18 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	require.ErrorIs(t, err, ErrOMETooLarge)
 	assert.ErrorContains(t, err, "more than MaxOMEXMLSize (67108864), which ParseOME reads")
 	assert.Nil(t, h.Bytes(), "discarded")
+
+	// Text already past it is refused as the image is added, before any
+	// tile is encoded.
+	w, err = New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	half := strings.Repeat("a", MaxOMEXMLSize/2+1)
+	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: half})
+	require.NoError(t, err)
+	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Annotations: []KeyValue{{Key: "k", Value: half}}})
+	require.ErrorIs(t, err, ErrOMETooLarge)
+	assert.ErrorContains(t, err, "the images' names, descriptions and annotations hold 67108867 bytes, more than MaxOMEXMLSize (67108864)")
+	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Name: "small"})
+	assert.NoError(t, err, "an image of less text still fits")
 }

@@ -177,7 +177,8 @@ func (pw *PlaneWriter) Abort() error {
 // abandonedError is the error of a call on a plane given back by Abort.
 func (pw *PlaneWriter) abandonedError() error {
 	image, z, c, t := pw.im.planeAt(pw.index)
-	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d was given back (PlaneWriter.Abort); Image.Plane starts it again", ErrPlane, z, c, t, image)
+	return fmt.Errorf("%w: plane z=%d c=%d t=%d of image %d was given back (by PlaneWriter.Abort, or a call on it that panicked); Image.Plane starts it again",
+		ErrPlane, z, c, t, image)
 }
 
 // planeStream holds the per-level state of one open plane.

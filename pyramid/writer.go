@@ -100,6 +100,7 @@ type Writer struct {
 	mu        sync.Mutex
 	images    []*Image
 	dirs      int64  // directories the images take, a plane and level each
+	text      int64  // the images' text, specText's: a bound below their OME-XML
 	seq       int64  // tiles submitted
 	readBuf   []byte // ReadPlanes's buffer, shared by the images; nil while one uses it
 	err       error  // first failure
@@ -325,6 +326,15 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	if err := w.bindOME(im); err != nil {
 		return nil, err
 	}
+	// The OME-XML holds the images' text at least once: past
+	// MaxOMEXMLSize, Close would refuse the file (omeDescription), so it
+	// is refused now, before any tile is encoded.
+	text := specText(im.spec)
+	if w.text+text > MaxOMEXMLSize {
+		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the images' names, descriptions and annotations hold %d bytes, more than MaxOMEXMLSize (%d), which ParseOME reads",
+			w.text+text, MaxOMEXMLSize)}
+	}
+	w.text += text
 	w.dirs += im.directories()
 	if _, callerNamed := im.spec.OME.name(); named && im.spec.Name == "" && !callerNamed {
 		im.spec.Name = fmt.Sprintf("image %d", im.index)
@@ -332,6 +342,19 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	w.images = append(w.images, im)
 	w.totalTiles.Add(im.tilesPerPlane() * int64(im.spec.Planes()))
 	return im, nil
+}
+
+// specText is the text of a spec the OME-XML holds at least once: its
+// name, description, channel names and fluors, and annotations.
+func specText(s ImageSpec) int64 {
+	n := int64(len(s.Name) + len(s.Description))
+	for _, c := range s.Channels {
+		n += int64(len(c.Name) + len(c.Fluor))
+	}
+	for _, a := range s.Annotations {
+		n += int64(len(a.Key) + len(a.Value))
+	}
+	return n
 }
 
 // bindOME gives an image the Image element of Options.OME that describes

@@ -1301,12 +1301,14 @@ func TestProgressPanicsMidPlane(t *testing.T) {
 		name    string
 		workers int
 		encoded bool
-	}{{"rows, synchronous", 1, false}, {"rows, pipelined", 2, false}, {"tiles given encoded", 1, true}, {"tiles given encoded, pipelined", 2, true}} {
+		rows    bool // of a plane given encoded: the panic in its rows, after its tiles
+	}{{"rows, synchronous", 1, false, false}, {"rows, pipelined", 2, false, false}, {"tiles given encoded", 1, true, false},
+		{"tiles given encoded, pipelined", 2, true, false}, {"rows of tiles given encoded", 1, true, true}, {"rows of tiles given encoded, pipelined", 2, true, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			calls := 0
+			calls, panicAt := 0, 2
 			h := iohandle.NewMemory()
 			w, err := New(h, Options{TileSize: tile, Compression: None, Workers: tt.workers, Progress: func(Progress) {
-				if calls++; calls == 2 {
+				if calls++; calls == panicAt {
 					panic("the progress bar fails")
 				}
 			}})
@@ -1341,12 +1343,28 @@ func TestProgressPanicsMidPlane(t *testing.T) {
 			if tt.encoded {
 				ep, err := im.EncodedPlane(0, 0, 0)
 				require.NoError(t, err)
+				if tt.rows {
+					panicAt = math.MaxInt
+					for _, tl := range tiles {
+						require.NoError(t, ep.WriteTile(0, tl))
+					}
+					panicAt = calls + 1
+				}
 				func() {
 					defer func() { assert.Equal(t, "the progress bar fails", recover()) }()
+					if tt.rows {
+						for y := range height {
+							_, err := ep.Write(base.pix[y*width : (y+1)*width])
+							require.NoError(t, err)
+						}
+						return
+					}
 					for _, tl := range tiles {
 						require.NoError(t, ep.WriteTile(0, tl))
 					}
 				}()
+				_, err = ep.Write(base.pix[:width])
+				assert.ErrorIs(t, err, ErrPlane, "writing on")
 				assert.ErrorIs(t, ep.WriteTile(0, tiles[0]), ErrPlane, "writing on")
 				assert.ErrorIs(t, ep.Close(), ErrPlane)
 			} else {

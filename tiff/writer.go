@@ -288,6 +288,11 @@ func (w *Writer) checkTree(end int64) error {
 			return fmt.Errorf("%w: a directory with no fields", ErrDirectory)
 		}
 		for i, blk := range d.Blocks {
+			if blk.Size == 0 && blk.Offset != 0 {
+				// A block of no bytes is sparse, at offset 0 (WriteBlock's):
+				// elsewhere, its offset would still decide the format.
+				return fmt.Errorf("%w: block %d is of 0 bytes at %d: a sparse block is at offset 0", ErrDirectory, i, blk.Offset)
+			}
 			if blk.Size > 0 && (blk.Offset < reservedHeaderSize || blk.Offset > uint64(end) || blk.Size > uint64(end)-blk.Offset) {
 				return fmt.Errorf("%w: block %d, of %d bytes at %d, is not in the data written (%d to %d)",
 					ErrDirectory, i, blk.Size, blk.Offset, reservedHeaderSize, end)

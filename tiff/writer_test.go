@@ -256,6 +256,7 @@ func TestBlockOutsideTheData(t *testing.T) {
 		{"the data", Block{Offset: reservedHeaderSize, Size: 4}, nil},
 		{"part of it", Block{Offset: reservedHeaderSize + 1, Size: 3}, nil},
 		{"sparse", Block{}, nil},
+		{"of no bytes, far away", Block{Offset: 1 << 40}, ErrDirectory}, // it made the file BigTIFF
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := iohandle.NewMemory()
@@ -269,7 +270,11 @@ func TestBlockOutsideTheData(t *testing.T) {
 			err = w.Close()
 			if tt.err != nil {
 				assert.ErrorIs(t, err, tt.err)
-				assert.ErrorContains(t, err, "is not in the data written (16 to 20)")
+				if tt.blk.Size > 0 {
+					assert.ErrorContains(t, err, "is not in the data written (16 to 20)")
+				} else {
+					assert.ErrorContains(t, err, "block 0 is of 0 bytes at 1099511627776: a sparse block is at offset 0")
+				}
 				return
 			}
 			require.NoError(t, err)

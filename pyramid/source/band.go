@@ -163,7 +163,8 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // given. A reader dropped before either keeps its decoding goroutines
 // (with several Workers) until the context ends, as a file not closed
 // keeps its descriptor: close every reader, or give it a context that
-// ends. The methods of a zero BandReader return ErrClosed.
+// ends. Next, Read, WriteTo, Err and Close of a zero BandReader return
+// ErrClosed; its Layout and RowBytes are zero.
 type BandReader struct {
 	page      *tiff.Page
 	l         tiff.Layout
