@@ -744,14 +744,6 @@ func TestConvertRefusedAlone(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "ometiff convert: -quality 50 is JPEG's: give -compression jpeg (the output is LZW)\n", stderr)
 
-	// A one-page palette TIFF, decoded whole, is not decoded before an
-	// output that exists is refused.
-	palette := filepath.Join(dir, "palette.tif")
-	require.NoError(t, os.WriteFile(palette, encoded(t, palettedImage(31, 29), encodeTIFF), 0o644))
-	existing := writeFile(t, dir, "existing.ome.tif", []byte("old"))
-	code, _, stderr = clitest.Run(runConvert, "-max-memory", "1", palette, existing)
-	assert.Equal(t, 1, code)
-	assert.Equal(t, "ometiff convert: "+existing+" exists (use -force to replace it)\n", stderr)
 }
 
 // TestChromaLost: 4:2:0 loses the chroma of sources subsampled less than

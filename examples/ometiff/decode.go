@@ -20,7 +20,6 @@ import (
 	"unicode/utf8"
 
 	_ "golang.org/x/image/bmp"
-	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
 	"github.com/ometiff-go/ometiff/compress"
@@ -45,9 +44,6 @@ func openImage(in *input, lim limits) (imageInput, error) {
 		return nil, fmt.Errorf("%s: unknown image format (want PNG, JPEG, GIF, BMP, TIFF or WebP, or -raw flags for raw samples)", in.name)
 	}
 	if err != nil {
-		if format == "tiff" { // named, since its errors start "tiff:" as those of this module's package tiff do
-			err = fmt.Errorf("golang.org/x/image/tiff: %w", err)
-		}
 		return nil, in.headerError(err)
 	}
 	if err := lim.checkPixels(in.name, cfg.Width, cfg.Height); err != nil {
@@ -227,11 +223,10 @@ func shellQuote(s string) string {
 type imageSource struct {
 	img     image.Image
 	name    string
-	density [2]uint32         // an interlaced PNG's pixels per metre, X and Y
-	meta    pyramid.ImageSpec // a TIFF page's name, description and pixel size (input.meta)
-	left    []error           // what the file holds and the conversion leaves out
-	notes   []string          // what the conversion says
-	gray    bool              // gray and alpha decoded as NRGBA: written as gray, its alpha left out
+	density [2]uint32 // an interlaced PNG's pixels per metre, X and Y
+	left    []error   // what the file holds and the conversion leaves out
+	notes   []string  // what the conversion says
+	gray    bool      // gray and alpha decoded as NRGBA: written as gray, its alpha left out
 }
 
 func (s imageSource) leftOut() []error { return s.left }
@@ -276,10 +271,8 @@ func decodeWhole(in *input, stream []byte) (imageSource, error) {
 	}
 	img, format, err := image.Decode(r)
 	if err != nil {
-		// The decoder is named, since golang.org/x/image/tiff's errors
-		// start "tiff:" as those of this module's package tiff do.
 		decoder := "image/" + format
-		if format == "tiff" || format == "bmp" || format == "webp" {
+		if format == "bmp" || format == "webp" {
 			decoder = "golang.org/x/image/" + format
 		}
 		return imageSource{}, fmt.Errorf("%s: decoding the image with %s: %w", in.name, decoder, err)
@@ -287,17 +280,14 @@ func decodeWhole(in *input, stream []byte) (imageSource, error) {
 	if img.Bounds().Empty() {
 		return imageSource{}, fmt.Errorf("%s: the image is empty", in.name)
 	}
-	return imageSource{img: img, name: in.name, meta: in.meta}, nil
+	return imageSource{img: img, name: in.name}, nil
 }
 
 // spec gives the image's size and its one plane; AddImageData takes the
 // pixel type and samples from the image.
 func (s imageSource) spec() pyramid.ImageSpec {
 	b := s.img.Bounds()
-	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1,
-		Name: s.meta.Name, Description: s.meta.Description,
-		PhysicalSizeX: s.meta.PhysicalSizeX, PhysicalSizeY: s.meta.PhysicalSizeY,
-		PhysicalSizeXUnit: s.meta.PhysicalSizeXUnit, PhysicalSizeYUnit: s.meta.PhysicalSizeYUnit}
+	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1}
 	setDensity(&spec, s.density)
 	return spec
 }

@@ -54,11 +54,6 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if err != nil {
-			// A page convert leaves to the image decoders, as it reads it.
-			if whole, ok := decodedWholeFile(path); ok {
-				fmt.Fprintf(stdout, "TIFF, 1 image, 1 plane\nimage 0: %s\n", whole)
-				return nil
-			}
 			if desc, ok := imageFile(path); ok {
 				fmt.Fprint(stdout, desc)
 				return nil
@@ -77,29 +72,6 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// decodedWholeFile describes the page of a one-page TIFF file that
-// convert leaves to the image decoders (decodedWhole), if the file is one.
-func decodedWholeFile(path string) (string, bool) {
-	f, err := tiff.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	if len(f.Pages) != 1 {
-		return "", false
-	}
-	r, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer r.Close()
-	if !decodedWhole(f.Pages[0], r, f.Size) {
-		return "", false
-	}
-	l, _ := f.Pages[0].Layout()
-	return fmt.Sprintf("%d x %d, %s", l.Width, l.Height, wholeNote(f.Pages[0])), true
-}
-
 // imageFile describes a PNG, JPEG, GIF, BMP or WebP file as convert
 // writes it: one plane, of the size, layout and (from a PNG's pHYs) pixel
 // size its header gives, if the file is one.
@@ -112,9 +84,8 @@ func imageFile(path string) (string, bool) {
 		return "", false
 	}
 	defer f.Close()
-	// Not a TIFF, told by its magic: x/image/tiff, which DecodeConfig
-	// would run on it, buffers a stream up to its directory, however far
-	// into the file, where a TIFF source.Open refused would land.
+	// Not a TIFF, told by its magic: source.Open refused it, and no image
+	// decoder reads one.
 	br := bufio.NewReader(f)
 	if magic, err := br.Peek(4); err == nil && isTIFF(magic) {
 		return "", false

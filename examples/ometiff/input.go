@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/ometiff-go/ometiff/pyramid"
 )
 
 // input is the file to convert. Its header is read before the output is
@@ -21,10 +19,6 @@ type input struct {
 	name string
 	size int64         // -1 when not a regular file
 	br   *bufio.Reader // a pipe's buffer
-	// meta is the metadata of a TIFF page the image decoders read
-	// (decodedWhole): its name, description and pixel size, which they
-	// do not see.
-	meta pyramid.ImageSpec
 }
 
 // headerPeek bounds the header read from a pipe before its data.

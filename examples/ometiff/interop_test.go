@@ -751,6 +751,62 @@ print(out.dtype, int(out.max()), bool(np.array_equal(ref, out * scale)))`, out, 
 	}
 }
 
+// TestInteropPalette converts palette TIFFs that tifffile (8-bit indices
+// in Deflate tiles, 16-bit ones, a map of 8-bit values, a map of grays), GDAL (1-, 2- and 4-bit
+// indices, NBITS) and libtiff (LZW big-endian, Zstd tiles) write: every
+// output equals the source as libvips decodes it (its colours, 8-bit from
+// the map's high bytes or 16-bit, gray for a map of grays).
+func TestInteropPalette(t *testing.T) {
+	interop.Selected(t)
+	interop.Need(t, "vips", "tiffcp", "gdal_translate", "tifffile")
+	dir := t.TempDir()
+	interop.RunPython(t, `import sys, numpy as np, tifffile
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+idx = rng.integers(0, 256, (150, 211), np.uint8)
+tifffile.imwrite(d + '/p8.tif', idx, photometric='palette', colormap=rng.integers(0, 65536, (3, 256), np.uint16), compression='zlib', tile=(64, 64))
+tifffile.imwrite(d + '/p16.tif', rng.integers(0, 65536, (40, 70), np.uint16), photometric='palette', colormap=rng.integers(0, 65536, (3, 65536), np.uint16))
+tifffile.imwrite(d + '/low.tif', idx, photometric='palette', colormap=rng.integers(0, 256, (3, 256), np.uint16))
+tifffile.imwrite(d + '/grays.tif', idx, photometric='palette', colormap=np.tile(np.arange(256, dtype=np.uint16)[::-1] * 257, (3, 1)))
+for bits in (1, 2, 4):
+    (idx % (1 << bits)).tofile('%s/idx%d.raw' % (d, bits))
+    entries = ''.join('<Entry c1="%d" c2="%d" c3="%d" c4="255"/>' % tuple(rng.integers(0, 256, 3)) for _ in range(1 << bits))
+    open('%s/pal%d.vrt' % (d, bits), 'w').write('<VRTDataset rasterXSize="211" rasterYSize="150"><VRTRasterBand dataType="Byte" band="1" '
+        'subClass="VRTRawRasterBand"><ColorInterp>Palette</ColorInterp><ColorTable>' + entries + '</ColorTable><SourceFilename relativetoVRT="1">'
+        'idx%d.raw</SourceFilename><ImageOffset>0</ImageOffset><PixelOffset>1</PixelOffset><LineOffset>211</LineOffset></VRTRasterBand></VRTDataset>' % bits)`, dir)
+	in := func(name string) string { return filepath.Join(dir, name) }
+	for _, bits := range []string{"1", "2", "4"} {
+		interop.MustRun(t, "gdal_translate", "-q", "-co", "NBITS="+bits, "-co", "COMPRESS=DEFLATE", "-co", "TILED=YES", "-co", "BLOCKXSIZE=64",
+			"-co", "BLOCKYSIZE=64", in("pal"+bits+".vrt"), in("gdal"+bits+".tif"))
+	}
+	interop.MustRun(t, "tiffcp", "-c", "lzw", "-B", in("p8.tif"), in("lzw-be.tif"))
+	interop.MustRun(t, "tiffcp", "-c", "zstd", "-t", "-w", "32", "-l", "32", in("p16.tif"), in("zstd.tif"))
+	for _, name := range []string{"p8", "p16", "low", "grays", "gdal1", "gdal2", "gdal4", "lzw-be", "zstd"} {
+		t.Run(name, func(t *testing.T) {
+			out := in(name + ".ome.tif")
+			code, _, stderr := clitest.Run(runConvert, "-compression", "deflate", "-predictor", "none", in(name+".tif"), out)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stderr, "a palette image: the colours of its ColorMap are written, as libvips reads it")
+			ref := in(name + ".v")
+			// libvips warns of the map of 8-bit values, which it reads so too.
+			r := interop.Run("vips", "tiffload", in(name+".tif"), ref)
+			require.NoError(t, r.Err, r.Stderr)
+			if name != "low" {
+				assert.Empty(t, r.Stderr)
+			} else {
+				assert.Contains(t, r.Stderr, "assuming 8-bit palette")
+			}
+			interop.MustRun(t, "vips", "rawsave", ref, ref+".raw")
+			got := interop.RunPython(t, `import sys, numpy as np, tifffile
+out = tifffile.imread(sys.argv[1])
+ref = np.fromfile(sys.argv[2], out.dtype)
+print(out.dtype, out.shape[2] if out.ndim == 3 else 1, ref.size == out.size and bool(np.array_equal(ref.reshape(out.shape), out)))`, out, ref+".raw")
+			want := map[string]string{"p16": "uint16 3", "zstd": "uint16 3", "grays": "uint8 1"}[name]
+			assert.Equal(t, cmpOr(want, "uint8 3")+" True", strings.TrimSpace(got))
+		})
+	}
+}
+
 // TestInteropOMESamplesAsChannels converts tifffile OME-TIFFs whose one
 // Channel holds 4 (RGBA) or 5 samples: each sample becomes a channel of
 // its own, the Channel's attributes on each, the pixels equal.

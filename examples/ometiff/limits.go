@@ -144,12 +144,6 @@ func wholeBytes(format string, cfg image.Config, jpeg jpegFrame) int64 {
 		} else {
 			perPixel *= 2 // lossless WebP decodes to ARGB words, then converts
 		}
-	case "tiff":
-		// A strip or tile decompressed beside the image, up to all of it,
-		// into a buffer that golang.org/x/image/tiff grows as it reads
-		// (bytes.Buffer.ReadFrom), up to twice the block: a 22000 x 22000
-		// palette strip peaked at 3.1 bytes a pixel.
-		perPixel *= 3
 	}
 	return int64(math.Ceil(float64(mul(int64(cfg.Width), int64(cfg.Height))) * perPixel))
 }

@@ -46,17 +46,18 @@
 // pixel size, label and macro; a plain TIFF its pages of one shape as
 // planes along T, and pages of other shapes as further images. 1-, 2- and
 // 4-bit pages (bilevel images, GDAL's masks) are
-// read as uint8, their values as stored (tifffile reads them so). What
-// the input holds and the output cannot carry (a palette page among
-// others, JPEG 2000, a plane no TiffData maps, OME-XML of another schema
+// read as uint8, their values as stored (tifffile reads them so); a
+// palette page's colours are written (RGB, or gray when they all are),
+// as libvips reads it, not its indices, which tifffile and Bio-Formats
+// give (ImageJ's lookup tables but stay indices). What the input holds
+// and the output cannot carry (JPEG 2000, a plane no TiffData maps, OME-XML of another schema
 // version than 2016-06, the frames past the first of an animated image)
 // is refused with an error naming it; with -skip-unsupported the rest is
 // converted (an OME-TIFF's images with the metadata their typed fields
 // hold: names, descriptions, dates, physical sizes, channels, map
 // annotations) and what was left out is reported on stderr. ometiff info
 // shows the mapping without converting; -images converts the images it
-// numbers alone (Viv's loader, for one, reads a file of one image). A TIFF of one 1- or 8-bit
-// palette page is decoded whole, as an image: its colours are written.
+// numbers alone (Viv's loader, for one, reads a file of one image).
 //
 // # Tiles copied through
 //

@@ -92,11 +92,11 @@ func TestInfo(t *testing.T) {
 	plain := filepath.Join(dir, "plain.tif")
 	gray := page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero}
 	writeTIFF(t, plain, gray, gray, page{width: 8, height: 6, samples: 2, bits: 16, photometric: tiff.PhotometricBlackIsZero},
-		page{width: 8, height: 6, samples: 1, bits: 8, photometric: tiff.PhotometricPalette})
-	// A palette page of a size of its own is an image left out: -images
+		page{width: 8, height: 6, samples: 1, bits: 8, photometric: 8})
+	// A CIELab page of a size of its own is an image left out: -images
 	// goes on without it.
 	apart := filepath.Join(dir, "apart.tif")
-	writeTIFF(t, apart, gray, page{width: 4, height: 2, samples: 1, bits: 8, photometric: tiff.PhotometricPalette})
+	writeTIFF(t, apart, gray, page{width: 4, height: 2, samples: 1, bits: 8, photometric: 8})
 	svs := filepath.Join(dir, "slide.svs")
 	rgb := func(w, h int, d string) page {
 		return page{width: w, height: h, samples: 3, bits: 8, photometric: tiff.PhotometricRGB, description: d}
@@ -147,11 +147,11 @@ image 1 "overview": 40 x 30, Z 1 x C 1 x T 1, XYZCT, RGB uint8, page 2
 		{plain, `TIFF, 2 images, 4 planes
 image 0 "plain": 8 x 6, Z 1 x C 1 x T 2, XYCZT, uint8, pages 0-1
 image 1 "plain #1": 8 x 6, Z 1 x C 2 x T 1, XYCZT, uint16, page 2, each sample a plane
-not converted (convert goes on only with -skip-unsupported, whatever -images says): page 3: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 694
+not converted (convert goes on only with -skip-unsupported, whatever -images says): page 3: source: unsupported layout: PhotometricInterpretation 8 of the page at 694
 `},
 		{apart, `TIFF, 1 image, 1 plane
 image 0 "apart": 8 x 6, Z 1 x C 1 x T 1, XYCZT, uint8, page 0
-not converted (convert goes on only with -skip-unsupported, or -images naming images above): page 1: source: unsupported layout: PhotometricInterpretation palette (ColorMap) of the page at 186
+not converted (convert goes on only with -skip-unsupported, or -images naming images above): page 1: source: unsupported layout: PhotometricInterpretation 8 of the page at 186
 `},
 		{timed, `OME-TIFF, 1 image, 2 planes
 OME-XML kept whole, but for what the writer writes itself

@@ -13,9 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
-
-	xtiff "golang.org/x/image/tiff"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -66,10 +63,8 @@ func isXML(head []byte) bool {
 
 // openTIFF opens the input as a TIFF file when it is one (ok), or as the
 // companion of a multi-file OME-TIFF dataset, and checks it against the
-// limits before anything large is allocated. A one-page file of palette
-// colours, which the streaming reader reads as indices only, is left to
-// the image decoders (not ok). The source
-// holds the other files of a multi-file dataset open until it is closed.
+// limits before anything large is allocated. The source holds the other
+// files of a multi-file dataset open until it is closed.
 func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok bool, err error) {
 	// A TIFF header, or the start of an XML document (64 bytes, as
 	// source.Open tells a companion).
@@ -106,16 +101,6 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 		}
 		if tf.LoopsTo != 0 {
 			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, loopNote(tf))
-		}
-		if len(tf.Pages) == 1 && decodedWhole(tf.Pages[0], in.f, in.size) {
-			// No dataset: an output that exists is refused before the
-			// image is decoded.
-			if err := checkExists(cfg); err != nil {
-				return nil, true, err
-			}
-			fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, in.name, wholeNote(tf.Pages[0]))
-			in.meta = wholeMeta(tf.Pages[0])
-			return nil, false, nil
 		}
 	}
 	mapFile := func(opts source.Options) (*source.File, error) {
@@ -278,7 +263,7 @@ func pixelNotes(im *source.Image) []string {
 			}
 			out = append(out, fmt.Sprintf("stored as inks (PhotometricInterpretation 5, %s): its samples are kept as channels, not made RGB", inks))
 		}
-		if l.BitsPerSample == 2 || l.BitsPerSample == 4 {
+		if (l.BitsPerSample == 2 || l.BitsPerSample == 4) && l.Photometric != tiff.PhotometricPalette {
 			out = append(out, fmt.Sprintf("%d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them",
 				l.BitsPerSample, 1<<l.BitsPerSample-1))
 		}
@@ -299,84 +284,6 @@ func pixelNotes(im *source.Image) []string {
 func loopNote(f *tiff.File) string {
 	return fmt.Sprintf("the chain of directories loops back to the one at %d after %s: read up to there, as libtiff reads it",
 		f.LoopsTo, plural(len(f.Pages), "page"))
-}
-
-// decodedWhole reports whether a page is one the image decoders read and
-// the streaming reader does not: the colours of a 1- or 8-bit palette
-// page (golang.org/x/image/tiff takes a 16-bit page's indices modulo 256,
-// and reads no 2- or 4-bit one), in a file golang.org/x/image/tiff reads:
-// classic TIFF (not BigTIFF), uncompressed, LZW, Deflate or PackBits,
-// predictor 2 at most (not on 1-bit samples), and whose directory it
-// takes. Another is left to the streaming reader, which refuses palettes,
-// as ometiff info says. An ImageJ palette page is
-// streamed: its values are the indices, the palette ImageJ's lookup table.
-func decodedWhole(p *tiff.Page, r io.ReaderAt, size int64) bool {
-	l, err := p.Layout()
-	palette := l.Photometric == tiff.PhotometricPalette && !strings.HasPrefix(p.Description(), "ImageJ=")
-	readable := !p.File().BigTIFF && !p.File().NDPI && l.Predictor <= tiff.PredictorHorizontal && slices.Contains([]uint16{
-		tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionDeflateOld, tiff.CompressionPackBits}, l.Compression) &&
-		!(l.BitsPerSample == 1 && l.Predictor == tiff.PredictorHorizontal)
-	if err != nil || !palette || !readable || l.BitsPerSample != 1 && l.BitsPerSample != 8 || l.SamplesPerPixel != 1 {
-		return false
-	}
-	// The rest of what it refuses (tags out of order, as tifffile writes
-	// two descriptions; tiles under 8 pixels) it says from the directory.
-	_, err = xtiff.DecodeConfig(io.NewSectionReader(r, 0, size))
-	return err == nil
-}
-
-// wholeMeta is the metadata of a page decodedWhole takes that a generic
-// page's image keeps too (package source maps them alike): its PageName,
-// its ImageDescription, and its pixel size from its resolution (inch or
-// centimetre, inch when not said), in µm. Text that is not XML's, or past
-// maxWholeText, is left out.
-func wholeMeta(p *tiff.Page) pyramid.ImageSpec {
-	var s pyramid.ImageSpec
-	xmlText := func(t string) string {
-		t = strings.TrimSpace(t)
-		if len(t) > maxWholeText || !utf8.ValidString(t) || strings.ContainsFunc(t, func(r rune) bool {
-			return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xfffe || r == 0xffff
-		}) {
-			return ""
-		}
-		return t
-	}
-	if name, ok := p.Text(tiff.TagPageName); ok {
-		s.Name = xmlText(name)
-	}
-	s.Description = xmlText(p.Description())
-	unit, ok := p.Uint(tiff.TagResolutionUnit)
-	if !ok {
-		unit = uint64(tiff.ResolutionUnitInch)
-	}
-	perUnit := map[uint64]float64{uint64(tiff.ResolutionUnitInch): 25400, uint64(tiff.ResolutionUnitCentimeter): 10000}[unit]
-	size := func(tag uint16) float64 {
-		e, ok := p.Field(tag)
-		if !ok || perUnit == 0 {
-			return 0
-		}
-		v, err := e.Floats()
-		if err != nil || len(v) == 0 || !(v[0] > 0) {
-			return 0
-		}
-		if f := float32(perUnit / v[0]); f > 0 && !math.IsInf(float64(f), 0) { // OME's sizes are floats
-			return perUnit / v[0]
-		}
-		return 0
-	}
-	if x, y := size(tiff.TagXResolution), size(tiff.TagYResolution); x > 0 && y > 0 {
-		s.PhysicalSizeX, s.PhysicalSizeY, s.PhysicalSizeXUnit, s.PhysicalSizeYUnit = x, y, "µm", "µm"
-	}
-	return s
-}
-
-// maxWholeText bounds the name and description wholeMeta keeps.
-const maxWholeText = 1 << 20
-
-// wholeNote says what the image decoders change of a page decodedWhole
-// takes: its samples are not written as stored.
-func wholeNote(*tiff.Page) string {
-	return "a palette image, decoded whole: its colours are written as RGB, not its indices"
 }
 
 // checkLimits refuses images that -max-pixels (when given) or -max-memory
@@ -442,7 +349,11 @@ func (s *tiffSource) planned(im *source.Image) int64 {
 		workers = int64(runtime.GOMAXPROCS(0))
 	}
 	workers = min(workers, mul(int64(l.BlocksAcross), int64(l.BlocksDown), int64(l.Planes)))
-	return mul(3, rows, pageRow) + mul(planes, s.lim.bandBytes(spec.SizeX, spec.SizeY, outPixel)) + mul(workers, blockSamples, perSample)
+	colours := int64(0) // a band of a palette's colours, from its indices (but ImageJ's)
+	if l.Photometric == tiff.PhotometricPalette {
+		colours = mul(rows, int64(spec.SizeX), int64(outPixel))
+	}
+	return mul(3, rows, pageRow) + colours + mul(planes, s.lim.bandBytes(spec.SizeX, spec.SizeY, outPixel)) + mul(workers, blockSamples, perSample)
 }
 
 func (s *tiffSource) specs() []pyramid.ImageSpec {

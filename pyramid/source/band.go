@@ -149,7 +149,8 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // it (Options.Rows): every pixel with its samples interleaved (the planes
 // of a planar-separate page are interleaved too), samples little-endian,
 // JPEG's YCbCr as RGB, samples of 1, 2 or 4 bits as a byte each (their
-// values as stored), and half floats as they are, 2 bytes each. So a
+// values as stored: a palette page's indices, whose colours
+// Image.WritePlanes writes), and half floats as they are, 2 bytes each. So a
 // band's rows are those of the image's planes, interleaved, but for half
 // floats, which Image.Spec takes as float32 (WritePlanes widens them). It
 // decodes each block of the page once, and holds a few bands at a time,

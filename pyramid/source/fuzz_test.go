@@ -308,7 +308,7 @@ func FuzzParseAperio(f *testing.F) {
 }
 
 // FuzzNew maps arbitrary files, seeded with small OME-TIFF, SVS, plain
-// TIFF, NDPI, BIF, Leica SCN, MetaMorph STK, Zeiss LSM and MetaSeries files: errors
+// TIFF (palette pages too), NDPI, BIF, Leica SCN, MetaMorph STK, Zeiss LSM and MetaSeries files: errors
 // must be typed, what is mapped sound, and the planes
 // of the first image, read through WritePlanes, must stream into a writer
 // or fail with a typed error.
@@ -330,6 +330,23 @@ func FuzzNew(f *testing.F) {
 		file, _ := fileOf(f, binary.LittleEndian, i == 1, pages...)
 		f.Add(file)
 	}
+	// Palette pages, whose colours are written: RGB, gray, and 16-bit.
+	palette := func(bits int, gray bool, p testPage) testPage {
+		n := 1 << bits
+		cmap := make([]uint16, 3*n)
+		for i := range cmap {
+			cmap[i] = uint16(i * 4099)
+			if gray {
+				cmap[i] = uint16(i % n * 257)
+			}
+		}
+		p.more = fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette), short(tiff.TagColorMap, cmap...))
+		return p
+	}
+	paletted, _ := fileOf(f, binary.BigEndian, false, palette(8, false, testPage{width: 20, height: 9, samples: 1, bits: 8, tileW: 16, tileH: 16,
+		codec: mustCodec(tiff.CompressionDeflate)}), palette(8, true, testPage{width: 9, height: 5, samples: 1, bits: 8, rowsPerStrip: 2}),
+		palette(16, false, testPage{width: 5, height: 3, samples: 1, bits: 16}))
+	f.Add(paletted)
 	// An NDPI slide, its strips of restart intervals read as tiles.
 	ndpi, err := ndpitest.File(ndpitest.Page{Width: 32, Height: 16, RGB: ndpitest.Pattern(32, 16, 0), Interval: 1, Magnification: 20},
 		ndpitest.Page{Width: 16, Height: 16, RGB: ndpitest.Pattern(16, 16, 1), Magnification: -1})

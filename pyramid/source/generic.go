@@ -92,7 +92,11 @@ func (m *mapper) genericPages(pages []*tiff.Page) error {
 				series++
 			}
 		}
-		l, err := pageLayoutOf(p, isImageJ0)
+		mode := paletteColours
+		if isImageJ0 {
+			mode = paletteIndices
+		}
+		l, err := pageLayoutOf(p, mode)
 		if err != nil {
 			if err := m.skip(fmt.Errorf("page %d: %w", i, err)); err != nil {
 				return err
@@ -737,7 +741,11 @@ func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tif
 	if d := strings.ToLower(strings.TrimSpace(first.Description())); spec.Name == "" && (d == "label" || d == "macro") {
 		spec.Name = d
 	}
-	im := &Image{Spec: spec, OMEImage: -1}
+	im := &Image{Spec: spec, OMEImage: -1, palette: l.palette}
+	if l.palette {
+		im.Notes = append(im.Notes, "a palette image: the colours of its ColorMap are written, as libvips reads it, not its indices, "+
+			"which tifffile and Bio-Formats give")
+	}
 	for _, p := range pages {
 		im.Planes = append(im.Planes, planesOf(p, l, levels[p])...)
 	}

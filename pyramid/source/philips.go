@@ -330,7 +330,7 @@ func embeddedJPEG(data string) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := pageLayoutOf(f.Pages[0], false)
+	l, err := layoutOf(f.Pages[0])
 	if err != nil {
 		return nil, err
 	}

@@ -257,6 +257,9 @@ type Image struct {
 	// noCopy says why the image's tiles are not copied through, whatever
 	// their coding (checkCopies); nil when nothing in the file stops it.
 	noCopy error
+	// palette says that the image's pages are palette pages whose
+	// ColorMap's colours are written, not their values (paletteColours).
+	palette bool
 }
 
 // Plane is where the pixels of one plane of an image lie: a page of the
@@ -846,6 +849,7 @@ type pageLayout struct {
 	rgb           bool // the samples are interleaved RGB the writer keeps
 	mask          bool // a transparency mask (NewSubfileType bit 2)
 	inverted      bool // WhiteIsZero: kept as stored, so no plane of a BlackIsZero image
+	palette       bool // the colours of a ColorMap, RGB (rgb) or gray, stand for the page's indices
 }
 
 // String describes the layout, as the errors about pages unlike others
@@ -860,6 +864,9 @@ func (l pageLayout) String() string {
 	}
 	if l.inverted {
 		s += ", white-is-zero"
+	}
+	if l.palette {
+		s += ", the colours of a palette"
 	}
 	return s
 }
@@ -894,11 +901,25 @@ const maxBlockBytes = 1 << 40
 
 // layoutOf checks that the page can be read by a BandReader and converted,
 // and returns its layout. The error names the field that cannot be.
-func layoutOf(p *tiff.Page) (pageLayout, error) { return pageLayoutOf(p, false) }
+func layoutOf(p *tiff.Page) (pageLayout, error) { return pageLayoutOf(p, paletteRefused) }
 
-// pageLayoutOf is layoutOf, taking the indices of a palette page of one
-// sample for its values when indices is set.
-func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
+// paletteMode says what a mapping takes a palette page's values for.
+type paletteMode int
+
+const (
+	// paletteRefused refuses palette pages: a vendor's layout has none.
+	paletteRefused paletteMode = iota
+	// paletteIndices takes the values of a page of one sample as they
+	// are, indices: ImageJ's lookup tables, as Bio-Formats and tifffile
+	// read them.
+	paletteIndices
+	// paletteColours takes the colours of the page's ColorMap (palette),
+	// as libvips reads a palette TIFF.
+	paletteColours
+)
+
+// pageLayoutOf is layoutOf, with palette pages taken as mode says.
+func pageLayoutOf(p *tiff.Page, mode paletteMode) (pageLayout, error) {
 	l, f, err := BlockFormat(p)
 	if err != nil {
 		return pageLayout{}, err
@@ -937,7 +958,15 @@ func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 				ErrUnsupported, name, p.Offset)
 		}
 	case tiff.PhotometricPalette:
-		if indices && l.SamplesPerPixel == 1 {
+		if mode == paletteIndices && l.SamplesPerPixel == 1 {
+			break
+		}
+		if mode == paletteColours {
+			t, err := paletteOf(p, l)
+			if err != nil {
+				return out, err
+			}
+			out.palette, out.rgb = true, !t.gray // pixelTypeOf's type: uint8, or uint16 for 16-bit indices
 			break
 		}
 		return out, fmt.Errorf("%w: PhotometricInterpretation palette (ColorMap) of the page at %d", ErrUnsupported, p.Offset)
@@ -945,7 +974,7 @@ func pageLayoutOf(p *tiff.Page, indices bool) (pageLayout, error) {
 		return out, fmt.Errorf("%w: PhotometricInterpretation %d of the page at %d", ErrUnsupported, l.Photometric, p.Offset)
 	}
 	colour := l.Photometric == tiff.PhotometricRGB || l.Photometric == tiff.PhotometricYCbCr
-	out.rgb = l.SamplesPerPixel == 3 && colour && (out.pixelType == pyramid.Uint8 || out.pixelType == pyramid.Uint16)
+	out.rgb = out.rgb || l.SamplesPerPixel == 3 && colour && (out.pixelType == pyramid.Uint8 || out.pixelType == pyramid.Uint16)
 	if !out.rgb && l.SamplesPerPixel > maxChannelSamples {
 		return out, fmt.Errorf("%w: SamplesPerPixel %d of the page at %d, more than the %d samples read as channels",
 			ErrUnsupported, l.SamplesPerPixel, p.Offset, maxChannelSamples)

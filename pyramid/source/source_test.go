@@ -337,7 +337,7 @@ func TestUnsupportedPages(t *testing.T) {
 		is   error
 		says string
 	}{
-		{"palette", gray(8, 8, short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette)), ErrUnsupported, "PhotometricInterpretation palette"},
+		{"palette without a ColorMap", gray(8, 8, short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette)), ErrMetadata, "PhotometricInterpretation palette"},
 		{"CIELab", gray(8, 8, short(tiff.TagPhotometricInterpretation, 8)), ErrUnsupported, "PhotometricInterpretation 8"},
 		{"YCbCr without JPEG", testPage{width: 8, height: 8, samples: 3, bits: 8, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricYCbCr)},
 			ErrUnsupported, "PhotometricInterpretation YCbCr with Compression 1 (none) of the page at "},
@@ -1058,7 +1058,8 @@ func mapPagesFile(t *testing.T, pages ...testPage) ([]byte, [][]byte) {
 
 // TestImageJPalette: ImageJ's palette pages (an 8-bit image shown through a
 // lookup table) are read as their indices, the table's highest colour the
-// channel's; palette pages of other files stay refused (TestUnsupportedPages).
+// channel's; palette pages of other files are read as their colours
+// (TestPaletteColours).
 func TestImageJPalette(t *testing.T) {
 	lut := make([]uint16, 3*256)
 	for i := range 256 {

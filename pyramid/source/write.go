@@ -209,6 +209,15 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		return fmt.Errorf("%w: %s: the page has %d samples", ErrMismatch, name(first), samples)
 	}
 	half := l.SampleFormat == tiff.SampleFormatFloat && l.BitsPerSample == 16
+	var colours *paletteTable
+	if im.palette {
+		if colours, err = paletteOf(pr.page, l); err != nil {
+			return planeError(name(first), err)
+		}
+		if want := im.Spec.SamplesPerPixel * im.Spec.PixelType.Size(); !pr.whole || colours.pixelBytes != want {
+			return fmt.Errorf("%w: %s: the colours of its palette have %d bytes, the image's pixels %d", ErrMismatch, name(first), colours.pixelBytes, want)
+		}
+	}
 	var split [][]byte
 	var wide []byte
 	for {
@@ -219,9 +228,13 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		if err != nil {
 			return planeError(name(first), err)
 		}
-		if half {
+		switch {
+		case half:
 			wide = widenHalves(wide, band)
 			band, size = wide, 4
+		case colours != nil:
+			wide = colours.apply(wide, band)
+			band = wide
 		}
 		if pr.whole {
 			if _, err := writers[0].Write(band); err != nil {

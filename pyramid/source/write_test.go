@@ -126,6 +126,113 @@ func TestWritePlanes(t *testing.T) {
 	}
 }
 
+// TestPaletteColours: the palette pages of a plain TIFF are written as
+// the colours of their ColorMap, as libvips reads them (8-bit colours of
+// the map's high bytes, or its low bytes when every high byte is 0;
+// 16-bit colours for 16-bit indices; gray when every colour is a gray),
+// in both byte orders, and as several planes of one image. What cannot
+// stand for colours is refused, naming the ColorMap.
+func TestPaletteColours(t *testing.T) {
+	colourMap := func(bits int, f func(i, s int) uint16) []uint16 {
+		n := 1 << bits
+		out := make([]uint16, 3*n)
+		for i := range n {
+			for s := range 3 {
+				out[s*n+i] = f(i, s)
+			}
+		}
+		return out
+	}
+	palette := func(p testPage, cmap []uint16) testPage {
+		p.more = fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette), short(tiff.TagColorMap, cmap...))
+		return p
+	}
+	strips := testPage{width: 37, height: 21, samples: 1, bits: 8, rowsPerStrip: 5, codec: mustCodec(tiff.CompressionLZW)}
+	tiles := testPage{width: 37, height: 21, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionDeflate), seed: 1}
+	wide := testPage{width: 19, height: 7, samples: 1, bits: 16, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionZstd)}
+	colours := colourMap(8, func(i, s int) uint16 { return uint16(i*251 + s*40503) })
+	tests := []struct {
+		name      string
+		pages     []testPage
+		pixelType pyramid.PixelType
+		samples   int
+		colour    func(index int) []byte // the pixel index stands for
+	}{
+		{"8-bit colours, two pages along T", []testPage{palette(strips, colours), palette(tiles, colours)}, pyramid.Uint8, 3,
+			func(i int) []byte {
+				return []byte{byte(colours[i] >> 8), byte(colours[256+i] >> 8), byte(colours[512+i] >> 8)}
+			}},
+		{"a map of 8-bit values", []testPage{palette(tiles, colourMap(8, func(i, s int) uint16 { return uint16((i + s) % 256) }))}, pyramid.Uint8, 3,
+			func(i int) []byte { return []byte{byte(i), byte(i + 1), byte(i + 2)} }},
+		{"grays", []testPage{palette(strips, colourMap(8, func(i, _ int) uint16 { return uint16(255-i) * 257 }))}, pyramid.Uint8, 1,
+			func(i int) []byte { return []byte{byte(255 - i)} }},
+		{"16-bit indices", []testPage{palette(wide, colourMap(16, func(i, s int) uint16 { return uint16(i*3 + s*7919) }))}, pyramid.Uint16, 3,
+			func(i int) []byte {
+				return binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(binary.LittleEndian.AppendUint16(nil,
+					uint16(i*3)), uint16(i*3+7919)), uint16(i*3+2*7919))
+			}},
+	}
+	for _, tt := range tests {
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			t.Run(fmt.Sprintf("%s/%v", tt.name, order), func(t *testing.T) {
+				file, images := fileOf(t, order, false, tt.pages...)
+				in, err := mapFile(t, file, "palette.tif", Options{})
+				require.NoError(t, err)
+				require.Len(t, in.Images, 1)
+				spec := in.Images[0].Spec
+				assert.Equal(t, tt.pixelType, spec.PixelType)
+				assert.Equal(t, tt.samples, spec.SamplesPerPixel)
+				assert.Equal(t, len(tt.pages), spec.SizeT)
+				assert.Contains(t, in.Images[0].Notes, "a palette image: the colours of its ColorMap are written, as libvips reads it, not its indices, "+
+					"which tifffile and Bio-Formats give")
+				_, err = in.Images[0].Encoded(false)
+				assert.ErrorIs(t, err, ErrUnsupported, "a palette's tiles are not copied")
+				out := convert(t, in, pyramid.Options{TileSize: 16, Workers: 2}, Options{})
+				back, err := mapFile(t, out, "", Options{})
+				require.NoError(t, err)
+				require.Len(t, back.Images, 1)
+				require.Len(t, back.Images[0].Planes, len(tt.pages))
+				for k, pl := range back.Images[0].Planes {
+					size := tt.pages[k].bits / 8
+					var wanted []byte
+					for i := 0; i < len(images[k]); i += size {
+						index := int(images[k][i])
+						if size == 2 {
+							index = int(binary.LittleEndian.Uint16(images[k][i:]))
+						}
+						wanted = append(wanted, tt.colour(index)...)
+					}
+					assert.True(t, bytes.Equal(wanted, planePixels(t, pl)), "plane %d", k)
+				}
+			})
+		}
+	}
+
+	bad := []struct {
+		name string
+		page testPage
+		is   error
+		says string
+	}{
+		{"no ColorMap", testPage{width: 8, height: 8, samples: 1, bits: 8, more: short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette)},
+			ErrMetadata, "ColorMap of none, not 3 × 2^8 (BitsPerSample)"},
+		{"a short ColorMap", palette(testPage{width: 8, height: 8, samples: 1, bits: 8}, colourMap(4, func(int, int) uint16 { return 0 })),
+			ErrMetadata, "ColorMap of 48 values, not 3 × 2^8"},
+		{"two samples", palette(testPage{width: 8, height: 8, samples: 2, bits: 8}, colours), ErrUnsupported, "palette (ColorMap) with SamplesPerPixel 2"},
+		{"signed indices", palette(testPage{width: 8, height: 8, samples: 1, bits: 8, signed: true}, colours), ErrUnsupported,
+			"palette (ColorMap) with indices of 8 bits of SampleFormat 2"},
+		{"32-bit indices", palette(testPage{width: 8, height: 8, samples: 1, bits: 32}, colours), ErrUnsupported, "indices of 32 bits"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			file, _ := fileOf(t, binary.LittleEndian, false, tt.page)
+			_, err := mapFile(t, file, "palette.tif", Options{})
+			require.ErrorIs(t, err, tt.is)
+			assert.ErrorContains(t, err, tt.says)
+		})
+	}
+}
+
 // TestRoundTripMetadata writes OME-TIFFs with the pyramid writer and maps
 // them back: every field the writer writes comes back, the acquisition
 // date and the annotations in the document that goes with the image.
