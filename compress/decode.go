@@ -62,7 +62,9 @@ type BlockFormat struct {
 // the predictor, converts JPEG's YCbCr to RGB, and puts samples in
 // little-endian order. Its output is a block's pixels, rows of Width
 // pixels of SamplesPerPixel interleaved samples; every block is checked to
-// decode to exactly its size, and nothing larger is ever allocated.
+// decode to exactly its size (DecodeRows says the one exception), and
+// nothing larger is ever allocated, nor a block for a stream too short to
+// fill it.
 //
 // JPEG is decoded by the standard library's image/jpeg, with libjpeg's
 // chroma upsampling and colour conversion; in programs built with the
@@ -139,10 +141,21 @@ func (d *Decoder) Decode(dst, src []byte) ([]byte, error) {
 // returns the extended slice: the last strip of an image holds fewer rows
 // than the others (tiles always hold Height rows). A stream that decodes
 // to more or fewer bytes than the rows hold is ErrCorrupt, and so is any
-// stream its codec rejects.
+// stream its codec rejects, but for a last strip stored with Height rows
+// (as some writers pad it), whose first rows are taken, as libtiff reads
+// it. A stream too short to decode to the rows by its codec's largest
+// expansion (or a JPEG stream whose frame is not the block's) is refused
+// before the block is allocated.
 func (d *Decoder) DecodeRows(dst, src []byte, rows int) ([]byte, error) {
 	if rows <= 0 || rows > d.f.Height {
 		return dst, fmt.Errorf("%w: %d rows in a block of %d", ErrFormat, rows, d.f.Height)
+	}
+	rowBytes := d.rowBytes
+	if d.packed > 0 {
+		rowBytes = d.packed
+	}
+	if err := d.plausible(src, rows, rowBytes); err != nil {
+		return dst, err
 	}
 	start, n := len(dst), rows*d.rowBytes
 	dst = slices.Grow(dst, n)[:start+n]
@@ -150,11 +163,70 @@ func (d *Decoder) DecodeRows(dst, src []byte, rows int) ([]byte, error) {
 	if d.packed > 0 {
 		return d.decodeBilevel(dst, src, rows)
 	}
-	if err := d.codec(d, out, src); err != nil {
+	if err := d.decodeStream(out, src, rows, d.rowBytes); err != nil {
 		return dst[:start], err
 	}
 	d.unpredict(out)
 	return dst, nil
+}
+
+// Largest expansions of the lossless codecs, in bytes decoded per byte
+// stored: PackBits repeats a byte at most 128 times for 2 bytes; Deflate's
+// longest match, 258 bytes, costs at least 2 bits; an LZW code, of 9 bits
+// or more, stands for at most 4094 bytes; a Zstd RLE block of 4 bytes for
+// 128 KiB.
+const (
+	packBitsExpansion = 64
+	deflateExpansion  = 1032
+	lzwExpansion      = 3640
+	zstdExpansion     = 32768
+)
+
+// plausible refuses a stream that cannot decode to rows rows of rowBytes
+// stored bytes each (or, for a last strip, to Height rows), before a block
+// of that size is allocated.
+func (d *Decoder) plausible(src []byte, rows, rowBytes int) error {
+	n := rows * rowBytes
+	var ratio int
+	switch d.f.Compression {
+	case 0, tiff.CompressionNone:
+		if len(src) < n {
+			return fmt.Errorf("%w: %d bytes stored for %d", ErrCorrupt, len(src), n)
+		}
+		return nil
+	case tiff.CompressionPackBits:
+		ratio = packBitsExpansion
+	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
+		ratio = deflateExpansion
+	case tiff.CompressionLZW:
+		ratio = lzwExpansion
+	case tiff.CompressionZstd:
+		ratio = zstdExpansion
+	case tiff.CompressionJPEG:
+		return d.plausibleJPEG(src, rows)
+	}
+	// A few bytes of headers (zlib's 6, a Zstd frame's up to 18) and a
+	// last partial code beyond the expansion.
+	if ratio > 0 && n/ratio > len(src)+32 {
+		return fmt.Errorf("%w: a stream of %d bytes cannot decode to %d", ErrCorrupt, len(src), n)
+	}
+	return nil
+}
+
+// decodeStream decodes src into out, rows rows of rowBytes stored bytes.
+// A last strip (rows below Height) that decodes to Height rows is taken,
+// its first rows kept, as libtiff reads it.
+func (d *Decoder) decodeStream(out, src []byte, rows, rowBytes int) error {
+	err := d.codec(d, out, src)
+	if err == nil || rows >= d.f.Height || d.plausible(src, d.f.Height, rowBytes) != nil {
+		return err
+	}
+	full := make([]byte, d.f.Height*rowBytes)
+	if d.codec(d, full, src) != nil {
+		return err
+	}
+	copy(out, full)
+	return nil
 }
 
 // packedBits reports whether samples of the size are packed in bytes:
@@ -188,7 +260,7 @@ func (d *Decoder) decodeBilevel(dst, src []byte, rows int) ([]byte, error) {
 	start := len(dst) - rows*d.rowBytes
 	out := dst[start:]
 	packed := make([]byte, rows*d.packed)
-	if err := d.codec(d, packed, src); err != nil {
+	if err := d.decodeStream(packed, src, rows, d.packed); err != nil {
 		return dst[:start], err
 	}
 	n := uint(d.f.Format.BitsPerSample)

@@ -139,6 +139,26 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	return fmt.Errorf("%w: JPEG of %T in a block of %d samples per pixel", ErrCorrupt, m, d.l.samples)
 }
 
+// plausibleJPEG refuses a JPEG block whose frame is not of the block's
+// width and of rows (or, for a last strip, Height) rows, from its frame
+// header, in the block or, if none is there, after the JPEGTables.
+func (d *Decoder) plausibleJPEG(src []byte, rows int) error {
+	if len(src) < 2 || src[0] != 0xff || src[1] != 0xd8 {
+		return fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
+	}
+	width, height, _, err := frameSize(src)
+	if err != nil {
+		width, height, _, err = frameSize(append(append([]byte{0xff, 0xd8}, d.tablesBody()...), src[2:]...))
+	}
+	if err != nil {
+		return err
+	}
+	if width != d.f.Width || height != rows && height != d.f.Height {
+		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
+	}
+	return nil
+}
+
 // frameSize returns the width, height and component count in the first
 // frame header (SOF) of a JPEG stream, which starts with SOI, walking its
 // segments as image/jpeg does up to it.

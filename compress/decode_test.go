@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -312,7 +313,9 @@ func TestDecodeJPEG(t *testing.T) {
 		}
 	}
 
-	// A frame of 32 x 16 where the block is 16 x 16, or a short strip of 8.
+	// A frame of 32 x 16 where the block is 16 x 16, or 32 x 8 where it
+	// is 32 x 16, is refused; a short last strip of 8 rows stored with all
+	// 16, as some writers pad it, gives its first 8, as libtiff reads it.
 	small := rgb
 	small.Width = 16
 	ds, err := NewDecoder(small)
@@ -320,8 +323,16 @@ func TestDecodeJPEG(t *testing.T) {
 	_, err = ds.Decode(nil, stream)
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.Contains(t, err.Error(), "JPEG frame of 32 x 16 in a block of 16 x 16")
-	_, err = d.DecodeRows(nil, stream, 8)
+	short, err := d.DecodeRows(nil, stream, 8)
+	require.NoError(t, err)
+	assert.Equal(t, got[:8*32*3], short)
+	tall := rgb
+	tall.Height = 32
+	dt, err := NewDecoder(tall)
+	require.NoError(t, err)
+	_, err = dt.DecodeRows(nil, stream, 8)
 	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "JPEG frame of 32 x 16 in a block of 32 x 8")
 
 	for name, bad := range map[string][]byte{
 		"no SOI":    stream[2:],
@@ -637,5 +648,62 @@ func TestCheckJPEG(t *testing.T) {
 		} else {
 			assert.ErrorIs(t, err, c.is, c.name)
 		}
+	}
+}
+
+// TestDecodePaddedLastStrip: a last strip stored with all RowsPerStrip
+// rows (as some writers pad it) decodes to its first rows in every codec,
+// as libtiff reads it; a tile, or a strip of neither its rows nor the
+// block's, that decodes to more is still refused.
+func TestDecodePaddedLastStrip(t *testing.T) {
+	const w, h, rows = 7, 10, 3
+	f := Format{BitsPerSample: 16, SamplesPerPixel: 2}
+	raw := make([]byte, w*h*4)
+	for i := range raw {
+		raw[i] = byte(i*7 + i/13)
+	}
+	for _, c := range []uint16{tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionZstd, tiff.CompressionPackBits} {
+		var stored []byte
+		if c == tiff.CompressionPackBits {
+			for i := 0; i < len(raw); i += 128 { // literal runs
+				run := raw[i:min(i+128, len(raw))]
+				stored = append(append(stored, byte(len(run)-1)), run...)
+			}
+		} else {
+			codec, err := NewCodec(c, 0)
+			require.NoError(t, err)
+			stored, err = codec.Encode(nil, raw)
+			require.NoError(t, err)
+		}
+		d, err := NewDecoder(BlockFormat{Compression: c, Format: f, Width: w, Height: h})
+		require.NoError(t, err)
+		got, err := d.DecodeRows(nil, stored, rows)
+		require.NoError(t, err, "compression %d", c)
+		assert.Equal(t, raw[:rows*w*4], got, "compression %d", c)
+		// Not a last strip's length: 2 rows' more, of a block of 8 rows.
+		d8, err := NewDecoder(BlockFormat{Compression: c, Format: f, Width: w, Height: h - 2})
+		require.NoError(t, err)
+		_, err = d8.DecodeRows(nil, stored, rows)
+		assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
+		_, err = d8.Decode(nil, stored)
+		assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
+	}
+}
+
+// TestDecodeRefusesBeforeAllocating: a stream of 1 KB for a block of
+// 16384 x 16384 (256 MiB) is refused, by the largest expansion of its
+// codec or by its JPEG frame header, before the block is allocated.
+func TestDecodeRefusesBeforeAllocating(t *testing.T) {
+	src := bytes.Repeat([]byte{0xff, 0xd8, 0x42, 0x00}, 256)
+	for _, c := range []uint16{tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionZstd,
+		tiff.CompressionPackBits, tiff.CompressionJPEG} {
+		d, err := NewDecoder(BlockFormat{Compression: c, Format: Format{BitsPerSample: 8, SamplesPerPixel: 1}, Width: 16384, Height: 16384})
+		require.NoError(t, err)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = d.Decode(nil, src)
+		runtime.ReadMemStats(&after)
+		assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "compression %d: %v", c, err)
 	}
 }
