@@ -3,6 +3,7 @@ package compress
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -23,6 +24,18 @@ var ErrClosed = errors.New("compress: pipeline closed")
 // stream of tiles is then incomplete; a Close refused so closes nothing,
 // and the producer's own Close still stops the goroutines.
 var ErrConcurrent = errors.New("compress: pipeline used by two producers at once")
+
+// ErrPanicked reports a pipeline whose encoder or consumer panicked: the
+// panic reaches the producer (in Submit or Close, whichever it calls
+// next, with several workers), and later calls return this error.
+var ErrPanicked = errors.New("compress: an encoder or the consumer panicked")
+
+// panicError is the error of a pipeline whose encoder or consumer
+// panicked with value.
+type panicError struct{ value any }
+
+func (e *panicError) Error() string        { return fmt.Sprintf("%v: %v", ErrPanicked, e.value) }
+func (e *panicError) Is(target error) bool { return target == ErrPanicked }
 
 // Defaults of Options.
 const (
@@ -66,7 +79,10 @@ type Options struct {
 //
 // The first error of an encoder or of the consumer, or the cancellation of
 // the context, stops the pipeline: its goroutines exit at once, and Submit
-// and Close return that error.
+// and Close return that error. A panic of either stops it too, and is
+// raised again in the producer's next Submit or Close (in the synchronous
+// mode, it goes through Submit), whatever Workers is; the calls after it
+// return ErrPanicked.
 type Pipeline struct {
 	consume     func(seq int64, encoded []byte) error
 	ctx         context.Context
@@ -83,6 +99,7 @@ type Pipeline struct {
 	seq       int64  // sequence number of the next tile submitted
 	syncOut   []byte // encoding buffer of the synchronous mode
 	closed    bool
+	raised    bool // a panic of an encoder or the consumer was raised again
 
 	mu       sync.Mutex
 	work     sync.Cond // a job was queued, or the pipeline stops
@@ -180,6 +197,7 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 	}
 	if err := p.firstErr(); err != nil {
 		p.recycle(tile)
+		p.raise(err)
 		return err
 	}
 	if p.synchronous {
@@ -197,7 +215,19 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 	if p.batch.bytes < p.batchBytes && p.batchBytes > 1 {
 		return nil
 	}
-	return p.dispatch()
+	err := p.dispatch()
+	p.raise(err)
+	return err
+}
+
+// raise panics again with the value an encoder or the consumer panicked
+// with, on the producer's goroutine, once.
+func (p *Pipeline) raise(err error) {
+	var pe *panicError
+	if !p.raised && errors.As(err, &pe) {
+		p.raised = true
+		panic(pe.value)
+	}
 }
 
 // Close submits the last batch, waits until every tile is consumed or the
@@ -225,7 +255,9 @@ func (p *Pipeline) Close() error {
 		}
 		p.stopCtx()
 	}
-	return p.firstErr()
+	err := p.firstErr()
+	p.raise(err)
+	return err
 }
 
 // firstErr returns the pipeline's first error, or nil.
@@ -235,9 +267,19 @@ func (p *Pipeline) firstErr() error {
 	return p.err
 }
 
-// encodeNow encodes and consumes one tile in the synchronous mode.
-func (p *Pipeline) encodeNow(enc Encoder, tile []byte) error {
-	err := p.ctx.Err()
+// encodeNow encodes and consumes one tile in the synchronous mode. A
+// panic of the encoder or the consumer goes on through Submit, the
+// pipeline failed and the tile counted.
+func (p *Pipeline) encodeNow(enc Encoder, tile []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil { // panic(nil) recovers a *runtime.PanicNilError
+			p.raised = true
+			p.seq++
+			p.fail(&panicError{v})
+			panic(v)
+		}
+	}()
+	err = p.ctx.Err()
 	if err == nil {
 		p.syncOut, err = enc.Encode(p.syncOut[:0], tile)
 	}
@@ -250,6 +292,15 @@ func (p *Pipeline) encodeNow(enc Encoder, tile []byte) error {
 		p.fail(err)
 	}
 	return err
+}
+
+// recovered turns a panic of the encoder or the consumer, on a goroutine
+// of the pipeline's, into the pipeline's error, which the producer's next
+// call raises again. Deferred.
+func (p *Pipeline) recovered() {
+	if v := recover(); v != nil {
+		p.fail(&panicError{v})
+	}
 }
 
 // dispatch queues the current batch once there is room for it.
@@ -278,6 +329,7 @@ func (p *Pipeline) dispatch() error {
 // runWorker encodes queued jobs until the pipeline closes or fails.
 func (p *Pipeline) runWorker() {
 	defer p.wg.Done()
+	defer p.recovered()
 	for {
 		j := p.takeJob()
 		if j == nil {
@@ -322,6 +374,7 @@ func (p *Pipeline) encoded(j *job, err error) {
 // pipeline has consumed everything after Close, or fails.
 func (p *Pipeline) runConsumer() {
 	defer p.wg.Done()
+	defer p.recovered()
 	for {
 		j := p.nextReady()
 		if j == nil {

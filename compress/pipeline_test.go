@@ -238,6 +238,61 @@ func TestPipelineStops(t *testing.T) {
 	}
 }
 
+// panickingEncoder panics on its call number at.
+type panickingEncoder struct {
+	calls atomic.Int64
+	at    int64
+}
+
+func (e *panickingEncoder) Encode(dst, src []byte) ([]byte, error) {
+	if e.calls.Add(1) == e.at {
+		panic("encoder boom")
+	}
+	return append(dst, src...), nil
+}
+
+// TestPipelinePanics: a panic of the encoder or of the consumer reaches
+// the producer, in Submit or Close, at every Workers (with several, it
+// crashed the process from the pipeline's goroutine); the goroutines exit
+// (the synctest bubble fails on one left blocked), the consumer saw a
+// gapless prefix, and the calls after it return ErrPanicked.
+func TestPipelinePanics(t *testing.T) {
+	for _, where := range []string{"encoder", "consumer"} {
+		for _, workers := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", where, workers), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					enc := &panickingEncoder{at: -1}
+					if where == "encoder" {
+						enc.at = 40
+					}
+					var next int64
+					p := NewPipeline(context.Background(), Options{Workers: workers, BatchBytes: 200}, func(seq int64, _ []byte) error {
+						if seq != next {
+							return fmt.Errorf("got tile %d, want %d", seq, next)
+						}
+						next++
+						if where == "consumer" && seq == 30 {
+							panic("consumer boom")
+						}
+						return nil
+					})
+					var raised any
+					var err error
+					func() {
+						defer func() { raised = recover() }()
+						err = submitUntilError(p, enc, 100000)
+						err = errors.Join(err, p.Close())
+					}()
+					require.Equal(t, where+" boom", raised, "err %v", err)
+					assert.ErrorIs(t, p.Submit(enc, make([]byte, 8)), ErrPanicked, "the error is sticky")
+					assert.ErrorIs(t, p.Close(), ErrPanicked)
+					assert.ErrorContains(t, p.Close(), where+" boom")
+				})
+			})
+		}
+	}
+}
+
 // TestPipelineCancelledBeforeStart: a pipeline made with a context
 // cancelled already, whose callback runs at once in its own goroutine,
 // races nothing in the constructor (go test -race); closed with nothing
