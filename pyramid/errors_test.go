@@ -1,9 +1,11 @@
 package pyramid
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"io"
@@ -474,7 +476,7 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	w, err := New(h, Options{})
 	require.NoError(t, err)
 	defer w.Abort()
-	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", MaxOMEXMLSize)})
+	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", MaxOMEXMLSize-minImageXML-minPlaneXML)})
 	require.NoError(t, err)
 	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
 	err = w.Close()
@@ -492,7 +494,50 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Annotations: []KeyValue{{Key: "k", Value: half}}})
 	require.ErrorIs(t, err, ErrOMETooLarge)
-	assert.ErrorContains(t, err, "the images' names, descriptions and annotations hold 67108867 bytes, more than MaxOMEXMLSize (67108864)")
+	assert.ErrorContains(t, err, fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, 300 an image, 35 a plane), "+
+		"more than MaxOMEXMLSize (67108864)", 2*len(half)+1+2*(minImageXML+minPlaneXML)))
 	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Name: "small"})
 	assert.NoError(t, err, "an image of less text still fits")
+
+	// So are images of no text past the elements of their images (a
+	// writer of millions ran out of memory before Close refused them).
+	w, err = New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	for i := range 250000 {
+		if _, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4}); err != nil {
+			assert.Greater(t, i, 150000, "refused after %d images", i)
+			break
+		}
+	}
+	assert.ErrorIs(t, err, ErrOMETooLarge)
+}
+
+// TestLeastXMLBound: the OME-XML of images and planes of no text is no
+// smaller than leastXML says, so that AddImage refuses no file Close
+// would write.
+func TestLeastXMLBound(t *testing.T) {
+	for _, specs := range [][]ImageSpec{
+		{{SizeX: 1, SizeY: 1}},
+		{{SizeX: 1, SizeY: 1}, {SizeX: 2, SizeY: 1, PixelType: Uint16}, {SizeX: 1, SizeY: 1, SizeZ: 3, SizeC: 2, SizeT: 4}},
+		{{SizeX: 1, SizeY: 1, SizeZ: 50, PixelType: Float64}},
+	} {
+		h := iohandle.NewMemory()
+		w, err := New(h, Options{})
+		require.NoError(t, err)
+		var least int64
+		for _, s := range specs {
+			im, err := w.AddImage(s)
+			require.NoError(t, err)
+			for p := range s.Planes() {
+				z, c, tm := im.Spec().PlaneCoords(p)
+				require.NoError(t, im.WritePlane(z, c, tm, make([]byte, im.PlaneBytes())))
+			}
+			least += leastXML(s)
+		}
+		require.NoError(t, w.Close())
+		f, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, int64(len(f.Pages[0].Description())), least, "%+v", specs)
+	}
 }

@@ -100,7 +100,7 @@ type Writer struct {
 	mu        sync.Mutex
 	images    []*Image
 	dirs      int64  // directories the images take, a plane and level each
-	text      int64  // the images' text, specText's: a bound below their OME-XML
+	text      int64  // a bound below the images' OME-XML: specText's and leastXML's
 	seq       int64  // tiles submitted
 	readBuf   []byte // ReadPlanes's buffer, shared by the images; nil while one uses it
 	err       error  // first failure
@@ -326,13 +326,15 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	if err := w.bindOME(im); err != nil {
 		return nil, err
 	}
-	// The OME-XML holds the images' text at least once: past
-	// MaxOMEXMLSize, Close would refuse the file (omeDescription), so it
-	// is refused now, before any tile is encoded.
-	text := specText(im.spec)
+	// The OME-XML holds the images' text at least once, and the elements
+	// of every image and plane: past MaxOMEXMLSize, Close would refuse the
+	// file (omeDescription), so it is refused now, before any tile is
+	// encoded (a writer of a million small images ran out of memory
+	// before it got there).
+	text := specText(im.spec) + leastXML(im.spec)
 	if w.text+text > MaxOMEXMLSize {
-		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the images' names, descriptions and annotations hold %d bytes, more than MaxOMEXMLSize (%d), which ParseOME reads",
-			w.text+text, MaxOMEXMLSize)}
+		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, "+
+			"%d an image, %d a plane), more than MaxOMEXMLSize (%d), which ParseOME reads", w.text+text, minImageXML, minPlaneXML, MaxOMEXMLSize)}
 	}
 	w.text += text
 	w.dirs += im.directories()
@@ -342,6 +344,16 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	w.images = append(w.images, im)
 	w.totalTiles.Add(im.tilesPerPlane() * int64(im.spec.Planes()))
 	return im, nil
+}
+
+// leastXML is the least OME-XML an image of the spec takes but for its
+// text: its Image element, and a Plane element a plane.
+func leastXML(s ImageSpec) int64 {
+	planes, ok := mul(max(s.SizeZ, 1), max(s.SizeC, 1), max(s.SizeT, 1))
+	if !ok || planes > MaxOMEXMLSize/minPlaneXML {
+		planes = MaxOMEXMLSize/minPlaneXML + 1
+	}
+	return int64(minImageXML + planes*minPlaneXML)
 }
 
 // specText is the text of a spec the OME-XML holds at least once: its
