@@ -253,6 +253,12 @@ func TestWriteRefuses(t *testing.T) {
 		{[]string{"write", filepath.Join(t.TempDir(), "none.json"), "0"}, 1, "no such file"},
 		{[]string{"plan", "-o", filepath.Join(t.TempDir(), "p.json"), "-series", "6", "-z", "3", "-files", "100"}, 2, "Split.Files 100: more files than the 36 planes"},
 		{[]string{"plan", "-o", filepath.Join(t.TempDir(), "p.json"), "-z", "0"}, 2, "-z 0: want at least 1"},
+		// These ran out of memory (the specs made before their count was
+		// bounded; a pool of planes of 20 GB).
+		{[]string{"plan", "-o", filepath.Join(t.TempDir(), "p.json"), "-series", "3000000", "-z", "1", "-channels", "1"}, 2,
+			"-series 3000000: more images than an OME-XML of 64 MiB"},
+		{[]string{"plan", "-o", filepath.Join(t.TempDir(), "p.json"), "-size", "100000"}, 2, "-size 100000: want at most 16384"},
+		{[]string{"write", "-workers", "1000", plan, "0"}, 2, "-workers 1000: want 0 (one per CPU) to 256"},
 		{[]string{"check"}, 2, "check takes a plan and a directory, or a file"},
 	}
 	for _, tt := range tests {

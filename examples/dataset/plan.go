@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
+	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -56,7 +57,16 @@ func (s stack) check() error {
 			return fmt.Errorf("-%s %d: want at least 1", n.flag, n.value)
 		}
 	}
-	return nil
+	// The specs are made before pyramid.NewDataset bounds their count: an
+	// Image element takes 300 bytes at least, and the OME-XML of a set at
+	// most pyramid.MaxOMEXMLSize.
+	if most := pyramid.MaxOMEXMLSize / 300; s.series > most {
+		return fmt.Errorf("-series %d: more images than an OME-XML of %d MiB (pyramid.MaxOMEXMLSize) describes, %d", s.series, pyramid.MaxOMEXMLSize>>20, most)
+	}
+	if most := 1 << 31; s.z > most/s.channels {
+		return fmt.Errorf("-z %d x -channels %d: more than %d planes an image", s.z, s.channels, most)
+	}
+	return stackpool.CheckSize("size", s.size)
 }
 
 // runPlan is the plan command.

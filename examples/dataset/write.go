@@ -46,6 +46,9 @@ func runWrite(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: errors.New("write takes a plan and an index")})
 	}
+	if err := cli.CheckWorkers(workers); err != nil {
+		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
+	}
 	planPath := fs.Arg(0)
 	index, source, err := taskIndex(fs.Arg(1))
 	if err != nil {
@@ -143,7 +146,10 @@ func stackFill(d *pyramid.Dataset) (func(pyramid.PlaneRef, []byte) error, error)
 		first[k] = total
 		total += s.Planes()
 	}
-	pool := stackpool.New(size, min(stackpool.Size, total))
+	if err := stackpool.CheckSize("size", size); err != nil {
+		return nil, err
+	}
+	pool := stackpool.New(size, stackpool.Planes(size, total))
 	n := 0
 	return func(ref pyramid.PlaneRef, pix []byte) error {
 		p, err := images[ref.Image].PlaneIndex(ref.Z, ref.C, ref.T)

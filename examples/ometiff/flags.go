@@ -156,7 +156,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		return cfg, fmt.Errorf("want an input and an output file, got %s (usage: ometiff convert [flags] input output.ome.tif)", got)
 	}
 	cfg.input, cfg.output = fs.Arg(0), fs.Arg(1)
-	if err := checkOutputName(cfg.output); err != nil {
+	if err := cli.CheckOutputName("ometiff", cfg.output); err != nil {
 		return cfg, err
 	}
 	cfg.set = map[string]bool{}
@@ -177,8 +177,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	for name := range cfg.set {
 		r.set = r.set || strings.HasPrefix(name, "raw-")
 	}
-	if o.Workers < 0 || o.Workers > maxWorkers {
-		return cfg, fmt.Errorf("-workers %d: want 0 (one per CPU) to %d", o.Workers, maxWorkers)
+	if err := cli.CheckWorkers(o.Workers); err != nil {
+		return cfg, err
 	}
 	// Ranges the writer checks too, said here in the flags' words (its
 	// errors name its options: "Level 99", "PhysicalSizeX -1").
@@ -215,29 +215,6 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	cfg.limits.tile = o.TileSize
 	return cfg, r.check()
-}
-
-// maxWorkers bounds -workers: each worker holds the tiles it encodes,
-// and beyond the CPUs more of them only take memory and time.
-const maxWorkers = 256
-
-// tiffExtensions are the extensions of an output, after ".ome" or not:
-// those of TIFF and BigTIFF files that Bio-Formats' OME-TIFF reader takes
-// by name.
-var tiffExtensions = []string{".tif", ".tiff", ".btf", ".tf2", ".tf8"}
-
-// checkOutputName refuses an output whose name says it is not a TIFF
-// file ("out.png", "out"): the file written is OME-TIFF whatever its
-// name, and a viewer that goes by the name would not open it.
-func checkOutputName(name string) error {
-	ext := strings.ToLower(filepath.Ext(name))
-	if slices.Contains(tiffExtensions, ext) {
-		return nil
-	}
-	if ext == "" {
-		return fmt.Errorf("output %q has no extension: ometiff writes OME-TIFF; name it .ome.tif", name)
-	}
-	return fmt.Errorf("output %q: ometiff writes OME-TIFF, not %s; name it .ome.tif", name, ext)
 }
 
 // parseImages reads -images: image numbers separated by commas, at least

@@ -48,7 +48,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	case cfg.channels < 1:
 		return cfg, fmt.Errorf("-channels %d: want at least 1", cfg.channels)
 	}
-	return cfg, nil
+	if err := cli.CheckWorkers(cfg.options.Workers); err != nil {
+		return cfg, err
+	}
+	return cfg, cli.CheckOutputName("slide", cfg.output)
 }
 
 // tileSize is the tile side the writer uses, and the height of the bands

@@ -133,6 +133,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"negative workers", []string{"-size", "64", "-workers", "-1"}, 2},
 		{"bad deflate level", []string{"-size", "64", "-compression", "deflate", "-level", "99"}, 2},
 		{"missing directory", []string{"-size", "64", "-o", "missing/slide.ome.tif"}, 1},
+		{"workers past 256", []string{"-size", "64", "-workers", "100000"}, 2},
+		{"not a TIFF name", []string{"-size", "64", "-o", "slide.png"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

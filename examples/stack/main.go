@@ -43,6 +43,7 @@ import (
 	"github.com/ometiff-go/ometiff/examples/internal/stackpool"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 func main() {
@@ -57,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cli.Exit("stack", stderr, cli.UsageError{Err: err})
 	}
 	return cli.Run("stack", stderr, func(ctx context.Context) error {
-		pool := stackpool.New(cfg.size, min(stackpool.Size, cfg.planes()))
+		pool := stackpool.New(cfg.size, stackpool.Planes(cfg.size, cfg.planes()))
 		rep, err := writeStack(ctx, cfg, pool)
 		if err != nil {
 			return err
@@ -100,7 +101,19 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 			return cfg, fmt.Errorf("-%s %d: want at least 1", n.flag, n.value)
 		}
 	}
-	return cfg, nil
+	// One file: at most the directories package tiff reads, a plane each
+	// (checked by division, so that the product cannot overflow).
+	if max := tiff.MaxDirectories; cfg.series > max || cfg.z > max/cfg.series || cfg.channels > max/(cfg.series*cfg.z) {
+		return cfg, fmt.Errorf("-series %d x -z %d x -channels %d: more than %d planes, the directories package tiff reads in a file",
+			cfg.series, cfg.z, cfg.channels, max)
+	}
+	if err := stackpool.CheckSize("size", cfg.size); err != nil {
+		return cfg, err
+	}
+	if err := cli.CheckWorkers(cfg.options.Workers); err != nil {
+		return cfg, err
+	}
+	return cfg, cli.CheckOutputName("stack", cfg.output)
 }
 
 // planes is the number of planes of the stack.

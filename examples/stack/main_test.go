@@ -76,12 +76,21 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"negative workers", []string{"-series", "1", "-z", "1", "-workers", "-1"}, 2},
 		{"bad zstd level", []string{"-series", "1", "-z", "1", "-compression", "zstd", "-level", "99"}, 2},
 		{"missing directory", []string{"-series", "1", "-z", "1", "-o", "missing/stack.ome.tif"}, 1},
+		// These panicked (an int overflow) or ran out of memory.
+		{"planes past an int", []string{"-series", "4611686018427387904", "-z", "4", "-size", "16"}, 2},
+		{"more planes than a file holds", []string{"-series", "2000", "-z", "1000", "-channels", "1"}, 2},
+		{"planes past memory", []string{"-series", "1", "-z", "1", "-size", "100000"}, 2},
+		{"workers past 256", []string{"-series", "1", "-z", "1", "-workers", "100000"}, 2},
+		{"not a TIFF name", []string{"-series", "1", "-z", "1", "-o", "stack.png"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clitest.AssertFails(t, run, "stack", t.TempDir(), tt.code, tt.args...)
 		})
 	}
+	clitest.AssertFailsSaying(t, run, "stack", t.TempDir(), 2, "-series 4611686018427387904 x -z 4 x -channels 2: more than 1048576 planes",
+		"-series", "4611686018427387904", "-z", "4")
+	clitest.AssertFailsSaying(t, run, "stack", t.TempDir(), 2, "-size 100000: want at most 16384", "-size", "100000")
 }
 
 func TestRunPrintsUsage(t *testing.T) {

@@ -33,6 +33,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,4 +306,37 @@ func Plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// MaxWorkers bounds the -workers of the programs: each worker holds the
+// tiles it encodes, and beyond the CPUs more of them only take memory and
+// time.
+const MaxWorkers = 256
+
+// CheckWorkers refuses a -workers value below 0 or above MaxWorkers.
+func CheckWorkers(workers int) error {
+	if workers < 0 || workers > MaxWorkers {
+		return fmt.Errorf("-workers %d: want 0 (one per CPU) to %d", workers, MaxWorkers)
+	}
+	return nil
+}
+
+// TIFFExtensions are the extensions of an output, after ".ome" or not:
+// those of TIFF and BigTIFF files that Bio-Formats' OME-TIFF reader takes
+// by name.
+var TIFFExtensions = []string{".tif", ".tiff", ".btf", ".tf2", ".tf8"}
+
+// CheckOutputName refuses an output whose name says it is not a TIFF
+// file ("out.png", "out"): the file written is OME-TIFF whatever its
+// name, and a viewer that goes by the name would not open it. program
+// names the writer in the message.
+func CheckOutputName(program, name string) error {
+	ext := strings.ToLower(filepath.Ext(name))
+	if slices.Contains(TIFFExtensions, ext) {
+		return nil
+	}
+	if ext == "" {
+		return fmt.Errorf("output %q has no extension: %s writes OME-TIFF; name it .ome.tif", name, program)
+	}
+	return fmt.Errorf("output %q: %s writes OME-TIFF, not %s; name it .ome.tif", name, program, ext)
 }
