@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,9 @@ var ErrClosed = errors.New("compress: pipeline closed")
 // ErrConcurrent reports a Submit or Close called while another goroutine's
 // is under way: a Pipeline has one producer. It fails the pipeline, whose
 // stream of tiles is then incomplete; a Close refused so closes nothing,
-// and the producer's own Close still stops the goroutines.
+// and the producer's own Close still stops the goroutines. So does a Close
+// from the consumer, or a Submit of the consumer's that would wait for it,
+// which would wait for ever.
 var ErrConcurrent = errors.New("compress: pipeline used by two producers at once")
 
 // ErrPanicked reports a pipeline whose encoder or consumer panicked: the
@@ -100,6 +103,8 @@ type Pipeline struct {
 	syncOut   []byte // encoding buffer of the synchronous mode
 	closed    bool
 	raised    bool // a panic of an encoder or the consumer was raised again
+
+	consumer atomic.Int64 // the goroutine id of the consumer's goroutine, with several workers
 
 	mu       sync.Mutex
 	work     sync.Cond // a job was queued, or the pipeline stops
@@ -234,6 +239,10 @@ func (p *Pipeline) raise(err error) {
 // pipeline fails, stops all goroutines and returns the first error. Later
 // calls return the same error.
 func (p *Pipeline) Close() error {
+	if p.onConsumer() {
+		p.fail(ErrConcurrent)
+		return ErrConcurrent
+	}
 	if !p.producing.CompareAndSwap(false, true) {
 		p.fail(ErrConcurrent)
 		return ErrConcurrent
@@ -314,6 +323,10 @@ func (p *Pipeline) dispatch() error {
 		p.raw.limit = p.maxInFlight
 	}
 	for p.err == nil && p.inFlight > 0 && p.inFlight+j.bytes > p.maxInFlight {
+		if p.onConsumer() { // which alone makes room
+			p.failLocked(ErrConcurrent)
+			break
+		}
 		p.space.Wait()
 	}
 	if p.err != nil {
@@ -375,6 +388,7 @@ func (p *Pipeline) encoded(j *job, err error) {
 func (p *Pipeline) runConsumer() {
 	defer p.wg.Done()
 	defer p.recovered()
+	p.consumer.Store(goid())
 	for {
 		j := p.nextReady()
 		if j == nil {
@@ -573,4 +587,29 @@ func (b *bufferPool) put(buf []byte) {
 	c := bits.Len(uint(cap(buf)))
 	b.classes[c] = append(b.classes[c], buf)
 	b.bytes += cap(buf)
+}
+
+// onConsumer reports whether the caller runs on the consumer's goroutine,
+// which a Close, or a Submit waiting for room, would wait for ever.
+func (p *Pipeline) onConsumer() bool {
+	id := p.consumer.Load()
+	return id != 0 && goid() == id
+}
+
+// goid returns the id of the calling goroutine, from the first line of
+// its stack trace ("goroutine 7 [running]:"): Go gives no other way to
+// tell one goroutine from another, and a misused pipeline must fail, not
+// wait for ever. It is called at Close, and when Submit would wait.
+func goid() int64 {
+	var buf [64]byte
+	s := buf[:runtime.Stack(buf[:], false)]
+	s, _ = bytes.CutPrefix(s, []byte("goroutine "))
+	var id int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + int64(c-'0')
+	}
+	return id
 }

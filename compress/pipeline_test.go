@@ -293,6 +293,39 @@ func TestPipelinePanics(t *testing.T) {
 	}
 }
 
+// TestPipelineConsumerReentry: a consumer that calls Close, or a Submit
+// that must wait for room the consumer alone makes, gets ErrConcurrent
+// and fails the pipeline, at every Workers (with several, the goroutine
+// waited for itself for ever, and the synctest bubble fails on it); the
+// producer's Close returns the error and stops the goroutines.
+func TestPipelineConsumerReentry(t *testing.T) {
+	for _, what := range []string{"Close", "Submit"} {
+		for _, workers := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", what, workers), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var p *Pipeline
+					var inner error
+					p = NewPipeline(context.Background(), Options{Workers: workers, BatchBytes: 1, MaxInFlightBytes: 1}, func(seq int64, _ []byte) error {
+						if seq == 0 {
+							if what == "Close" {
+								inner = p.Close()
+							} else {
+								inner = p.Submit(nil, make([]byte, 10))
+							}
+						}
+						return nil
+					})
+					err := p.Submit(nil, make([]byte, 10))
+					synctest.Wait() // tile 0 consumed
+					err = errors.Join(err, p.Close())
+					assert.ErrorIs(t, inner, ErrConcurrent)
+					assert.ErrorIs(t, err, ErrConcurrent)
+				})
+			})
+		}
+	}
+}
+
 // TestPipelineCancelledBeforeStart: a pipeline made with a context
 // cancelled already, whose callback runs at once in its own goroutine,
 // races nothing in the constructor (go test -race); closed with nothing
