@@ -208,7 +208,6 @@ import "C"
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -230,7 +229,7 @@ type turboDecState struct {
 func newTurboDecState(t []byte, pooled bool) (*turboDecState, error) {
 	e := C.otDecNew()
 	if e == nil {
-		return nil, errors.New("compress: libjpeg: out of memory")
+		return nil, fmt.Errorf("%w: out of memory", ErrLibJPEG)
 	}
 	st := &turboDecState{e: e}
 	if len(t) > 0 && C.otDecLoad(e, (*C.uchar)(unsafe.Pointer(&t[0])), C.ulong(len(t))) != 0 {

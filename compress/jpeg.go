@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -129,6 +130,11 @@ type JPEG struct {
 type jpegEngine interface {
 	encode(dst, src []byte, height int) ([]byte, error)
 }
+
+// ErrLibJPEG reports a failure of libjpeg-turbo itself, in programs built
+// with the ometiff_turbo tag: out of memory, or an error it reports while
+// encoding a tile or setting up a decoder.
+var ErrLibJPEG = errors.New("compress: libjpeg")
 
 // jpegTurbo returns libjpeg-turbo's engine for j in builds with the
 // ometiff_turbo tag and cgo; it is nil in others.

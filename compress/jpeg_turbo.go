@@ -130,7 +130,6 @@ static long otEncode(otEncoder *e, const JSAMPLE *src, int height, int stride) {
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -171,9 +170,9 @@ func (t *turboEncoder) state() (*turboState, error) {
 	e := C.otNew(C.int(t.j.width), C.int(t.j.samples), rgb, &t.q[0], &msg[0])
 	if e == nil {
 		if msg[0] == 0 {
-			return nil, errors.New("compress: libjpeg: out of memory")
+			return nil, fmt.Errorf("%w: out of memory", ErrLibJPEG)
 		}
-		return nil, fmt.Errorf("compress: libjpeg: %s", C.GoString(&msg[0]))
+		return nil, fmt.Errorf("%w: %s", ErrLibJPEG, C.GoString(&msg[0]))
 	}
 	st := &turboState{e: e}
 	runtime.AddCleanup(st, func(e *C.otEncoder) { C.otFree(e) }, e)
@@ -187,7 +186,7 @@ func (t *turboEncoder) encode(dst, src []byte, height int) ([]byte, error) {
 	}
 	n := C.otEncode(st.e, (*C.JSAMPLE)(unsafe.Pointer(&src[0])), C.int(height), C.int(t.j.width*t.j.samples))
 	if n < 0 {
-		err = fmt.Errorf("compress: libjpeg: %s", C.GoString(&st.e.msg[0]))
+		err = fmt.Errorf("%w: %s", ErrLibJPEG, C.GoString(&st.e.msg[0]))
 		t.pool.Put(st)
 		return dst, err
 	}
