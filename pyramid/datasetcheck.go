@@ -288,16 +288,8 @@ func readAtMost(path string, limit int64) ([]byte, error) {
 }
 
 // openRegular opens the regular file at path: a FIFO or a device, whose
-// open would block or read for ever, is refused unopened, as tiff.Open
-// refuses it.
-func openRegular(path string) (*os.File, error) {
-	if info, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	return os.Open(path)
-}
+// open would block or read for ever, is refused, as tiff.Open refuses it.
+func openRegular(path string) (*os.File, error) { return tiff.OpenRegular(path) }
 
 // description returns the OME-XML of a TIFF: its first IFD's
 // ImageDescription. A TIFF without one is a problem, and nil.

@@ -2,6 +2,7 @@ package tiff
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -217,12 +218,10 @@ type ReadCloser struct {
 func Open(name string) (*ReadCloser, error) {
 	// A FIFO or a device would block the open, or never end: only a
 	// regular file (a link to one too) is opened.
-	if info, err := os.Stat(name); err != nil {
-		return nil, err
-	} else if !info.Mode().IsRegular() {
+	f, err := OpenRegular(name)
+	if errors.Is(err, ErrNotRegular) {
 		return nil, fmt.Errorf("%w: %s is not a regular file (but a pipe, device, socket or directory)", ErrNotTIFF, name)
 	}
-	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -76,10 +75,7 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 // writes it: one plane, of the size, layout and (from a PNG's pHYs) pixel
 // size its header gives, if the file is one.
 func imageFile(path string) (string, bool) {
-	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
-		return "", false // a FIFO's open would block
-	}
-	f, err := os.Open(path)
+	f, err := tiff.OpenRegular(path) // a FIFO's open would block
 	if err != nil {
 		return "", false
 	}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // inspectName prefixes the inspect command's error lines.
@@ -62,13 +62,11 @@ func eachFile(name, usage string, paths []string, stdout, stderr io.Writer, desc
 
 // inspect describes the file at path.
 func inspect(w io.Writer, path string, opts pyramid.InspectOptions) error {
-	// Stat before Open: opening a named pipe blocks until a writer comes.
-	if info, err := os.Stat(path); err != nil {
-		return err
-	} else if !info.Mode().IsRegular() {
+	// Opening a named pipe would block until a writer comes.
+	f, err := tiff.OpenRegular(path)
+	if errors.Is(err, tiff.ErrNotRegular) {
 		return fmt.Errorf("%s: not a regular file", path)
 	}
-	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -76,9 +74,6 @@ func inspect(w io.Writer, path string, opts pyramid.InspectOptions) error {
 	info, err := f.Stat()
 	if err != nil {
 		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
 	}
 	if err := pyramid.Inspect(w, f, info.Size(), opts); err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -169,10 +169,10 @@ var errNoCompanion = errors.New("not an OME-XML document")
 // from its first bytes.
 func readCompanion(dir, name, kind string) (string, error) {
 	// A FIFO or a device would block the open, or never end.
-	if info, err := os.Stat(filepath.Join(dir, name)); err == nil && !info.Mode().IsRegular() {
+	f, err := tiff.OpenRegular(filepath.Join(dir, name))
+	if errors.Is(err, tiff.ErrNotRegular) {
 		return "", fmt.Errorf("%w: the %s %q is not a regular file (but a pipe, device, socket or directory)", ErrMetadata, kind, name)
 	}
-	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
 		return "", fmt.Errorf("%w: the %s %q: %w", ErrMetadata, kind, name, err)
 	}
