@@ -228,8 +228,11 @@ func (p *Pipeline) Submit(enc Encoder, tile []byte) error {
 // raise panics again with the value an encoder or the consumer panicked
 // with, on the producer's goroutine, once.
 func (p *Pipeline) raise(err error) {
+	if err == nil || p.raised {
+		return // nothing escapes to the heap on the way of every tile
+	}
 	var pe *panicError
-	if !p.raised && errors.As(err, &pe) {
+	if errors.As(err, &pe) {
 		p.raised = true
 		panic(pe.value)
 	}
