@@ -250,3 +250,26 @@ func TestCallerOMEIDs(t *testing.T) {
 	assert.Equal(t, "Annotation:0:1", images[1].Element("AnnotationRef").Attr("ID"))
 	assert.Equal(t, "Instrument:0:1", images[1].Element("InstrumentRef").Attr("ID"))
 }
+
+// TestOMEInterleaved: Pixels' Interleaved says whether the samples of one
+// plane are stored together (RGBRGB): true for an RGB image, false for gray
+// ones, of one or of several channels (each a plane of its own).
+func TestOMEInterleaved(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec ImageSpec
+		want string
+	}{
+		{"gray", ImageSpec{SizeX: 8, SizeY: 6}, "false"},
+		{"gray channels", ImageSpec{SizeX: 8, SizeY: 6, SizeC: 3}, "false"},
+		{"rgb", ImageSpec{SizeX: 8, SizeY: 6, SamplesPerPixel: 3}, "true"},
+		{"rgb uint16", ImageSpec{SizeX: 8, SizeY: 6, SamplesPerPixel: 3, PixelType: Uint16}, "true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := descriptionOf(t, writeImages(t, Options{TileSize: 16}, tc.spec))
+			px := omexmltest.Parse(t, []byte(out)).Element("Image", "Pixels")
+			require.NotNil(t, px, out)
+			assert.Equal(t, tc.want, px.Attr("Interleaved"), out)
+		})
+	}
+}
