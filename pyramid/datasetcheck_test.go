@@ -243,6 +243,37 @@ func TestCheckDatasetMetadataFaults(t *testing.T) {
 	require.NoError(t, err, "the dataset is whole again")
 }
 
+// TestCheckDatasetCompanionEdited: a companion edited after it was written
+// (a channel renamed: a document CheckDataset still accepts) is reported by
+// the plan's Check as not the plan's, its parts untouched.
+func TestCheckDatasetCompanionEdited(t *testing.T) {
+	spec := stackPlan(2, 2, 1, 16, Split{Files: 2})
+	spec.Companion = true
+	d := mustDataset(t, spec)
+	dir := t.TempDir()
+	writeParts(t, d, dir, PartOptions{}, allParts(d)...)
+	_, err := d.Check(dir)
+	require.NoError(t, err, "the dataset as written")
+	name, _ := d.Companion()
+	path := filepath.Join(dir, name)
+	companion, err := os.ReadFile(path)
+	require.NoError(t, err)
+	edited := strings.Replace(string(companion), `Name="Channel 1"`, `Name="DAPI"`, 1)
+	require.NotEqual(t, string(companion), edited)
+	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+	_, err = CheckDataset(path)
+	require.NoError(t, err, "the edited companion is a whole dataset's")
+
+	_, err = d.Check(dir)
+	var de *DatasetError
+	require.ErrorAs(t, err, &de)
+	require.ErrorIs(t, err, ErrWrongFile)
+	require.Len(t, de.Problems, 1, "%v", err)
+	assert.Equal(t, name, de.Problems[0].File)
+	assert.Equal(t, name+": is not the plan's companion", de.Problems[0].String())
+	requireTyped(t, err)
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestCheckDatasetStart: the file given must be there and hold OME-XML.
