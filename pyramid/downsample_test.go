@@ -173,6 +173,8 @@ func TestMeanFloatRange(t *testing.T) {
 		want []float64
 	}{
 		{[]float64{m, m, m}, []float64{m, -0.0, m}, []float64{0.75 * m, m}},
+		{[]float64{m, m, m}, []float64{m, m, m}, []float64{m, m}},
+		{[]float64{m, m, 1}, []float64{-m, m, -1}, []float64{0.5 * m, 0}},
 		{[]float64{-m, -m, -m}, nil, []float64{-m, -m}},
 		{[]float64{inf, m, 1}, []float64{m, m, inf}, []float64{inf, inf}},
 	} {
