@@ -448,7 +448,8 @@ func TestCallsRacingClose(t *testing.T) {
 						require.ErrorIs(t, err, ErrClosed)
 					}
 				}
-				entries, _ := os.ReadDir(dir)
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
 				switch {
 				case abort:
 					require.NoError(t, endErr)

@@ -280,7 +280,8 @@ func TestFailuresCloseTheWriter(t *testing.T) {
 			}
 			require.ErrorIs(t, w.Close(), tc.cause)
 			_ = f.Abort() // the pastHandle case never used f
-			entries, _ := os.ReadDir(dir)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
 			assert.Empty(t, entries)
 		})
 	}

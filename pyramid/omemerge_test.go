@@ -274,7 +274,8 @@ func TestCallerOMERefused(t *testing.T) {
 				assert.ErrorIs(t, err, ErrMetadata)
 			}
 			assert.Error(t, w.Close(), "no image, no file")
-			entries, _ := os.ReadDir(filepath.Dir(path))
+			entries, err := os.ReadDir(filepath.Dir(path))
+			require.NoError(t, err)
 			assert.Empty(t, entries, "nothing is left behind")
 
 			spec := tc.spec // the same document, given for the image

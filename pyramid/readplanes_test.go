@@ -290,7 +290,8 @@ func TestReadPlanesErrors(t *testing.T) {
 		err = im.ReadPlanes(bytes.NewReader(make([]byte, 4*64*64)))
 		require.ErrorIs(t, err, iohandletest.ErrInjected)
 		require.ErrorIs(t, w.Close(), iohandletest.ErrInjected)
-		entries, _ := os.ReadDir(dir)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
 		assert.Empty(t, entries)
 	})
 	t.Run("the context is cancelled between reads", func(t *testing.T) {

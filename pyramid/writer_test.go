@@ -744,7 +744,8 @@ func TestBadInputErrors(t *testing.T) {
 				// that is allowed only when every plane was written.
 				return
 			}
-			entries, _ := os.ReadDir(dir)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
 			assert.Empty(t, entries, "no file at the destination after a failure")
 		})
 	}
@@ -805,7 +806,8 @@ func TestCancelledContext(t *testing.T) {
 						assert.ErrorIs(t, w.Close(), want)
 					}
 					assert.ErrorIs(t, err, want)
-					entries, _ := os.ReadDir(dir)
+					entries, err := os.ReadDir(dir)
+					require.NoError(t, err)
 					assert.Empty(t, entries)
 				})
 			}
@@ -876,7 +878,8 @@ func TestFaultsLeaveNoFile(t *testing.T) {
 		require.NoError(t, err)
 		err = write(iohandletest.NewFaulty(f, fault))
 		assert.ErrorIs(t, err, iohandletest.ErrInjected, "%+v", fault)
-		entries, _ := os.ReadDir(dir)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
 		assert.Empty(t, entries, "%+v", fault)
 	}
 }

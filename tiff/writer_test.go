@@ -382,7 +382,8 @@ func TestFaultAtEveryWrite(t *testing.T) {
 		err = subIFDGolden().writeTo(h)
 		assert.ErrorIs(t, err, iohandletest.ErrInjected, "%+v", fault)
 		require.NoError(t, h.Close())
-		entries, _ := os.ReadDir(dir)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
 		assert.Empty(t, entries, "%+v leaves nothing", fault)
 	}
 
