@@ -32,10 +32,21 @@ func ndpiPage(t *testing.T, p ndpitest.Page) (*tiff.Page, []byte) {
 // TestNDPITiles: each restart interval of an NDPI strip is a tile whose
 // stream decodes to the same samples as that part of the whole strip
 // decoded at once (image/jpeg reads restart markers), the tiles of the
-// last row and column reaching past the image as TIFF's edge tiles do.
+// last row and column reaching past the image as TIFF's edge tiles do:
+// of a baseline frame (SOF0) and of an extended Huffman one (SOF1, whose
+// 8-bit Huffman coding is baseline's), the tiles keeping the strip's.
 func TestNDPITiles(t *testing.T) {
+	for _, sof := range []byte{0xc0, 0xc1} {
+		t.Run(fmt.Sprintf("SOF%d", sof-0xc0), func(t *testing.T) { testNDPITiles(t, sof) })
+	}
+}
+
+func testNDPITiles(t *testing.T, sof byte) {
 	const w, h = 224, 40 // 14 MCUs across in intervals of 7; 3 rows of MCUs, the last partly past the image
-	p, file := ndpiPage(t, ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, 0), Interval: 7, Magnification: 20})
+	more := func(_ *ifd.Builder, strip []byte, _ []uint64) {
+		strip[bytes.Index(strip, []byte{0xff, 0xc0})+1] = sof
+	}
+	p, file := ndpiPage(t, ndpitest.Page{Width: w, Height: h, RGB: ndpitest.Pattern(w, h, 0), Interval: 7, Magnification: 20, More: more})
 	_, err := p.Layout()
 	require.NoError(t, err, "the strip")
 	q, err := p.NDPITiles()
@@ -63,6 +74,7 @@ func TestNDPITiles(t *testing.T) {
 		tile, err := q.ReadBlock(nil, i)
 		require.NoError(t, err)
 		assert.Equal(t, []byte{0xff, 0xd9}, tile[len(tile)-2:], "tile %d ends with EOI", i)
+		assert.True(t, bytes.Contains(tile, []byte{0xff, sof, 0, 17, 8}), "tile %d: its frame of marker %#x", i, sof)
 		assert.NotEqual(t, tile[len(tile)-4:len(tile)-2], file[b.Offset+b.Size-2:][:2], "tile %d: its restart marker dropped", i)
 		m, err := jpeg.Decode(bytes.NewReader(tile))
 		require.NoError(t, err, "tile %d", i)
