@@ -226,7 +226,10 @@ func TestGenericMetadata(t *testing.T) {
 	assert.Empty(t, s.Description, "ImageJ's description is its metadata")
 
 	for tunit, want := range map[string]pyramid.Quantity{"": {Value: 0.25, Unit: "s"}, "tunit=min\n": {Value: 0.25, Unit: "min"}, "tunit=Min\n": {Value: 0.25, Unit: "min"},
-		"tunit=nsec\n": {Value: 0.25, Unit: "ns"}, "tunit=\\u00B5s\n": {Value: 0.25, Unit: "µs"}, "tunit=parsec\n": {}, "tunit=frame\n": {}} {
+		"tunit=nsec\n": {Value: 0.25, Unit: "ns"}, "tunit=\\u00B5s\n": {Value: 0.25, Unit: "µs"}, "tunit=parsec\n": {}, "tunit=frame\n": {},
+		// Said again, the interval replaces the first; one no number, or
+		// not positive, clears it (java.util.Properties keeps the last).
+		"finterval=0.5\n": {Value: 0.5, Unit: "s"}, "finterval=soon\n": {}, "finterval=-1\n": {}} {
 		f, _, err = mapPages(t, Options{}, gray(8, 8, description("ImageJ=1.53t\nimages=2\nframes=2\nfinterval=0.25\n"+tunit)), gray(8, 8))
 		require.NoError(t, err)
 		assert.Equal(t, want, f.Images[0].Spec.TimeIncrement, "%q: the frame interval", tunit)
