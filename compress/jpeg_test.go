@@ -517,21 +517,28 @@ func TestJPEGConcurrentEncode(t *testing.T) {
 
 // FuzzJPEG encodes tiles of any content, size and settings and decodes them
 // with the standard library's decoder, which must accept them and give back
-// their size.
+// their size; a tile of that size and settings all of the fuzzed tile's
+// first pixel must decode to it, within what quantizing its DC coefficients
+// can change (a sixteenth of their quantizers, the chroma's weighed as
+// converting to RGB weighs them) and rounding.
 func FuzzJPEG(f *testing.F) {
 	f.Add([]byte("abcdefghijklmnopqrstuvwxyz0123456789"), uint16(4), true, uint8(75), false)
 	f.Add(bytes.Repeat([]byte{0, 255}, 600), uint16(17), false, uint8(100), false)
 	f.Add(bytes.Repeat([]byte{255}, 768), uint16(16), true, uint8(1), true)
+	// Tiles of whole rows (the ones above are not, and are refused).
+	f.Add([]byte("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHI"), uint16(4), true, uint8(75), false)
+	f.Add(bytes.Repeat([]byte{200, 30}, 64), uint16(15), false, uint8(90), false)
+	f.Add(bytes.Repeat([]byte{0, 255, 40}, 17*9), uint16(16), true, uint8(1), true)
 	f.Fuzz(func(t *testing.T, tile []byte, width uint16, rgb bool, quality uint8, rgbCoded bool) {
-		samples, color := 1, JPEGYCbCr420
+		samples, coding := 1, JPEGYCbCr420
 		if rgb {
 			samples = 3
 		}
 		if rgbCoded {
-			color = JPEGRGB
+			coding = JPEGRGB
 		}
 		w := 1 + int(width)%512
-		j, err := NewJPEG(Format{SamplesPerPixel: samples}, w, JPEGOptions{Quality: int(quality) % 101, Color: color})
+		j, err := NewJPEG(Format{SamplesPerPixel: samples}, w, JPEGOptions{Quality: int(quality) % 101, Color: coding})
 		require.NoError(t, err)
 		enc, err := j.Encode(nil, tile)
 		h := len(tile) / (w * samples)
@@ -543,6 +550,26 @@ func FuzzJPEG(f *testing.F) {
 		m, err := jpeg.Decode(bytes.NewReader(spliceJPEG(t, j.Tables(), enc)))
 		require.NoError(t, err)
 		require.Equal(t, image.Rect(0, 0, w, h), m.Bounds())
+
+		pixel := tile[:samples]
+		flat := bytes.Repeat(pixel, w*h)
+		enc, err = j.Encode(nil, flat)
+		require.NoError(t, err)
+		m, err = jpeg.Decode(bytes.NewReader(spliceJPEG(t, j.Tables(), enc)))
+		require.NoError(t, err)
+		tol := float64(j.quant[0].value[0])/16 + 2
+		if rgb && !rgbCoded {
+			tol += 1.772*float64(j.quant[1].value[0])/16 + 1
+		}
+		for y := range h {
+			for x := range w {
+				c := color.RGBAModel.Convert(m.At(x, y)).(color.RGBA)
+				got := []uint8{c.R, c.G, c.B}[:samples]
+				for k := range samples {
+					require.InDelta(t, float64(pixel[k]), float64(got[k]), tol, "sample %d of pixel (%d, %d) of a tile all %v", k, x, y, pixel)
+				}
+			}
+		}
 	})
 }
 
