@@ -82,8 +82,12 @@ func TestInteropSyscalls(t *testing.T) {
 	for _, never := range []string{"ftruncate", "fallocate", "lseek"} {
 		assert.Zero(t, calls[never], never)
 	}
-	// The test binary itself writes a few lines of output.
+	// The test binary itself writes a few lines of output; the file, by
+	// offset (iohandle's WriteAt), takes at least one call: none counted
+	// is strace's summary not read.
 	assert.LessOrEqual(t, calls["write"]+calls["pwrite64"]+calls["writev"]+calls["pwritev"], mib+1+5)
+	assert.GreaterOrEqual(t, calls["pwrite64"]+calls["pwritev"], int64(1), "the file's writes, in:\n%s", text)
+	assert.GreaterOrEqual(t, calls["write"], int64(1), "the test's output, in:\n%s", text)
 }
 
 // straceCalls reads the call counts of an strace -c -U name,calls summary.
