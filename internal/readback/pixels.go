@@ -234,8 +234,13 @@ func undoFloatingPoint(dst, row []byte, samples, bps int) {
 
 // PSNR returns the peak signal-to-noise ratio of 8-bit samples b against
 // a, in dB (+Inf for equal slices): how lossy codecs' output is compared
-// with its source.
+// with its source. Slices of different lengths, or empty, have none: NaN,
+// which fails every comparison a test makes of it (-Inf would pass one
+// that a PSNR be at least another's).
 func PSNR(a, b []byte) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return math.NaN()
+	}
 	var sum float64
 	for i := range a {
 		d := float64(a[i]) - float64(b[i])
