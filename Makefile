@@ -39,7 +39,8 @@ FUZZ_TOOLCHAIN ?= go1.27.3
 FUZZMINTIME ?= 2s
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	  list=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "$$list"; echo "fuzz: listing $$pkg's targets failed"; exit 1; }; \
+	  for target in $$(echo "$$list" | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target"; \
 	    GOTOOLCHAIN=$(FUZZ_TOOLCHAIN) $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) $$pkg; \
 	  done; \
