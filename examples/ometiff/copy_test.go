@@ -864,3 +864,39 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "in.png: -copy-levels does not apply: the input is no TIFF, whose levels it copies")
 }
+
+// TestConvertBandPastFileBound: with -max-memory 0 (no limit) and
+// -max-decode-ratio 0 (a trusted file), a band is bounded by 1000 times
+// the file's size; one past it (a strip of 400 MB of Zstd zeros in a file
+// of 300 KB) is refused naming the remedy, which there was none of.
+func TestConvertBandPastFileBound(t *testing.T) {
+	const side = 20000
+	zstd, err := compress.NewCodec(tiff.CompressionZstd, 1)
+	require.NoError(t, err)
+	strip, err := zstd.Encode(nil, make([]byte, side*side))
+	require.NoError(t, err)
+	h := iohandle.NewMemory()
+	w, err := tiff.NewWriter(h, tiff.Options{})
+	require.NoError(t, err)
+	page := func(width, height int, compression uint16, data []byte) {
+		b, err := w.WriteBlock(data)
+		require.NoError(t, err)
+		f := &ifd.Builder{}
+		f.AddUint(tiff.TagImageWidth, uint64(width))
+		f.AddUint(tiff.TagImageLength, uint64(height))
+		f.AddShort(tiff.TagBitsPerSample, 8)
+		f.AddShort(tiff.TagCompression, compression)
+		f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+		f.AddUint(tiff.TagRowsPerStrip, uint64(height))
+		require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts, Blocks: []tiff.Block{b}}))
+	}
+	page(side, side, tiff.CompressionZstd, strip)
+	page(600, 500, tiff.CompressionNone, bytes.Repeat([]byte{1, 2, 3, 4, 5}, 600*100)) // the file's bulk
+	require.NoError(t, w.Close())
+	require.NoError(t, h.Commit())
+	dir := t.TempDir()
+	in := writeFile(t, dir, "strip.tif", h.Bytes())
+	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1,
+		"(with -max-memory 0, a band takes at most 1000 times the file's size; a -max-memory above the band reads it)",
+		"-max-memory", "0", "-max-decode-ratio", "0", in, "out.ome.tif")
+}

@@ -385,8 +385,13 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 	}
 	for i, im := range s.file.Images {
 		if err := im.WritePlanes(ctx, dsts[i], s.opts); err != nil {
-			if errors.Is(err, source.ErrSize) && s.opts.MaxBandBytes == 0 {
+			switch {
+			case !errors.Is(err, source.ErrSize) || errors.Is(err, source.ErrBomb):
+			case s.opts.MaxBandBytes == 0:
 				err = fmt.Errorf("%w (-max-memory above %v raises the bound)", err, byteSize(source.DefaultMaxBandBytes))
+			case s.lim.maxMemory == 0:
+				// No limit given: the bound is what the file can hold.
+				err = fmt.Errorf("%w (with -max-memory 0, a band takes at most 1000 times the file's size; a -max-memory above the band reads it)", err)
 			}
 			return specs, fmt.Errorf("%s: image %d (%q): %w", s.name, s.number[i], specs[i].Name, err)
 		}
