@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -85,7 +86,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&spec.Split.Files, "files", 8, "number of `files`, of equal plane counts")
 	fs.BoolVar(&spec.Split.ByImage, "by-image", false, "keep each series in one file (with -files 0, one file per series)")
 	fs.BoolVar(&spec.Companion, "companion", false, "write the metadata once, in NAME.companion.ome, not in every file")
-	fs.StringVar(&spec.Seed, "seed", "", "`text` hashed into the UUIDs, to tell this dataset from others of the same plan")
+	fs.StringVar(&spec.Seed, "seed", "", "`text` hashed into the UUIDs, to tell this dataset from others of the same plan;\n"+
+		"without it, a random one is drawn and kept in the plan (give one to plan the same UUIDs again)")
 	stackFlags(fs, &s, &opts)
 	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
 		return cli.Exit("dataset", stderr, cli.UsageError{Err: err})
@@ -95,6 +97,11 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	plan := s.spec(name, opts)
 	plan.Split, plan.Companion, plan.Seed = spec.Split, spec.Companion, spec.Seed
+	if plan.Seed == "" {
+		// Two plans of the same flags would otherwise name their files
+		// with the same UUIDs, which readers take for one dataset's.
+		plan.Seed = rand.Text()
+	}
 	return cli.Run("dataset", stderr, func(context.Context) error {
 		d, err := pyramid.NewDataset(plan)
 		if err != nil {
