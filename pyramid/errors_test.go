@@ -477,7 +477,7 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	w, err := New(h, Options{})
 	require.NoError(t, err)
 	defer w.Abort()
-	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", MaxOMEXMLSize-minImageXML-minPlaneXML)})
+	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", MaxOMEXMLSize-minWrittenImageXML-minPlaneXML)})
 	require.NoError(t, err)
 	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
 	err = w.Close()
@@ -495,8 +495,8 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Annotations: []KeyValue{{Key: "k", Value: half}}})
 	require.ErrorIs(t, err, ErrOMETooLarge)
-	assert.ErrorContains(t, err, fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, 300 an image, 35 a plane), "+
-		"more than MaxOMEXMLSize (67108864)", 2*len(half)+1+2*(minImageXML+minPlaneXML)))
+	assert.ErrorContains(t, err, fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, 264 an image, 35 a plane), "+
+		"more than MaxOMEXMLSize (67108864)", 2*len(half)+1+2*(minWrittenImageXML+minPlaneXML)))
 	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Name: "small"})
 	assert.NoError(t, err, "an image of less text still fits")
 
@@ -514,19 +514,23 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	assert.ErrorIs(t, err, ErrOMETooLarge)
 }
 
-// TestLeastXMLBound: the OME-XML of images and planes of no text is no
-// smaller than leastXML says, so that AddImage refuses no file Close
-// would write.
+// TestLeastXMLBound: the Image element of every image (with its Plane
+// elements) is no smaller than leastXML says, so that AddImage refuses no
+// file Close would write: images of no name and one plane, the smallest,
+// and others, in files without a name (no UUID element) and named.
 func TestLeastXMLBound(t *testing.T) {
-	for _, specs := range [][]ImageSpec{
-		{{SizeX: 1, SizeY: 1}},
-		{{SizeX: 1, SizeY: 1}, {SizeX: 2, SizeY: 1, PixelType: Uint16}, {SizeX: 1, SizeY: 1, SizeZ: 3, SizeC: 2, SizeT: 4}},
-		{{SizeX: 1, SizeY: 1, SizeZ: 50, PixelType: Float64}},
-	} {
-		h := iohandle.NewMemory()
+	specs := []ImageSpec{{SizeX: 1, SizeY: 1}, {SizeX: 1, SizeY: 1}, {SizeX: 2, SizeY: 1, PixelType: Uint16},
+		{SizeX: 1, SizeY: 1, SizeZ: 3, SizeC: 2, SizeT: 4}, {SizeX: 1, SizeY: 1, SizeZ: 50, PixelType: Float64}, {SizeX: 1, SizeY: 1, SamplesPerPixel: 3}}
+	for _, named := range []bool{false, true} {
+		var h iohandle.Handle = iohandle.NewMemory()
+		path := filepath.Join(t.TempDir(), "a.tif")
+		if named {
+			var err error
+			h, err = iohandle.Create(path, iohandle.Options{})
+			require.NoError(t, err)
+		}
 		w, err := New(h, Options{})
 		require.NoError(t, err)
-		var least int64
 		for _, s := range specs {
 			im, err := w.AddImage(s)
 			require.NoError(t, err)
@@ -534,11 +538,22 @@ func TestLeastXMLBound(t *testing.T) {
 				z, c, tm := im.Spec().PlaneCoords(p)
 				require.NoError(t, im.WritePlane(z, c, tm, make([]byte, im.PlaneBytes())))
 			}
-			least += leastXML(s)
 		}
 		require.NoError(t, w.Close())
-		f, err := tiff.Read(bytes.NewReader(h.Bytes()), int64(len(h.Bytes())))
+		var data []byte
+		if named {
+			data, err = os.ReadFile(path)
+			require.NoError(t, err)
+		} else {
+			data = h.(*iohandle.Memory).Bytes()
+		}
+		f, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, int64(len(f.Pages[0].Description())), least, "%+v", specs)
+		images := strings.Split(f.Pages[0].Description(), "<Image ")[1:]
+		require.Len(t, images, len(specs))
+		for i, part := range images {
+			element := "<Image " + part[:strings.Index(part, "</Image>")+len("</Image>")]
+			assert.GreaterOrEqual(t, int64(len(element)), leastXML(specs[i]), "named %v: %s", named, element)
+		}
 	}
 }

@@ -334,7 +334,7 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	text := specText(im.spec) + leastXML(im.spec)
 	if w.text+text > MaxOMEXMLSize {
 		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, "+
-			"%d an image, %d a plane), more than MaxOMEXMLSize (%d), which ParseOME reads", w.text+text, minImageXML, minPlaneXML, MaxOMEXMLSize)}
+			"%d an image, %d a plane), more than MaxOMEXMLSize (%d), which ParseOME reads", w.text+text, minWrittenImageXML, minPlaneXML, MaxOMEXMLSize)}
 	}
 	w.text += text
 	w.dirs += im.directories()
@@ -346,6 +346,11 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	return im, nil
 }
 
+// minWrittenImageXML is the least OME-XML an Image element of a file takes
+// but for its text and its Plane elements: its Pixels, a Channel and a
+// TiffData (TestLeastXMLBound checks that none is smaller).
+const minWrittenImageXML = 264
+
 // leastXML is the least OME-XML an image of the spec takes but for its
 // text: its Image element, and a Plane element a plane.
 func leastXML(s ImageSpec) int64 {
@@ -353,7 +358,7 @@ func leastXML(s ImageSpec) int64 {
 	if !ok || planes > MaxOMEXMLSize/minPlaneXML {
 		planes = MaxOMEXMLSize/minPlaneXML + 1
 	}
-	return int64(minImageXML + planes*minPlaneXML)
+	return int64(minWrittenImageXML + planes*minPlaneXML)
 }
 
 // specText is the text of a spec the OME-XML holds at least once: its
