@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -45,6 +46,10 @@ func paletteOf(p *tiff.Page, l tiff.Layout) (*paletteTable, error) {
 	v, err := e.Uints() // bounded by the file: the field's values were read from it
 	if err != nil {
 		return nil, fmt.Errorf("%w: ColorMap of the page at %d: %w", ErrMetadata, p.Offset, err)
+	}
+	if i := slices.IndexFunc(v, func(c uint64) bool { return c > 0xffff }); i >= 0 {
+		// Stored as LONG: libtiff ignores such a map ("Incorrect value").
+		return nil, fmt.Errorf("%w: ColorMap of the page at %d: value %d is %d, past 16 bits", ErrMetadata, p.Offset, i, v[i])
 	}
 	t := &paletteTable{gray: true, pixelBytes: 1}
 	eightBit := true // every high byte 0

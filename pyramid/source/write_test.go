@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/internal/omexmltest"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -222,6 +223,12 @@ func TestPaletteColours(t *testing.T) {
 		{"signed indices", palette(testPage{width: 8, height: 8, samples: 1, bits: 8, signed: true}, colours), ErrUnsupported,
 			"palette (ColorMap) with indices of 8 bits of SampleFormat 2"},
 		{"32-bit indices", palette(testPage{width: 8, height: 8, samples: 1, bits: 32}, colours), ErrUnsupported, "indices of 32 bits"},
+		{"a LONG ColorMap past 16 bits", testPage{width: 8, height: 8, samples: 1, bits: 8, more: fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette),
+			func(b *ifd.Builder) {
+				cmap := make([]uint32, 3*256)
+				cmap[5] = 70000 // libtiff ignores such a map; it was wrapped to 16 bits
+				b.AddLong(tiff.TagColorMap, cmap...)
+			})}, ErrMetadata, "value 5 is 70000, past 16 bits"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
