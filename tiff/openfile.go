@@ -19,6 +19,10 @@ var ErrNotRegular = errors.New("tiff: not a regular file")
 func OpenRegular(name string) (*os.File, error) {
 	f, err := openNonBlocking(name)
 	if err != nil {
+		// A socket cannot be opened at all (ENXIO): said as what it is.
+		if info, serr := os.Stat(name); serr == nil && !info.Mode().IsRegular() {
+			return nil, notRegularError(name)
+		}
 		return nil, err
 	}
 	info, err := f.Stat()

@@ -3,6 +3,7 @@
 package tiff
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -33,7 +34,11 @@ func TestOpenRegular(t *testing.T) {
 	}
 	fifo := filepath.Join(dir, "fifo.tif")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	for _, name := range []string{fifo, dir, "/dev/null"} {
+	socket := filepath.Join(dir, "socket.tif") // which no open takes (ENXIO)
+	l, err := net.Listen("unix", socket)
+	require.NoError(t, err)
+	defer l.Close()
+	for _, name := range []string{fifo, dir, "/dev/null", socket} {
 		done := make(chan error, 1)
 		go func() {
 			f, err := OpenRegular(name)
@@ -49,6 +54,6 @@ func TestOpenRegular(t *testing.T) {
 			t.Fatalf("%s: the open blocked", name)
 		}
 	}
-	_, err := OpenRegular(filepath.Join(dir, "missing.tif"))
+	_, err = OpenRegular(filepath.Join(dir, "missing.tif"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // runCheck is the check command.
@@ -94,7 +94,7 @@ func printReport(w io.Writer, from string, r pyramid.DatasetReport, problems *py
 // isPlan reports whether the file at path starts as JSON does, as a plan
 // and no TIFF or OME-XML does.
 func isPlan(path string) bool {
-	f, err := os.Open(path)
+	f, err := tiff.OpenRegular(path) // a named pipe's open would block
 	if err != nil {
 		return false
 	}
