@@ -304,7 +304,9 @@ func (d *Decoder) codecFor() (func(d *Decoder, out, src []byte) error, error) {
 
 // decodeNone takes the stored bytes as they are.
 func decodeNone(_ *Decoder, out, src []byte) error {
-	if len(src) != len(out) {
+	// Bytes past the block (a writer padding to an even length) are
+	// left, as libtiff leaves them.
+	if len(src) < len(out) {
 		return fmt.Errorf("%w: %d bytes stored for %d", ErrCorrupt, len(src), len(out))
 	}
 	copy(out, src)
