@@ -25,7 +25,8 @@ var ErrClosed = errors.New("compress: pipeline closed")
 // stream of tiles is then incomplete; a Close refused so closes nothing,
 // and the producer's own Close still stops the goroutines. So does a Close
 // from the consumer, or a Submit of the consumer's that would wait for it,
-// which would wait for ever.
+// which would wait for ever (told by the goroutine: a consumer that has
+// another goroutine call them, and waits for it, still waits for ever).
 var ErrConcurrent = errors.New("compress: pipeline used by two producers at once")
 
 // ErrPanicked reports a pipeline whose encoder or consumer panicked: the

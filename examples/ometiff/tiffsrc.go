@@ -349,7 +349,7 @@ func (s *tiffSource) planned(im *source.Image) int64 {
 		workers = int64(runtime.GOMAXPROCS(0))
 	}
 	workers = min(workers, mul(int64(l.BlocksAcross), int64(l.BlocksDown), int64(l.Planes)))
-	colours := int64(0) // a band of a palette's colours, from its indices (but ImageJ's)
+	colours := int64(0) // a band of a palette's colours, from its indices (counted for ImageJ's too, which keep theirs)
 	if l.Photometric == tiff.PhotometricPalette {
 		colours = mul(rows, int64(spec.SizeX), int64(outPixel))
 	}
