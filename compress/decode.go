@@ -62,7 +62,7 @@ type BlockFormat struct {
 // the predictor, converts JPEG's YCbCr to RGB, and puts samples in
 // little-endian order. Its output is a block's pixels, rows of Width
 // pixels of SamplesPerPixel interleaved samples; every block is checked to
-// decode to exactly its size (DecodeRows says the one exception), and
+// decode to exactly its size (but for the padding DecodeRows names), and
 // nothing larger is ever allocated, nor a block for a stream too short to
 // fill it.
 //
@@ -142,10 +142,11 @@ func (d *Decoder) Decode(dst, src []byte) ([]byte, error) {
 // than the others (tiles always hold Height rows). A stream that decodes
 // to more or fewer bytes than the rows hold is ErrCorrupt, and so is any
 // stream its codec rejects, but for a last strip stored with Height rows
-// (as some writers pad it), whose first rows are taken, as libtiff reads
-// it. A stream too short to decode to the rows by its codec's largest
-// expansion (or a JPEG stream whose frame is not the block's) is refused
-// before the block is allocated.
+// (as some writers pad it), whose first rows are taken, and uncompressed
+// bytes past the block, which are left, as libtiff reads both. A stream
+// too short to decode to the rows by its codec's largest expansion (or a
+// JPEG stream whose frame is not the block's) is refused before the block
+// is allocated.
 func (d *Decoder) DecodeRows(dst, src []byte, rows int) ([]byte, error) {
 	if rows <= 0 || rows > d.f.Height {
 		return dst, fmt.Errorf("%w: %d rows in a block of %d", ErrFormat, rows, d.f.Height)
