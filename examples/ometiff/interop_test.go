@@ -79,6 +79,7 @@ tifffile.imwrite(f'{d}/shaped-truncated.tif', hyper[:, 0], truncate=True, metada
 tifffile.imwrite(f'{d}/shaped-rgb.tif', np.stack([rgb[:64, :80]]*6).reshape(3, 2, 64, 80, 3), photometric='rgb', metadata={'axes': 'ZTYXS'})
 lut = np.zeros((3, 256), np.uint16); lut[0] = lut[1] = np.arange(256)*257  # ImageJ's "Yellow"
 tifffile.imwrite(f'{d}/imagej-lut.tif', (hyper[:, 0] >> 8).astype(np.uint8), imagej=True, colormap=lut, metadata={'axes': 'ZYX'})
+tifffile.imwrite(f'{d}/palette.ome.tif', (hyper[:, 0] >> 8).astype(np.uint8), photometric='palette', colormap=lut, compression='zlib', metadata={'axes': 'ZYX'})
 tifffile.imwrite(f'{d}/bool-mask.tif', u16 > 30000, metadata=None)
 tifffile.imwrite(f'{d}/f32-bigtiff.tif', f32, bigtiff=True, tile=(128, 128), compression='zlib', metadata=None)
 tifffile.imwrite(f'{d}/f16.tif', f32.astype(np.float16), tile=(128, 128), compression='zlib', metadata=None)
@@ -271,6 +272,7 @@ func convertCases() []convertCase {
 		{name: "tifffile ImageJ hyperstack", make: copied("imagej.tif")},
 		{name: "tifffile ImageJ hyperstack of one directory", make: copied("imagej-one-ifd.tif")},
 		{name: "tifffile ImageJ stack with a lookup table", make: copied("imagej-lut.tif")},
+		{name: "tifffile OME-TIFF of palette pages (indices)", make: copied("palette.ome.tif"), ext: ".ome.tif"},
 		{name: "tifffile shaped TZCYX, channels as samples", make: copied("shaped-samples.tif")},
 		{name: "tifffile shaped TCZYX", make: copied("shaped-pages.tif")},
 		{name: "tifffile shaped ZTYXS", make: copied("shaped-rgb.tif")},

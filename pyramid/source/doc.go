@@ -122,10 +122,12 @@
 // reduced pages its levels. Half floats are read as float32,
 // exactly, as Bio-Formats reads them (OME has no 16-bit float type), so
 // their tiles are not copied through; 2- and 4-bit samples are read as
-// uint8, their values as stored. The palette pages of other files than
-// ImageJ's (of 1, 2, 4, 8 or 16 bits) are read as their ColorMap's
-// colours, as libvips reads them: RGB, or gray when every colour is a
-// gray; uint8 from the map's high bytes (its low bytes when every high
+// uint8, their values as stored. An OME-TIFF's palette pages are read as
+// their indices, as its Pixels describe them and Bio-Formats reads them
+// (the ColorMap is not kept: OME has no lookup table). The palette pages
+// of plain TIFFs but ImageJ's (of 1, 2, 4, 8 or 16 bits) are read as
+// their ColorMap's colours, as libvips reads them: RGB, or gray when every
+// colour is a gray; uint8 from the map's high bytes (its low bytes when every high
 // byte is 0), or uint16 for 16-bit indices. WritePlanes writes the
 // colours; a BandReader gives the indices. What cannot be read (64-bit
 // integer samples, FillOrder 2, JPEG 2000, volumetric blocks, a page mapped

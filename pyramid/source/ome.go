@@ -486,7 +486,9 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if n := len(first.part.tf.Pages); first.ifd >= n {
 		return nil, fmt.Errorf("%w: TiffData IFD %d, past the file's %d pages%s", ErrMetadata, first.ifd, n, first.part.in())
 	}
-	l, err := m.layout(first.page())
+	// A palette page's values are its indices, as the Pixels describe
+	// them and Bio-Formats reads them (its lookup table aside).
+	l, err := m.layoutAs(first.page(), paletteIndices)
 	if err != nil {
 		return nil, err
 	}
@@ -587,6 +589,10 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 	if orderless && spec.Planes() > 1 { // of one plane, the order is moot
 		im.Notes = append(im.Notes, "no DimensionOrder: taken as XYZCT (its planes lie along one axis, or each TiffData places one)")
 	}
+	if ph, _ := first.page().Uint(tiff.TagPhotometricInterpretation); ph == uint64(tiff.PhotometricPalette) {
+		im.Notes = append(im.Notes, "palette pages: their indices are written, as the Pixels describe them and Bio-Formats reads them; "+
+			"the ColorMap is not kept (OME has no lookup table)")
+	}
 	pageAt := make([]*tiff.Page, planesInPages)
 	for p, ref := range at {
 		if ref.part == nil {
@@ -594,7 +600,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 			return nil, fmt.Errorf("%w: no TiffData maps plane z=%d c=%d t=%d", ErrMetadata, z, c, t)
 		}
 		page := ref.page()
-		pl, err := m.layout(page)
+		pl, err := m.layoutAs(page, paletteIndices)
 		if err != nil {
 			return nil, err
 		}

@@ -599,7 +599,7 @@ type mapper struct {
 	file    *File
 	name    string
 	opts    Options
-	layouts map[*tiff.Page]layoutResult
+	layouts map[layoutKey]layoutResult
 	// The TIFF files of an OME-TIFF dataset: the one opened first (its
 	// TIFF nil for a companion), the others by name, and where each of
 	// their pages is.
@@ -775,16 +775,26 @@ type layoutResult struct {
 	err error
 }
 
+// layoutKey is a page's layout as a mapping takes its palette.
+type layoutKey struct {
+	page *tiff.Page
+	mode paletteMode
+}
+
 // layout is layoutOf, once per page.
-func (m *mapper) layout(p *tiff.Page) (pageLayout, error) {
-	if r, ok := m.layouts[p]; ok {
+func (m *mapper) layout(p *tiff.Page) (pageLayout, error) { return m.layoutAs(p, paletteRefused) }
+
+// layoutAs is pageLayoutOf, once per page and mode.
+func (m *mapper) layoutAs(p *tiff.Page, mode paletteMode) (pageLayout, error) {
+	key := layoutKey{p, mode}
+	if r, ok := m.layouts[key]; ok {
 		return r.l, r.err
 	}
 	if m.layouts == nil {
-		m.layouts = map[*tiff.Page]layoutResult{}
+		m.layouts = map[layoutKey]layoutResult{}
 	}
-	l, err := layoutOf(p)
-	m.layouts[p] = layoutResult{l, err}
+	l, err := pageLayoutOf(p, mode)
+	m.layouts[key] = layoutResult{l, err}
 	return l, err
 }
 
@@ -910,8 +920,8 @@ const (
 	// paletteRefused refuses palette pages: a vendor's layout has none.
 	paletteRefused paletteMode = iota
 	// paletteIndices takes the values of a page of one sample as they
-	// are, indices: ImageJ's lookup tables, as Bio-Formats and tifffile
-	// read them.
+	// are, indices: ImageJ's lookup tables and an OME-TIFF's palette pages
+	// (whose Pixels say one sample), as Bio-Formats and tifffile read them.
 	paletteIndices
 	// paletteColours takes the colours of the page's ColorMap (palette),
 	// as libvips reads a palette TIFF.

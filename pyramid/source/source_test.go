@@ -1083,6 +1083,34 @@ func TestImageJPalette(t *testing.T) {
 	}
 }
 
+// TestOMEPalette: the palette pages of an OME-TIFF are read as their
+// indices, as its Pixels describe them and Bio-Formats reads them (they
+// were refused), with a note that the ColorMap is not kept; written, the
+// planes hold the indices.
+func TestOMEPalette(t *testing.T) {
+	lut := make([]uint16, 3*256)
+	for i := range lut {
+		lut[i] = uint16(i * 4099)
+	}
+	palette := fields(short(tiff.TagPhotometricInterpretation, tiff.PhotometricPalette), short(tiff.TagColorMap, lut...))
+	doc := omeDocument("", `<Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="2" SizeC="1" SizeT="1"><TiffData/></Pixels>`)
+	first := testPage{width: 8, height: 8, samples: 1, bits: 8, more: fields(palette, description(doc))}
+	second := testPage{width: 8, height: 8, samples: 1, bits: 8, seed: 1, more: palette}
+	file, images := fileOf(t, binary.LittleEndian, false, first, second)
+	f, err := mapFile(t, file, "palette.ome.tif", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, OMETIFF, f.Kind)
+	assert.Equal(t, []string{`"im0" 8x8 Z2 C1 T1 XYZCT uint8 x1: 0:* 1:*`}, summary(f))
+	assert.Contains(t, f.Images[0].Notes, "palette pages: their indices are written, as the Pixels describe them and Bio-Formats reads them; "+
+		"the ColorMap is not kept (OME has no lookup table)")
+	out := convert(t, f, pyramid.Options{TileSize: 16}, Options{})
+	back, err := mapFile(t, out, "", Options{})
+	require.NoError(t, err)
+	for k, pl := range back.Images[0].Planes {
+		assert.Equal(t, images[k], planePixels(t, pl), "plane %d: the indices", k)
+	}
+}
+
 // TestMaskLevels: the reduced pages of a COG with an internal mask (image,
 // mask, the image's overviews, then the mask's, as GDAL writes them) are
 // the levels of the page of their kind.
