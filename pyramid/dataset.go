@@ -668,25 +668,20 @@ func cloneImages(images []ImageSpec) []ImageSpec {
 		s.Channels, s.Annotations, s.PlaneInfo = slices.Clone(s.Channels), slices.Clone(s.Annotations), slices.Clone(s.PlaneInfo)
 		for c := range s.Channels {
 			ch := &s.Channels[c]
-			if ch.LightSourceSettings != nil {
-				v := *ch.LightSourceSettings
-				ch.LightSourceSettings = &v
-			}
-			if ch.DetectorSettings != nil {
-				v := *ch.DetectorSettings
-				ch.DetectorSettings = &v
-			}
+			ch.LightSourceSettings, ch.DetectorSettings = clonePointer(ch.LightSourceSettings), clonePointer(ch.DetectorSettings)
 		}
-		if s.ObjectiveSettings != nil {
-			v := *s.ObjectiveSettings
-			s.ObjectiveSettings = &v
-		}
-		if s.Coding != nil {
-			v := *s.Coding
-			s.Coding = &v
-		}
+		s.ObjectiveSettings = clonePointer(s.ObjectiveSettings) // Coding is refused in a dataset
 	}
 	return out
+}
+
+// clonePointer returns a pointer to a copy of *p, or nil for nil.
+func clonePointer[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // Files returns the number of files of the dataset, the companion aside.

@@ -497,6 +497,15 @@ func TestDatasetDoesNotChange(t *testing.T) {
 		im := &spec.Images[i]
 		if len(im.Channels) > 0 {
 			im.Channels[0].Name = "changed"
+			if ls := im.Channels[0].LightSourceSettings; ls != nil {
+				ls.Wavelength.Value = 561
+			}
+			if ds := im.Channels[0].DetectorSettings; ds != nil {
+				ds.Gain = 9
+			}
+		}
+		if im.ObjectiveSettings != nil {
+			im.ObjectiveSettings.RefractiveIndex = 1.33
 		}
 		if len(im.Annotations) > 0 {
 			im.Annotations[0].Value = "changed"
