@@ -80,7 +80,7 @@ type Decoder struct {
 	l        layout
 	rowBytes int
 	packed   int // bytes of a stored row of 1-, 2- or 4-bit samples; 0 for whole bytes
-	codec    func(d *Decoder, out, src []byte) error
+	codec    func(d *Decoder, out, src []byte) (int, error)
 
 	zstdOnce sync.Once
 	zstd     *zstd.Decoder
@@ -141,9 +141,10 @@ func (d *Decoder) Decode(dst, src []byte) ([]byte, error) {
 // returns the extended slice: the last strip of an image holds fewer rows
 // than the others (tiles always hold Height rows). A stream that decodes
 // to more or fewer bytes than the rows hold is ErrCorrupt, and so is any
-// stream its codec rejects, but for a last strip stored with Height rows
-// (as some writers pad it), whose first rows are taken, and uncompressed
-// bytes past the block, which are left, as libtiff reads both. A stream
+// stream its codec rejects, but for a last strip stored with more rows,
+// up to Height (as some writers pad it, to whole JPEG MCUs or to the
+// strip's height), whose first rows are taken, and uncompressed bytes
+// past the block, which are left, as libtiff reads both. A stream
 // too short to decode to the rows by its codec's largest expansion (or a
 // JPEG stream whose frame is not the block's) is refused before the block
 // is allocated.
@@ -184,17 +185,28 @@ const (
 )
 
 // plausible refuses a stream that cannot decode to rows rows of rowBytes
-// stored bytes each (or, for a last strip, to Height rows), before a block
-// of that size is allocated.
+// stored bytes each, before a block of that size is allocated.
 func (d *Decoder) plausible(src []byte, rows, rowBytes int) error {
 	n := rows * rowBytes
-	var ratio int
 	switch d.f.Compression {
 	case 0, tiff.CompressionNone:
 		if len(src) < n {
 			return fmt.Errorf("%w: %d bytes stored for %d", ErrCorrupt, len(src), n)
 		}
-		return nil
+	case tiff.CompressionJPEG:
+		return d.plausibleJPEG(src, rows)
+	}
+	if most := d.most(src); most >= 0 && n > most {
+		return fmt.Errorf("%w: a stream of %d bytes cannot decode to %d", ErrCorrupt, len(src), n)
+	}
+	return nil
+}
+
+// most returns the most bytes src can decode to by its lossless codec's
+// largest expansion, or -1 for a codec without one.
+func (d *Decoder) most(src []byte) int {
+	var ratio int
+	switch d.f.Compression {
 	case tiff.CompressionPackBits:
 		ratio = packBitsExpansion
 	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
@@ -203,31 +215,53 @@ func (d *Decoder) plausible(src []byte, rows, rowBytes int) error {
 		ratio = lzwExpansion
 	case tiff.CompressionZstd:
 		ratio = zstdExpansion
-	case tiff.CompressionJPEG:
-		return d.plausibleJPEG(src, rows)
+	default:
+		return -1
 	}
 	// A few bytes of headers (zlib's 6, a Zstd frame's up to 18) and a
 	// last partial code beyond the expansion.
-	if ratio > 0 && n/ratio > len(src)+32 {
-		return fmt.Errorf("%w: a stream of %d bytes cannot decode to %d", ErrCorrupt, len(src), n)
-	}
-	return nil
+	return (len(src) + 32) * ratio
 }
 
 // decodeStream decodes src into out, rows rows of rowBytes stored bytes.
-// A last strip (rows below Height) that decodes to Height rows is taken,
-// its first rows kept, as libtiff reads it.
+// A last strip (rows below Height) that decodes to more rows, up to
+// Height, is taken, its first rows kept, as libtiff and libvips read it
+// (writers pad it to whole JPEG MCUs or to the strip's full height).
 func (d *Decoder) decodeStream(out, src []byte, rows, rowBytes int) error {
-	err := d.codec(d, out, src)
-	if err == nil || rows >= d.f.Height || d.plausible(src, d.f.Height, rowBytes) != nil {
+	n, err := d.codec(d, out, src)
+	if err == nil && n != len(out) {
+		return fmt.Errorf("%w: %s stream decodes to %d bytes of %d", ErrCorrupt, d.codecName(), n, len(out))
+	}
+	if err == nil || rows >= d.f.Height {
 		return err
 	}
-	full := make([]byte, d.f.Height*rowBytes)
-	if d.codec(d, full, src) != nil {
+	size := d.f.Height * rowBytes
+	if most := d.most(src); most >= 0 {
+		size = min(size, most)
+	}
+	full := make([]byte, size)
+	if n, ferr := d.codec(d, full, src); ferr != nil || n < len(out) {
 		return err
 	}
 	copy(out, full)
 	return nil
+}
+
+// codecName names the block's compression in errors.
+func (d *Decoder) codecName() string {
+	switch d.f.Compression {
+	case tiff.CompressionLZW:
+		return "LZW"
+	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
+		return "Deflate"
+	case tiff.CompressionZstd:
+		return "Zstd"
+	case tiff.CompressionPackBits:
+		return "PackBits"
+	case tiff.CompressionJPEG:
+		return "JPEG"
+	}
+	return "uncompressed"
 }
 
 // packedBits reports whether samples of the size are packed in bytes:
@@ -277,7 +311,7 @@ func (d *Decoder) decodeBilevel(dst, src []byte, rows int) ([]byte, error) {
 }
 
 // codecFor picks the decompressor of the compression.
-func (d *Decoder) codecFor() (func(d *Decoder, out, src []byte) error, error) {
+func (d *Decoder) codecFor() (func(d *Decoder, out, src []byte) (int, error), error) {
 	c := d.f.Compression
 	if c != tiff.CompressionJPEG && d.f.Photometric == tiff.PhotometricYCbCr {
 		return nil, fmt.Errorf("%w: YCbCr stored with compression %d (only JPEG's YCbCr is decoded)", ErrCompression, c)
@@ -304,12 +338,8 @@ func (d *Decoder) codecFor() (func(d *Decoder, out, src []byte) error, error) {
 }
 
 // decodeNone takes the stored bytes as they are.
-func decodeNone(_ *Decoder, out, src []byte) error {
+func decodeNone(_ *Decoder, out, src []byte) (int, error) {
 	// Bytes past the block (a writer padding to an even length) are
 	// left, as libtiff leaves them.
-	if len(src) < len(out) {
-		return fmt.Errorf("%w: %d bytes stored for %d", ErrCorrupt, len(src), len(out))
-	}
-	copy(out, src)
-	return nil
+	return copy(out, src), nil
 }

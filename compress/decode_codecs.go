@@ -12,9 +12,11 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// The lossless decompressors. Each fills out, the block's bytes, exactly:
-// a stream that ends early or goes on past out is ErrCorrupt, and none
-// writes past out or allocates more than its codec's state.
+// The lossless decompressors. Each decodes into out, the block's bytes,
+// and returns how many its stream held: a stream that goes on past out is
+// ErrCorrupt, one that ends early is returned short for decodeStream to
+// judge, and none writes past out or allocates more than its codec's
+// state.
 
 // decodeLZW decodes TIFF's LZW with github.com/hhrutter/lzw (MSB-first
 // codes, code widths growing one code early). A stream starting with a
@@ -22,7 +24,7 @@ import (
 // code is Clear, 256), is the old-style LZW of libtiff before 1991 (its
 // "compat" mode): LSB-first codes that grow without the early change, as
 // GIF's, which the standard library's compress/lzw decodes.
-func decodeLZW(_ *Decoder, out, src []byte) error {
+func decodeLZW(_ *Decoder, out, src []byte) (int, error) {
 	var r io.ReadCloser
 	if len(src) >= 2 && src[0] == 0 && src[1]&1 != 0 {
 		r = stdlzw.NewReader(bytes.NewReader(src), stdlzw.LSB, 8)
@@ -30,7 +32,7 @@ func decodeLZW(_ *Decoder, out, src []byte) error {
 		r = lzw.NewReader(bytes.NewReader(src), true)
 	}
 	defer r.Close()
-	return readExactly(r, out, "LZW")
+	return readAtMost(r, out, "LZW")
 }
 
 // inflater is a zlib reader with its source, reused across blocks.
@@ -41,7 +43,7 @@ type inflater struct {
 
 // decodeDeflate decodes a zlib stream (Compression 8 and 32946) with
 // github.com/klauspost/compress/zlib, checksum included.
-func (d *Decoder) decodeDeflate(out, src []byte) error {
+func (d *Decoder) decodeDeflate(out, src []byte) (int, error) {
 	in, _ := d.inflate.Get().(*inflater)
 	if in == nil {
 		in = new(inflater)
@@ -56,30 +58,30 @@ func (d *Decoder) decodeDeflate(out, src []byte) error {
 	if err != nil {
 		in.zr = nil // a reader whose Reset failed is not reused
 		d.inflate.Put(in)
-		return fmt.Errorf("%w: Deflate: %w", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: Deflate: %w", ErrCorrupt, err)
 	}
-	err = readExactly(in.zr, out, "Deflate")
+	n, err := readAtMost(in.zr, out, "Deflate")
 	d.inflate.Put(in)
-	return err
+	return n, err
 }
 
-// readExactly fills out from r, and requires r to end there.
-func readExactly(r io.Reader, out []byte, codec string) error {
+// readAtMost reads r into out, and requires r to end there at the latest.
+func readAtMost(r io.Reader, out []byte, codec string) (int, error) {
 	n, err := io.ReadFull(r, out)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: %s stream decodes to %d bytes of %d", ErrCorrupt, codec, n, len(out))
+		return n, nil
 	case err != nil:
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, codec, err)
+		return n, fmt.Errorf("%w: %s: %w", ErrCorrupt, codec, err)
 	}
 	var one [1]byte
 	switch _, err := io.ReadFull(r, one[:]); {
 	case err == nil:
-		return fmt.Errorf("%w: %s stream decodes to more than %d bytes", ErrCorrupt, codec, len(out))
+		return n, fmt.Errorf("%w: %s stream decodes to more than %d bytes", ErrCorrupt, codec, len(out))
 	case !errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, codec, err)
+		return n, fmt.Errorf("%w: %s: %w", ErrCorrupt, codec, err)
 	}
-	return nil
+	return n, nil
 }
 
 // decodeZstd decodes Zstandard frames (Compression 50000) with
@@ -87,7 +89,7 @@ func readExactly(r io.Reader, out []byte, codec string) error {
 // is used only through DecodeAll, which starts no goroutines, decodes
 // into out (which serves as its window, so a frame's window size
 // allocates nothing), and refuses to write past out's end.
-func (d *Decoder) decodeZstd(out, src []byte) error {
+func (d *Decoder) decodeZstd(out, src []byte) (int, error) {
 	d.zstdOnce.Do(func() {
 		d.zstd, d.zstdErr = zstd.NewReader(nil,
 			zstd.WithDecoderConcurrency(0), // GOMAXPROCS states for DecodeAll
@@ -95,24 +97,22 @@ func (d *Decoder) decodeZstd(out, src []byte) error {
 		)
 	})
 	if d.zstdErr != nil {
-		return fmt.Errorf("%w: Zstd: %w", ErrCorrupt, d.zstdErr)
+		return 0, fmt.Errorf("%w: Zstd: %w", ErrCorrupt, d.zstdErr)
 	}
 	got, err := d.zstd.DecodeAll(src, out[:0:len(out)])
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: Zstd: %w", ErrCorrupt, err)
-	case len(got) != len(out):
-		return fmt.Errorf("%w: Zstd stream decodes to %d bytes of %d", ErrCorrupt, len(got), len(out))
-	case &got[0] != &out[0]:
-		return fmt.Errorf("%w: Zstd decoded outside its buffer", ErrCorrupt) // DecodeAllCapLimit rules it out
+		return 0, fmt.Errorf("%w: Zstd: %w", ErrCorrupt, err)
+	case len(got) > 0 && &got[0] != &out[0]:
+		return 0, fmt.Errorf("%w: Zstd decoded outside its buffer", ErrCorrupt) // DecodeAllCapLimit rules it out
 	}
-	return nil
+	return len(got), nil
 }
 
 // decodePackBits decodes PackBits (Compression 32773, TIFF 6.0 Section
 // 9): a header byte n, then n+1 literal bytes for n in 0..127, one byte
 // repeated 1-n times for n in -127..-1, and nothing for -128.
-func decodePackBits(_ *Decoder, out, src []byte) error {
+func decodePackBits(_ *Decoder, out, src []byte) (int, error) {
 	o := 0
 	for i := 0; i < len(src); {
 		n := int(int8(src[i]))
@@ -121,20 +121,20 @@ func decodePackBits(_ *Decoder, out, src []byte) error {
 		case n >= 0:
 			k := n + 1
 			if k > len(src)-i {
-				return fmt.Errorf("%w: PackBits literal of %d bytes past the end of the stream", ErrCorrupt, k)
+				return o, fmt.Errorf("%w: PackBits literal of %d bytes past the end of the stream", ErrCorrupt, k)
 			}
 			if k > len(out)-o {
-				return fmt.Errorf("%w: PackBits stream decodes to more than %d bytes", ErrCorrupt, len(out))
+				return o, fmt.Errorf("%w: PackBits stream decodes to more than %d bytes", ErrCorrupt, len(out))
 			}
 			o += copy(out[o:], src[i:i+k])
 			i += k
 		case n != -128:
 			k := 1 - n
 			if i >= len(src) {
-				return fmt.Errorf("%w: PackBits run without its byte", ErrCorrupt)
+				return o, fmt.Errorf("%w: PackBits run without its byte", ErrCorrupt)
 			}
 			if k > len(out)-o {
-				return fmt.Errorf("%w: PackBits stream decodes to more than %d bytes", ErrCorrupt, len(out))
+				return o, fmt.Errorf("%w: PackBits stream decodes to more than %d bytes", ErrCorrupt, len(out))
 			}
 			b := src[i]
 			i++
@@ -144,8 +144,5 @@ func decodePackBits(_ *Decoder, out, src []byte) error {
 			o += k
 		}
 	}
-	if o != len(out) {
-		return fmt.Errorf("%w: PackBits stream decodes to %d bytes of %d", ErrCorrupt, o, len(out))
-	}
-	return nil
+	return o, nil
 }

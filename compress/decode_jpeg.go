@@ -29,10 +29,10 @@ import (
 // jpegTurboDecode is libjpeg-turbo's decodeJPEG in builds with the
 // ometiff_turbo tag and cgo (decode_jpeg_turbo.go); it is nil in others.
 // It gives libvips's samples exactly, three to four times as fast.
-var jpegTurboDecode func(d *Decoder, out, src []byte) error
+var jpegTurboDecode func(d *Decoder, out, src []byte) (int, error)
 
 // jpegCodec prepares the JPEG decompressor.
-func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) error, error) {
+func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) (int, error), error) {
 	switch {
 	case d.l.sampleBytes != 1:
 		return nil, fmt.Errorf("%w: JPEG of %d-bit samples (8-bit only)", ErrCompression, 8*d.l.sampleBytes)
@@ -55,7 +55,7 @@ func (d *Decoder) jpegCodec() (func(d *Decoder, out, src []byte) error, error) {
 }
 
 // jpegDecode returns the JPEG block decoder of this build.
-func (d *Decoder) jpegDecode() func(d *Decoder, out, src []byte) error {
+func (d *Decoder) jpegDecode() func(d *Decoder, out, src []byte) (int, error) {
 	if jpegTurboDecode != nil {
 		return jpegTurboDecode
 	}
@@ -78,10 +78,11 @@ func (d *Decoder) tablesBody() []byte {
 // streams pools the buffers that hold a spliced stream.
 var streams = sync.Pool{New: func() any { return new([]byte) }}
 
-// decodeJPEG decodes one JPEG block into out.
-func (d *Decoder) decodeJPEG(out, src []byte) error {
+// decodeJPEG decodes one JPEG block into out: a frame of the block's width
+// and at most out's rows, whose bytes it returns.
+func (d *Decoder) decodeJPEG(out, src []byte) (int, error) {
 	if len(src) < 2 || src[0] != 0xff || src[1] != 0xd8 {
-		return fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
+		return 0, fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
 	}
 	buf := streams.Get().(*[]byte)
 	defer streams.Put(buf)
@@ -95,53 +96,55 @@ func (d *Decoder) decodeJPEG(out, src []byte) error {
 	// decoder (a dozen KB of garbage a block).
 	width, height, comps, err := frameSize(stream)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if width != d.f.Width || height != rows {
-		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
+	if width != d.f.Width || height > rows {
+		return 0, fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
 	}
 	if comps != d.l.samples {
-		return fmt.Errorf("%w: JPEG of %d components in a block of %d samples per pixel", ErrCorrupt, comps, d.l.samples)
+		return 0, fmt.Errorf("%w: JPEG of %d components in a block of %d samples per pixel", ErrCorrupt, comps, d.l.samples)
 	}
 	// The scans are counted in the whole stream that image/jpeg decodes:
 	// the JPEGTables may hold scans too, and they come before every block.
 	if err := checkScans(stream, width, height); err != nil {
-		return err
+		return 0, err
 	}
 	m, err := jpeg.Decode(bytes.NewReader(stream))
 	if err != nil {
-		return jpegError(err)
+		return 0, jpegError(err)
 	}
+	n := height * d.rowBytes
+	out = out[:n]
 	switch m := m.(type) {
 	case *image.Gray:
 		if d.l.samples == 1 {
 			copyRows(out, m.Pix, m.Stride, d.rowBytes)
-			return nil
+			return n, nil
 		}
 	case *image.RGBA: // RGB-coded, said by an Adobe marker
 		if d.l.samples == 3 {
-			for y := range rows {
+			for y := range height {
 				row, px := out[y*d.rowBytes:][:d.rowBytes], m.Pix[y*m.Stride:]
 				for x := 0; x < d.f.Width; x++ {
 					copy(row[3*x:3*x+3], px[4*x:4*x+3])
 				}
 			}
-			return nil
+			return n, nil
 		}
 	case *image.YCbCr:
 		if d.l.samples == 3 {
 			toRGB(out, m, d.f.Photometric != tiff.PhotometricRGB)
-			return nil
+			return n, nil
 		}
 	default:
-		return fmt.Errorf("%w: JPEG decodes to %T", ErrCompression, m)
+		return 0, fmt.Errorf("%w: JPEG decodes to %T", ErrCompression, m)
 	}
-	return fmt.Errorf("%w: JPEG of %T in a block of %d samples per pixel", ErrCorrupt, m, d.l.samples)
+	return 0, fmt.Errorf("%w: JPEG of %T in a block of %d samples per pixel", ErrCorrupt, m, d.l.samples)
 }
 
 // plausibleJPEG refuses a JPEG block whose frame is not of the block's
-// width and of rows (or, for a last strip, Height) rows, from its frame
-// header, in the block or, if none is there, after the JPEGTables.
+// width and of rows (or, for a last strip, up to Height) rows, from its
+// frame header, in the block or, if none is there, after the JPEGTables.
 func (d *Decoder) plausibleJPEG(src []byte, rows int) error {
 	if len(src) < 2 || src[0] != 0xff || src[1] != 0xd8 {
 		return fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
@@ -153,7 +156,7 @@ func (d *Decoder) plausibleJPEG(src []byte, rows int) error {
 	if err != nil {
 		return err
 	}
-	if width != d.f.Width || height != rows && height != d.f.Height {
+	if width != d.f.Width || height < rows || height > d.f.Height {
 		return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, width, height, d.f.Width, rows)
 	}
 	return nil

@@ -148,7 +148,7 @@ static int otDecodeStream(otDecoder *e, const unsigned char *src, unsigned long 
 	shape[0] = e->d.image_width;
 	shape[1] = e->d.image_height;
 	shape[2] = e->d.num_components;
-	if ((int)e->d.image_width != width || (int)e->d.image_height != height || e->d.num_components != comps) {
+	if ((int)e->d.image_width != width || (int)e->d.image_height > height || e->d.num_components != comps) {
 		jpeg_abort_decompress(&e->d);
 		return otDecShape;
 	}
@@ -260,9 +260,9 @@ func (st *turboDecState) err(what string) error {
 // for the streams after it, so a decompressor holding only the page's
 // JPEGTables is pooled, and a block that defines tables of its own gets a
 // fresh one, used once: every block decodes as it would alone.
-func (d *Decoder) decodeJPEGTurbo(out, src []byte) error {
+func (d *Decoder) decodeJPEGTurbo(out, src []byte) (int, error) {
 	if len(src) < 2 || src[0] != 0xff || src[1] != 0xd8 {
-		return fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
+		return 0, fmt.Errorf("%w: JPEG block does not start with SOI", ErrCorrupt)
 	}
 	var st *turboDecState
 	own := len(d.f.JPEGTables) == 0 || definesTables(src)
@@ -272,7 +272,7 @@ func (d *Decoder) decodeJPEGTurbo(out, src []byte) error {
 	if st == nil {
 		var err error
 		if st, err = newTurboDecState(d.f.JPEGTables, !own); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if own {
@@ -293,14 +293,14 @@ func (d *Decoder) decodeJPEGTurbo(out, src []byte) error {
 	runtime.KeepAlive(out)
 	switch r {
 	case 0:
-		return nil
+		return int(shape[1]) * d.rowBytes, nil
 	case C.otDecShape:
-		if int(shape[0]) != d.f.Width || int(shape[1]) != rows {
-			return fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, shape[0], shape[1], d.f.Width, rows)
+		if int(shape[0]) != d.f.Width || int(shape[1]) > rows {
+			return 0, fmt.Errorf("%w: JPEG frame of %d x %d in a block of %d x %d", ErrCorrupt, shape[0], shape[1], d.f.Width, rows)
 		}
-		return fmt.Errorf("%w: JPEG of %d components in a block of %d samples per pixel", ErrCorrupt, shape[2], d.l.samples)
+		return 0, fmt.Errorf("%w: JPEG of %d components in a block of %d samples per pixel", ErrCorrupt, shape[2], d.l.samples)
 	}
-	return st.err("JPEG")
+	return 0, st.err("JPEG")
 }
 
 // definesTables reports whether a JPEG stream may define quantization or

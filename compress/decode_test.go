@@ -325,13 +325,27 @@ func TestDecodeJPEG(t *testing.T) {
 	short, err := d.DecodeRows(nil, stream, 8)
 	require.NoError(t, err)
 	assert.Equal(t, got[:8*32*3], short)
+	// A last strip of 8 rows in strips of 32, stored as a frame of 16 (a
+	// writer padding to whole MCUs), gives its first 8 too, as libtiff
+	// reads it; a frame taller than the strips, or shorter than the
+	// rows, is refused.
 	tall := rgb
 	tall.Height = 32
 	dt, err := NewDecoder(tall)
 	require.NoError(t, err)
-	_, err = dt.DecodeRows(nil, stream, 8)
+	short, err = dt.DecodeRows(nil, stream, 8)
+	require.NoError(t, err)
+	assert.Equal(t, got[:8*32*3], short)
+	low := rgb
+	low.Height = 12
+	dl, err := NewDecoder(low)
+	require.NoError(t, err)
+	_, err = dl.DecodeRows(nil, stream, 8)
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.Contains(t, err.Error(), "JPEG frame of 32 x 16 in a block of 32 x 8")
+	_, err = dt.DecodeRows(nil, stream, 24)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "JPEG frame of 32 x 16 in a block of 32 x 24")
 
 	for name, bad := range map[string][]byte{
 		"no SOI":    stream[2:],
@@ -650,10 +664,11 @@ func TestCheckJPEG(t *testing.T) {
 	}
 }
 
-// TestDecodePaddedLastStrip: a last strip stored with all RowsPerStrip
-// rows (as some writers pad it) decodes to its first rows in every codec,
-// as libtiff reads it; a tile, or a strip of neither its rows nor the
-// block's, that decodes to more is still refused.
+// TestDecodePaddedLastStrip: a last strip stored with more rows than its
+// own, up to all RowsPerStrip (as some writers pad it), decodes to its
+// first rows in every codec, as libtiff reads it; a tile, or a strip
+// stored with fewer rows than its own or more than the block's, is still
+// refused.
 func TestDecodePaddedLastStrip(t *testing.T) {
 	const w, h, rows = 7, 10, 3
 	f := Format{BitsPerSample: 16, SamplesPerPixel: 2}
@@ -679,6 +694,16 @@ func TestDecodePaddedLastStrip(t *testing.T) {
 		got, err := d.DecodeRows(nil, stored, rows)
 		require.NoError(t, err, "compression %d", c)
 		assert.Equal(t, raw[:rows*w*4], got, "compression %d", c)
+		// Stored with more rows than its own but fewer than the block's
+		// (padded to a multiple of 8, say), too.
+		d12, err := NewDecoder(BlockFormat{Compression: c, Format: f, Width: w, Height: h + 2})
+		require.NoError(t, err)
+		got, err = d12.DecodeRows(nil, stored, rows)
+		require.NoError(t, err, "compression %d", c)
+		assert.Equal(t, raw[:rows*w*4], got, "compression %d", c)
+		// Stored with fewer rows than its own: refused.
+		_, err = d12.DecodeRows(nil, stored, h+1)
+		assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
 		// Not a last strip's length: 2 rows' more, of a block of 8 rows.
 		// Uncompressed bytes past the block are left, as libtiff leaves
 		// them (a writer padding to an even length).

@@ -69,7 +69,9 @@ func TestJPEGTurboDecodeMatchesGo(t *testing.T) {
 				turbo, err := d.Decode(nil, stored)
 				require.NoError(t, err)
 				pure := make([]byte, len(turbo))
-				require.NoError(t, d.decodeJPEG(pure, stored))
+				got, err := d.decodeJPEG(pure, stored)
+				require.NoError(t, err)
+				require.Equal(t, len(pure), got)
 				for i := range turbo {
 					diff := int(turbo[i]) - int(pure[i])
 					maxDiff, sum = max(maxDiff, diff, -diff), sum+float64(max(diff, -diff))
@@ -156,7 +158,9 @@ func TestJPEGTurboDecodeOddStreams(t *testing.T) {
 			d, err := NewDecoder(c.f)
 			require.NoError(t, err)
 			want := make([]byte, d.BlockBytes(16))
-			require.NoError(t, d.decodeJPEG(want, c.stream), "image/jpeg")
+			n, err := d.decodeJPEG(want, c.stream)
+			require.NoError(t, err, "image/jpeg")
+			require.Equal(t, len(want), n, "image/jpeg")
 			got, err := d.Decode(nil, c.stream)
 			require.NoError(t, err, "libjpeg-turbo")
 			for i := range got {
@@ -171,5 +175,6 @@ func TestJPEGTurboDecodeOddStreams(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.Decode(nil, lossless)
 	assert.ErrorIs(t, err, ErrCompression, "libjpeg-turbo")
-	assert.ErrorIs(t, d.decodeJPEG(make([]byte, d.BlockBytes(16)), lossless), ErrCompression, "image/jpeg")
+	_, err = d.decodeJPEG(make([]byte, d.BlockBytes(16)), lossless)
+	assert.ErrorIs(t, err, ErrCompression, "image/jpeg")
 }

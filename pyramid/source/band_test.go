@@ -67,6 +67,11 @@ func bandCases() []testPage {
 		{width: 16, height: 16, samples: 1, bits: 8, rowsPerStrip: 16, sparse: []int{0}},
 		{width: 10, height: 9, samples: 1, bits: 16, rowsPerStrip: 2, codec: lzw, sparse: []int{1, 4}},
 		{width: 20, height: 10, samples: 1, bits: 8, rowsPerStrip: 1, codec: mustCodec(tiff.CompressionNone)},
+		// Last strips stored with more rows than the image has, as some
+		// writers pad them: to fewer rows than the strips', and to all.
+		{width: 33, height: 17, samples: 3, bits: 8, rowsPerStrip: 8, padLast: 3, codec: deflate},
+		{width: 33, height: 19, samples: 3, bits: 16, rowsPerStrip: 8, padLast: 2, planar: true, codec: lzw, predictor: 2},
+		{width: 33, height: 17, samples: 3, bits: 16, rowsPerStrip: 5, padLast: 4, planar: true, codec: zstd, predictor: 2},
 	}
 }
 

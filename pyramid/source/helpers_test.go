@@ -18,6 +18,7 @@ type testPage struct {
 	float, planar                bool
 	tileW, tileH                 int // tiles if tileW > 0
 	rowsPerStrip                 int // strips otherwise (0: one strip)
+	padLast                      int // rows of zeros stored past the last strip's (up to rowsPerStrip in all)
 	codec                        compress.Codec
 	predictor                    uint16
 	sparse                       []int // blocks stored as 0 bytes at offset 0 (zeros)
@@ -92,7 +93,7 @@ func (p testPage) clearBlock(im []byte, b int) {
 }
 
 // blocks cuts the image into its blocks, in file order and byte order o:
-// tiles padded with zeros, the last strip short.
+// tiles padded with zeros, the last strip short (or padded by padLast).
 func (p testPage) blocks(im []byte, o binary.ByteOrder) [][]byte {
 	bw, bh, across, down, planes := p.geometry()
 	n := p.bits / 8
@@ -103,6 +104,9 @@ func (p testPage) blocks(im []byte, o binary.ByteOrder) [][]byte {
 			rows := bh
 			if p.tileW == 0 {
 				rows = min(bh, p.height-by*bh)
+				if by == down-1 {
+					rows = min(bh, rows+p.padLast)
+				}
 			}
 			for bx := range across {
 				b := make([]byte, bw*rows*spb*n)
