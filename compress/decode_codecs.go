@@ -65,14 +65,20 @@ func (d *Decoder) decodeDeflate(out, src []byte) (int, error) {
 	return n, err
 }
 
-// readAtMost reads r into out, and requires r to end there at the latest.
+// readAtMost reads r into out, and requires r to end there at the latest:
+// at io.EOF, which a decompressor returns at its stream's end code (a
+// stream cut short gives io.ErrUnexpectedEOF, an error).
 func readAtMost(r io.Reader, out []byte, codec string) (int, error) {
-	n, err := io.ReadFull(r, out)
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return n, nil
-	case err != nil:
-		return n, fmt.Errorf("%w: %s: %w", ErrCorrupt, codec, err)
+	n := 0
+	for n < len(out) {
+		k, err := r.Read(out[n:])
+		n += k
+		switch {
+		case err == io.EOF:
+			return n, nil
+		case err != nil:
+			return n, fmt.Errorf("%w: %s: %w", ErrCorrupt, codec, err)
+		}
 	}
 	var one [1]byte
 	switch _, err := io.ReadFull(r, one[:]); {

@@ -16,11 +16,18 @@ import (
 // fuzzDecode decodes arbitrary bytes as a block of the compression, of a
 // size and sample layout the input picks: the decoder must return a typed
 // error or exactly the block's bytes, leave dst's bytes alone, and never
-// panic. Seeds are valid streams, so that the fuzzer starts from blocks
-// that decode.
+// panic. Seeds are valid streams of 16 x 16 uint8 blocks (and a padded
+// last strip), so that the fuzzer starts from blocks that decode.
 func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 	for _, s := range seeds {
-		f.Add(byte(16), byte(16), byte(0), s)
+		f.Add(byte(15), byte(15), byte(0), s) // 16 x 16 uint8
+	}
+	// A last strip of 4 rows in strips of 8 (layout bit 7), 16 float32
+	// samples wide (predictor 3), stored with 6: a strip padded past its
+	// rows, which decodes.
+	if compression != tiff.CompressionJPEG && compression != tiff.CompressionPackBits {
+		padded, _ := mustCodec(compression, 0).Encode(nil, make([]byte, 6*16*4))
+		f.Add(byte(15), byte(7), byte(0x92), padded)
 	}
 	f.Fuzz(func(t *testing.T, width, height, layout byte, data []byte) {
 		bf := BlockFormat{
@@ -69,9 +76,17 @@ func fuzzDecode(f *testing.F, compression uint16, seeds ...[]byte) {
 			}
 		}
 		// Nor does what CheckJPEGTile refuses, of a block of the rows it
-		// holds (without JPEGTables, which the decoder reads before it).
+		// holds (without JPEGTables, which the decoder reads before it),
+		// or, for a last strip, of any height up to the block's (a strip
+		// padded past its rows).
 		if compression == tiff.CompressionJPEG && len(bf.JPEGTables) == 0 {
-			if tileErr := CheckJPEGTile(data, bf.Width, rows, bf.Format.SamplesPerPixel); tileErr != nil {
+			tileErr := CheckJPEGTile(data, bf.Width, rows, bf.Format.SamplesPerPixel)
+			for h := rows + 1; tileErr != nil && h <= bf.Height; h++ {
+				if CheckJPEGTile(data, bf.Width, h, bf.Format.SamplesPerPixel) == nil {
+					tileErr = nil
+				}
+			}
+			if tileErr != nil {
 				if !errors.Is(tileErr, ErrCorrupt) && !errors.Is(tileErr, ErrCompression) {
 					t.Fatalf("untyped tile error: %v", tileErr)
 				}
@@ -132,7 +147,8 @@ func FuzzDecodeZstd(f *testing.F) {
 
 // FuzzDecodePackBits decodes arbitrary PackBits streams.
 func FuzzDecodePackBits(f *testing.F) {
-	fuzzDecode(f, tiff.CompressionPackBits, []byte{0xFE, 0xAA, 0x02, 0x80, 0x00, 0x2A, 0x81, 0xAA, 0x7f, 3})
+	// Runs of 3 and 128 bytes, 3 literals, a no-op and a run of 122: 256.
+	fuzzDecode(f, tiff.CompressionPackBits, []byte{0xFE, 0xAA, 0x02, 0x80, 0x00, 0x2A, 0x81, 0xAA, 0x80, 0x87, 3})
 }
 
 // fuzzJPEGTables are the tables of a 16 x 16 YCbCr stream at quality 50,
@@ -144,8 +160,9 @@ var fuzzJPEGTables, fuzzJPEGAbbreviated = func() (tables, block []byte) {
 }()
 
 // FuzzDecodeJPEG decodes arbitrary JPEG blocks, seeded with a gray and a
-// YCbCr 16 x 16 stream, and with the YCbCr stream's abbreviated block and
-// the whole stream in a page with JPEGTables.
+// YCbCr 16 x 16 stream, with the YCbCr stream's abbreviated block and the
+// whole stream in a page with JPEGTables, and with the gray stream as a
+// padded last strip.
 func FuzzDecodeJPEG(f *testing.F) {
 	var rgb, gray bytes.Buffer
 	m := testImage(16, 16)
@@ -153,9 +170,15 @@ func FuzzDecodeJPEG(f *testing.F) {
 	g := image.NewGray(image.Rect(0, 0, 16, 16))
 	copy(g.Pix, block())
 	jpeg.Encode(&gray, g, nil)
-	f.Add(byte(16), byte(16), byte(5), fuzzJPEGAbbreviated)
-	f.Add(byte(16), byte(16), byte(5), rgb.Bytes())
-	fuzzDecode(f, tiff.CompressionJPEG, rgb.Bytes(), gray.Bytes())
+	// Layout 1: YCbCr; 5: YCbCr with JPEGTables; 2: gray (Photometric
+	// not YCbCr).
+	f.Add(byte(15), byte(15), byte(1), rgb.Bytes())
+	f.Add(byte(15), byte(15), byte(5), fuzzJPEGAbbreviated)
+	f.Add(byte(15), byte(15), byte(5), rgb.Bytes())
+	f.Add(byte(15), byte(15), byte(2), gray.Bytes())
+	// A last strip of 12 rows in strips of 24, stored as a 16-row frame.
+	f.Add(byte(15), byte(23), byte(0x82), gray.Bytes())
+	fuzzDecode(f, tiff.CompressionJPEG)
 }
 
 // FuzzDecodeRoundTrip encodes blocks of the input's bytes with the

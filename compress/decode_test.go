@@ -701,9 +701,16 @@ func TestDecodePaddedLastStrip(t *testing.T) {
 		got, err = d12.DecodeRows(nil, stored, rows)
 		require.NoError(t, err, "compression %d", c)
 		assert.Equal(t, raw[:rows*w*4], got, "compression %d", c)
-		// Stored with fewer rows than its own: refused.
+		// Stored with fewer rows than its own: refused; and cut short
+		// (a zlib stream without its checksum, say), though its rows
+		// come out before the cut: refused too (but LZW, whose decoder,
+		// as libtiff's, takes a stream without its end code).
 		_, err = d12.DecodeRows(nil, stored, h+1)
 		assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
+		if c != tiff.CompressionNone && c != tiff.CompressionLZW {
+			_, err = d12.DecodeRows(nil, stored[:len(stored)-4], rows)
+			assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
+		}
 		// Not a last strip's length: 2 rows' more, of a block of 8 rows.
 		// Uncompressed bytes past the block are left, as libtiff leaves
 		// them (a writer padding to an even length).
