@@ -115,6 +115,16 @@ func EncodedLevelOf(p *tiff.Page) (EncodedLevel, error) {
 	}
 	if e.Compression == JPEG {
 		e.JPEGTables = p.JPEGTables()
+		if _, _, err := compress.JPEGQuality(e.JPEGTables); err != nil {
+			// Tiles with their own tables: the first one's quality, for
+			// the levels the writer computes (a missing, damaged or
+			// implausibly large tile leaves Options.Quality).
+			if b, err := p.Block(0); err == nil && b.Size <= maxQualityTile {
+				if tile, err := p.ReadBlock(nil, 0); err == nil {
+					e.quality, _, _ = compress.JPEGQuality(tile)
+				}
+			}
+		}
 	}
 	if e.Photometric == tiff.PhotometricYCbCr {
 		h, v, err := p.YCbCrSubsampling()
@@ -131,6 +141,11 @@ func EncodedLevelOf(p *tiff.Page) (EncodedLevel, error) {
 	}
 	return e, nil
 }
+
+// maxQualityTile bounds the first tile EncodedLevelOf reads for its JPEG
+// quality: a 1024 x 1024 RGB tile stored uncompressed, more than any JPEG
+// tile of a side the writer takes.
+const maxQualityTile = 3 << 20
 
 // jpegReferenceBlackWhite is the full-range coding of JFIF, which the
 // writer's YCbCr JPEG tiles use: libtiff and libvips write it so.

@@ -21,6 +21,9 @@ type EncodedLevel struct {
 	// stored is the samples of the page EncodedLevelOf read the level
 	// from, which the image's spec must have; zero when not read so.
 	stored storedSamples
+	// quality is the JPEG quality of the page's first tile, for tiles
+	// that hold their own tables (no JPEGTables); 0 when not read so.
+	quality int
 }
 
 // storedSamples is what a page says of its samples.
@@ -61,8 +64,9 @@ func (st storedSamples) check(spec ImageSpec) error {
 // EncodedPlaneWriter.Write takes: decode them from the same tiles. They
 // are coded as ImageSpec.Coding says, else as the level given is, so that
 // the pyramid has one codec: its compression and predictor, and for JPEG
-// the quality its JPEGTables were made at, RGB-coded or YCbCr 4:2:0 as
-// it is RGB or YCbCr. A writer of uncompressed tiles (Options.Compression
+// the quality its JPEGTables were made at (for a level of EncodedLevelOf
+// whose tiles hold their own tables, its first tile's; else
+// Options.Quality), RGB-coded or YCbCr 4:2:0 as it is RGB or YCbCr. A writer of uncompressed tiles (Options.Compression
 // None) encodes none: it refuses a compressed level with levels to
 // compute (ErrOption). With several, every level is given encoded and
 // nothing is computed or encoded; they must form an OME pyramid: each level the one

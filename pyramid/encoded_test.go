@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"math"
 	"strings"
 	"testing"
@@ -932,4 +934,61 @@ func TestEncodedLevelGetter(t *testing.T) {
 	again, err := rgb.EncodedLevel(0)
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0xff, 0xd8, 0xff, 0xd9}, again.JPEGTables, "a copy")
+}
+
+// TestEncodedQualityOfOwnTables: JPEG tiles that hold their own tables
+// (no JPEGTables field, as some writers store them) give the levels the
+// writer computes their quality, read from the first tile by
+// EncodedLevelOf, not Options.Quality (75 by default).
+func TestEncodedQualityOfOwnTables(t *testing.T) {
+	const size, side = 64, 32
+	h := iohandle.NewMemory()
+	tw, err := tiff.NewWriter(h, tiff.Options{})
+	require.NoError(t, err)
+	var blocks []tiff.Block
+	for ty := 0; ty < size; ty += side {
+		for tx := 0; tx < size; tx += side {
+			m := image.NewGray(image.Rect(0, 0, side, side))
+			for i := range m.Pix {
+				m.Pix[i] = byte((tx+i%side)*3 + ty + i/side)
+			}
+			var stream bytes.Buffer
+			require.NoError(t, jpeg.Encode(&stream, m, &jpeg.Options{Quality: 50}))
+			blk, err := tw.WriteBlock(stream.Bytes())
+			require.NoError(t, err)
+			blocks = append(blocks, blk)
+		}
+	}
+	b := &ifd.Builder{}
+	b.AddUint(tiff.TagImageWidth, size)
+	b.AddUint(tiff.TagImageLength, size)
+	b.AddShort(tiff.TagBitsPerSample, 8)
+	b.AddShort(tiff.TagCompression, tiff.CompressionJPEG)
+	b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	b.AddUint(tiff.TagTileWidth, side)
+	b.AddUint(tiff.TagTileLength, side)
+	require.NoError(t, tw.AddDirectory(&tiff.Directory{Fields: b, Blocks: blocks, OffsetsTag: tiff.TagTileOffsets, CountsTag: tiff.TagTileByteCounts}))
+	require.NoError(t, tw.Close())
+	require.NoError(t, h.Commit())
+	src := readFile(t, h.Bytes()).Pages[0]
+
+	e, err := EncodedLevelOf(src)
+	require.NoError(t, err)
+	require.Empty(t, e.JPEGTables)
+	out := writeMemory(t, Options{TileSize: side}, func(w *Writer) error {
+		im, err := w.AddEncodedImage(ImageSpec{SizeX: size, SizeY: size, PixelType: Uint8}, e)
+		if err != nil {
+			return err
+		}
+		ep, err := im.EncodedPlane(0, 0, 0)
+		if err != nil {
+			return err
+		}
+		return copyPlane(t, ep, src, nil, false)
+	})
+	got := readFile(t, out).Pages[0]
+	require.NotEmpty(t, got.SubIFDs)
+	q, _, err := compress.JPEGQuality(got.SubIFDs[0].JPEGTables())
+	require.NoError(t, err)
+	assert.Equal(t, 50, q, "the computed level's quality")
 }

@@ -121,7 +121,7 @@ func (w *Writer) layoutImage(spec ImageSpec, encoded []EncodedLevel) (*Image, er
 		return nil, err
 	}
 	if len(encoded) == 1 && spec.Coding == nil && w.pipe != nil {
-		c := w.givenCoding(encoded[0].TileCoding, spec.SamplesPerPixel)
+		c := w.givenCoding(encoded[0], spec.SamplesPerPixel)
 		spec.Coding = &c
 	}
 	if len(encoded) == 1 && len(levels) > 1 && w.pipe == nil && encoded[0].Compression != None {
@@ -203,11 +203,12 @@ func (w *Writer) imageCoding(spec ImageSpec) (Coding, compress.Codec, error) {
 // as readers expect (tifffile without imagecodecs and Viv read fewer
 // codecs than a JPEG slide's computed levels in LZW would need). Its
 // compression and predictor (TileCoding's zero value, none); for JPEG,
-// the quality its JPEGTables were made at (else the Options' Quality) and
+// the quality its JPEGTables were made at (else its first tile's, as
+// EncodedLevelOf read it, else the Options' Quality) and
 // RGB-coded or YCbCr 4:2:0 tiles as it is RGB or YCbCr (the writer
 // encodes no other subsampling); for Deflate and Zstd, the Options' Level
 // if they name the same codec.
-func (w *Writer) givenCoding(t TileCoding, samples int) Coding {
+func (w *Writer) givenCoding(t EncodedLevel, samples int) Coding {
 	own := w.opts.coding()
 	c := Coding{Compression: t.Compression, Predictor: t.Predictor}
 	if c.Predictor == PredictorAuto { // TileCoding's zero value: none
@@ -225,6 +226,8 @@ func (w *Writer) givenCoding(t TileCoding, samples int) Coding {
 		}
 		if q, _, err := compress.JPEGQuality(t.JPEGTables); err == nil {
 			c.Quality = q
+		} else if t.quality > 0 {
+			c.Quality = t.quality
 		}
 		if samples == 3 && t.photometric(samples) == tiff.PhotometricRGB {
 			c.JPEGColor = JPEGRGB
