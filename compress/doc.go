@@ -24,7 +24,8 @@
 // The other way, a [Decoder] turns a stored block back into samples:
 // None, LZW, Deflate, Zstd, PackBits and JPEG, predictors undone, JPEG's
 // YCbCr converted to RGB, samples in little-endian order, each block
-// checked to decode to exactly its size. It is described by a
+// checked to decode to exactly its size (a last strip stored with more
+// rows than its own gives its first rows, as libtiff reads it). It is described by a
 // [BlockFormat] of plain TIFF field values, so that it serves any reader.
 //
 // Codecs, tile encoders and decoders are safe for concurrent use and start no

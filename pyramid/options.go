@@ -189,7 +189,7 @@ type Options struct {
 	// (AddEncodedImage); the zero value is LZW.
 	Compression Compression
 	// Level is the Deflate or Zstd compression level; 0 is the codec's
-	// default.
+	// default, 3 for both.
 	Level int
 	// Quality is the JPEG quality, 1 (smallest) to 100 (best), on the
 	// scale of libjpeg, libvips (--Q) and GDAL; 0 means 75, the default
@@ -267,7 +267,7 @@ type Coding struct {
 	// Compression of the image's tiles; the zero value is LZW.
 	Compression Compression
 	// Level is the Deflate or Zstd compression level; 0 is the codec's
-	// default.
+	// default, 3 for both.
 	Level int
 	// Quality is the JPEG quality, 1 to 100; 0 means 75, the default (see
 	// Options.Quality for the choice). Other compressions take 0 only.

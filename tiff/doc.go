@@ -1,5 +1,7 @@
-// Package tiff holds the TIFF format's constants, its header, and the
-// low-level layout of a file on an output handle.
+// Package tiff reads and writes the structure of TIFF and BigTIFF files:
+// the format's constants, its header, the directories and the blocks
+// they point to (Open, Read, File, Page), and the low-level layout of a
+// file on an output handle (Writer).
 //
 // # File layout
 //

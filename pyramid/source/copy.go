@@ -30,12 +30,17 @@ import (
 // WritePlanes copies the tiles of the levels given encoded into an image
 // added with them, and decodes the full resolution only when the writer
 // computes the other levels. Those are tiled as the writer's
-// pyramid.Options.TileSize says: the ometiff command sets it to the first
-// copied image's tile side (unless -tile is given), so that the computed
-// levels are tiled as the full resolution (an image of one tile leaves it
-// to the next), and names an image the file does not name after the file
-// ("slide", "slide #1"); a program that does both writes the command's
-// pixels, tiles and metadata.
+// pyramid.Options.TileSize says.
+//
+// The ometiff command adds a policy of its own on top, which a program
+// wanting its output must follow too: it copies only square tiles of 32
+// to 1024 pixels a side (or an image within one tile), and encodes other
+// images again in their source's codec, at its tile size; it sets
+// TileSize to the first copied image's tile side (unless -tile is
+// given), so that the computed levels are tiled as the full resolution;
+// and it names an image the file does not name after the file, without
+// its folder and extensions (".ome.tif" whole), numbered by its index in
+// the file ("slide", "slide #2"), as ometiff info lists them.
 func (im *Image) Encoded(levels bool) ([]pyramid.EncodedLevel, error) {
 	if im.noCopy != nil {
 		return nil, im.noCopy

@@ -177,7 +177,7 @@ func (k Kind) String() string {
 // Reduced-resolution levels of the file (SubIFDs, pages marked reduced
 // in the main chain, COG overviews, an SVS's levels and thumbnail) are
 // not images and not planes: the writer computes the levels again from
-// the full-resolution planes.
+// the full-resolution planes, or copies them (Image.Encoded).
 //
 // A File does not change once made, and is safe for concurrent use; its
 // images' planes are read through BandReaders.
