@@ -1,6 +1,7 @@
 package pyramid_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -346,4 +347,65 @@ func ExampleCreateContext() {
 	// Output:
 	// true
 	// true
+}
+
+// Write a stack of raw planes from a reader (a raw file, a pipe, a
+// network stream): uncompressed planes of one tile and no reduced levels
+// are read straight into the output's buffer, as a file copy would.
+func ExampleImage_ReadPlanes() {
+	spec := pyramid.ImageSpec{Name: "raw stack", SizeX: 128, SizeY: 128, SizeZ: 10, PixelType: pyramid.Uint16}
+	const planeBytes = 128 * 128 * 2
+	raw := make([]byte, spec.SizeZ*planeBytes) // e.g. os.Open("stack.raw")
+	for i := range raw {
+		raw[i] = byte(i / 7)
+	}
+	out := iohandle.NewMemory()
+	w, err := pyramid.New(out, pyramid.Options{Compression: pyramid.None, TileSize: 128, Levels: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	im, err := w.AddImage(spec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := im.ReadPlanes(bytes.NewReader(raw)); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	f, err := tiff.Read(bytes.NewReader(out.Bytes()), int64(len(out.Bytes())))
+	if err != nil {
+		log.Fatal(err)
+	}
+	last, err := f.Pages[9].ReadBlock(nil, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(f.Pages), "pages; the last plane as read:", bytes.Equal(last, raw[9*planeBytes:]))
+	// Output: 10 pages; the last plane as read: true
+}
+
+// Add an image.Image as an image of its own, beside others: its pixel
+// layout comes from the image, its metadata from the spec.
+func ExampleWriter_AddImageData() {
+	m := image.NewRGBA(image.Rect(0, 0, 300, 200))
+	for i := range m.Pix {
+		m.Pix[i] = byte(i)
+	}
+	out := iohandle.NewMemory()
+	w, err := pyramid.New(out, pyramid.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	im, err := w.AddImageData(pyramid.ImageSpec{Name: "overview", PhysicalSizeX: 10, PhysicalSizeY: 10}, m)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := im.Spec()
+	fmt.Printf("%s: %d x %d, %d samples of %v\n", s.Name, s.SizeX, s.SizeY, s.SamplesPerPixel, s.PixelType)
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Output: overview: 300 x 200, 3 samples of uint8
 }

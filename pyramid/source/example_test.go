@@ -140,3 +140,60 @@ func ExampleOpen_dataset() {
 	// also read: wells_0.ome.tif
 	// also read: wells_2.ome.tif
 }
+
+// Convert a file, copying its compressed tiles byte for byte where the
+// writer can carry them (here JPEG), with its reduced levels too when they
+// form an OME pyramid, and decoding an image only where they cannot be
+// copied, as ometiff convert does.
+func ExampleImage_Encoded() {
+	in, err := source.Open("../../testdata/pyramid/jpeg.ome.tif", source.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer in.Close()
+	out := iohandle.NewMemory()
+	w, err := pyramid.New(out, pyramid.Options{TileSize: 32}) // the source's tile side
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, im := range in.Images {
+		levels, err := im.Encoded(true) // the reduced levels too
+		if err != nil {
+			levels, err = im.Encoded(false) // the full resolution; the levels computed in its codec
+		}
+		var dst *pyramid.Image
+		if err == nil {
+			dst, err = w.AddEncodedImage(im.Spec, levels...)
+		} else {
+			dst, err = w.AddImage(im.Spec) // decoded and encoded again
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := im.WritePlanes(context.Background(), dst, source.Options{}); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: %d levels copied\n", im.Spec.Name, len(levels))
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// The first tile read back is the source's, byte for byte.
+	tf, err := tiff.Read(bytes.NewReader(out.Bytes()), int64(len(out.Bytes())))
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := in.TIFF.Pages[0].ReadBlock(nil, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := tf.Pages[0].ReadBlock(nil, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("first tile copied:", bytes.Equal(a, b))
+	// Output:
+	// brightfield: 4 levels copied
+	// gray: 3 levels copied
+	// first tile copied: true
+}
