@@ -28,6 +28,7 @@ func FuzzRead(f *testing.F) {
 		f.Add(seedFile(format))
 	}
 	f.Add(ndpiSeed())
+	f.Add(stackSeed())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Read(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
@@ -63,6 +64,30 @@ func ndpiSeed() []byte {
 	file = le.AppendUint64(file, 0)
 	file = le.AppendUint32(le.AppendUint32(le.AppendUint32(le.AppendUint32(file, 0), 1), 0), 0)
 	return append(file, "abc\x00"...)
+}
+
+// stackSeed is a small file in ImageJ's layout of large stacks: one
+// directory of an uncompressed 4 x 2 page in two strips, followed by the
+// data of three such images, so that Successor 1 and 2 of its page lie
+// within the file.
+func stackSeed() []byte {
+	const first = 8
+	b := new(ifd.Builder)
+	b.AddShort(TagImageWidth, 4)
+	b.AddShort(TagImageLength, 2)
+	b.AddShort(TagBitsPerSample, 8)
+	b.AddShort(TagRowsPerStrip, 1)
+	b.AddLong(TagStripByteCounts, 4, 4)
+	b.AddLong(TagStripOffsets, 0, 0)
+	dataAt := uint32(first + b.Size(false)) // right after the directory
+	b.Remove(TagStripOffsets)
+	b.AddLong(TagStripOffsets, dataAt, dataAt+4)
+	data, _ := Header{Order: binary.LittleEndian, FirstIFD: first}.Append(nil)
+	data, _ = b.Encode(data, first, 0, ifd.Format{})
+	for i := range 3 * 8 {
+		data = append(data, byte(i))
+	}
+	return data
 }
 
 // seedFile is a small file of one page of two 16 x 16 uint8 tiles, the
