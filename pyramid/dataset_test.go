@@ -97,6 +97,7 @@ func TestNewDatasetRefuses(t *testing.T) {
 		{"name with a slash", with(func(s *DatasetSpec) { s.Name = "a/b" }), nil, `Name "a/b.ome.tif" is not a file name`},
 		{"no images", with(func(s *DatasetSpec) { s.Images = nil }), nil, "no images"},
 		{"bad image", with(func(s *DatasetSpec) { s.Images[1].SizeX = 0 }), ErrSize, "Images[1]: bad image size: SizeX 0 (image 0 x 16"},
+		{"image past OME's sizes", with(func(s *DatasetSpec) { s.Images[1].SizeX = 1 << 31 }), ErrSize, "Images[1]: bad image size: SizeX 2147483648 (image"},
 		{"bad metadata", with(func(s *DatasetSpec) { s.Images[0].PhysicalSizeXUnit = "parsec" }), ErrMetadata, `Images[0]: bad metadata: PhysicalSizeXUnit "parsec" is no OME length unit`},
 		{"image with OME", with(func(s *DatasetSpec) { s.Images[0].OME = &OMEImage{} }), nil, "Images[0].OME is set"},
 		{"workers", with(func(s *DatasetSpec) { s.Options.Workers = 2 }), ErrOption, "Options.Workers: bad option: set, but"},

@@ -108,7 +108,8 @@ type KeyValue struct{ Key, Value string }
 type ImageSpec struct {
 	// Name of the image.
 	Name string
-	// SizeX and SizeY are the plane's width and height in pixels.
+	// SizeX and SizeY are the plane's width and height in pixels, at most
+	// 2^31-1 as every size (OME's PositiveInt, a Java int in Bio-Formats).
 	SizeX, SizeY int
 	// SizeZ, SizeC and SizeT count focal planes, channels and time points;
 	// 0 means 1. SizeC counts the planes along C, the c of WritePlane: an
@@ -181,8 +182,10 @@ func (s ImageSpec) normalized() (ImageSpec, error) {
 		v    int
 		min  int
 	}{{"SizeX", s.SizeX, 1}, {"SizeY", s.SizeY, 1}, {"SizeZ", s.SizeZ, 0}, {"SizeC", s.SizeC, 0}, {"SizeT", s.SizeT, 0}} {
-		if size.v < size.min || size.v > math.MaxUint32 {
-			return s, fmt.Errorf("%w: %s %d (image %d x %d, Z %d, C %d, T %d)", ErrSize, size.name, size.v, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
+		// OME's sizes are PositiveInt, at most 2^31-1 (larger ones would
+		// make the OME-XML invalid, and Bio-Formats reads them as int).
+		if size.v < size.min || size.v > math.MaxInt32 {
+			return s, fmt.Errorf("%w: %s %d (image %d x %d, Z %d, C %d, T %d; OME allows 1 to 2^31-1)", ErrSize, size.name, size.v, s.SizeX, s.SizeY, s.SizeZ, s.SizeC, s.SizeT)
 		}
 	}
 	if planes, ok := mul(s.SizeZ, s.SizeC, s.SizeT); !ok || planes > maxPlanes {

@@ -692,11 +692,20 @@ func TestBadInputErrors(t *testing.T) {
 		}, ErrData},
 		{"a row of tiles of more than 1 TiB", func(w *Writer) error {
 			// 2^31 tiles of 256x256, within what a directory holds
-			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: 1 << 15, PixelType: Float64})
+			_, err := w.AddImage(ImageSpec{SizeX: math.MaxInt32, SizeY: 1 << 15, PixelType: Float64})
 			return err
 		}, ErrSize},
 		{"more tiles in a level than a TIFF directory holds", func(w *Writer) error {
-			_, err := w.AddImage(ImageSpec{SizeX: math.MaxUint32, SizeY: math.MaxUint32})
+			_, err := w.AddImage(ImageSpec{SizeX: math.MaxInt32, SizeY: math.MaxInt32})
+			return err
+		}, ErrSize},
+		{"a width past OME's PositiveInt (2^31-1)", func(w *Writer) error {
+			_, err := w.AddImage(ImageSpec{SizeX: math.MaxInt32 + 1, SizeY: 16})
+			return err
+		}, ErrSize},
+		{"a width past OME's PositiveInt, given encoded", func(w *Writer) error {
+			_, err := w.AddEncodedImage(ImageSpec{SizeX: math.MaxInt32 + 1, SizeY: 16},
+				EncodedLevel{TileCoding: TileCoding{Compression: LZW, TileWidth: 1 << 16, TileHeight: 16}})
 			return err
 		}, ErrSize},
 		{"YCbCr image whose chroma does not cover its bounds", func(w *Writer) error {
