@@ -416,6 +416,14 @@ func TestZeroValues(t *testing.T) {
 	_, err = nilSamples.Write([]uint8{1})
 	assert.ErrorIs(t, err, ErrClosed, "a nil SampleWriter")
 	assert.ErrorIs(t, nilSamples.Close(), ErrClosed)
+
+	// A nil *Image (an AddImage that failed, its result kept): zeros, as
+	// its Spec.
+	var nilImage *Image
+	assert.Zero(t, nilImage.Levels())
+	assert.Zero(t, nilImage.EncodedLevels())
+	assert.Zero(t, nilImage.PlaneBytes())
+	assert.Zero(t, nilImage.Spec())
 }
 
 // TestAddImageDataSpecDisagrees: a spec whose layout disagrees with the

@@ -16,8 +16,10 @@ func WriteImage(path string, img image.Image, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// Deferred, the Abort also runs when img panics: the temporary file
+	// and the encoding goroutines go. After a Close it does nothing.
+	defer w.Abort()
 	if _, err := w.AddImageData(ImageSpec{}, img); err != nil {
-		_ = w.Abort()
 		return err
 	}
 	return w.Close()
@@ -32,6 +34,11 @@ func WriteImage(path string, img image.Image, opts Options) error {
 // too). Alpha is dropped (colours are taken un-premultiplied). An
 // empty name becomes "image N". It returns the image, whose Spec tells the
 // layout chosen.
+//
+// An img whose methods panic (a lazily decoded image whose read failed)
+// panics AddImageData too, after the image was added: the writer then
+// fails with ErrData, as it does when writing the pixels fails, and only
+// Abort (a deferred one) is left to do.
 func (w *Writer) AddImageData(spec ImageSpec, img image.Image) (*Image, error) {
 	if err := w.usable(); err != nil {
 		return nil, err
@@ -123,9 +130,19 @@ func (w *Writer) addImageData(spec ImageSpec, img image.Image) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The image is added and its plane started: nothing can take it back,
+	// so a panic of img's fails the writer, which Close would otherwise
+	// find with a plane missing the caller cannot write (no *Image).
+	defer func() {
+		if r := recover(); r != nil {
+			pw.giveBackIfOpen()
+			w.fail(fmt.Errorf("%w: the %T panicked while its pixels were read: %v", ErrData, img, r))
+			panic(r)
+		}
+	}()
 	const bandRows = 64
 	rowBytes := b.Dx() * conv.samples * conv.pixelType.Size()
-	band := make([]byte, 0, bandRows*rowBytes)
+	band := make([]byte, 0, min(bandRows, b.Dy())*rowBytes)
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		band = conv.appendRow(band, img, y)
 		if len(band) == cap(band) || y == b.Max.Y-1 {

@@ -534,13 +534,23 @@ func (im *Image) TruncateT(sizeT int) error {
 
 // Levels returns the number of resolutions of each plane, the full one
 // included.
-func (im *Image) Levels() int { return len(im.levels) }
+func (im *Image) Levels() int {
+	if im == nil {
+		return 0
+	}
+	return len(im.levels)
+}
 
 // EncodedLevels returns how many of the levels, the first ones, take
 // their tiles encoded (AddEncodedImage): 0 for an image added otherwise.
 // When it is less than Levels, the planes take rows too, to compute the
 // others from.
-func (im *Image) EncodedLevels() int { return im.encoded }
+func (im *Image) EncodedLevels() int {
+	if im == nil {
+		return 0
+	}
+	return im.encoded
+}
 
 // EncodedLevel returns level l (below EncodedLevels) as AddEncodedImage
 // was given it: the coding its tiles must have, for a caller that copies
@@ -561,6 +571,9 @@ func (im *Image) EncodedLevel(l int) (EncodedLevel, error) {
 // PlaneBytes is the length of one plane's pixel data: SizeY rows of SizeX
 // pixels of SamplesPerPixel little-endian samples.
 func (im *Image) PlaneBytes() int64 {
+	if im == nil {
+		return 0
+	}
 	return int64(im.spec.SizeY) * int64(im.spec.SizeX) * int64(im.spec.pixelBytes())
 }
 

@@ -1438,3 +1438,47 @@ func TestProgressPanics(t *testing.T) {
 	// unused, and counts (as Abort's doc says).
 	assert.Equal(t, Progress{Tiles: 5, TotalTiles: 5, Bytes: int64(len(h.Bytes()))}, seen[len(seen)-1])
 }
+
+// panicAt is an image whose rows from row on panic when read: a lazily
+// decoded image whose read failed.
+type panicAt struct {
+	image.Image
+	row int
+}
+
+func (p panicAt) At(x, y int) color.Color {
+	if y >= p.row {
+		panic("read failed")
+	}
+	return p.Image.At(x, y)
+}
+
+// TestPanickingImage: an image.Image that panics after some of its tiles
+// were written panics WriteImage, which leaves no goroutine (synctest) and
+// nothing in the output's directory; it panics AddImageData, whose writer
+// then fails (its Close says why, where it said a plane the caller could
+// not write was missing) and leaves no goroutine after Abort.
+func TestPanickingImage(t *testing.T) {
+	img := panicAt{image.NewGray(image.Rect(0, 0, 64, 200)), 150}
+	opts := Options{Workers: 4, TileSize: 16}
+	t.Run("WriteImage", func(t *testing.T) {
+		dir := t.TempDir()
+		synctest.Test(t, func(t *testing.T) {
+			assert.PanicsWithValue(t, "read failed", func() { _ = WriteImage(filepath.Join(dir, "x.ome.tif"), img, opts) })
+		})
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries)
+	})
+	t.Run("AddImageData", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w, err := New(iohandle.NewMemory(), opts)
+			require.NoError(t, err)
+			assert.PanicsWithValue(t, "read failed", func() { _, _ = w.AddImageData(ImageSpec{}, img) })
+			err = w.Close()
+			assert.ErrorIs(t, err, ErrData)
+			assert.ErrorContains(t, err, "pyramid.panicAt panicked while its pixels were read: read failed")
+			assert.NoError(t, w.Abort())
+		})
+	})
+}
