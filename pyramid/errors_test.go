@@ -481,17 +481,43 @@ func TestPlaneCoordsOutOfRange(t *testing.T) {
 // MaxOMEXMLSize, which ParseOME refuses, is not committed (it was, and
 // this module's readers then refused its metadata).
 func TestOMEXMLTooLargeAtClose(t *testing.T) {
+	// A caller's document of almost MaxOMEXMLSize, which only Close adds
+	// to the images' elements.
+	big := []byte(omeRoot + `<StructuredAnnotations><CommentAnnotation ID="Annotation:0"><Value>`)
+	big = append(big, bytes.Repeat([]byte("x"), MaxOMEXMLSize-1000)...)
+	big = append(big, `</Value></CommentAnnotation></StructuredAnnotations>`+omeEnd...)
+	doc, err := ParseOME(big)
+	require.NoError(t, err)
 	h := iohandle.NewMemory()
-	w, err := New(h, Options{})
+	w, err := New(h, Options{OME: doc})
 	require.NoError(t, err)
 	defer w.Abort()
-	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", MaxOMEXMLSize-minWrittenImageXML-minPlaneXML)})
+	im, err := w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Description: strings.Repeat("a", 1000)})
 	require.NoError(t, err)
 	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, 16)))
 	err = w.Close()
 	require.ErrorIs(t, err, ErrOMETooLarge)
 	assert.ErrorContains(t, err, "more than MaxOMEXMLSize (67108864), which ParseOME reads")
 	assert.Nil(t, h.Bytes(), "discarded")
+
+	// An image whose elements, as the writer makes them, pass it, though
+	// its text and the least of its elements do not, is refused as it is
+	// added: here 330,000 planes of 35 bytes at the least, and about 180
+	// more each of PlaneInfo (it was refused at Close, every plane
+	// written).
+	w, err = New(iohandle.NewMemory(), Options{})
+	require.NoError(t, err)
+	defer w.Abort()
+	const planes = 330000
+	spec := ImageSpec{SizeX: 1, SizeY: 1, SizeZ: planes, PlaneInfo: make([]Plane, planes)}
+	for i := range spec.PlaneInfo {
+		um := Quantity{Value: float64(i), Unit: "µm"}
+		spec.PlaneInfo[i] = Plane{Z: i, DeltaT: Quantity{Value: 1.5, Unit: "s"}, ExposureTime: Quantity{Value: 10, Unit: "ms"}, PositionX: um, PositionY: um, PositionZ: um}
+	}
+	require.LessOrEqual(t, specText(spec)+leastXML(spec), int64(MaxOMEXMLSize))
+	_, err = w.AddImage(spec)
+	require.ErrorIs(t, err, ErrOMETooLarge)
+	assert.ErrorContains(t, err, "more than MaxOMEXMLSize (67108864)")
 
 	// Text already past it is refused as the image is added, before any
 	// tile is encoded.
@@ -503,8 +529,10 @@ func TestOMEXMLTooLargeAtClose(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Annotations: []KeyValue{{Key: "k", Value: half}}})
 	require.ErrorIs(t, err, ErrOMETooLarge)
-	assert.ErrorContains(t, err, fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, 264 an image, 35 a plane), "+
-		"more than MaxOMEXMLSize (67108864)", 2*len(half)+1+2*(minWrittenImageXML+minPlaneXML)))
+	first := ownXML(ImageSpec{SizeX: 4, SizeY: 4, Description: half}.withDefaults())
+	assert.Greater(t, first, int64(len(half)+minWrittenImageXML+minPlaneXML))
+	assert.ErrorContains(t, err, fmt.Sprintf("the images' OME-XML takes at least %d bytes (their elements as the writer makes them of the specs, "+
+		"264 an image and 35 a plane at the least), more than MaxOMEXMLSize (67108864)", first+int64(len(half)+1+minWrittenImageXML+minPlaneXML)))
 	_, err = w.AddImage(ImageSpec{SizeX: 4, SizeY: 4, Name: "small"})
 	assert.NoError(t, err, "an image of less text still fits")
 

@@ -330,11 +330,16 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	// of every image and plane: past MaxOMEXMLSize, Close would refuse the
 	// file (omeDescription), so it is refused now, before any tile is
 	// encoded (a writer of a million small images ran out of memory
-	// before it got there).
+	// before it got there). The least an image takes comes first, cheap
+	// for an image of millions of planes, then its elements as the writer
+	// makes them (Channels, Planes with their PlaneInfo, annotations...).
 	text := specText(im.spec) + leastXML(im.spec)
+	if w.text+text <= MaxOMEXMLSize {
+		text = max(text, ownXML(im.spec))
+	}
 	if w.text+text > MaxOMEXMLSize {
-		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the images' OME-XML takes at least %d bytes (their names, descriptions and annotations, "+
-			"%d an image, %d a plane), more than MaxOMEXMLSize (%d), which ParseOME reads", w.text+text, minWrittenImageXML, minPlaneXML, MaxOMEXMLSize)}
+		return nil, &OMEError{Err: ErrOMETooLarge, Detail: fmt.Sprintf("the images' OME-XML takes at least %d bytes (their elements as the writer makes them of the specs, "+
+			"%d an image and %d a plane at the least), more than MaxOMEXMLSize (%d), which ParseOME reads", w.text+text, minWrittenImageXML, minPlaneXML, MaxOMEXMLSize)}
 	}
 	w.text += text
 	w.dirs += im.directories()
@@ -345,6 +350,24 @@ func (w *Writer) addImage(spec ImageSpec, named bool, encoded []EncodedLevel) (*
 	w.totalTiles.Add(im.tilesPerPlane() * int64(im.spec.Planes()))
 	return im, nil
 }
+
+// ownXML is the size of the OME-XML the writer makes of an image's spec
+// (the elements of its caller's document left out, which Close counts):
+// the image rendered alone, as the first of a file without a name, so
+// that it is never more than the image takes in the file (its IDs and
+// IFD numbers have no fewer digits there); 0 if it does not render.
+func ownXML(s ImageSpec) int64 {
+	s.OME = nil
+	xml, _, err := omeXML([]omeImage{{spec: s}}, nil, "", "")
+	if err != nil {
+		return 0
+	}
+	return int64(len(xml) - len(emptyOMEXML))
+}
+
+// emptyOMEXML is the OME-XML of a file without images, which ownXML
+// takes off.
+var emptyOMEXML, _, _ = omeXML(nil, nil, "", "")
 
 // minWrittenImageXML is the least OME-XML an Image element of a file takes
 // but for its text and its Plane elements: its Pixels, a Channel and a
