@@ -67,8 +67,11 @@ type Block struct {
 // Directory is one image of the file: its fields, the strips or tiles it
 // points to, and its SubIFDs. The writer adds the data-location fields
 // (OffsetsTag and CountsTag from Blocks, and SubIFDs) at Close, typed for
-// classic TIFF or BigTIFF as it chose; Fields holds everything else. A
-// Directory may appear once in a file.
+// classic TIFF or BigTIFF as it chose; Fields holds everything else, and
+// no field pointing into the file (strip and tile offsets and byte
+// counts, SubIFDs, the Exif and GPS IFDs): the writer writes only the
+// offsets it computed, so Close refuses them (ErrDirectory). A Directory
+// may appear once in a file.
 type Directory struct {
 	// Fields are the directory's own fields; nil means none. The writer
 	// only reads them, so directories with equal fields (the planes of a
@@ -287,6 +290,15 @@ func (w *Writer) checkTree(end int64) error {
 			// TIFF 6.0 asks for one entry at least; libtiff reads no such file.
 			return fmt.Errorf("%w: a directory with no fields", ErrDirectory)
 		}
+		if d.Fields != nil {
+			// An offset the writer did not compute points anywhere in
+			// the file it writes: readers would find nothing there.
+			for _, tag := range []uint16{TagStripOffsets, TagStripByteCounts, TagTileOffsets, TagTileByteCounts, TagSubIFDs, TagExifIFD, TagGPSIFD} {
+				if _, ok := d.Fields.Get(tag); ok {
+					return fmt.Errorf("%w: %s given in Fields (the writer writes the offsets it computes, from Blocks and SubIFDs)", ErrDirectory, TagName(tag))
+				}
+			}
+		}
 		for i, blk := range d.Blocks {
 			if blk.Size == 0 && blk.Offset != 0 {
 				// A block of no bytes is sparse, at offset 0 (WriteBlock's):
@@ -499,7 +511,10 @@ func (w *Writer) finalFields(d *Directory, f ifd.Format, subs []uint64) (*ifd.Bu
 	if len(d.SubIFDs) > 0 {
 		b.Add(ifd.Entry{Tag: TagSubIFDs, Type: directoryType, Count: uint64(len(d.SubIFDs)), Value: subIFDs})
 	}
-	return b, b.Err()
+	if err := b.Err(); err != nil { // the caller's fields: a duplicate, a bad type
+		return nil, fmt.Errorf("%w: %w", ErrDirectory, err)
+	}
+	return b, nil
 }
 
 // putWord puts v as word i of p, little-endian as ifd takes values: a

@@ -320,13 +320,29 @@ func TestWriterErrors(t *testing.T) {
 			assert.ErrorIs(t, err, ErrOption, "%d", choice)
 		}
 	})
+	t.Run("offsets in Fields", func(t *testing.T) {
+		// Offsets the writer did not compute: the file would point
+		// nowhere (tiffinfo: "Failed to read directory at offset").
+		for _, tag := range []uint16{TagTileOffsets, TagTileByteCounts, TagStripOffsets, TagStripByteCounts, TagSubIFDs, TagExifIFD, TagGPSIFD} {
+			w, err := NewWriter(iohandle.NewMemory(), Options{})
+			require.NoError(t, err)
+			d := tinyDirectory(t, w)
+			d.Fields.AddLong(tag, 999999)
+			require.NoError(t, w.AddDirectory(d))
+			err = w.Close()
+			assert.ErrorIs(t, err, ErrDirectory, "tag %d", tag)
+			assert.ErrorContains(t, err, TagName(tag)+" given in Fields", "tag %d", tag)
+		}
+	})
 	t.Run("bad fields", func(t *testing.T) {
 		w, err := NewWriter(iohandle.NewMemory(), Options{})
 		require.NoError(t, err)
 		d := tinyDirectory(t, w)
 		d.Fields.AddShort(TagImageWidth, 9) // duplicate
 		require.NoError(t, w.AddDirectory(d))
-		assert.ErrorIs(t, w.Close(), ifd.ErrDuplicate)
+		err = w.Close()
+		assert.ErrorIs(t, err, ifd.ErrDuplicate)
+		assert.ErrorIs(t, err, ErrDirectory)
 	})
 	t.Run("blocks without tags", func(t *testing.T) {
 		w, err := NewWriter(iohandle.NewMemory(), Options{})
