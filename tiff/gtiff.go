@@ -27,6 +27,9 @@ type section struct {
 	pos     int64 // of Read
 	windows [sectionWindows]window
 	clock   uint64 // of the last use
+	// failed is the reader's first failure that is not the file ending:
+	// the walk reports it as such, not as a malformed file.
+	failed error
 }
 
 // window is the file's bytes at a given offset.
@@ -107,6 +110,9 @@ func (s *section) ReadAt(p []byte, off int64) (int, error) {
 		}
 		w.used = s.clock
 		n = copy(p[:want], w.buf[off-w.at:])
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && s.failed == nil {
+		s.failed = err
 	}
 	if n == want && (err == nil || errors.Is(err, io.EOF)) {
 		err = nil

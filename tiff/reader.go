@@ -167,6 +167,9 @@ func (f *File) walk() error {
 		chain[off] = true
 		p, err := w.page(off, 0)
 		if err != nil {
+			if w.src.failed != nil { // a bad disk, not a bad file
+				return fmt.Errorf("tiff: read the directory at %d: %w", off, w.src.failed)
+			}
 			return err
 		}
 		f.Pages = append(f.Pages, p)

@@ -665,3 +665,35 @@ func TestSeedFile(t *testing.T) {
 		assert.Less(t, len(data), 512)
 	}
 }
+
+// failingAt is a reader that fails from byte at on (a bad disk).
+type failingAt struct {
+	r   io.ReaderAt
+	at  int64
+	err error
+}
+
+func (f failingAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.at {
+		n, _ := f.r.ReadAt(p[:max(0, f.at-off)], off)
+		return n, f.err
+	}
+	return f.r.ReadAt(p, off)
+}
+
+// TestReadReaderFailure: a reader that fails while the directories are
+// read (a bad disk) gives its error, as ReadBlock does, not ErrMalformed:
+// the caller can tell a bad disk from a bad file.
+func TestReadReaderFailure(t *testing.T) {
+	data, err := os.ReadFile("../testdata/tiff/tiled-subifds.tif")
+	require.NoError(t, err)
+	f, err := Read(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	require.NotEmpty(t, f.Pages[0].SubIFDs)
+	boom := errors.New("simulated EIO")
+	for _, at := range []int64{16, int64(f.Pages[0].SubIFDs[0].Offset)} { // the first directory; a SubIFD
+		_, err := Read(failingAt{bytes.NewReader(data), at, boom}, int64(len(data)))
+		assert.ErrorIs(t, err, boom, "failing at %d", at)
+		assert.NotErrorIs(t, err, ErrMalformed, "failing at %d", at)
+	}
+}
