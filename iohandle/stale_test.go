@@ -62,6 +62,32 @@ func TestTemporaries(t *testing.T) {
 	assert.Nil(t, temps)
 	_, err = Temporaries(filepath.Join(dir, "missing", "out.tif"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
+
+	// Only regular files, as Create removes them; and through a path of
+	// a symbolic link and "..", names in the directory the system
+	// resolves it to, not the one the path's text names.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".out.tif.aaaaaaaaaaaaaaaa.tmp"), 0o755))
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "sub"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(real, "sub"), filepath.Join(dir, "link")))
+	require.NoError(t, os.WriteFile(filepath.Join(real, ".out.tif.0123456789abcdef.tmp"), nil, 0o644))
+	temps, err = Temporaries(dir + "/link/../out.tif")
+	require.NoError(t, err)
+	require.Len(t, temps, 1)
+	_, err = os.Stat(temps[0])
+	assert.NoError(t, err, "the path returned names the file")
+	assert.True(t, os.SameFile(mustStat(t, temps[0]), mustStat(t, filepath.Join(real, ".out.tif.0123456789abcdef.tmp"))))
+	temps, err = Temporaries(filepath.Join(dir, "out.tif"))
+	require.NoError(t, err)
+	assert.Len(t, temps, 2, "not the directory")
+}
+
+// mustStat returns a file's information.
+func mustStat(t *testing.T, path string) fs.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return fi
 }
 
 // TestCreateRemovesStaleTemporaries: Create removes the temporary files

@@ -183,8 +183,11 @@ func Temporaries(path string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if isTempName(e.Name(), base) {
-			out = append(out, filepath.Join(dir, e.Name()))
+		// Regular files only, as removeStale takes, and named as it
+		// names them: a join would clean "link/.." to ".", not the
+		// directory the link's parent is.
+		if e.Type().IsRegular() && isTempName(e.Name(), base) {
+			out = append(out, dir+e.Name())
 		}
 	}
 	return out, nil
