@@ -16,8 +16,10 @@ import (
 // Options configures a File handle. The zero value works: a 1 MiB buffer,
 // fsync at Commit, and an error if the destination exists.
 type Options struct {
-	// BufferSize is the append buffer in bytes; 0 means 1 MiB.
-	// Appends at least this large bypass the buffer. On Linux a multiple
+	// BufferSize is the append buffer in bytes; 0 means 1 MiB, and more
+	// than 1 GiB is fs.ErrInvalid at Create (the buffer is allocated
+	// whole, and an allocation the system cannot give kills a Go
+	// program). Appends at least this large bypass the buffer. On Linux a multiple
 	// of 2 MiB (BigBuffer) is mapped outside the Go heap on transparent
 	// huge pages (see mapBuffer), so that filling it first costs a few
 	// page faults instead of one per 4 KiB.
@@ -129,6 +131,9 @@ const noTmpfileEnv = "OMETIFF_NO_TMPFILE"
 func create(path string, opts Options, unnamed bool) (*File, error) {
 	if path == "" {
 		return nil, fmt.Errorf("iohandle: create: %w: no path", fs.ErrInvalid)
+	}
+	if opts.BufferSize > maxBufferSize {
+		return nil, fmt.Errorf("iohandle: create: %w: BufferSize %d, more than %d", fs.ErrInvalid, opts.BufferSize, maxBufferSize)
 	}
 	// A dead writer's temporary file goes whatever this Create does.
 	removeStale(path)
@@ -494,7 +499,11 @@ func (h *File) commitNamed() error {
 // and falls back to a checked rename where links are not supported.
 func (h *File) publish() error {
 	if h.opts.Replace {
-		if err := renameFile(h.tmp, h.path); err != nil {
+		err := renameFile(h.tmp, h.path)
+		switch {
+		case errors.Is(err, fs.ErrExist): // a directory that appeared there, as commitUnnamed says it
+			return fmt.Errorf("%w: %s", ErrExist, h.path)
+		case err != nil:
 			return h.opError("rename", err)
 		}
 		return nil

@@ -415,6 +415,20 @@ func TestDestinationAppearsBeforeCommit(t *testing.T) {
 			})
 		}
 	}
+	// A directory that appears there is ErrExist, with Replace too, and
+	// the same error whichever kind of temporary file (with a named one,
+	// it was the rename's error).
+	for _, kind := range tempKinds {
+		t.Run(kind.name+"/a directory, replace=true", func(t *testing.T) {
+			h, path := newFileOf(t, kind.unnamed, Options{NoSync: true, Replace: true})
+			_, err := h.Write([]byte("ours"))
+			require.NoError(t, err)
+			require.NoError(t, os.Mkdir(path, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(path, "inside"), nil, 0o644))
+			assert.ErrorIs(t, h.Commit(), ErrExist)
+			assert.Equal(t, []string{"out.tif"}, dirEntries(t, filepath.Dir(path)), "nothing else left")
+		})
+	}
 }
 
 func TestCreateInMissingDirectory(t *testing.T) {
@@ -426,6 +440,20 @@ func TestCreateInMissingDirectory(t *testing.T) {
 		_, err = create(t.TempDir()+"/none/../f.tif", Options{NoSync: true}, kind.unnamed)
 		assert.ErrorIs(t, err, fs.ErrNotExist, kind.name)
 	}
+}
+
+// TestCreateBufferSize: a BufferSize past 1 GiB is refused at Create,
+// leaving nothing: a terabyte's buffer killed the program at the first
+// write (an allocation Go cannot give is fatal, not a panic).
+func TestCreateBufferSize(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Create(filepath.Join(dir, "f.tif"), Options{BufferSize: 1 << 40})
+	assert.ErrorIs(t, err, fs.ErrInvalid)
+	assert.ErrorContains(t, err, "BufferSize 1099511627776, more than 1073741824")
+	assert.Empty(t, dirEntries(t, dir))
+	h, err := Create(filepath.Join(dir, "f.tif"), Options{BufferSize: 1 << 30, NoSync: true})
+	require.NoError(t, err, "1 GiB is taken")
+	require.NoError(t, h.Close())
 }
 
 // TestCreateThroughLinkParent: a path of a link to a directory then ".."

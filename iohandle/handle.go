@@ -51,6 +51,10 @@ import (
 // Options.BufferSize is zero.
 const defaultBufferSize = 1 << 20
 
+// maxBufferSize bounds Options.BufferSize: past a few megabytes a larger
+// buffer saves no system calls worth having.
+const maxBufferSize = 1 << 30
+
 var (
 	// ErrClosed is wrapped by the error of any use of a handle after Close,
 	// Abort or Commit.
