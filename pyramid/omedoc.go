@@ -328,8 +328,10 @@ func passOver(s string) int {
 // more than 1024 attributes (CheckOMEXML), and one the writer
 // could not write validly: elements the schema does not allow where the
 // writer rebuilds the document (in OME, Image, Pixels, Channel and
-// StructuredAnnotations), duplicate IDs, references to IDs not defined,
-// and BinaryOnly.
+// StructuredAnnotations), attributes it does not allow on Image, Pixels,
+// Channel and Plane (any of another namespace but declarations and
+// xsi's), IDs of Image, Pixels and Channel not of the schema's pattern,
+// duplicate IDs, references to IDs not defined, and BinaryOnly.
 func ParseOME(data []byte) (*OMEDocument, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // UTF-8's byte order mark, which XML allows
 	if len(data) > MaxOMEXMLSize {

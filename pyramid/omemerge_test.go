@@ -569,10 +569,13 @@ var namespaceDocs = []string{
 	`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" xmlns:x="urn:x" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` +
 		omeImage0 + `<StructuredAnnotations><XMLAnnotation ID="Annotation:0"><Value><x:a xsi:type="x:T" x:k="v"><x:b/></x:a></Value></XMLAnnotation></StructuredAnnotations>` + omeEnd,
 	`<ome:OME xmlns:ome="http://www.openmicroscopy.org/Schemas/OME/2016-06" xmlns="urn:default" xmlns:xsi="urn:not-xsi">` +
-		`<ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1" xsi:local="1"><ome:TiffData/></ome:Pixels></ome:Image>` +
+		`<ome:Image ID="Image:0"><ome:Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1"><ome:TiffData/></ome:Pixels></ome:Image>` +
 		`<ome:StructuredAnnotations><ome:XMLAnnotation ID="Annotation:0"><ome:Value><thing xsi:k="2"><inner/></thing></ome:Value></ome:XMLAnnotation></ome:StructuredAnnotations></ome:OME>`,
-	omeRoot + `<Image ID="Image:0"><Pixels xmlns:p="urn:p" p:a="1" ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1">` +
-		`<Channel ID="Channel:0:0" xmlns:c="urn:c" c:b="2"><LightPath xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/></Channel><TiffData/></Pixels></Image>` + omeEnd,
+	// (Prefixes declared on Pixels and Channel, where the schema allows
+	// no attribute of theirs, bind nothing the writer keeps but the
+	// declarations.)
+	omeRoot + `<Image ID="Image:0"><Pixels xmlns:p="urn:p" ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="8" SizeY="8" SizeZ="1" SizeC="1" SizeT="1">` +
+		`<Channel ID="Channel:0:0" xmlns:c="urn:c"><LightPath xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"/></Channel><TiffData/></Pixels></Image>` + omeEnd,
 }
 
 // TestCallerOMENamespaces: whatever prefixes a caller's document binds,

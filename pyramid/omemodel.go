@@ -3,6 +3,7 @@ package pyramid
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -32,6 +33,56 @@ var (
 	// lightSources are the elements that are an Instrument's light sources.
 	lightSources = ranks("Laser", "Arc", "Filament", "LightEmittingDiode", "GenericExcitationSource")
 )
+
+// The attributes the schema allows on the elements the writer rebuilds,
+// besides namespace declarations and xsi's (it declares no
+// anyAttribute there: any other makes the document invalid).
+var (
+	imageAttrs  = names{"ID", "Name"}
+	pixelsAttrs = names{"ID", "DimensionOrder", "Type", "SignificantBits", "Interleaved", "BigEndian", "SizeX", "SizeY",
+		"SizeZ", "SizeC", "SizeT", "PhysicalSizeX", "PhysicalSizeXUnit", "PhysicalSizeY", "PhysicalSizeYUnit",
+		"PhysicalSizeZ", "PhysicalSizeZUnit", "TimeIncrement", "TimeIncrementUnit"}
+	channelAttrs = names{"ID", "Name", "SamplesPerPixel", "IlluminationType", "PinholeSize", "PinholeSizeUnit",
+		"AcquisitionMode", "ContrastMethod", "ExcitationWavelength", "ExcitationWavelengthUnit", "EmissionWavelength",
+		"EmissionWavelengthUnit", "Fluor", "NDFilter", "PockelCellSetting", "Color"}
+	planeAttrs = names{"TheZ", "TheT", "TheC", "DeltaT", "DeltaTUnit", "ExposureTime", "ExposureTimeUnit", "PositionX",
+		"PositionXUnit", "PositionY", "PositionYUnit", "PositionZ", "PositionZUnit"}
+)
+
+// idPattern returns the schema's pattern of the IDs of an element kind:
+// (urn:lsid:([\w\-\.]+\.[\w\-\.]+)+:KIND:\S+)|(KIND:\S+), whole, XML
+// Schema's \w being any character but punctuation, separators and others.
+func idPattern(kind string) *regexp.Regexp {
+	w := `(?:[^\p{P}\p{Z}\p{C}]|[-.])`
+	return regexp.MustCompile(`^(?:urn:lsid:(?:` + w + `+\.` + w + `+)+:` + kind + `:[^ \t\n\r]+|` + kind + `:[^ \t\n\r]+)$`)
+}
+
+// rebuiltIDs are the ID patterns of the elements the writer rebuilds.
+var rebuiltIDs = map[string]*regexp.Regexp{"Image": idPattern("Image"), "Pixels": idPattern("Pixels"), "Channel": idPattern("Channel")}
+
+// checkAttrs verifies that the attributes of n are among those allowed,
+// and its ID, if it is one of rebuiltIDs' kinds, of its pattern.
+func (d *OMEDocument) checkAttrs(n int32, allowed names) error {
+	node := d.nodes[n]
+	for _, a := range d.attrs[node.a : node.a+node.n] {
+		name := d.names[a.name]
+		switch {
+		case name.space == xmlnsNamespace || name.space == xsiNamespace:
+		case name.space != "" || !allowed.has(name.local):
+			what := name.local
+			if name.prefix != "" {
+				what = name.prefix + ":" + name.local
+			}
+			return d.invalid(n, what, "the schema allows no attribute %s on %s", what, d.name(n).local)
+		}
+	}
+	if re := rebuiltIDs[d.name(n).local]; re != nil {
+		if id, ok := d.attr(n, "ID"); ok && !re.Match(id) {
+			return d.invalid(n, "ID", "%q is not an ID of the schema's pattern for %s (%s:0, say)", truncate(id, 40), d.name(n).local, d.name(n).local)
+		}
+	}
+	return nil
+}
 
 // repeatable are the children of Image and Channel that may occur more
 // than once; the others at most once.
@@ -158,6 +209,9 @@ func (d *OMEDocument) checkImage(n int32) error {
 	if err := d.checkChildren(n, imageOrder, repeatable); err != nil {
 		return err
 	}
+	if err := d.checkAttrs(n, imageAttrs); err != nil {
+		return err
+	}
 	pixels := d.child(n, "Pixels")
 	if pixels < 0 {
 		return d.invalid(n, "", "no Pixels")
@@ -165,11 +219,21 @@ func (d *OMEDocument) checkImage(n int32) error {
 	if err := d.checkChildren(pixels, pixelsOrder, nil); err != nil {
 		return err
 	}
+	if err := d.checkAttrs(pixels, pixelsAttrs); err != nil {
+		return err
+	}
 	for _, c := range d.children(pixels) {
-		if d.is(c, "Channel") {
-			if err := d.checkChildren(c, channelOrder, repeatable); err != nil {
-				return err
+		var err error
+		switch {
+		case d.is(c, "Channel"):
+			if err = d.checkChildren(c, channelOrder, repeatable); err == nil {
+				err = d.checkAttrs(c, channelAttrs)
 			}
+		case d.is(c, "Plane"):
+			err = d.checkAttrs(c, planeAttrs)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
