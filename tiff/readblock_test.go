@@ -16,6 +16,12 @@ import (
 
 var errSource = errors.New("source broke")
 
+// stalledReader returns nothing and no error, for ever: the handle's
+// ReadFrom gives up with io.ErrNoProgress (as bufio does).
+type stalledReader struct{}
+
+func (stalledReader) Read([]byte) (int, error) { return 0, nil }
+
 // TestReadBlock: ReadBlock appends n bytes of a reader as one block; an
 // input that ends or fails early leaves the writer going, a failing output
 // stops it.
@@ -31,6 +37,9 @@ func TestReadBlock(t *testing.T) {
 		{"in pieces", iotest.OneByteReader(bytes.NewReader(data)), Block{reservedHeaderSize, 8}, nil},
 		{"ends early", bytes.NewReader(data[:5]), Block{reservedHeaderSize, 5}, io.ErrUnexpectedEOF},
 		{"fails", io.MultiReader(bytes.NewReader(data[:3]), iotest.ErrReader(errSource)), Block{reservedHeaderSize, 3}, errSource},
+		// io.ErrNoProgress comes from the handle, but is the input's fault
+		// (it stopped giving bytes without an error): the writer goes on.
+		{"stalls", io.MultiReader(bytes.NewReader(data[:3]), stalledReader{}), Block{reservedHeaderSize, 3}, io.ErrNoProgress},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
