@@ -249,17 +249,8 @@ func (d *Decoder) decodeStream(out, src []byte, rows, rowBytes int) error {
 
 // codecName names the block's compression in errors.
 func (d *Decoder) codecName() string {
-	switch d.f.Compression {
-	case tiff.CompressionLZW:
-		return "LZW"
-	case tiff.CompressionDeflate, tiff.CompressionDeflateOld:
-		return "Deflate"
-	case tiff.CompressionZstd:
-		return "Zstd"
-	case tiff.CompressionPackBits:
-		return "PackBits"
-	case tiff.CompressionJPEG:
-		return "JPEG"
+	if name, ok := tiff.ValueName(tiff.TagCompression, uint64(d.f.Compression)); ok && d.f.Compression != tiff.CompressionNone {
+		return name
 	}
 	return "uncompressed"
 }

@@ -25,8 +25,9 @@
 // None, LZW, Deflate, Zstd, PackBits and JPEG, predictors undone, JPEG's
 // YCbCr converted to RGB, samples in little-endian order, each block
 // checked to decode to exactly its size (a last strip stored with more
-// rows than its own gives its first rows, as libtiff reads it). It is described by a
-// [BlockFormat] of plain TIFF field values, so that it serves any reader.
+// rows than its own gives its first rows, as libtiff reads it). It is
+// described by a [BlockFormat] of plain TIFF field values, so that it
+// serves any reader.
 //
 // Codecs, tile encoders and decoders are safe for concurrent use and start no
 // goroutines; only a Pipeline does, and none outlives its Close, its first

@@ -19,8 +19,8 @@ type Options struct {
 	// BufferSize is the append buffer in bytes; 0 means 1 MiB, and more
 	// than 1 GiB is fs.ErrInvalid at Create (the buffer is allocated
 	// whole, and an allocation the system cannot give kills a Go
-	// program). Appends at least this large bypass the buffer. On Linux a multiple
-	// of 2 MiB (BigBuffer) is mapped outside the Go heap on transparent
+	// program). Appends at least this large bypass the buffer. On Linux a
+	// multiple of 2 MiB (BigBuffer) is mapped outside the Go heap on transparent
 	// huge pages (see mapBuffer), so that filling it first costs a few
 	// page faults instead of one per 4 KiB.
 	BufferSize int

@@ -66,8 +66,8 @@ func (st storedSamples) check(spec ImageSpec) error {
 // the pyramid has one codec: its compression and predictor, and for JPEG
 // the quality its JPEGTables were made at (for a level of EncodedLevelOf
 // whose tiles hold their own tables, its first tile's; else
-// Options.Quality), RGB-coded or YCbCr 4:2:0 as it is RGB or YCbCr. A writer of uncompressed tiles (Options.Compression
-// None) encodes none: it refuses a compressed level with levels to
+// Options.Quality), RGB-coded or YCbCr 4:2:0 as it is RGB or YCbCr. A
+// writer of uncompressed tiles (Options.Compression None) encodes none: it refuses a compressed level with levels to
 // compute (ErrOption). With several, every level is given encoded and
 // nothing is computed or encoded; they must form an OME pyramid: each level the one
 // above divided by the same integer factor in X and Y (rounded either way:

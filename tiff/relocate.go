@@ -55,12 +55,12 @@ func (p *Page) Relocated(offsets, counts []uint64) (*Page, error) {
 // of the page's or added: for a field a vendor's writer is known to store
 // otherwise than TIFF says, which a reader corrects (the BitsPerSample
 // that old Zeiss LSM writers stored at an offset, though its two values
-// fit in the entry). The fields that locate the page's blocks, and
-// SubIFDs, are not replaced so (ErrUnsupported): Relocated moves blocks.
+// fit in the entry). The fields that point into the file (see
+// pointsIntoFile) are not replaced so (ErrUnsupported): Relocated moves
+// blocks.
 // Original returns p's original.
 func (p *Page) WithField(e ifd.Entry) (*Page, error) {
-	switch e.Tag {
-	case TagStripOffsets, TagStripByteCounts, TagTileOffsets, TagTileByteCounts, TagSubIFDs:
+	if pointsIntoFile(e.Tag) {
 		return nil, fmt.Errorf("%w: %s of the page at %d replaced", ErrUnsupported, TagName(e.Tag), p.Offset)
 	}
 	q := *p
@@ -73,4 +73,17 @@ func (p *Page) WithField(e ifd.Entry) (*Page, error) {
 		q.Fields = slices.Insert(q.Fields, k, e)
 	}
 	return &q, nil
+}
+
+// pointsIntoFile reports whether a field's values are offsets into the
+// file, or the byte counts of the blocks at such offsets: the strips',
+// the tiles', SubIFDs and the Exif and GPS IFDs. No copy of such a field
+// is right in another file, or after its page's blocks move: the Writer
+// writes only those it computes, and WithField replaces none.
+func pointsIntoFile(tag uint16) bool {
+	switch tag {
+	case TagStripOffsets, TagStripByteCounts, TagTileOffsets, TagTileByteCounts, TagSubIFDs, TagExifIFD, TagGPSIFD:
+		return true
+	}
+	return false
 }

@@ -64,6 +64,8 @@ func TestWithField(t *testing.T) {
 	_, ok = q.Field(TagSampleFormat)
 	assert.True(t, ok)
 
-	_, err = p.WithField(ifd.Entry{Tag: TagStripOffsets, Type: ifd.Long, Count: 1, Value: []byte{0, 0, 0, 0}})
-	assert.ErrorIs(t, err, ErrUnsupported)
+	for _, tag := range []uint16{TagStripOffsets, TagExifIFD} { // fields that point into the file
+		_, err = p.WithField(ifd.Entry{Tag: tag, Type: ifd.Long, Count: 1, Value: []byte{0, 0, 0, 0}})
+		assert.ErrorIs(t, err, ErrUnsupported, "tag %d", tag)
+	}
 }

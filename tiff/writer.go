@@ -293,9 +293,9 @@ func (w *Writer) checkTree(end int64) error {
 		if d.Fields != nil {
 			// An offset the writer did not compute points anywhere in
 			// the file it writes: readers would find nothing there.
-			for _, tag := range []uint16{TagStripOffsets, TagStripByteCounts, TagTileOffsets, TagTileByteCounts, TagSubIFDs, TagExifIFD, TagGPSIFD} {
-				if _, ok := d.Fields.Get(tag); ok {
-					return fmt.Errorf("%w: %s given in Fields (the writer writes the offsets it computes, from Blocks and SubIFDs)", ErrDirectory, TagName(tag))
+			for _, e := range d.Fields.Entries() {
+				if pointsIntoFile(e.Tag) {
+					return fmt.Errorf("%w: %s given in Fields (the writer writes the offsets it computes, from Blocks and SubIFDs)", ErrDirectory, TagName(e.Tag))
 				}
 			}
 		}

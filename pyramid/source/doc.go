@@ -112,7 +112,8 @@
 // overviews, an SVS's levels and thumbnail, an NDPI's levels, an SCN's
 // resolutions, a QPTIFF's reduced resolutions) are never planes: the writer
 // computes the levels again, or, with Image.Encoded(true), copies their
-// tiles when they form an OME pyramid. Samples of a page become interleaved RGB
+// tiles when they form an OME pyramid. Samples of a page become
+// interleaved RGB
 // (SamplesPerPixel 3) when they are 8- or 16-bit RGB or YCbCr, and
 // separate channels otherwise (gray and alpha, RGBA, CMYK, multi-sample
 // data), as Bio-Formats counts them. 1-bit samples (bilevel images,
