@@ -163,10 +163,18 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // harmless after), as does the end of the context NewBandReader was
 // given. A reader dropped before either keeps its decoding goroutines
 // (with several Workers) until the context ends, as a file not closed
-// keeps its descriptor: close every reader, or give it a context that
-// ends. Next, Read, WriteTo, Err and Close of a zero BandReader return
-// ErrClosed; its Layout and RowBytes are zero.
+// keeps its descriptor, and until the garbage collector finds the reader
+// unreachable, which stops them as Close would: close every reader. Next,
+// Read, WriteTo, Err and Close of a zero BandReader return ErrClosed; its
+// Layout and RowBytes are zero.
 type BandReader struct {
+	// The decoding goroutines hold the state, never the BandReader, so
+	// that a reader dropped can be collected, and its cleanup stop them.
+	r *bandReader
+}
+
+// bandReader is the state of a BandReader.
+type bandReader struct {
 	page      *tiff.Page
 	l         tiff.Layout
 	dec       *compress.Decoder
@@ -230,6 +238,71 @@ func newDecoder(page *tiff.Page, f compress.BlockFormat) (*compress.Decoder, err
 // malformed or unsupported, or whose band is larger than opts.MaxBandBytes,
 // is refused here, before anything is allocated.
 func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandReader, error) {
+	r, err := newBandReader(ctx, page, opts)
+	if err != nil {
+		return nil, err
+	}
+	br := &BandReader{r: r}
+	runtime.AddCleanup(br, func(r *bandReader) { r.cancel(errDropped) }, r)
+	return br, nil
+}
+
+// errDropped is the cause a BandReader's cleanup cancels its pipeline
+// with, when the reader was dropped without Close.
+var errDropped = errors.New("source: band reader dropped without Close")
+
+// Layout returns the layout of the page read.
+func (br *BandReader) Layout() tiff.Layout { return br.state().Layout() }
+
+// RowBytes returns the bytes of a row of a band: Width × SamplesPerPixel
+// × the bytes of a sample (BitsPerSample / 8, and 1 for samples of fewer
+// than 8 bits).
+func (br *BandReader) RowBytes() int { return br.state().RowBytes() }
+
+// Next returns the next band: the rows from y on, as many as the band's
+// length holds (the band height, fewer for the last band). The band is
+// valid until the next call. After the last band it returns io.EOF; it
+// returns the first error of a read, a decode, or the context, for good.
+func (br *BandReader) Next() (y int, band []byte, err error) {
+	defer runtime.KeepAlive(br) // its cleanup would stop the decoding under way
+	return br.state().Next()
+}
+
+// Err returns the reader's first error, or nil (after Close too, when
+// Close met none).
+func (br *BandReader) Err() error { return br.state().Err() }
+
+// Read reads the page's rows as one stream of bytes, band after band.
+func (br *BandReader) Read(p []byte) (int, error) {
+	defer runtime.KeepAlive(br)
+	return br.state().Read(p)
+}
+
+// WriteTo writes the rest of the page's rows to w, band by band; io.Copy
+// uses it.
+func (br *BandReader) WriteTo(w io.Writer) (int64, error) {
+	defer runtime.KeepAlive(br)
+	return br.state().WriteTo(w)
+}
+
+// Close stops the decoding, waits for its goroutines to exit, and returns
+// the first error of a read, a decode or the context, if any (reading
+// every band before is not required). Later calls return nil.
+func (br *BandReader) Close() error {
+	defer runtime.KeepAlive(br)
+	return br.state().Close()
+}
+
+// state returns the state of a BandReader, nil for a nil or zero one.
+func (br *BandReader) state() *bandReader {
+	if br == nil {
+		return nil
+	}
+	return br.r
+}
+
+// newBandReader is NewBandReader, but for the cleanup.
+func newBandReader(ctx context.Context, page *tiff.Page, opts Options) (*bandReader, error) {
 	l, f, err := BlockFormat(page)
 	if err != nil {
 		return nil, err
@@ -237,7 +310,7 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	if err := checkBits(page, l.BitsPerSample); err != nil {
 		return nil, err
 	}
-	r := &BandReader{page: page, l: l, sample: max(1, l.BitsPerSample/8)} // 1-bit samples are decoded to bytes
+	r := &bandReader{page: page, l: l, sample: max(1, l.BitsPerSample/8)} // 1-bit samples are decoded to bytes
 	if nodata, ok := page.Text(tiff.TagGDALNoData); ok {
 		r.fill = noDataSample(nodata, l)
 	}
@@ -296,29 +369,24 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 	return r, nil
 }
 
-// Layout returns the layout of the page read.
-func (r *BandReader) Layout() tiff.Layout {
+// Layout is BandReader.Layout.
+func (r *bandReader) Layout() tiff.Layout {
 	if r == nil {
 		return tiff.Layout{}
 	}
 	return r.l
 }
 
-// RowBytes returns the bytes of a row of a band: Width × SamplesPerPixel
-// × the bytes of a sample (BitsPerSample / 8, and 1 for samples of fewer
-// than 8 bits).
-func (r *BandReader) RowBytes() int {
+// RowBytes is BandReader.RowBytes.
+func (r *bandReader) RowBytes() int {
 	if r == nil {
 		return 0
 	}
 	return r.rowBytes
 }
 
-// Next returns the next band: the rows from y on, as many as the band's
-// length holds (the band height, fewer for the last band). The band is
-// valid until the next call. After the last band it returns io.EOF; it
-// returns the first error of a read, a decode, or the context, for good.
-func (r *BandReader) Next() (y int, band []byte, err error) {
+// Next is BandReader.Next.
+func (r *bandReader) Next() (y int, band []byte, err error) {
 	if r.unmade() {
 		return 0, nil, errUnmade
 	}
@@ -368,9 +436,8 @@ func (r *BandReader) Next() (y int, band []byte, err error) {
 	return y, r.ring[slot][:rows*r.rowBytes], nil
 }
 
-// Err returns the reader's first error, or nil (after Close too, when
-// Close met none).
-func (r *BandReader) Err() error {
+// Err is BandReader.Err.
+func (r *bandReader) Err() error {
 	if r.unmade() {
 		return errUnmade
 	}
@@ -386,10 +453,10 @@ func (r *BandReader) Err() error {
 var errUnmade = fmt.Errorf("%w: a zero BandReader, not made by NewBandReader", ErrClosed)
 
 // unmade reports a nil or zero BandReader.
-func (r *BandReader) unmade() bool { return r == nil || r.page == nil }
+func (r *bandReader) unmade() bool { return r == nil || r.page == nil }
 
 // fail records the first error and wakes Next.
-func (r *BandReader) fail(err error) {
+func (r *bandReader) fail(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err == nil {
@@ -401,7 +468,7 @@ func (r *BandReader) fail(err error) {
 // submit reads the blocks of band k and submits them for decoding into
 // its ring slot, which is free: the band that held it was handed out
 // before.
-func (r *BandReader) submit(k int) error {
+func (r *bandReader) submit(k int) error {
 	slot := k % len(r.ring)
 	if r.ring[slot] == nil {
 		r.ring[slot] = make([]byte, r.bandRows*r.rowBytes)
@@ -442,7 +509,7 @@ func (r *BandReader) submit(k int) error {
 // pipeline's consumer then only counts the blocks done, so decoded blocks
 // never wait in the pipeline and the copying runs on every worker.
 type blockJob struct {
-	r         *BandReader
+	r         *bandReader
 	index     int
 	band      []byte // the band from the block's first row on
 	plane, x0 int
@@ -593,7 +660,7 @@ func (j *blockJob) place(block []byte) {
 // consume counts block seq done in its band. Blocks are submitted band
 // after band; every band but the last is full, so the band of a block
 // follows from its sequence number.
-func (r *BandReader) consume(seq int64, _ []byte) error {
+func (r *bandReader) consume(seq int64, _ []byte) error {
 	slot := int(seq) / r.perBand % len(r.ring)
 	r.mu.Lock()
 	r.missed[slot]--
@@ -604,8 +671,8 @@ func (r *BandReader) consume(seq int64, _ []byte) error {
 	return nil
 }
 
-// Read reads the page's rows as one stream of bytes, band after band.
-func (r *BandReader) Read(p []byte) (int, error) {
+// Read is BandReader.Read.
+func (r *bandReader) Read(p []byte) (int, error) {
 	if r.unmade() {
 		return 0, errUnmade
 	}
@@ -621,9 +688,8 @@ func (r *BandReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// WriteTo writes the rest of the page's rows to w, band by band; io.Copy
-// uses it.
-func (r *BandReader) WriteTo(w io.Writer) (int64, error) {
+// WriteTo is BandReader.WriteTo.
+func (r *bandReader) WriteTo(w io.Writer) (int64, error) {
 	if r.unmade() {
 		return 0, errUnmade
 	}
@@ -648,10 +714,8 @@ func (r *BandReader) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
-// Close stops the decoding, waits for its goroutines to exit, and returns
-// the first error of a read, a decode or the context, if any (reading
-// every band before is not required). Later calls return nil.
-func (r *BandReader) Close() error {
+// Close is BandReader.Close.
+func (r *bandReader) Close() error {
 	if r.unmade() {
 		return errUnmade
 	}

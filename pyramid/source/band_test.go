@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -461,6 +462,30 @@ func TestBandReaderContext(t *testing.T) {
 		// Not closed: synctest.Test fails if a goroutine of the bubble is
 		// left.
 	})
+}
+
+// TestBandReaderDropped: a reader dropped without Close, its bands only
+// begun, has its decoding goroutines stopped once the garbage collector
+// finds it unreachable (they waited for a Next until the context ended,
+// which context.Background never does).
+func TestBandReaderDropped(t *testing.T) {
+	p := testPage{width: 64, height: 256, samples: 1, bits: 8, rowsPerStrip: 8, codec: mustCodec(tiff.CompressionDeflate)}
+	file, _ := fileOf(t, binary.LittleEndian, false, p)
+	page := pageOf(t, file)
+	before := runtime.NumGoroutine()
+	func() {
+		r, err := NewBandReader(context.Background(), page, Options{Workers: 4, Rows: 8})
+		require.NoError(t, err)
+		_, _, err = r.Next()
+		require.NoError(t, err)
+		require.Greater(t, runtime.NumGoroutine(), before, "the decoding goroutines run")
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left by the dropped reader")
 }
 
 // TestBandReaderMemory reads a short and a tall page and samples the live

@@ -204,7 +204,7 @@ func (im *Image) writePage(ctx context.Context, dst *pyramid.Image, pr pageRead,
 		}
 	}()
 	l := r.Layout()
-	samples, size := l.SamplesPerPixel, r.sample
+	samples, size := l.SamplesPerPixel, r.r.sample
 	if !pr.whole && samples < len(writers) {
 		return fmt.Errorf("%w: %s: the page has %d samples", ErrMismatch, name(first), samples)
 	}

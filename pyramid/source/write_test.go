@@ -57,7 +57,7 @@ func planePixels(t testing.TB, p Plane) []byte {
 	if p.Sample < 0 {
 		return all
 	}
-	return deinterleave(nil, all, r.Layout().SamplesPerPixel, r.sample)[p.Sample]
+	return deinterleave(nil, all, r.Layout().SamplesPerPixel, r.r.sample)[p.Sample]
 }
 
 // want returns the pixels a plane of a file made by fileOf must have.
