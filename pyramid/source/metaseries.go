@@ -284,8 +284,9 @@ func (p *msPage) take(key, value string) {
 // Bio-Formats takes it, or in the spatial-calibration-units when OME knows
 // them (as an STK's); a spatial-calibration-state "off" or units of pixels
 // leave the image uncalibrated, noted. PhysicalSizeZ is the distance
-// between the first and last z-positions over SizeZ − 1, as Bio-Formats
-// sets it, of the first channel's pages (Bio-Formats takes every page's,
+// between the lowest and highest z-positions over SizeZ − 1 (Bio-Formats
+// takes the first and last), of the first channel's pages: those of its
+// wavelength, in whatever order the pages come (Bio-Formats takes every page's,
 // and divides by the Z count before it halves it for channels at Z
 // offsets of their own, which makes too small a step). Each plane's own
 // page gives its DeltaT (its acquisition-time-local less the image's
@@ -487,17 +488,16 @@ func msImage(pages []*tiff.Page, metas []msPage, l pageLayout) *Image {
 		carried["spatial-calibration-x"], carried["spatial-calibration-y"] = true, true
 	}
 	if z > 1 {
-		// The first channel's positions: channels at Z offsets of their
-		// own (a chromatic correction) would widen the range.
-		var zs []float64
-		for k, p := range metas {
-			if p.hasZ && k%c == 0 {
-				zs = append(zs, p.z)
+		// The first channel's positions (its wavelength's pages, however
+		// the pages are ordered): channels at Z offsets of their own (a
+		// chromatic correction) would widen the range.
+		lo, hi, n := math.Inf(1), math.Inf(-1), 0
+		for _, p := range metas {
+			if p.hasZ && (len(waves) == 0 || p.hasWave && p.wavelength == waves[0]) {
+				lo, hi, n = min(lo, p.z), max(hi, p.z), n+1
 			}
 		}
-		if len(zs) < 2 {
-			// none to measure
-		} else if step := positive(math.Abs(zs[len(zs)-1]-zs[0]) / float64(z-1)); step > 0 {
+		if step := positive((hi - lo) / float64(z-1)); n >= 2 && step > 0 {
 			s.PhysicalSizeZ, s.PhysicalSizeZUnit = step, "µm"
 		}
 	}

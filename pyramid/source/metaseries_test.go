@@ -154,6 +154,10 @@ func TestMetaSeries(t *testing.T) {
 		{"a wavelength of 0 is a channel", []msPlane{
 			{-1, "DIC", "", 0, "", ""}, {488, "GFP", "", 1, "", ""}, {-1, "DIC", "", 2, "", ""}, {488, "GFP", "", 3, "", ""}},
 			want{1, 2, 2, []string{"DIC", "GFP"}, []float64{488}, 0, nil}},
+		{"Z stored channel by channel", []msPlane{
+			{525, "FITC", "0", 0, "", ""}, {525, "FITC", "1", 1, "", ""}, {525, "FITC", "2", 2, "", ""},
+			{617, "TxRed", "0", 3, "", ""}, {617, "TxRed", "1", 4, "", ""}, {617, "TxRed", "2", 5, "", ""}},
+			want{3, 2, 1, []string{"FITC", "TxRed"}, []float64{525, 617}, 1, []string{"its pages' wavelengths do not come in the order XYCZT (page 1's is 525 nm, its channel's 617 nm): laid as Bio-Formats lays them"}}},
 		{"wavelengths out of order", []msPlane{
 			{525, "FITC", "", 0, "", ""}, {525, "FITC", "", 1, "", ""}, {617, "TxRed", "", 2, "", ""}, {617, "TxRed", "", 3, "", ""}},
 			want{1, 2, 2, []string{"FITC", "TxRed"}, []float64{525, 617}, 0, []string{"its pages' wavelengths do not come in the order XYCZT (page 1's is 525 nm, its channel's 617 nm): laid as Bio-Formats lays them"}}},
