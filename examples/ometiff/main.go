@@ -37,8 +37,8 @@
 // experimenters and projects...), but for what the writer writes itself
 // (the layout of the planes, the file's UUID and creator); an SVS its
 // slide (MPP as the pixel size, AppMag as the objective's nominal
-// magnification, the other fields of its description as a map
-// annotation) and its label and macro images; an NDPI its focal planes
+// magnification, the fields of its description as a map annotation, its
+// focal planes along Z) and its label and macro images; an NDPI its focal planes
 // along Z, read a restart interval at a time, with its macro and map; a
 // BIF its level=0 page and its label and thumbnail; an SCN each image its
 // XML describes; a QPTIFF its channels along C (named, coloured, their

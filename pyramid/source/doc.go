@@ -24,8 +24,10 @@
 //     and that names itself by a name now missing (it was renamed) is
 //     the file opened, as Bio-Formats takes it;
 //   - Aperio SVS: page 0 is the image (MPP its pixel size, AppMag its
-//     objective's nominal magnification, its other fields a map
-//     annotation), the label and macro pages are images named "label"
+//     objective's nominal magnification, wavelengths and Dye its
+//     channel's, Left and Top its position, its fields a map
+//     annotation), with the pages of its size at OffsetZ values its focal
+//     planes along Z; the label and macro pages are images named "label"
 //     and "macro";
 //   - Hamamatsu NDPI: the pages of page 0's size are its focal planes,
 //     along Z, each one JPEG strip read a restart interval at a time

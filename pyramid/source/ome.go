@@ -850,12 +850,8 @@ func positive(v float64) float64 {
 // a European locale, a decimal comma ("0,2500"), as OpenSlide and
 // Bio-Formats read both.
 func positiveDecimal(v string) (float64, bool) {
-	v = strings.TrimSpace(v)
-	if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {
-		v = strings.Replace(v, ",", ".", 1)
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	return positive(f), err == nil && positive(f) > 0
+	f, ok := decimal(v)
+	return positive(f), ok && positive(f) > 0
 }
 
 // objective returns an instrument of one objective of the nominal

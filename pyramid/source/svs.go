@@ -1,9 +1,11 @@
 package source
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,13 +87,25 @@ func (a aperio) field(key string) (string, bool) {
 //     its description;
 //   - a page whose description has a token naming "label" or "macro"
 //     (without "=") is the label or the macro image, an image of its own
-//     so named; failing that, the first pages without a description are
-//     taken for the label, then the macro;
+//     so named; failing that, the first pages without a description, or
+//     whose NewSubfileType is not 0, are taken for the label, then the
+//     macro;
 //   - the other pages, smaller than page 0 and of its proportions, are the
 //     thumbnail and the reduced levels, which are left out (the writer
-//     computes its levels again). A page of page 0's size (another focal
-//     plane) is not supported; any other page becomes an image of its
-//     own, named after its index.
+//     computes its levels again);
+//   - pages of page 0's size whose descriptions, as page 0's, give an
+//     OffsetZ (page 0's may give TotalDepth instead, its offset 0) are
+//     the focal planes of a Z stack: the image's planes along Z, in order
+//     of their offsets, each offset the plane's PositionZ (in "reference
+//     frame", as Bio-Formats gives it). Another page of page 0's size is
+//     not supported, nor two at one offset; any other page becomes an
+//     image of its own, named after its index.
+//
+// The scan's fields Bio-Formats maps go to the image too (and stay among
+// its annotations): Emission Wavelength and Excitation Wavelength (nm)
+// to every channel, Dye to the name of a single channel, and Left and
+// Top (the scan's position on the slide, mm) to every plane's PositionX
+// and PositionY.
 //
 // JPEG 2000 pages (Compression 33003 and 33005) are refused, naming the
 // compression.
@@ -103,6 +117,8 @@ func (m *mapper) svs() error {
 	if err != nil {
 		return err
 	}
+	z0, stacked := svsOffsetZ(parseAperio(pages[0].Description()))
+	stack := []svsPlane{{page: 0, z: z0}} // page 0 and its focal planes
 	found := map[string]bool{}
 	for i, p := range pages[1:] {
 		a := parseAperio(p.Description())
@@ -121,25 +137,35 @@ func (m *mapper) svs() error {
 			continue
 		}
 		w, h, err := pageSize(p)
+		unnamed := p.Description() == "" || p.NewSubfileType() != 0
 		switch {
 		case err == nil && w == w0 && h == h0:
-			err := fmt.Errorf("%w: page %d of the SVS file has the size of page 0 (focal planes or channels of an SVS are not read)", ErrUnsupported, i+1)
+			if z, ok := svsOffsetZ(parseAperio(p.Description())); ok && stacked {
+				kinds[i+1] = "focal plane"
+				stack = append(stack, svsPlane{page: i + 1, z: z})
+				continue
+			}
+			err := fmt.Errorf("%w: page %d of the SVS file has the size of page 0, and no OffsetZ of a focal plane (channels of an SVS are not read)", ErrUnsupported, i+1)
 			if err := m.skip(err); err != nil {
 				return err
 			}
 			kinds[i+1] = "skipped"
 		case err == nil && w <= w0 && h <= h0 && sameProportions(w, h, w0, h0):
 			kinds[i+1] = "level"
-		case p.Description() == "" && !found["label"]:
+		case unnamed && !found["label"]:
 			kinds[i+1], found["label"] = "label", true
-		case p.Description() == "" && !found["macro"]:
+		case unnamed && !found["macro"]:
 			kinds[i+1], found["macro"] = "macro", true
 		default:
 			kinds[i+1] = fmt.Sprintf("page %d", i+1)
 		}
 	}
+	stack, err = m.svsStack(pages, stack)
+	if err != nil {
+		return err
+	}
 	for i, p := range pages {
-		if kinds[i] == "level" || kinds[i] == "skipped" {
+		if kinds[i] == "level" || kinds[i] == "skipped" || kinds[i] == "focal plane" {
 			continue
 		}
 		l, err := layoutOf(p)
@@ -149,11 +175,30 @@ func (m *mapper) svs() error {
 			}
 			continue
 		}
+		planes := []*tiff.Page{p}
 		var levels map[*tiff.Page][]*tiff.Page
-		if i == 0 {
+		switch {
+		case i == 0 && len(stack) > 1:
+			// The levels of the other focal planes are pages of their own,
+			// which svsLevels does not tell apart: they are computed.
+			planes = planes[:0]
+			for _, f := range stack {
+				pl, err := layoutOf(pages[f.page])
+				if err == nil && !sameShape(pl, l) {
+					err = fmt.Errorf("%w: its layout is not page 0's", ErrUnsupported)
+				}
+				if err != nil {
+					return fmt.Errorf("the focal plane at OffsetZ %g of the SVS file (page %d): %w", f.z, f.page, err)
+				}
+				planes = append(planes, pages[f.page])
+			}
+		case i == 0:
 			levels = map[*tiff.Page][]*tiff.Page{p: svsLevels(pages, kinds)}
 		}
-		im := genericImage([]*tiff.Page{p}, l, levels)
+		im := genericImage(planes, l, levels)
+		if i == 0 {
+			im.Spec.SizeZ, im.Spec.SizeT = len(planes), 1
+		}
 		im.Spec.Name, im.Spec.PhysicalSizeX, im.Spec.PhysicalSizeY = kinds[i], 0, 0
 		if i == 0 {
 			im.Spec.Name = ""
@@ -161,7 +206,7 @@ func (m *mapper) svs() error {
 		a := parseAperio(p.Description())
 		im.Spec.Description = a.text
 		if i == 0 {
-			a.describe(&im.Spec)
+			a.describe(&im.Spec, stack)
 		}
 		m.add(im)
 		if err := m.boundAnnotations(im, "the Aperio description"); err != nil {
@@ -237,8 +282,9 @@ func divided(large, small, factor int) bool {
 // Zone when given), the objective's nominal magnification (AppMag, when
 // a positive number OME's float holds) and the annotations (every field
 // but AppMag so mapped).
-func (a aperio) describe(s *pyramid.ImageSpec) {
+func (a aperio) describe(s *pyramid.ImageSpec, stack []svsPlane) {
 	s.Annotations = a.fields
+	a.describeScan(s, stack)
 	if v, ok := a.field("AppMag"); ok {
 		if mag, ok := positiveDecimal(v); ok {
 			s.Instrument = objective(mag)
@@ -301,4 +347,105 @@ func pageSize(p *tiff.Page) (int, int, error) {
 func sameProportions(w, h, w0, h0 int) bool {
 	scale := float64(w0) / float64(w)
 	return math.Abs(float64(h)*scale-float64(h0)) <= scale+0.02*float64(h0)
+}
+
+// svsPlane is a focal plane of an SVS file: its page, at Z offset z.
+type svsPlane struct {
+	page int
+	z    float64
+}
+
+// svsOffsetZ returns the Z offset of an SVS page: its OffsetZ, or 0 when
+// it gives only TotalDepth (the first focal plane, as Bio-Formats reads
+// it).
+func svsOffsetZ(a aperio) (float64, bool) {
+	if v, ok := a.field("OffsetZ"); ok {
+		z, ok := decimal(v)
+		return z, ok
+	}
+	_, ok := a.field("TotalDepth")
+	return 0, ok
+}
+
+// svsStack sorts the focal planes of an SVS file by their offsets. Two
+// pages at one offset are not supported: the later ones are refused, or
+// with SkipUnsupported left out and reported.
+func (m *mapper) svsStack(pages []*tiff.Page, stack []svsPlane) ([]svsPlane, error) {
+	slices.SortStableFunc(stack, func(a, b svsPlane) int { return cmp.Compare(a.z, b.z) })
+	out := stack[:0]
+	for k, f := range stack {
+		if k > 0 && f.z == stack[k-1].z {
+			err := fmt.Errorf("%w: page %d of the SVS file is a focal plane at OffsetZ %g, as page %d is", ErrUnsupported, f.page, f.z, out[len(out)-1].page)
+			if err := m.skip(err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// describeScan maps the fields of an SVS image's description Bio-Formats
+// maps besides its size, date and magnification (see svs): the channels'
+// wavelengths and dye, and the planes' positions.
+func (a aperio) describeScan(s *pyramid.ImageSpec, stack []svsPlane) {
+	var ch pyramid.Channel
+	if v, ok := a.field("Emission Wavelength"); ok {
+		if nm, ok := positiveDecimal(v); ok {
+			ch.EmissionWavelength = pyramid.Quantity{Value: nm, Unit: "nm"}
+		}
+	}
+	if v, ok := a.field("Excitation Wavelength"); ok {
+		if nm, ok := positiveDecimal(v); ok {
+			ch.ExcitationWavelength = pyramid.Quantity{Value: nm, Unit: "nm"}
+		}
+	}
+	if v, ok := a.field("Dye"); ok && s.SizeC == 1 {
+		ch.Name = v
+	}
+	if ch != (pyramid.Channel{}) {
+		s.Channels = make([]pyramid.Channel, s.SizeC)
+		for c := range s.Channels {
+			s.Channels[c] = ch
+			if c > 0 {
+				s.Channels[c].Name = ""
+			}
+		}
+	}
+	var at pyramid.Plane
+	if v, ok := a.field("Left"); ok {
+		if mm, ok := decimal(v); ok {
+			at.PositionX = pyramid.Quantity{Value: mm, Unit: "mm"}
+		}
+	}
+	if v, ok := a.field("Top"); ok {
+		if mm, ok := decimal(v); ok {
+			at.PositionY = pyramid.Quantity{Value: mm, Unit: "mm"}
+		}
+	}
+	if at == (pyramid.Plane{}) && len(stack) < 2 {
+		return
+	}
+	s.PlaneInfo = make([]pyramid.Plane, 0, s.Planes())
+	for p := range s.Planes() {
+		z, c, t := s.PlaneCoords(p)
+		pl := at
+		pl.Z, pl.C, pl.T = z, c, t
+		if len(stack) > 1 {
+			pl.PositionZ = pyramid.Quantity{Value: stack[z].z, Unit: "reference frame"}
+		}
+		s.PlaneInfo = append(s.PlaneInfo, pl)
+	}
+}
+
+// decimal reads a number of a scanner's metadata as positiveDecimal does,
+// of any sign: finite, and within float32's range, as OME's floats are.
+func decimal(v string) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {
+		v = strings.Replace(v, ",", ".", 1)
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	return f, err == nil && math.Abs(f) < 1e12 && !math.IsNaN(f)
 }

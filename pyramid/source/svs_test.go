@@ -50,6 +50,27 @@ func TestSVSMapping(t *testing.T) {
 			svsPage(20, 30, false),
 			svsPage(60, 20, false),
 		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 4:*`}},
+		// Bio-Formats' SVSReader takes a page whose description names
+		// neither for the label, then the macro, by its NewSubfileType.
+		{"the label and macro marked only by NewSubfileType", []testPage{
+			svsPage(64, 48, true, description(svsHead)),
+			svsPage(32, 24, true, description("Aperio Image Library v10.0.51\r\n64x48 -> 32x24 - |AppMag = 20")),
+			svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\n20x30"), long(tiff.TagNewSubfileType, 1)),
+			svsPage(60, 20, false, description("Aperio Image Library v10.0.51\r\n60x20"), long(tiff.TagNewSubfileType, 9)),
+			svsPage(5, 60, false, description("Aperio Image Library v10.0.51\r\n5x60"), long(tiff.TagNewSubfileType, 1)),
+		}, []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`, `"macro" 60x20 Z1 C1 T1 XYCZT uint8 x3: 3:*`,
+			`"page 4" 5x60 Z1 C1 T1 XYCZT uint8 x3: 4:*`}},
+		// A Z stack: the focal planes in order of their OffsetZ, their
+		// levels (pages of their own) left out.
+		{"focal planes", []testPage{
+			svsPage(64, 48, true, description(svsHead+"|TotalDepth = 3")),
+			svsPage(16, 11, false, description("Aperio Image Library v10.0.51\r\n64x48 -> 16x11 - |AppMag = 20")),
+			svsPage(64, 48, true, description(svsHead+"|OffsetZ = 2")),
+			svsPage(32, 24, true, description("Aperio Image Library v10.0.51\r\n64x48 -> 32x24 - |OffsetZ = 2")),
+			svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")),
+			svsPage(32, 24, true, description("Aperio Image Library v10.0.51\r\n64x48 -> 32x24 - |OffsetZ = 1")),
+			svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30"), long(tiff.TagNewSubfileType, 1)),
+		}, []string{`"" 64x48 Z3 C1 T1 XYCZT uint8 x3: 0:* 4:* 2:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 6:*`}},
 		{"the macro before the label", []testPage{
 			svsPage(64, 48, true, description(svsHead)),
 			svsPage(60, 20, false, description("Aperio Image Library v10.0.51\r\nmacro 60x20")),
@@ -138,11 +159,33 @@ func TestSVSMetadata(t *testing.T) {
 		"every field but AppMag")
 	assert.Equal(t, &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: 20}}}, s.Instrument)
 	assert.Nil(t, s.OME)
+	mm := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "mm"} }
+	assert.Equal(t, []pyramid.Plane{{PositionX: mm(25.691574), PositionY: mm(23.449873)}}, s.PlaneInfo, "Left and Top, as Bio-Formats maps them")
+	assert.Empty(t, s.Channels, "no wavelength or dye")
 	label := f.Images[1].Spec
 	assert.Equal(t, "Aperio Image Library v10.0.51\nlabel 20x30", label.Description)
 	assert.Zero(t, label.PhysicalSizeX, "the label's pixels are not the slide's")
 	assert.Empty(t, label.Annotations)
 	assert.Nil(t, label.Instrument, "the label was not scanned with the objective")
+	assert.Empty(t, label.PlaneInfo)
+
+	// A fluorescence scan's channel, and a Z stack's positions.
+	fl := "Aperio Image Library v12.0.15\r\n64x48 (16x16) JPEG/RGB Q=30|AppMag = 20|MPP = 0.5|Left = 1,5|Top = -2" +
+		"|Emission Wavelength = 520|Excitation Wavelength = 495|Dye = FITC|Exposure Time = 100|DisplayColor = 16711680"
+	gray := func(d string) testPage {
+		return testPage{width: 64, height: 48, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW), more: fields(description(d))}
+	}
+	f, _, err = mapPages(t, Options{}, gray(fl+"|OffsetZ = 0.5"), gray(fl+"|OffsetZ = -0.5"))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	s = f.Images[0].Spec
+	nm := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "nm"} }
+	assert.Equal(t, []pyramid.Channel{{Name: "FITC", EmissionWavelength: nm(520), ExcitationWavelength: nm(495)}}, s.Channels)
+	rf := func(v float64) pyramid.Quantity { return pyramid.Quantity{Value: v, Unit: "reference frame"} }
+	assert.Equal(t, []pyramid.Plane{{Z: 0, PositionX: mm(1.5), PositionY: mm(-2), PositionZ: rf(-0.5)}, {Z: 1, PositionX: mm(1.5), PositionY: mm(-2), PositionZ: rf(0.5)}},
+		s.PlaneInfo)
+	assert.Same(t, f.TIFF.Pages[1], f.Images[0].Planes[0].Page, "the lower offset first")
+	assert.Contains(t, s.Annotations, pyramid.KeyValue{Key: "Dye", Value: "FITC"}, "mapped fields stay among the annotations")
 }
 
 // TestSVSFieldsBound: the fields of a description past maxAnnotations are
@@ -272,6 +315,11 @@ func TestSVSRefused(t *testing.T) {
 			"the image of the SVS file (page 0): source: unsupported layout: Compression 33005 (JPEG 2000", []string{`"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 1:*`}, true},
 		{"focal planes", []testPage{svsPage(64, 48, true, description(svsHead)), svsPage(64, 48, true, description(svsHead)), label},
 			"page 1 of the SVS file has the size of page 0", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}, false},
+		{"focal planes at one offset", []testPage{svsPage(64, 48, true, description(svsHead+"|OffsetZ = 0")), svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")),
+			svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")), label},
+			"page 2 of the SVS file is a focal plane at OffsetZ 1, as page 1 is", []string{`"" 64x48 Z2 C1 T1 XYCZT uint8 x3: 0:* 1:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`}, false},
+		{"a page of page 0's size, page 0 at no offset", []testPage{svsPage(64, 48, true, description(svsHead)), svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")), label},
+			"page 1 of the SVS file has the size of page 0, and no OffsetZ", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
