@@ -103,8 +103,8 @@ const (
 )
 
 // errXMPBounds is a packet past maxXMPTokens or maxXMPDepth, read no
-// further.
-var errXMPBounds = errors.New("XMP past its bounds")
+// further; the errors of boundedXML wrap it, naming the bound passed.
+var errXMPBounds = errors.New("XML past its bounds")
 
 // boundedXML reads the tokens of an XMP packet within maxXMPTokens and
 // maxXMPDepth, so that a hostile packet costs no more than a scanner's.
@@ -115,14 +115,17 @@ type boundedXML struct {
 
 // Token returns the next token, or errXMPBounds past the bounds.
 func (b *boundedXML) Token() (xml.Token, error) {
-	if b.tokens++; b.tokens > maxXMPTokens {
-		return nil, errXMPBounds
-	}
 	tok, err := b.d.Token()
+	if err != nil {
+		return tok, err // the end of the packet is no token
+	}
+	if b.tokens++; b.tokens > maxXMPTokens {
+		return nil, fmt.Errorf("%w: more than %d tokens", errXMPBounds, maxXMPTokens)
+	}
 	switch tok.(type) {
 	case xml.StartElement:
 		if b.depth++; b.depth > maxXMPDepth {
-			return nil, errXMPBounds
+			return nil, fmt.Errorf("%w: elements nested more than %d deep", errXMPBounds, maxXMPDepth)
 		}
 	case xml.EndElement:
 		b.depth--

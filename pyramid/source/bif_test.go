@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,4 +317,31 @@ func TestBIFXMPBounded(t *testing.T) {
 	assert.Equal(t, []pyramid.KeyValue{{Key: "Magnification", Value: "40"}}, s.attrs)
 	joints, _, _ := bifOverlaps([]byte(`<EncodeInfo>` + strings.Repeat("<x>", 100000) + `<TileJointInfo FlagJoined="1" OverlapX="3"/></EncodeInfo>`))
 	assert.Zero(t, joints, "read no further than maxXMPDepth")
+}
+
+// TestBoundedXML: a packet is read up to maxXMPTokens tokens and
+// maxXMPDepth levels of elements, exactly, and the error past either
+// names the bound passed.
+func TestBoundedXML(t *testing.T) {
+	read := func(packet string) error {
+		b := xmpDecoder([]byte(packet))
+		for {
+			if _, err := b.Token(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	nested := func(depth int) string { return strings.Repeat("<a>", depth) + strings.Repeat("</a>", depth) }
+	assert.NoError(t, read(nested(maxXMPDepth)))
+	err := read(nested(maxXMPDepth + 1))
+	assert.ErrorIs(t, err, errXMPBounds)
+	assert.EqualError(t, err, "XML past its bounds: elements nested more than 32 deep")
+	// Each empty element is two tokens.
+	assert.NoError(t, read(strings.Repeat("<a/>", maxXMPTokens/2)))
+	err = read(strings.Repeat("<a/>", maxXMPTokens/2) + "<a/>")
+	assert.ErrorIs(t, err, errXMPBounds)
+	assert.EqualError(t, err, "XML past its bounds: more than 1048576 tokens")
 }

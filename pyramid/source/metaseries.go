@@ -119,9 +119,6 @@ func parseMetaSeries(d string) (msPage, error) {
 			}
 			break
 		}
-		if errors.Is(err, errXMPBounds) {
-			return msPage{}, fmt.Errorf("more than %d XML tokens, or elements nested more than %d deep", maxXMPTokens, maxXMPDepth)
-		}
 		if err != nil {
 			return msPage{}, err
 		}

@@ -186,9 +186,6 @@ func philipsImages(description string) (map[string]string, error) {
 		if err == io.EOF {
 			return found, nil
 		}
-		if errors.Is(err, errXMPBounds) {
-			return nil, fmt.Errorf("more than %d XML tokens, or elements nested more than %d deep", maxXMPTokens, maxXMPDepth)
-		}
 		if err != nil {
 			return nil, err
 		}

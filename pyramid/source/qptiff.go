@@ -98,9 +98,6 @@ func parseQPI(d string) (qpiFields, error) {
 			}
 			return out, nil
 		}
-		if errors.Is(err, errXMPBounds) {
-			return qpiFields{}, fmt.Errorf("more than %d XML tokens, or elements nested more than %d deep", maxXMPTokens, maxXMPDepth)
-		}
 		if err != nil {
 			return qpiFields{}, err
 		}

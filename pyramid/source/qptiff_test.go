@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image/color"
@@ -396,4 +397,26 @@ func TestQPTIFFRepeated(t *testing.T) {
 		{Key: "Responsivity.Filter.Name", Value: "DAPI"}, {Key: "Responsivity.Filter[2].Name", Value: "FITC"}, {Key: "Responsivity.Filter[3].Name", Value: "Cy5"}} {
 		assert.Contains(t, f.Images[0].Spec.Annotations, kv)
 	}
+}
+
+// FuzzQPTIFFDescription maps a fluorescence QPTIFF (qpiFluorescence)
+// whose page at gives an arbitrary description: a channel's, the
+// thumbnail's, a level's or the label's in the seeds.
+func FuzzQPTIFFDescription(f *testing.F) {
+	pages := qpiFluorescence()
+	f.Add(qpiChannel("DAPI", "", "0,0,255", "2500"), uint8(0), false)
+	f.Add(qpiChannel("Opal 520", "CD8", "0,255,0,255", "1e400"), uint8(1), true)
+	f.Add(qpiXML("ImageType", "Thumbnail"), uint8(3), false)
+	f.Add(strings.Replace(qpiChannel("DAPI", "", "0,0,255", "2500"), "FullResolution", "ReducedResolution", 1), uint8(4), false)
+	f.Add(qpiXML("ImageType", "Label"), uint8(11), false)
+	f.Fuzz(func(t *testing.T, d string, at uint8, skip bool) {
+		if strings.ContainsRune(d, 0) {
+			return // ASCII fields end at NUL
+		}
+		ps := slices.Clone(pages)
+		i := int(at) % len(ps)
+		ps[i] = qpiPage(ps[i].width, ps[i].height, ps[i].samples, i >= 4 && i < 10, d)
+		file, _ := fileOf(t, binary.LittleEndian, false, ps...)
+		mapFuzzed(t, file, skip)
+	})
 }
