@@ -181,6 +181,23 @@ func FuzzSVSDescription(f *testing.F) {
 		svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")), svsPage(60, 20, false))
 }
 
+// FuzzSVSFocalPlanes maps SVS files of two pages of one size, the second a
+// focal plane when both descriptions, arbitrary, give Z offsets, with a
+// level and a label, seeded with a Z stack.
+func FuzzSVSFocalPlanes(f *testing.F) {
+	f.Add(svsHead+"|TotalDepth = 2|Emission Wavelength = 520|Dye = FITC", svsHead+"|OffsetZ = 1", false)
+	f.Add(svsHead+"|OffsetZ = 0,5|Left = 1e300", svsHead+"|OffsetZ = -0.5|Top = NaN", false)
+	f.Add(svsHead+"|OffsetZ = 1", svsHead+"|OffsetZ = 1", true)
+	f.Fuzz(func(t *testing.T, first, second string, skip bool) {
+		if strings.ContainsRune(first, 0) || strings.ContainsRune(second, 0) {
+			return // ASCII fields end at NUL
+		}
+		file, _ := fileOf(t, binary.LittleEndian, false, svsPage(64, 48, true, description(first)), svsPage(32, 24, true),
+			svsPage(64, 48, true, description(second)), svsPage(20, 30, false, description("Aperio Image Library v10.0.51\r\nlabel 20x30")))
+		mapFuzzed(t, file, skip)
+	})
+}
+
 // FuzzImageJDescription maps files of one uncompressed 8 x 8 page, with
 // 384 bytes after its data, whose ImageJ description is arbitrary: a stack
 // of planes stored after the page's data, as ImageJ stores stacks past
