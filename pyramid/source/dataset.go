@@ -47,6 +47,7 @@ type part struct {
 	tf         *tiff.File // nil for a companion opened: it holds no pages
 	used       []bool     // the main chain's pages an image maps
 	other      bool       // not the file opened
+	ome        bool       // its first ImageDescription is OME-XML
 	info       os.FileInfo
 }
 
@@ -249,6 +250,9 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 	if !ok {
 		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q names no file in the dataset's directory (a path through .. is not followed: open the metadata file itself)", ErrMetadata, bo.MetadataFile)
 	}
+	if _, err := datasetPath(m.opts.DatasetDir, name); err != nil {
+		return nil, "", err
+	}
 	text, err := readCompanion(m.opts.DatasetDir, name, "metadata file")
 	if errors.Is(err, errNoCompanion) {
 		// A master OME-TIFF (the specification's other kind of metadata
@@ -346,7 +350,33 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	if value != "" && p.uuid != "" && value != p.uuid {
 		return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file's UUID is %s", ErrMetadata, i, name, plainText(value), plainText(p.uuid))
 	}
+	if value != "" && !p.ome {
+		// Every file of an OME-TIFF dataset has OME-XML (BinaryOnly at
+		// the least): a plain TIFF put in a part's place is not its file.
+		return nil, fmt.Errorf("%w: TiffData %d names %q with UUID %s, but the file has no OME-XML", ErrMetadata, i, name, plainText(value))
+	}
 	return p, nil
+}
+
+// datasetPath returns the path of a file of the dataset, name in dir,
+// checking that it is in the directory or below once its links are
+// resolved: a link out of it, which an archive can hold, names no file of
+// the dataset (as a path through ".." does not), and is ErrMetadata. A
+// path that does not resolve is returned as it is: opening it says why.
+func datasetPath(dir, name string) (string, error) {
+	path := filepath.Join(dir, name)
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return path, nil
+	}
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return path, nil
+	}
+	if rel, err := filepath.Rel(base, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: the dataset's file %q is a link out of the dataset's directory (to %q)", ErrMetadata, name, real)
+	}
+	return path, nil
 }
 
 // missing reports whether the dataset's directory has no file of the
@@ -383,7 +413,10 @@ func (m *mapper) openPart(name string) (*part, error) {
 		m.failed[name] = err
 		return nil, err
 	}
-	path := filepath.Join(m.opts.DatasetDir, name)
+	path, err := datasetPath(m.opts.DatasetDir, name)
+	if err != nil {
+		return fail(err)
+	}
 	info, err := os.Stat(path)
 	if err == nil {
 		for _, p := range m.parts {
@@ -412,7 +445,9 @@ func (m *mapper) openPart(name string) (*part, error) {
 		return fail(fmt.Errorf("%w: the dataset's file %q has no pages", ErrMetadata, name))
 	}
 	m.file.closers = append(m.file.closers, rc.Close)
-	p := m.addPart(name, rootUUID(rc.Pages[0].Description()), rc.File, true)
+	desc := rc.Pages[0].Description()
+	p := m.addPart(name, rootUUID(desc), rc.File, true)
+	p.ome = isOMEXML(strings.TrimPrefix(desc, byteOrderMark))
 	// Each file of a dataset may hold the whole document again, which
 	// grows with the files: kept for each, n files would cost n times
 	// the document (2,000 files of 400 KB each, 800 MB).

@@ -129,6 +129,25 @@ func TestDatasetMasterTIFF(t *testing.T) {
 	assert.ErrorContains(t, err, `the metadata file "plain.tif": not an OME-XML document`)
 }
 
+// TestDatasetLinkWithin: a file of the dataset that is a link to another
+// in its directory, or below, is read (only a link out of it is refused),
+// and so is a dataset in a directory reached through a link.
+func TestDatasetLinkWithin(t *testing.T) {
+	real := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "linked")
+	require.NoError(t, os.Symlink(real, dir))
+	write := func(name, d string) { writeGrays(t, real, name, d, 1) }
+	write("a.ome.tif", omeDocument(`UUID="`+uuidA+`"`, pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"/>`),
+		pixels(1, 1, 1, "XYZCT", `<TiffData IFD="0"><UUID FileName="b.ome.tif">`+uuidB+`</UUID></TiffData>`)))
+	require.NoError(t, os.Mkdir(filepath.Join(real, "sub"), 0o755))
+	write("sub/stored.tif", omeDocument(`UUID="`+uuidB+`"`))
+	require.NoError(t, os.Symlink("sub/stored.tif", filepath.Join(real, "b.ome.tif")))
+	f, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"im0" 8x8 Z1 C1 T1 XYZCT uint16 x1: 0:*`, `"im1" 8x8 Z1 C1 T1 XYZCT uint16 x1: -1:*`}, summary(f))
+	require.NoError(t, f.Close())
+}
+
 // TestDatasetWithoutDir checks that New, given no directory to read the
 // other files from, refuses a dataset whose planes are in them.
 func TestDatasetWithoutDir(t *testing.T) {
@@ -189,6 +208,11 @@ func TestDatasetRefused(t *testing.T) {
 			[]error{ErrMultiFile}, "by its UUID alone", 1},
 		{"a UUID of two lines, alone", doc(`UUID="`+uuidA+`"`, `<TiffData IFD="0"><UUID>urn:uuid:1&#10;forged</UUID></TiffData>`), nil,
 			[]error{ErrMultiFile}, `names a file by its UUID alone, "urn:uuid:1\nforged" (no TiffData gives its FileName)`, 1},
+		{"the other file no OME-TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "a plain TIFF"},
+			[]error{ErrMetadata}, `names "b.ome.tif" with UUID ` + uuidB + `, but the file has no OME-XML`, 1},
+		// A link out of the directory, to a file of the right UUID.
+		{"a link out", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "link:" + omeDocument(`UUID="`+uuidB+`"`)},
+			[]error{ErrMetadata}, `the dataset's file "b.ome.tif" is a link out of the dataset's directory`, 1},
 		{"not a TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "companion:" + omeDocument(``)},
 			[]error{ErrUnsupported, tiff.ErrNotTIFF}, `the dataset's file "b.ome.tif"`, 1},
 		{"the companion missing", binaryOnly(uuidC), nil, []error{ErrMetadata, fs.ErrNotExist}, `the metadata file "set.companion.ome"`, -1},
@@ -221,6 +245,11 @@ func TestDatasetRefused(t *testing.T) {
 					require.NoError(t, os.WriteFile(filepath.Join(dir, name), data[:16], 0o644))
 				case strings.HasPrefix(text, "2:"):
 					write(name, gray(8, 8, description(strings.TrimPrefix(text, "2:"))), gray(8, 8))
+				case strings.HasPrefix(text, "link:"): // to a file out of the directory
+					data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(strings.TrimPrefix(text, "link:"))))
+					out := filepath.Join(t.TempDir(), name)
+					require.NoError(t, os.WriteFile(out, data, 0o644))
+					require.NoError(t, os.Symlink(out, filepath.Join(dir, name)))
 				default:
 					write(name, gray(8, 8, description(text)))
 				}
@@ -262,8 +291,9 @@ func TestDatasetFilesBounded(t *testing.T) {
 	text := omeDocument(`UUID="urn:uuid:a"`, pixels(1, 1, maxDatasetFiles+1, "XYZCT", tds.String()))
 	data, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(text)))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.ome.tif"), data, 0o644))
-	page, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8))
 	for i := range maxDatasetFiles + 1 {
+		part := fmt.Sprintf(`<OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="urn:uuid:%d"><BinaryOnly MetadataFile="a.ome.tif" UUID="urn:uuid:a"/></OME>`, i)
+		page, _ := fileOf(t, binary.LittleEndian, false, gray(8, 8, description(part)))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.tif", i)), page, 0o644))
 	}
 	_, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
