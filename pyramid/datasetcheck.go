@@ -25,6 +25,10 @@ type DatasetReport struct {
 	// Companion reports whether that file is a companion (the TIFFs hold
 	// BinaryOnly elements).
 	Companion bool
+	// BinaryOnly counts the TIFFs whose OME-XML is a BinaryOnly element
+	// pointing to the metadata: every TIFF with a companion; beside a
+	// master OME-TIFF, those that do not repeat its metadata.
+	BinaryOnly int
 	// Images and Planes count the dataset's images and their planes.
 	Images, Planes int
 	// Files are the TIFF files the metadata names, in the order it first
@@ -103,13 +107,17 @@ func (e *DatasetError) Unwrap() []error {
 
 // CheckDataset checks a written multi-file OME-TIFF dataset from one of
 // its files, path: a TIFF whose OME-XML describes the dataset (a master),
-// a TIFF whose BinaryOnly element points to a companion, or the companion
-// itself. Every file the metadata names must be in path's directory, a
-// TIFF, with the UUID the metadata gives it, and the same metadata (a
-// master) or a BinaryOnly element pointing to it (the companion layout).
-// Every plane of every image must be in exactly one TiffData, and every
-// IFD of every file must hold exactly one plane, of the image's size and
-// type.
+// a TIFF whose BinaryOnly element points to a companion or a master, or
+// the companion itself. Every file the metadata names must be in path's
+// directory, a TIFF, with the UUID the metadata gives it, and the same
+// metadata (a master) or a BinaryOnly element pointing to it. Every plane
+// of every image must be in exactly one TiffData, and every IFD of every
+// file must hold exactly one plane, of the image's size and type.
+//
+// It checks the layout this package writes, which is stricter than the
+// OME-TIFF specification: files in subdirectories or named by absolute
+// paths, and IFDs that hold no plane (which readers ignore), are
+// problems, though package source reads such datasets.
 //
 // It returns what it found, and a *DatasetError listing every problem, or
 // nil if there is none. An error reading a file other than its absence is
@@ -303,8 +311,10 @@ func (c *datasetChecker) description(name string, f *tiff.File) []byte {
 	return nil
 }
 
-// readCompanion makes the companion a BinaryOnly element points to the
-// check's metadata. It reports whether it could.
+// readCompanion makes the metadata file a BinaryOnly element points to
+// the check's metadata: a companion, or a master OME-TIFF (the OME-TIFF
+// specification's two kinds of metadata file; Bio-Formats reads both).
+// It reports whether it could.
 func (c *datasetChecker) readCompanion(bo *binaryOnly) bool {
 	if !isFileName(bo.file) {
 		c.problem(c.metaName, ErrWrongFile, "BinaryOnly@MetadataFile %q is not a file name in its directory", bo.file)
@@ -315,10 +325,10 @@ func (c *datasetChecker) readCompanion(bo *binaryOnly) bool {
 		c.problem(bo.file, ErrWrongFile, "cannot be read: %v", err)
 		return false
 	}
+	kind := "a companion"
 	if f != nil {
+		data, kind = c.description(bo.file, f.File), "a master OME-TIFF"
 		f.Close()
-		c.problem(bo.file, ErrWrongFile, "a TIFF, not a companion OME-XML document")
-		return false
 	}
 	if data == nil {
 		return false
@@ -329,13 +339,13 @@ func (c *datasetChecker) readCompanion(bo *binaryOnly) bool {
 		c.problem(bo.file, ErrWrongFile, "%v", err)
 		return false
 	case meta.binaryOnly != nil:
-		c.problem(bo.file, ErrWrongFile, "a companion with a BinaryOnly element")
+		c.problem(bo.file, ErrWrongFile, "%s with a BinaryOnly element", kind)
 		return false
 	case meta.uuid != bo.uuid:
 		c.problem(bo.file, ErrWrongFile, "its UUID is %q; %s's BinaryOnly says %q", meta.uuid, c.metaName, bo.uuid)
 		return false
 	}
-	c.metaName, c.metaXML, c.meta, c.companion = bo.file, data, meta, true
+	c.metaName, c.metaXML, c.meta, c.companion = bo.file, data, meta, f == nil
 	return true
 }
 
@@ -516,6 +526,9 @@ func (c *datasetChecker) sameMetadata(name string, description []byte, meta *dat
 			c.problem(name, ErrWrongFile, "its OME-XML is not the plan's")
 			return false
 		}
+		if meta.binaryOnly != nil {
+			c.report.BinaryOnly++
+		}
 		return true
 	}
 	if bo := meta.binaryOnly; bo != nil {
@@ -523,6 +536,7 @@ func (c *datasetChecker) sameMetadata(name string, description []byte, meta *dat
 			c.problem(name, ErrWrongFile, "its BinaryOnly points to %q with UUID %q, not to %s with %q", bo.file, bo.uuid, c.metaName, c.meta.uuid)
 			return false
 		}
+		c.report.BinaryOnly++
 		return true
 	}
 	if c.companion {

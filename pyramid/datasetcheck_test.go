@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 // TestCheckDatasetComplete: a whole dataset checks from any of its files,
@@ -34,7 +36,7 @@ func TestCheckDatasetComplete(t *testing.T) {
 		}
 		if companion {
 			name, _ := d.Companion()
-			want.Metadata, want.Companion = name, true
+			want.Metadata, want.Companion, want.BinaryOnly = name, true, 4
 			starts = append(starts, name)
 		}
 		for _, start := range starts {
@@ -241,6 +243,46 @@ func TestCheckDatasetMetadataFaults(t *testing.T) {
 	}
 	_, err = CheckDataset(filepath.Join(dir, d.File(0).Name))
 	require.NoError(t, err, "the dataset is whole again")
+}
+
+// TestCheckDatasetMasterMetadataFile: TIFFs whose BinaryOnly elements
+// point to a master OME-TIFF (the OME-TIFF specification's other kind of
+// metadata file, which Bio-Formats reads) check from any file: the master
+// was refused as "a TIFF, not a companion".
+func TestCheckDatasetMasterMetadataFile(t *testing.T) {
+	spec := stackPlan(2, 2, 1, 16, Split{Files: 2})
+	spec.Companion = true
+	d := mustDataset(t, spec)
+	dir := t.TempDir()
+	writeParts(t, d, dir, PartOptions{}, allParts(d)...)
+	name, _ := d.Companion()
+	document, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	// The companion made a master OME-TIFF of its name: a TIFF of one
+	// pixel whose first ImageDescription is the document.
+	h := iohandle.NewMemory()
+	tw, err := tiff.NewWriter(h, tiff.Options{})
+	require.NoError(t, err)
+	blk, err := tw.WriteBlock([]byte{0})
+	require.NoError(t, err)
+	b := &ifd.Builder{}
+	b.AddUint(tiff.TagImageWidth, 1)
+	b.AddUint(tiff.TagImageLength, 1)
+	b.AddShort(tiff.TagBitsPerSample, 8)
+	b.AddShort(tiff.TagCompression, tiff.CompressionNone)
+	b.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+	b.AddASCII(tiff.TagImageDescription, string(document))
+	b.AddUint(tiff.TagRowsPerStrip, 1)
+	require.NoError(t, tw.AddDirectory(&tiff.Directory{Fields: b, Blocks: []tiff.Block{blk}, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts}))
+	require.NoError(t, tw.Close())
+	require.NoError(t, h.Commit())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), h.Bytes(), 0o644))
+	for _, start := range []string{d.File(0).Name, d.File(1).Name, name} {
+		got, err := CheckDataset(filepath.Join(dir, start))
+		require.NoError(t, err, start)
+		assert.Equal(t, [3]any{name, false, 2}, [3]any{got.Metadata, got.Companion, got.BinaryOnly}, start)
+		assert.Equal(t, 4, got.Planes)
+	}
 }
 
 // TestCheckDatasetCompanionEdited: a companion edited after it was written

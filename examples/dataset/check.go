@@ -76,8 +76,11 @@ func printReport(w io.Writer, from string, r pyramid.DatasetReport, problems *py
 		fmt.Fprintf(w, "%s %s: %s, %s\n", f.Name, f.UUID, cli.Plural(int64(f.Planes), "plane"), ifds)
 	}
 	layout := "every file a master"
-	if r.Companion {
+	switch {
+	case r.Companion:
 		layout = "metadata in the companion"
+	case r.BinaryOnly > 0:
+		layout = fmt.Sprintf("metadata in the master %s, %s BinaryOnly", r.Metadata, cli.Plural(int64(r.BinaryOnly), "file"))
 	}
 	fmt.Fprintf(w, "%s: %s, %s in %s, %s", from, cli.Plural(int64(r.Images), "image"), cli.Plural(int64(r.Planes), "plane"),
 		cli.Plural(int64(len(r.Files)), "file"), layout)
