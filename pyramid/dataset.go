@@ -634,6 +634,9 @@ func (d *Dataset) derivedUUID(what string) string {
 // Split is zero, and the images and options have their defaults filled in.
 // Its slices are the caller's to change.
 func (d *Dataset) Spec() DatasetSpec {
+	if d.unmade() {
+		return DatasetSpec{}
+	}
 	s := d.spec
 	s.Images = cloneImages(s.Images)
 	s.Files = slices.Clone(s.Files)
@@ -684,8 +687,21 @@ func clonePointer[T any](p *T) *T {
 	return &v
 }
 
-// Files returns the number of files of the dataset, the companion aside.
-func (d *Dataset) Files() int { return len(d.spec.Files) }
+// Files returns the number of files of the dataset, the companion aside:
+// 0 for a nil or zero Dataset.
+func (d *Dataset) Files() int {
+	if d.unmade() {
+		return 0
+	}
+	return len(d.spec.Files)
+}
+
+// unmade reports a nil or zero Dataset, which NewDataset and ParseDataset
+// never return.
+func (d *Dataset) unmade() bool { return d == nil || len(d.spec.Files) == 0 }
+
+// errUnmade is the error of a zero Dataset's methods.
+var errUnmade = fmt.Errorf("%w: a zero Dataset, not made by NewDataset or ParseDataset", ErrPlan)
 
 // File returns file i: its name and the planes it holds. Its slice is the
 // caller's. It panics if i is not in [0, d.Files()), as an index of a
@@ -701,8 +717,14 @@ func (d *Dataset) File(i int) DatasetFile {
 func (d *Dataset) UUID(i int) string { return d.uuids[i] }
 
 // Companion returns the name and the UUID of the companion file, or two
-// empty strings when the plan has none (DatasetSpec.Companion).
-func (d *Dataset) Companion() (name, uuid string) { return d.companion[0], d.companion[1] }
+// empty strings when the plan has none (DatasetSpec.Companion) or the
+// Dataset is nil or zero.
+func (d *Dataset) Companion() (name, uuid string) {
+	if d.unmade() {
+		return "", ""
+	}
+	return d.companion[0], d.companion[1]
+}
 
 // Planes returns the planes of file i in the order of its IFDs: the order
 // in which writing them gives a byte-identical file on every run. Ranging
@@ -724,6 +746,9 @@ func (d *Dataset) Planes(i int) iter.Seq[PlaneRef] {
 // checkIndex checks a file index given to the methods that write or
 // check one.
 func (d *Dataset) checkIndex(i int) error {
+	if d.unmade() {
+		return errUnmade
+	}
 	if i < 0 || i >= len(d.spec.Files) {
 		return fmt.Errorf("%w: file %d of a dataset of %d", ErrOption, i, len(d.spec.Files))
 	}

@@ -1,6 +1,7 @@
 package pyramid
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -475,11 +477,31 @@ func TestDatasetXMLBound(t *testing.T) {
 	}
 }
 
-// TestDatasetZeroAndNil: a zero Dataset's Check and a nil Part's methods
-// give errors, not panics.
+// TestDatasetZeroAndNil: a nil or zero Dataset's methods and a nil Part's
+// give errors or zero values, not panics (Files, Spec, Companion and
+// CreatePart panicked on nil; MarshalJSON gave no bytes and no error, which
+// json.Marshal reported as "unexpected end of JSON input").
 func TestDatasetZeroAndNil(t *testing.T) {
-	_, err := (&Dataset{}).Check(t.TempDir())
-	assert.ErrorIs(t, err, ErrPlan)
+	for name, d := range map[string]*Dataset{"zero": {}, "nil": nil} {
+		_, err := d.Check(t.TempDir())
+		assert.ErrorIs(t, err, ErrPlan, name)
+		assert.Zero(t, d.Files(), name)
+		assert.Zero(t, d.Spec(), name)
+		file, uuid := d.Companion()
+		assert.Equal(t, [2]string{}, [2]string{file, uuid}, name)
+		data, err := json.Marshal(d)
+		if d == nil {
+			assert.Equal(t, "null", string(data), "encoding/json's nil pointer")
+		} else {
+			assert.ErrorIs(t, err, ErrPlan, name)
+		}
+		_, err = d.CreatePart(context.Background(), t.TempDir(), 0, PartOptions{})
+		assert.ErrorIs(t, err, ErrPlan, name)
+		_, err = d.NewPart(context.Background(), iohandle.NewMemory(), 0, PartOptions{})
+		assert.ErrorIs(t, err, ErrPlan, name)
+		assert.ErrorIs(t, d.WritePart(context.Background(), t.TempDir(), 0, PartOptions{}, func(PlaneRef, []byte) error { return nil }), ErrPlan, name)
+		assert.ErrorIs(t, d.WriteCompanion(t.TempDir(), iohandle.Options{}), ErrPlan, name)
+	}
 	var p *Part
 	assert.ErrorIs(t, p.Close(), ErrClosed)
 	assert.ErrorIs(t, p.Abort(), ErrClosed)

@@ -163,8 +163,8 @@ func CheckDataset(path string) (DatasetReport, error) {
 // of every file, and the companion, must be the plan's byte for byte. It
 // works whatever files are missing.
 func (d *Dataset) Check(dir string) (DatasetReport, error) {
-	if d == nil || len(d.spec.Files) == 0 {
-		return DatasetReport{}, fmt.Errorf("%w: a zero Dataset, not made by NewDataset or ParseDataset", ErrPlan)
+	if d.unmade() {
+		return DatasetReport{}, errUnmade
 	}
 	c := &datasetChecker{dir: dir, path: dir, companion: d.spec.Companion}
 	var err error

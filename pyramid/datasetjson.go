@@ -94,8 +94,14 @@ type planeJSON struct {
 // MarshalJSON returns the plan as JSON, resolved (see Spec): the canonical
 // form the UUIDs derive from, which ParseDataset reads back into an equal
 // Dataset. json.MarshalIndent makes it readable; the UUIDs do not depend on
-// the layout of the JSON, only on what it says.
-func (d *Dataset) MarshalJSON() ([]byte, error) { return bytes.Clone(d.canonical), nil }
+// the layout of the JSON, only on what it says. A nil or zero Dataset has
+// no plan to give: it is ErrPlan.
+func (d *Dataset) MarshalJSON() ([]byte, error) {
+	if d.unmade() {
+		return nil, errUnmade
+	}
+	return bytes.Clone(d.canonical), nil
+}
 
 // marshal writes the resolved plan as compact JSON.
 func (d *Dataset) marshal() ([]byte, error) {

@@ -270,6 +270,9 @@ func (d *Dataset) WritePart(ctx context.Context, dir string, i int, opts PartOpt
 // opts.Replace is set. CreatePart's parts write it at Close; NewPart's do
 // not.
 func (d *Dataset) WriteCompanion(dir string, opts iohandle.Options) error {
+	if d.unmade() {
+		return errUnmade
+	}
 	if !d.spec.Companion {
 		return fmt.Errorf("%w: the dataset has no companion (DatasetSpec.Companion is false)", ErrOption)
 	}
