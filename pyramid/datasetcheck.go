@@ -642,6 +642,11 @@ func (c *datasetChecker) checkPlanes(k int, files []*checkFile) {
 		if f == nil {
 			continue // its file could not be named; a problem says so
 		}
+		if td.hasCount && td.count == 0 {
+			// Bio-Formats drops the image of such a TiffData.
+			c.problem(c.metaName, ErrPlane, "TiffData %d of image %d: PlaneCount 0 puts no plane", j, k)
+			continue
+		}
 		n := c.count(tiffRef{k, j}, f)
 		if n == 0 {
 			continue // a file that is missing, with a count that depends on it

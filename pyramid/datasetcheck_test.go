@@ -194,6 +194,12 @@ func TestCheckDatasetMetadataFaults(t *testing.T) {
 		kinds []error
 		want  []string
 	}{
+		// A PlaneCount of 0 is valid OME-XML (NonNegativeInt): a problem
+		// of its image, not a document the check gives up on.
+		{"a PlaneCount of 0", func(x string) string { return strings.Replace(x, image1, tiffData(0, 0, 1), 1) },
+			[]error{ErrWrongFile, ErrPlane, ErrMissingPlanes}, []string{"stack_1.ome.tif: IFDs 0 to 1 hold no plane of the dataset",
+				"stack.companion.ome: TiffData 0 of image 1: PlaneCount 0 puts no plane",
+				"stack.companion.ome: image 1: planes 0 to 1 (z=0 c=0 t=0 to z=1 c=0 t=0) in no TiffData"}},
 		{"IFDs beyond the file", func(x string) string { return strings.Replace(x, image1, tiffData(0, 3, 1), 1) },
 			[]error{ErrWrongFile, ErrPlane}, []string{"stack_1.ome.tif: has 2 IFDs; TiffData 0 of image 1 puts planes in IFDs 0 to 2",
 				"stack.companion.ome: TiffData 0 of image 1: 3 planes from z=0 c=0 t=0, in an image of 2 x 1 x 1"}},

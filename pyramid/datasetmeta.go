@@ -220,11 +220,10 @@ func (m *datasetMeta) tiffData(im *metaImage, attr func(string) (string, bool)) 
 		if !ok {
 			continue
 		}
-		least := 0
-		if f.name == "PlaneCount" {
-			least = 1
-		}
-		n, err := metaInt("TiffData@"+f.name, v, least)
+		// Every one is a NonNegativeInt: a PlaneCount of 0, which the
+		// schema allows and puts no plane, is a problem of its image
+		// (checkPlanes), not of the document.
+		n, err := metaInt("TiffData@"+f.name, v, 0)
 		if err != nil {
 			return err
 		}
