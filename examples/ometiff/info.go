@@ -248,7 +248,7 @@ func describeFile(w io.Writer, f *source.File, path string) {
 			}
 			fmt.Fprintf(w, "  JPEG tiles of %d x %d, encoded again in JPEG by convert (%s)\n", c.TileWidth, c.TileHeight, why)
 		}
-		for _, n := range append(slices.Clone(im.Notes), pixelNotes(im)...) {
+		for _, n := range im.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 		switch x, y := s.PhysicalSizeX > 0, s.PhysicalSizeY > 0; {

@@ -232,51 +232,17 @@ func (s *tiffSource) parts() []string {
 }
 
 // notePixels says what the mapping notes (source.File.Notes,
-// source.Image.Notes) and what pixelNotes says of each image.
+// source.Image.Notes: among them how the pixels are written where a viewer
+// could expect otherwise).
 func (s *tiffSource) notePixels(stderr io.Writer) {
 	for _, n := range s.file.Notes {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", convertName, s.name, n)
 	}
 	for i, im := range s.file.Images {
-		for _, n := range append(slices.Clone(im.Notes), pixelNotes(im)...) {
+		for _, n := range im.Notes {
 			fmt.Fprintf(stderr, "%s: %s: image %d: %s\n", convertName, s.name, s.number[i], n)
 		}
 	}
-}
-
-// pixelNotes says how an image's pixels are written where a viewer could
-// expect otherwise: stored white-is-zero (their values are kept, as
-// tifffile reads them (it stores bool masks so), and OME-TIFF readers
-// show them black-is-zero, inverted), inks (CMYK or others: channels),
-// 2- or 4-bit samples (as uint8), an ICC profile (not kept), an
-// Orientation (not applied). ometiff info says it too.
-func pixelNotes(im *source.Image) []string {
-	var out []string
-	if l, err := im.Planes[0].Page.Layout(); err == nil {
-		switch l.Photometric {
-		case tiff.PhotometricWhiteIsZero:
-			out = append(out, "stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted")
-		case tiff.PhotometricSeparated:
-			inks := "CMYK"
-			if v, ok := im.Planes[0].Page.Uint(tiff.TagInkSet); ok && v != 1 {
-				inks = fmt.Sprintf("%d inks, not CMYK", l.SamplesPerPixel)
-			}
-			out = append(out, fmt.Sprintf("stored as inks (PhotometricInterpretation 5, %s): its samples are kept as channels, not made RGB", inks))
-		}
-		if (l.BitsPerSample == 2 || l.BitsPerSample == 4) && l.Photometric != tiff.PhotometricPalette {
-			out = append(out, fmt.Sprintf("%d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them",
-				l.BitsPerSample, 1<<l.BitsPerSample-1))
-		}
-	}
-	if _, ok := im.Planes[0].Page.Field(tiff.TagICCProfile); ok {
-		out = append(out, "its ICC colour profile is not kept (OME has no field for it)")
-	}
-	// Microscopy readers (tifffile, Bio-Formats) give the pixels as
-	// stored, and so does the output; a photo viewer turns them.
-	if o, ok := im.Planes[0].Page.Uint(tiff.TagOrientation); ok && o > 1 {
-		out = append(out, fmt.Sprintf("Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", o))
-	}
-	return out
 }
 
 // loopNote says where the main chain of a file's directories loops back,

@@ -464,6 +464,9 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 	}
 	if err == nil {
 		m.checkCopies()
+		for _, im := range out.Images {
+			im.Notes = append(im.Notes, pixelNotes(im)...)
+		}
 	}
 	if err == nil {
 		err = m.boundText()
@@ -473,6 +476,43 @@ func newFile(f *tiff.File, description, name string, opts Options) (*File, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// pixelNotes says how an image's pixels are written where a viewer could
+// expect otherwise, and what of its first page no OME field carries: an
+// ICC profile, an orientation, white-is-zero or ink samples, samples of 2
+// or 4 bits.
+func pixelNotes(im *Image) []string {
+	if len(im.Planes) == 0 {
+		return nil
+	}
+	var out []string
+	page := im.Planes[0].Page
+	if l, err := page.Layout(); err == nil {
+		switch l.Photometric {
+		case tiff.PhotometricWhiteIsZero:
+			out = append(out, "stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted")
+		case tiff.PhotometricSeparated:
+			inks := "CMYK"
+			if v, ok := page.Uint(tiff.TagInkSet); ok && v != 1 {
+				inks = fmt.Sprintf("%d inks, not CMYK", l.SamplesPerPixel)
+			}
+			out = append(out, fmt.Sprintf("stored as inks (PhotometricInterpretation 5, %s): its samples are kept as channels, not made RGB", inks))
+		}
+		if (l.BitsPerSample == 2 || l.BitsPerSample == 4) && l.Photometric != tiff.PhotometricPalette {
+			out = append(out, fmt.Sprintf("%d-bit samples are written as uint8, their values as stored (0-%d), as tifffile reads them",
+				l.BitsPerSample, 1<<l.BitsPerSample-1))
+		}
+	}
+	if _, ok := page.Field(tiff.TagICCProfile); ok {
+		out = append(out, "its ICC colour profile is not kept (OME has no field for it)")
+	}
+	// Microscopy readers (tifffile, Bio-Formats) give the pixels as
+	// stored, and so does the output; a photo viewer turns them.
+	if o, ok := page.Uint(tiff.TagOrientation); ok && o > 1 {
+		out = append(out, fmt.Sprintf("Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", o))
+	}
+	return out
 }
 
 // maxCarriedText bounds the text of the images' names, descriptions,

@@ -1778,3 +1778,31 @@ func TestOMEShapeRefusedAsMetadata(t *testing.T) {
 	assert.ErrorIs(t, err, pyramid.ErrOMETooLarge)
 	assert.ErrorContains(t, err, "source: bad metadata: OME-XML: pyramid: OME-XML is too large (line 1): an element of more than 1024 attributes")
 }
+
+// TestPixelNotes: what a page holds that the output does not carry, or
+// writes otherwise than a viewer expects, is noted on its image, for a
+// library caller as for the command (which alone said it).
+func TestPixelNotes(t *testing.T) {
+	icc := func(b *ifd.Builder) { b.AddByte(tiff.TagICCProfile, 1, 2, 3, 4) }
+	tests := []struct {
+		name string
+		page testPage
+		want []string
+	}{
+		{"none", gray(8, 8), nil},
+		{"an ICC profile and an orientation", gray(8, 8, icc, short(tiff.TagOrientation, 6)), []string{
+			"its ICC colour profile is not kept (OME has no field for it)",
+			"Orientation 6 is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them"}},
+		{"white-is-zero", gray(8, 8, short(tiff.TagPhotometricInterpretation, tiff.PhotometricWhiteIsZero)), []string{
+			"stored white-is-zero (PhotometricInterpretation 0): its values are kept, so viewers show it inverted"}},
+		{"the default orientation", gray(8, 8, short(tiff.TagOrientation, 1)), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, err := mapPages(t, Options{}, tt.page)
+			require.NoError(t, err)
+			require.Len(t, f.Images, 1)
+			assert.Equal(t, tt.want, f.Images[0].Notes)
+		})
+	}
+}
