@@ -229,6 +229,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"PackBits run too long", tiff.CompressionPackBits, []byte{0x81, 7, 0x81, 7, 0x81, 7}, "more than 256"},
 		{"PackBits literal cut", tiff.CompressionPackBits, []byte{0x05, 1}, "past the end"},
 		{"PackBits run cut", tiff.CompressionPackBits, []byte{0xfe}, "without its byte"},
+		{"PackBits literal one byte short", tiff.CompressionPackBits, []byte{0x02, 1, 2}, "past the end"},
+		{"PackBits run one byte too long", tiff.CompressionPackBits, []byte{0x81, 7, 0x82, 7, 0xff, 7}, "more than 256"}, // 128 + 127 + 2
+		{"Deflate without its checksum", tiff.CompressionDeflate, func() []byte {
+			p := encoded(t, mustCodec(tiff.CompressionDeflate, 0), block)
+			return p[:len(p)-4]
+		}(), "Deflate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,6 +261,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"predictor 4", BlockFormat{Compression: tiff.CompressionLZW, Predictor: 4, Width: 1, Height: 1}, ErrPredictor},
 		{"12 bits", BlockFormat{Format: Format{BitsPerSample: 12}, Width: 1, Height: 1}, ErrFormat},
 		{"no width", BlockFormat{Height: 1}, ErrFormat},
+		{"no height", BlockFormat{Width: 1}, ErrFormat},
+		{"YCbCr JPEG of one sample", BlockFormat{Compression: tiff.CompressionJPEG, Photometric: tiff.PhotometricYCbCr, Width: 8, Height: 8}, ErrFormat},
 		{"overflowing block", BlockFormat{Format: Format{BitsPerSample: 64, SamplesPerPixel: 4}, Width: 1 << 31, Height: 1 << 31}, ErrFormat},
 		{"JPEGTables without SOI", BlockFormat{Compression: tiff.CompressionJPEG, JPEGTables: []byte{1, 2, 3, 4}, Width: 1, Height: 1}, ErrCorrupt},
 		{"JPEGTables of SOI alone", BlockFormat{Compression: tiff.CompressionJPEG, JPEGTables: []byte{0xff, 0xd8}, Width: 1, Height: 1}, ErrCorrupt},
@@ -734,8 +742,8 @@ func TestDecodePaddedLastStrip(t *testing.T) {
 // codec or by its JPEG frame header, before the block is allocated.
 func TestDecodeRefusesBeforeAllocating(t *testing.T) {
 	src := bytes.Repeat([]byte{0xff, 0xd8, 0x42, 0x00}, 256)
-	for _, c := range []uint16{tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionZstd,
-		tiff.CompressionPackBits, tiff.CompressionJPEG} {
+	for _, c := range []uint16{tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionDeflateOld,
+		tiff.CompressionZstd, tiff.CompressionPackBits, tiff.CompressionJPEG} {
 		d, err := NewDecoder(BlockFormat{Compression: c, Format: Format{BitsPerSample: 8, SamplesPerPixel: 1}, Width: 16384, Height: 16384})
 		require.NoError(t, err)
 		var before, after runtime.MemStats
