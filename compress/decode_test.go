@@ -754,3 +754,19 @@ func TestDecodeRefusesBeforeAllocating(t *testing.T) {
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "compression %d: %v", c, err)
 	}
 }
+
+// TestDecodePackBitsLargestExpansion: a PackBits stream of nothing but
+// runs of 128 bytes, the codec's largest expansion (64 bytes a stored
+// byte), decodes, however large its block: the bound that refuses streams
+// too short for their block before allocating it lets it through.
+func TestDecodePackBitsLargestExpansion(t *testing.T) {
+	for _, side := range []int{16, 256, 512, 1024} {
+		want := bytes.Repeat([]byte{0x5a}, side*side)
+		stored := bytes.Repeat([]byte{0x81, 0x5a}, len(want)/128)
+		d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionPackBits, Width: side, Height: side})
+		require.NoError(t, err)
+		got, err := d.Decode(nil, stored)
+		require.NoError(t, err, "%d x %d from %d bytes", side, side, len(stored))
+		assert.Equal(t, want, got, "%d x %d", side, side)
+	}
+}
