@@ -770,3 +770,62 @@ func TestDecodePackBitsLargestExpansion(t *testing.T) {
 		assert.Equal(t, want, got, "%d x %d", side, side)
 	}
 }
+
+// TestDecodeBilevelWidths decodes rows of 1-, 2- and 4-bit samples whose
+// bits end in every position of their last byte, the rest of which is
+// padding, and widths of a single sample.
+func TestDecodeBilevelWidths(t *testing.T) {
+	for _, tt := range []struct {
+		bits, width int
+		packed      []byte // two rows
+		want        []byte
+	}{
+		{1, 1, []byte{0x80, 0x7f}, []byte{1, 0}},
+		{1, 7, []byte{0b10101011, 0b01010101}, []byte{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}},
+		{1, 9, []byte{0xff, 0x80, 0x55, 0x7f}, []byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}},
+		{1, 17, []byte{0x00, 0x00, 0x80, 0xff, 0xff, 0x7f}, append(append(make([]byte, 16), 1), append(bytes.Repeat([]byte{1}, 16), 0)...)},
+		{2, 1, []byte{0xc0, 0x7f}, []byte{3, 1}},
+		{2, 5, []byte{0b11100100, 0b01111111, 0b00011011, 0b10111111}, []byte{3, 2, 1, 0, 1, 0, 1, 2, 3, 2}},
+		{4, 1, []byte{0xe0, 0x7f}, []byte{14, 7}},
+		{4, 3, []byte{0x12, 0x3f, 0xab, 0xcf}, []byte{1, 2, 3, 10, 11, 12}},
+	} {
+		d, err := NewDecoder(BlockFormat{Format: Format{BitsPerSample: tt.bits}, Width: tt.width, Height: 2})
+		require.NoError(t, err, "%d bits, %d wide", tt.bits, tt.width)
+		got, err := d.Decode(nil, tt.packed)
+		require.NoError(t, err, "%d bits, %d wide", tt.bits, tt.width)
+		assert.Equal(t, tt.want, got, "%d bits, %d wide", tt.bits, tt.width)
+	}
+}
+
+// TestDecodeIgnoredPredictors: a Predictor that libtiff ignores (any
+// predictor on uncompressed and PackBits blocks, 1 on every codec, of
+// whole-byte samples and of 1-bit ones) is accepted and leaves the
+// samples as stored.
+func TestDecodeIgnoredPredictors(t *testing.T) {
+	stored := []byte{1, 2, 3, 4, 0x80, 0x7f, 0xff, 0x01}
+	packBits := append([]byte{byte(len(stored) - 1)}, stored...)
+	lzw := encoded(t, mustCodec(tiff.CompressionLZW, 0), stored)
+	for _, tt := range []struct {
+		name        string
+		compression uint16
+		predictor   uint16
+		bits        int
+		src, want   []byte
+	}{
+		{"horizontal, uncompressed", tiff.CompressionNone, tiff.PredictorHorizontal, 8, stored, stored},
+		{"horizontal, PackBits", tiff.CompressionPackBits, tiff.PredictorHorizontal, 8, packBits, stored},
+		{"floating point, PackBits", tiff.CompressionPackBits, tiff.PredictorFloatingPoint, 8, packBits, stored},
+		{"none, LZW", tiff.CompressionLZW, tiff.PredictorNone, 8, lzw, stored},
+		{"1 bit, horizontal, uncompressed", tiff.CompressionNone, tiff.PredictorHorizontal, 1, stored[:2], []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0}},
+		{"1 bit, horizontal, PackBits", tiff.CompressionPackBits, tiff.PredictorHorizontal, 1, []byte{1, 1, 2}, []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0}},
+		{"1 bit, none, LZW", tiff.CompressionLZW, tiff.PredictorNone, 1, encoded(t, mustCodec(tiff.CompressionLZW, 0), stored[:2]), []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDecoder(BlockFormat{Compression: tt.compression, Predictor: tt.predictor, Format: Format{BitsPerSample: tt.bits}, Width: len(tt.want) / 2, Height: 2})
+			require.NoError(t, err)
+			got, err := d.Decode(nil, tt.src)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
