@@ -829,3 +829,89 @@ func TestDecodeIgnoredPredictors(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeJPEGLastStripRows: a last strip of rows rows stored as a frame
+// of every height from rows to the strips' height gives its first rows,
+// a frame of one row more included.
+func TestDecodeJPEGLastStripRows(t *testing.T) {
+	g := image.NewGray(image.Rect(0, 0, 16, 16))
+	for i := range g.Pix {
+		g.Pix[i] = byte(i * 3)
+	}
+	for _, tt := range []struct{ frame, rows int }{{16, 15}, {16, 8}, {9, 8}, {8, 7}, {2, 1}, {1, 1}} {
+		var b bytes.Buffer
+		require.NoError(t, jpeg.Encode(&b, g.SubImage(image.Rect(0, 0, 16, tt.frame)), &jpeg.Options{Quality: 100}))
+		d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 16, Height: 16})
+		require.NoError(t, err)
+		full, err := d.DecodeRows(nil, b.Bytes(), tt.frame)
+		require.NoError(t, err, "frame of %d rows", tt.frame)
+		got, err := d.DecodeRows(nil, b.Bytes(), tt.rows)
+		require.NoError(t, err, "frame of %d rows for %d", tt.frame, tt.rows)
+		assert.Equal(t, full[:tt.rows*16], got, "frame of %d rows for %d", tt.frame, tt.rows)
+	}
+}
+
+// TestDecodeJPEGRGBCoded: a block of Photometric RGB is RGB-coded whatever
+// its markers say: a stream without the Adobe marker, whose components
+// image/jpeg then takes for YCbCr, decodes to its R, G and B unconverted.
+func TestDecodeJPEGRGBCoded(t *testing.T) {
+	const w, h = 16, 16
+	src := testImage(w, h)
+	raw := make([]byte, 0, w*h*3)
+	for i := 0; i < len(src.Pix); i += 4 {
+		raw = append(raw, src.Pix[i:i+3]...)
+	}
+	enc, err := NewJPEG(Format{SamplesPerPixel: 3}, w, JPEGOptions{Quality: 95, Color: JPEGRGB})
+	require.NoError(t, err)
+	withAdobe, err := enc.Encode(nil, raw)
+	require.NoError(t, err)
+	// Without APP14, and with components 1, 2, 3 instead of 'R', 'G', 'B'.
+	require.Equal(t, []byte{0xff, jpegAPP14}, withAdobe[2:4])
+	plain := append([]byte{0xff, 0xd8}, withAdobe[4+(int(withAdobe[4])<<8|int(withAdobe[5])):]...)
+	plain = bytes.Replace(plain, []byte{'R', 0x11, 0, 'G', 0x11, 0, 'B', 0x11, 0}, []byte{1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0}, 1)
+	plain = bytes.Replace(plain, []byte{3, 'R', 0, 'G', 0, 'B', 0}, []byte{3, 1, 0, 2, 0, 3, 0}, 1)
+	require.NotContains(t, string(plain), "Adobe")
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Format: Format{SamplesPerPixel: 3}, Photometric: tiff.PhotometricRGB,
+		Width: w, Height: h, JPEGTables: enc.Tables()})
+	require.NoError(t, err)
+	for name, stream := range map[string][]byte{"with the Adobe marker": withAdobe, "without": plain} {
+		got, err := d.Decode(nil, stream)
+		require.NoError(t, err, name)
+		for i := range got {
+			require.InDelta(t, int(raw[i]), int(got[i]), 12, "%s: pixel %d sample %d", name, i/3, i%3)
+		}
+	}
+}
+
+// TestToRGBNarrowChroma: chroma planes of 1 or 2 samples a row (blocks
+// of up to 4 pixels, subsampled 2 across) are upsampled by repetition,
+// both ways, as libjpeg does, not by its triangular filter: the same
+// pixels as the block with its chroma repeated into a 4:4:4 image.
+func TestToRGBNarrowChroma(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, ratio := range []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio422} {
+		hs, vs := subsampling(ratio)
+		for w := 1; w <= 4; w++ {
+			for _, h := range []int{1, 2, 3, 4} {
+				m := image.NewYCbCr(image.Rect(0, 0, w, h), ratio)
+				for _, p := range [][]byte{m.Y, m.Cb, m.Cr} {
+					for i := range p {
+						p[i] = byte(r.Uint32())
+					}
+				}
+				full := image.NewYCbCr(m.Rect, image.YCbCrSubsampleRatio444)
+				copy(full.Y, m.Y)
+				for y := range h {
+					for x := range w {
+						full.Cb[y*full.CStride+x] = m.Cb[y/vs*m.CStride+x/hs]
+						full.Cr[y*full.CStride+x] = m.Cr[y/vs*m.CStride+x/hs]
+					}
+				}
+				got, want := make([]byte, 3*w*h), make([]byte, 3*w*h)
+				toRGB(got, m, true)
+				toRGB(want, full, true)
+				require.Equal(t, want, got, "%v, %d x %d", ratio, w, h)
+			}
+		}
+	}
+}
