@@ -915,3 +915,53 @@ func TestToRGBNarrowChroma(t *testing.T) {
 		}
 	}
 }
+
+// lzwCodes packs 9-bit LZW codes most significant bit first, as TIFF's LZW
+// stores the first 253 codes after a Clear.
+func lzwCodes(codes ...int) []byte {
+	var out []byte
+	acc, n := uint32(0), 0
+	for _, c := range codes {
+		acc, n = acc<<9|uint32(c), n+9
+		for ; n >= 8; n -= 8 {
+			out = append(out, byte(acc>>(n-8)))
+		}
+	}
+	if n > 0 {
+		out = append(out, byte(acc<<(8-n)))
+	}
+	return out
+}
+
+// TestDecodeLZWAfterTheBlock: an LZW stream is read up to its end code
+// even when its block is full: an invalid code or a literal after the
+// block's bytes is ErrCorrupt, not a stream cut where the block ends. A
+// stream without an end code decodes, as libtiff reads it.
+func TestDecodeLZWAfterTheBlock(t *testing.T) {
+	const clear, eoi = 256, 257
+	for _, tt := range []struct {
+		name   string
+		stream []byte
+		says   string // "" for the block's bytes, 0 and 1
+	}{
+		{"the block", lzwCodes(clear, 0, 1, eoi), ""},
+		{"no end code", lzwCodes(clear, 0, 1), ""},
+		{"a code not yet in the table after it", lzwCodes(clear, 0, 1, 300, eoi), "invalid code"},
+		{"the largest 9-bit code after it", lzwCodes(clear, 0, 1, 511, eoi), "invalid code"},
+		{"a literal after it", lzwCodes(clear, 0, 1, 2, eoi), "more than 2 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionLZW, Width: 2, Height: 1})
+			require.NoError(t, err)
+			got, err := d.Decode([]byte("x"), tt.stream)
+			if tt.says == "" {
+				require.NoError(t, err)
+				assert.Equal(t, []byte{'x', 0, 1}, got)
+				return
+			}
+			require.ErrorIs(t, err, ErrCorrupt)
+			assert.ErrorContains(t, err, tt.says)
+			assert.Equal(t, []byte("x"), got)
+		})
+	}
+}
