@@ -484,6 +484,8 @@ func TestFrameSize(t *testing.T) {
 		{"a segment past the end", cat(soi, []byte{0xff, 0xe1, 0x10, 0}), 0, 0, "of 4096 bytes"},
 		{"a short frame header", cat(soi, []byte{0xff, 0xc0, 0, 5, 8, 0, 1}), 0, 0, "frame header of 5 bytes"},
 		{"a cut marker", cat(soi, []byte{0xff, 0xe0, 0}), 0, 0, "cut short"},
+		{"a segment one byte past the end", cat(soi, []byte{0xff, 0xe0, 0, 4, 'a'}), 0, 0, "segment 0xe0 of 4 bytes"},
+		{"a frame header one byte past the end", cat(soi, sof[:len(sof)-1]), 0, 0, "segment 0xc2 of 11 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -636,6 +638,9 @@ func TestJPEGScanCount(t *testing.T) {
 		{"three, stopped one past a limit of 1", cat(sos, data, sos, data, sos, data), 1, 2},
 		{"a segment cut short", cat(sos, data, []byte{0xff, 0xda, 0x00}), 10, 1},
 		{"a length past the end", cat(sos, []byte{0xff, 0xe0, 0xff, 0xff}, sos), 10, 1},
+		{"a scan header's length, the stream's last bytes", cat(sos, data, []byte{0xff, 0xda, 0x00, 0x08}), 10, 2},
+		{"EOI stands alone", cat(sos, data, []byte{0xff, 0xd9}, sos, data), 10, 2},
+		{"SOI stands alone", cat([]byte{0xff, 0xd8}, sos, data), 10, 1},
 	} {
 		assert.Equal(t, c.want, scanCount(c.stream, c.limit), c.name)
 	}
