@@ -35,6 +35,10 @@ func TestCheckFraming(t *testing.T) {
 	assert.NoError(t, CheckFraming(tiff.CompressionNone, nil), "uncompressed blocks are not checked")
 	assert.NoError(t, CheckFraming(tiff.CompressionZstd, []byte{0x5e, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}), "a skippable frame")
 	assert.NoError(t, CheckFraming(tiff.CompressionLZW, []byte{0x00, 0x01, 0x08, 0x10}), "old-style LZW: Clear, least significant bits first")
+	assert.NoError(t, CheckFraming(tiff.CompressionJPEG, []byte{0xff, 0xd8, 0xff, 0xd9}), "the shortest JPEG stream")
+	for _, header := range [][]byte{{0x78, 0x01}, {0x78, 0xda}, {0x08, 0x1d}} { // windows of 32 KiB and 256 bytes
+		assert.NoError(t, CheckFraming(tiff.CompressionDeflate, append(header, 3, 0, 0, 0, 0, 1)), "zlib header % x", header)
+	}
 
 	header := []byte("II*\x00\x08\x00\x00\x00")
 	zeros := make([]byte, 64)
@@ -46,9 +50,15 @@ func TestCheckFraming(t *testing.T) {
 		{tiff.CompressionJPEG, header, "8 bytes starting 49 49 2a 00: no JPEG stream (no SOI marker)"},
 		{tiff.CompressionJPEG, streams[tiff.CompressionJPEG][:1], "no JPEG stream"},
 		{tiff.CompressionJPEG, streams[tiff.CompressionZstd], "no JPEG stream"},
+		{tiff.CompressionJPEG, []byte{0xff, 0xd8}, "2 bytes starting ff d8: no JPEG stream"},
+		{tiff.CompressionJPEG, []byte{0xff, 0xd8, 0xff}, "3 bytes starting ff d8 ff: no JPEG stream"},
 		{tiff.CompressionDeflate, header, "no zlib stream (Deflate)"},
 		{tiff.CompressionDeflate, streams[tiff.CompressionDeflate][:1], "1 bytes starting 78: no zlib stream"},
 		{tiff.CompressionDeflate, zeros, "64 bytes starting 00 00 00 00: no zlib stream"},
+		{tiff.CompressionDeflate, streams[tiff.CompressionDeflate][:7], "7 bytes starting 78"},
+		{tiff.CompressionDeflate, []byte{0x88, 0x1c, 3, 0, 0, 0, 0, 1}, "no zlib stream"}, // a window of 64 KiB
+		{tiff.CompressionDeflate, []byte{0x78, 0x20, 3, 0, 0, 0, 0, 1}, "no zlib stream"}, // a preset dictionary
+		{tiff.CompressionDeflate, []byte{0x78, 0x9d, 3, 0, 0, 0, 0, 1}, "no zlib stream"}, // a header 1 past a multiple of 31
 		{tiff.CompressionDeflateOld, streams[tiff.CompressionJPEG], "no zlib stream"},
 		{tiff.CompressionZstd, header, "no Zstandard frame"},
 		{tiff.CompressionZstd, streams[tiff.CompressionZstd][:3], "no Zstandard frame"},
@@ -74,6 +84,9 @@ func TestCheckJPEGTile(t *testing.T) {
 	err := CheckJPEGTile(stream, 16, 8, 1)
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "JPEG frame of 8 x 8 in a tile of 16 x 8")
+	err = CheckJPEGTile(stream, 8, 16, 1)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "JPEG frame of 8 x 8 in a tile of 8 x 16")
 	err = CheckJPEGTile(stream, 8, 8, 3)
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, "JPEG of 1 components in a tile of 3 samples per pixel")
