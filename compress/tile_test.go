@@ -218,11 +218,16 @@ func TestNewCodec(t *testing.T) {
 }
 
 // TestEmptyTile checks that every codec encodes an empty tile as a valid,
-// empty stream.
+// empty stream, which CheckFraming passes.
 func TestEmptyTile(t *testing.T) {
 	for _, codec := range testCodecs() {
 		t.Run(codecName(codec), func(t *testing.T) {
 			roundTrip(t, &TileEncoder{Codec: codec}, []byte{})
+			// And framed as the codec's streams are: an empty zlib stream,
+			// a Zstandard frame, Clear and the end code.
+			out, err := codec.Encode(nil, nil)
+			require.NoError(t, err)
+			assert.NoError(t, CheckFraming(codec.Compression(), out))
 		})
 	}
 }
@@ -353,4 +358,65 @@ func mustJPEG() *JPEG {
 		panic(err)
 	}
 	return j
+}
+
+// TestValidateBounds: the settings at the limits of the TIFF fields are
+// valid, and a predictor is refused on tiles stored unchanged, by a nil
+// codec or by NewCodec's None.
+func TestValidateBounds(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		encoder TileEncoder
+		want    error
+	}{
+		{"65535 samples a pixel", TileEncoder{Format: Format{SamplesPerPixel: maxSamplesPerPixel}}, nil},
+		{"65535 samples a pixel, predicted", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Format: Format{SamplesPerPixel: maxSamplesPerPixel}, Width: 1}, nil},
+		{"65536 samples a pixel", TileEncoder{Format: Format{SamplesPerPixel: maxSamplesPerPixel + 1}}, ErrFormat},
+		{"a width of 2^32 - 1", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Width: maxWidth}, nil},
+		{"a width of 2^32", TileEncoder{Codec: lzwCodec{}, Predictor: tiff.PredictorHorizontal, Width: maxWidth + 1}, ErrFormat},
+		{"a predictor with no codec", TileEncoder{Predictor: tiff.PredictorHorizontal, Width: 1}, ErrPredictor},
+		{"a predictor with None", TileEncoder{Codec: mustCodec(tiff.CompressionNone, 0), Predictor: tiff.PredictorHorizontal, Width: 1}, ErrPredictor},
+		{"a float predictor with None", TileEncoder{Codec: mustCodec(tiff.CompressionNone, 0), Predictor: tiff.PredictorFloatingPoint, Format: Format{BitsPerSample: 32, Float: true}, Width: 1}, ErrPredictor},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.encoder.Validate()
+			if tt.want == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, tt.want)
+			}
+		})
+	}
+	// The decoder takes as many samples.
+	_, err := NewDecoder(BlockFormat{Format: Format{SamplesPerPixel: maxSamplesPerPixel}, Width: 1, Height: 1})
+	assert.NoError(t, err)
+}
+
+// TestTileEncoderGrowingTiles predicts tiles one byte longer each time,
+// with one goroutine, so that each borrows the pooled scratch buffer the
+// one before returned, a byte too short for it: each is the horizontal
+// difference of its row.
+func TestTileEncoderGrowingTiles(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    Format
+	}{
+		{"8-bit", Format{}},
+		{"16-bit", Format{BitsPerSample: 16}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := max(tt.f.BitsPerSample/8, 1)
+			for width := 1; width <= 300; width++ {
+				src := make([]byte, width*n)
+				for i := range src {
+					src[i] = byte(i*i + width)
+				}
+				e := &TileEncoder{Codec: passThrough{}, Predictor: tiff.PredictorHorizontal, Format: tt.f, Width: width}
+				got, err := e.Encode(nil, src)
+				require.NoError(t, err, "width %d", width)
+				unpredict(got, tiff.PredictorHorizontal, tt.f, width)
+				require.Equal(t, src, got, "width %d", width)
+			}
+		})
+	}
 }
