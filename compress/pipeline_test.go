@@ -146,6 +146,35 @@ func TestPipelineDefaultBoundFollowsJobs(t *testing.T) {
 	require.NoError(t, p.Close())
 }
 
+// TestPipelineDefaultBound checks the default bound after jobs of each
+// size: the larger of 4 MiB and 2 x Workers x the largest job so far,
+// for jobs just past a quarter of 4 MiB and between a quarter and a half.
+func TestPipelineDefaultBound(t *testing.T) {
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		name    string
+		workers int
+		jobs    []int
+		want    int
+	}{
+		{"small jobs", 2, []int{256 << 10, mib}, 4 * mib},
+		{"a job of 1.5 MiB", 2, []int{3 * mib / 2}, 6 * mib},
+		{"a job of 1 MiB and a byte", 2, []int{mib + 1}, 4*mib + 4},
+		{"a smaller job after it", 2, []int{3 * mib / 2, mib}, 6 * mib},
+		{"four workers", 4, []int{768 << 10}, 6 * mib},
+		{"one worker more", 3, []int{mib}, 6 * mib},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := NewPipeline(context.Background(), Options{Workers: tt.workers, BatchBytes: 1}, nil)
+			for _, n := range tt.jobs {
+				require.NoError(t, p.Submit(noneCodec{}, make([]byte, n)))
+			}
+			assert.Equal(t, tt.want, p.maxInFlight)
+			require.NoError(t, p.Close())
+		})
+	}
+}
+
 // TestPipelineOversizedTile checks that a tile above MaxInFlightBytes still
 // goes through.
 func TestPipelineOversizedTile(t *testing.T) {
