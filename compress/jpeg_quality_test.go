@@ -42,13 +42,24 @@ func TestJPEGQuality(t *testing.T) {
 	assert.Equal(t, [2]any{70, true}, [2]any{q, exact}, "a stream with its tables")
 
 	tables := j.Tables()
+	values := bytes.Repeat([]byte{9}, 64)
+	dqt := func(n int, values []byte) []byte {
+		return append([]byte{0xff, 0xdb, byte(n >> 8), byte(n), 0}, values...)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	soi, eoi := []byte{0xff, 0xd8}, []byte{0xff, 0xd9}
+	_, _, err = JPEGQuality(cat(soi, dqt(67, values), eoi))
+	require.NoError(t, err, "a DQT of its own")
 	for name, bad := range map[string][]byte{
-		"empty":                nil,
-		"no SOI":               tables[2:],
-		"abbreviated tile":     tile,
-		"cut short":            tables[:30],
-		"tables without a DQT": append([]byte{0xff, 0xd8}, tables[bytes.Index(tables, []byte{0xff, 0xc4}):]...),
-		"16-bit table 0":       append([]byte{0xff, 0xd8, 0xff, 0xdb, 0, 131, 0x10}, make([]byte, 128)...),
+		"empty":                          nil,
+		"no SOI":                         tables[2:],
+		"abbreviated tile":               tile,
+		"cut short":                      tables[:30],
+		"tables without a DQT":           append([]byte{0xff, 0xd8}, tables[bytes.Index(tables, []byte{0xff, 0xc4}):]...),
+		"16-bit table 0":                 append([]byte{0xff, 0xd8, 0xff, 0xdb, 0, 131, 0x10}, make([]byte, 128)...),
+		"a DQT one value short":          cat(soi, dqt(66, values[:63]), eoi),
+		"a DQT one byte past the stream": cat(soi, dqt(67, values[:63])),
+		"a scan before the tables":       cat(soi, []byte{0xff, 0xda, 0, 8, 1, 1, 0, 0, 63, 0}, dqt(67, values), eoi),
 	} {
 		_, _, err := JPEGQuality(bad)
 		assert.ErrorIs(t, err, ErrCorrupt, name)
@@ -62,6 +73,32 @@ func TestJPEGQuality(t *testing.T) {
 	q, exact, err = JPEGQuality(custom)
 	require.NoError(t, err)
 	assert.Equal(t, [2]any{70, false}, [2]any{q, exact})
+}
+
+// TestJPEGQualityTie: a table as near the tables of two qualities, q and
+// q+1, and nearer them than any other's, reads as the lower, not exact.
+func TestJPEGQualityTie(t *testing.T) {
+	diff := func(a, b [64]int32) (d int) {
+		for k := range a {
+			d += int(max(a[k]-b[k], b[k]-a[k]))
+		}
+		return d
+	}
+	for _, q := range []int{38, 64, 71, 92} {
+		lower, upper := newJPEGQuant(&jpegLumaQuant, q).value, newJPEGQuant(&jpegLumaQuant, q+1).value
+		table := lower // the lower quality's values, then the upper's until halfway
+		for k := 0; k < 64 && diff(table, lower) < diff(table, upper); k++ {
+			table[k] = upper[k]
+		}
+		require.Equal(t, diff(table, lower), diff(table, upper), "a tie between %d and %d", q, q+1)
+		stream := []byte{0xff, 0xd8, 0xff, 0xdb, 0, 67, 0}
+		for k := range 64 {
+			stream = append(stream, byte(table[jpegZigzag[k]]))
+		}
+		got, exact, err := JPEGQuality(append(stream, 0xff, 0xd9))
+		require.NoError(t, err)
+		assert.Equal(t, [2]any{q, false}, [2]any{got, exact}, "a tie between %d and %d", q, q+1)
+	}
 }
 
 // FuzzJPEGQuality reads any bytes as a stream's tables: a quality from 1
