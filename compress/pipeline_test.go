@@ -534,6 +534,80 @@ func TestBufferPool(t *testing.T) {
 	assert.Len(t, b.get(0), 0)
 }
 
+// TestBufferPoolClasses: a buffer is reused for a length of its own
+// capacity class, when it is large enough, or of the class below, which it
+// always is; not for smaller lengths, nor larger than its capacity.
+func TestBufferPoolClasses(t *testing.T) {
+	for _, tt := range []struct {
+		capacity, n int
+		reused      bool
+	}{
+		{1000, 1000, true},
+		{1000, 600, true},  // the same class, 512..1023
+		{1000, 500, true},  // the class below, 256..511
+		{1000, 256, true},  // its smallest length
+		{1000, 255, false}, // two classes below
+		{1000, 1001, false},
+		{1024, 1024, true},
+		{1024, 512, true},
+		{1024, 511, false},
+	} {
+		b := bufferPool{limit: 1 << 20}
+		buf := make([]byte, tt.capacity)
+		b.put(buf)
+		got := b.get(tt.n)
+		assert.Len(t, got, tt.n)
+		assert.Equal(t, tt.reused, len(got) > 0 && &got[0] == &buf[0], "a buffer of %d for %d bytes", tt.capacity, tt.n)
+		if tt.reused {
+			assert.Equal(t, 0, b.bytes, "taken out of the pool")
+		}
+	}
+}
+
+// gatedEncoder waits for its gate to open, then fails with err, or stores
+// the tile unchanged if err is nil.
+type gatedEncoder struct {
+	gate chan struct{}
+	err  error
+}
+
+func (g *gatedEncoder) Encode(dst, src []byte) ([]byte, error) {
+	<-g.gate
+	if g.err != nil {
+		return dst, g.err
+	}
+	return append(dst, src...), nil
+}
+
+// countingEncoder stores tiles unchanged and counts them.
+type countingEncoder struct{ calls atomic.Int64 }
+
+func (c *countingEncoder) Encode(dst, src []byte) ([]byte, error) {
+	c.calls.Add(1)
+	return append(dst, src...), nil
+}
+
+// TestPipelineStopsEncoding: once an encoder fails, the workers encode no
+// more of the tiles queued: the one busy finishes its tile and exits.
+func TestPipelineStopsEncoding(t *testing.T) {
+	for _, queued := range []int{1, 8} {
+		boom := errors.New("boom")
+		failing, held := &gatedEncoder{gate: make(chan struct{}), err: boom}, &gatedEncoder{gate: make(chan struct{})}
+		rest := new(countingEncoder)
+		p := NewPipeline(context.Background(), Options{Workers: 2, BatchBytes: 1, MaxInFlightBytes: 1 << 20}, nil)
+		require.NoError(t, p.Submit(failing, p.Buffer(10)))
+		require.NoError(t, p.Submit(held, p.Buffer(10)))
+		for range queued {
+			require.NoError(t, p.Submit(rest, p.Buffer(10)))
+		}
+		close(failing.gate) // both workers are busy until now
+		require.Eventually(t, func() bool { return p.firstErr() != nil }, 10*time.Second, time.Millisecond)
+		close(held.gate)
+		require.ErrorIs(t, p.Close(), boom)
+		assert.Zero(t, rest.calls.Load(), "%d tiles queued behind the failure", queued)
+	}
+}
+
 // TestPipelineContextDoneUnannounced: a context done fails the pipeline
 // whether or not its callback has run, at every Workers: the next Submit
 // fails, and so does Close when it was done after the last tile.
