@@ -385,6 +385,55 @@ func TestJPEGErrors(t *testing.T) {
 	}
 }
 
+// TestJPEGLimits: tiles of 65500 pixels across and down, libjpeg's
+// largest, encode to a frame of that size in both builds; JPEGColor
+// values past the codings do not marshal.
+func TestJPEGLimits(t *testing.T) {
+	for _, tt := range []struct{ width, height int }{{65500, 1}, {1, 65500}, {65499, 2}} {
+		j, err := NewJPEG(Format{}, tt.width, JPEGOptions{})
+		require.NoError(t, err, "%d x %d", tt.width, tt.height)
+		tile, err := j.Encode(nil, make([]byte, tt.width*tt.height))
+		require.NoError(t, err, "%d x %d", tt.width, tt.height)
+		w, h, comps, err := frameSize(tile)
+		require.NoError(t, err)
+		assert.Equal(t, [3]int{tt.width, tt.height, 1}, [3]int{w, h, comps})
+	}
+	for _, c := range []JPEGColor{-1, 2, 3} {
+		_, err := c.MarshalText()
+		assert.ErrorIs(t, err, ErrFormat, "JPEGColor(%d)", int(c))
+	}
+	for c, want := range map[JPEGColor]string{JPEGYCbCr420: "ycbcr", JPEGRGB: "rgb"} {
+		text, err := c.MarshalText()
+		require.NoError(t, err)
+		assert.Equal(t, want, string(text))
+	}
+}
+
+// TestJPEGEntropyPadding: the entropy-coded data ends in the last bits of
+// the last block, padded with 1 bits to a byte and no further. A flat gray
+// block codes in 6 bits (DC difference 0: 00; EOB: 1010), so 1 to 4 of
+// them take 6 to 24 bits, the last a whole number of bytes.
+func TestJPEGEntropyPadding(t *testing.T) {
+	for _, tt := range []struct {
+		blocks int
+		data   []byte
+	}{
+		{1, []byte{0b00101011}},
+		{2, []byte{0b00101000, 0b10101111}},
+		{3, []byte{0b00101000, 0b10100010, 0b10111111}},
+		{4, []byte{0b00101000, 0b10100010, 0b10001010}},
+	} {
+		j, err := NewJPEG(Format{}, 8*tt.blocks, JPEGOptions{})
+		require.NoError(t, err)
+		tile, err := j.Encode(nil, bytes.Repeat([]byte{128}, 8*tt.blocks*8))
+		require.NoError(t, err)
+		sos := bytes.Index(tile, []byte{0xff, jpegSOS})
+		require.Positive(t, sos)
+		data := tile[sos+2+(int(tile[sos+2])<<8|int(tile[sos+3])):]
+		assert.Equal(t, append(tt.data, 0xff, jpegEOI), data, "%d blocks", tt.blocks)
+	}
+}
+
 // TestJPEGPartialMCU encodes tiles whose sizes are no multiple of the MCU:
 // the decoders must give back their size, and a flat tile must stay flat up
 // to its last row and column, which it would not if the encoder padded the
