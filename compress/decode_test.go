@@ -744,7 +744,8 @@ func TestDecodePaddedLastStrip(t *testing.T) {
 
 // TestDecodeRefusesBeforeAllocating: a stream of 1 KB for a block of
 // 16384 x 16384 (256 MiB) is refused, by the largest expansion of its
-// codec or by its JPEG frame header, before the block is allocated.
+// codec or by its JPEG frame header (missing, or a row too tall), before
+// the block is allocated.
 func TestDecodeRefusesBeforeAllocating(t *testing.T) {
 	src := bytes.Repeat([]byte{0xff, 0xd8, 0x42, 0x00}, 256)
 	for _, c := range []uint16{tiff.CompressionNone, tiff.CompressionLZW, tiff.CompressionDeflate, tiff.CompressionDeflateOld,
@@ -758,6 +759,18 @@ func TestDecodeRefusesBeforeAllocating(t *testing.T) {
 		assert.ErrorIs(t, err, ErrCorrupt, "compression %d", c)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "compression %d: %v", c, err)
 	}
+	// A JPEG frame header of the block's width and one row more than its
+	// height is refused from the header alone too.
+	d, err := NewDecoder(BlockFormat{Compression: tiff.CompressionJPEG, Width: 16384, Height: 16384})
+	require.NoError(t, err)
+	tall := []byte{0xff, 0xd8, 0xff, 0xc0, 0, 11, 8, 0x40, 0x01, 0x40, 0x00, 1, 1, 0x11, 0, 0xff, 0xd9}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = d.Decode(nil, tall)
+	runtime.ReadMemStats(&after)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.ErrorContains(t, err, "JPEG frame of 16384 x 16385 in a block of 16384 x 16384")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "a frame one row taller than the block: %v", err)
 }
 
 // TestDecodePackBitsLargestExpansion: a PackBits stream of nothing but
