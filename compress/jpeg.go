@@ -140,8 +140,10 @@ var ErrLibJPEG = errors.New("compress: libjpeg")
 // ometiff_turbo tag and cgo; it is nil in others.
 var jpegTurbo func(j *JPEG) jpegEngine
 
-// Limits of a JPEG frame: its width and height are 16-bit fields of SOF.
-const maxJPEGSide = 1<<16 - 1
+// Limits of a JPEG frame: SOF's 16-bit fields would hold 65535, but
+// libjpeg (JPEG_MAX_DIMENSION), and so libtiff, libvips, GDAL and this
+// package's libjpeg-turbo build, refuses frames past 65500 pixels.
+const maxJPEGSide = 65500
 
 // NewJPEG returns an encoder for tiles of width pixels of the samples
 // format f, which must be unsigned 8-bit with 1 (gray) or 3 (RGB)
@@ -222,7 +224,7 @@ func (j *JPEG) YCbCrSubSampling() []uint16 {
 
 // Encode appends the abbreviated JPEG stream of the tile src to dst. src
 // holds whole rows of the encoder's width, interleaved samples, and at
-// least one row and at most 65535; otherwise Encode returns ErrTileSize.
+// least one row and at most 65500; otherwise Encode returns ErrTileSize.
 func (j *JPEG) Encode(dst, src []byte) ([]byte, error) {
 	rowBytes := j.width * j.samples
 	height := len(src) / rowBytes

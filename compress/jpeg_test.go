@@ -386,7 +386,9 @@ func TestJPEGErrors(t *testing.T) {
 }
 
 // TestJPEGLimits: tiles of 65500 pixels across and down, libjpeg's
-// largest, encode to a frame of that size in both builds; JPEGColor
+// largest, encode to a frame of that size in both builds, and 65501 is
+// refused (65535 was encoded by image/jpeg, which libjpeg, and so
+// libtiff and libvips, does not read); JPEGColor
 // values past the codings do not marshal.
 func TestJPEGLimits(t *testing.T) {
 	for _, tt := range []struct{ width, height int }{{65500, 1}, {1, 65500}, {65499, 2}} {
@@ -402,6 +404,13 @@ func TestJPEGLimits(t *testing.T) {
 		_, err := c.MarshalText()
 		assert.ErrorIs(t, err, ErrFormat, "JPEGColor(%d)", int(c))
 	}
+	// One more is refused, in both builds: libjpeg reads no such frame.
+	_, err := NewJPEG(Format{}, 65501, JPEGOptions{})
+	assert.ErrorIs(t, err, ErrFormat)
+	j, err := NewJPEG(Format{}, 1, JPEGOptions{})
+	require.NoError(t, err)
+	_, err = j.Encode(nil, make([]byte, 65501))
+	assert.ErrorIs(t, err, ErrTileSize)
 	for c, want := range map[JPEGColor]string{JPEGYCbCr420: "ycbcr", JPEGRGB: "rgb"} {
 		text, err := c.MarshalText()
 		require.NoError(t, err)
