@@ -94,22 +94,22 @@ func rawSave(raw, path string, width, height int, options string) error {
 	return nil
 }
 
-// makeStrips writes the 8192 x 8192 RGB slide as libvips writes a striped
-// Deflate TIFF.
-func makeStrips(dir, path string) error {
-	raw, err := slide(dir, 1, 8192, 8192)
+// makeStrips writes the RGB slide, 8192 x 8192 by default, as libvips
+// writes a striped Deflate TIFF.
+func makeStrips(dir, path string, sz sizes) error {
+	raw, err := slide(dir, 1, sz.strips, sz.strips)
 	if err != nil {
 		return err
 	}
-	return rawSave(raw, path, 8192, 8192, "[compression=deflate]")
+	return rawSave(raw, path, sz.strips, sz.strips, "[compression=deflate]")
 }
 
-// makeSVS writes a 24576 x 16384 SVS-like slide: libvips's JPEG pyramid
-// at quality 70 in 240 x 240 tiles, then a label (LZW strips) and a macro
-// (JPEG strips) appended by tiffcp, with Aperio descriptions set by
-// tiffset.
-func makeSVS(dir, path string) error {
-	const w, h = 24576, 16384
+// makeSVS writes an SVS-like slide, 24576 x 16384 by default: libvips's
+// JPEG pyramid at quality 70 in 240 x 240 tiles, then a label (LZW strips)
+// and a macro (JPEG strips) appended by tiffcp, with Aperio descriptions
+// set by tiffset.
+func makeSVS(dir, path string, sz sizes) error {
+	w, h := sz.svsWidth, sz.svsHeight
 	raw, err := slide(dir, 1, w, h)
 	if err != nil {
 		return err
@@ -153,16 +153,18 @@ func makeSVS(dir, path string) error {
 	return nil
 }
 
-// makeHuge writes a 100,000 x 100,000 RGB JPEG BigTIFF in libvips's
-// default 128 x 128 tiles: a 10,000 x 10,000 slide replicated 10 x 10.
-func makeHuge(dir, path string) error {
-	raw, err := slide(dir, 1, 10000, 10000)
+// makeHuge writes a 100,000 x 100,000 (by default) RGB JPEG BigTIFF in
+// libvips's default 128 x 128 tiles: a 10,000 x 10,000 slide replicated
+// 10 x 10.
+func makeHuge(dir, path string, sz sizes) error {
+	base10 := sz.huge / 10
+	raw, err := slide(dir, 1, base10, base10)
 	if err != nil {
 		return err
 	}
 	base := filepath.Join(dir, "huge-base.v")
 	defer os.Remove(base)
-	if err := rawSave(raw, base, 10000, 10000, ""); err != nil {
+	if err := rawSave(raw, base, base10, base10, ""); err != nil {
 		return err
 	}
 	return sh("vips", "replicate", base, path+"[compression=jpeg,tile,bigtiff]", "10", "10")

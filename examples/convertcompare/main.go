@@ -16,6 +16,12 @@
 //	        a JPEG macro, an Aperio description) converted to LZW with the
 //	        horizontal predictor, against
 //	        vips tiffsave in.svs out.tif --tile --pyramid --subifd --compression lzw --predictor horizontal
+//	        the command the targets are set on, with which libvips reads
+//	        the slide through OpenSlide (openslideload, which libvips
+//	        prefers to tiffload for a slide it recognizes): 4 bands, RGBA,
+//	        and an RGBA pyramid written; and against libvips reading page 0
+//	        with tiffload, 3 bands (RGB) as ours reads it, written likewise:
+//	        vips tiffload in.svs 'out.tif[tile,pyramid,subifd,compression=lzw,predictor=horizontal]'
 //	strips  the 8192 x 8192 RGB slide as a striped Deflate TIFF (vips
 //	        tiffsave --compression deflate) converted likewise, against
 //	        vips tiffsave in.tif out.tif --tile --tile-width 256 --tile-height 256 --pyramid --subifd --compression lzw --predictor horizontal
@@ -23,8 +29,10 @@
 //	        through (the converter's default) and the levels computed
 //	        from the decoded slide, against libvips re-encoding it:
 //	        vips tiffsave in.svs out.tif --tile --tile-width 240 --tile-height 240 --pyramid --subifd --compression jpeg --Q 70
+//	        (OpenSlide, RGBA) and, through tiffload (RGB):
+//	        vips tiffload in.svs 'out.tif[tile,tile-width=240,tile-height=240,pyramid,subifd,compression=jpeg,Q=70]'
 //	copy-levels  the same with -copy-levels: the slide's own levels
-//	        copied too, nothing decoded; against the same command
+//	        copied too, nothing decoded; against the same commands
 //	huge    a 100,000 x 100,000 RGB JPEG BigTIFF (vips replicate of a
 //	        10,000 x 10,000 slide, vips tiffsave --compression jpeg --tile
 //	        --bigtiff) converted to LZW: ours only, for its peak memory,
@@ -33,7 +41,9 @@
 //
 // Our converter is given 256 x 256 tiles, LZW and the horizontal
 // predictor where libvips is, and halves the levels until one tile, the
-// same work as the libvips commands. The slides are internal/synth's RGB slide, generated
+// same work as the libvips commands. Each libvips command is a row of the
+// table, with the ratios of our wall and CPU time to its own; a workload's
+// target is on the ratio to its first command, the one of the issue. The slides are internal/synth's RGB slide, generated
 // before anything is timed, by this program re-run in a generator mode so
 // that the memory it held is not counted in a measured run's peak (Linux
 // gives a child the peak resident memory of the process it was forked
@@ -47,6 +57,9 @@
 //	                 directory, removed)
 //	-ometiff path    the ometiff program to measure (default: built from
 //	                 this module)
+//	-svs-size WxH    the SVS-like slide's size (default 24576x16384)
+//	-strips-size n   the striped TIFF's width and height (default 8192)
+//	-huge-size n     huge's width and height, a multiple of 10 (default 100000)
 //
 // The figures depend on the machine and on what else runs on it:
 // measure on a quiet machine. Times are reported; a peak memory past its
@@ -90,26 +103,61 @@ type config struct {
 	dir       string
 	keep      bool
 	ometiff   string
+	sizes     sizes
+}
+
+// sizes are the sizes of the inputs: the full ones by default, small ones
+// for a quick run.
+type sizes struct {
+	svsWidth, svsHeight int
+	strips              int
+	huge                int // a multiple of 10: a slide of a tenth, replicated
+}
+
+var fullSizes = sizes{svsWidth: 24576, svsHeight: 16384, strips: 8192, huge: 100000}
+
+// suffix is what the name of the input of a workload gets when its size
+// is not the full one, so that an input kept in -dir is reused only at
+// its size.
+func (sz sizes) suffix(input string) string {
+	switch {
+	case input == "svs" && (sz.svsWidth != fullSizes.svsWidth || sz.svsHeight != fullSizes.svsHeight):
+		return fmt.Sprintf("-%dx%d", sz.svsWidth, sz.svsHeight)
+	case input == "strips" && sz.strips != fullSizes.strips:
+		return fmt.Sprintf("-%d", sz.strips)
+	case input == "huge" && sz.huge != fullSizes.huge:
+		return fmt.Sprintf("-%d", sz.huge)
+	}
+	return ""
 }
 
 // workload is a conversion measured with both converters.
 type workload struct {
 	name string
 	// make writes the input at path into dir, untimed.
-	make func(dir, path string) error
+	make func(dir, path string, sz sizes) error
 	// ext is the input's extension.
 	ext string
 	// input names the input, when it is another workload's; "": its own.
 	input string
 	// flags are ometiff convert's flags.
 	flags []string
-	// peer is libvips's command, IN and OUT standing for the files; nil:
-	// ours only.
-	peer []string
-	// target is the largest ratio of our wall time to the peer's we aim
-	// for, and maxRSS our largest peak memory; 0: none.
+	// peers are libvips's commands, each a row of the table; none: ours
+	// only.
+	peers []peer
+	// target is the largest ratio of our wall time to the first peer's
+	// we aim for, and maxRSS our largest peak memory; 0: none.
 	target float64
 	maxRSS int64
+}
+
+// A peer is a libvips command measured beside ours.
+type peer struct {
+	// name labels its row.
+	name string
+	// argv is the command, IN standing for the input and OUT (alone or
+	// followed by libvips's options in brackets) for the output.
+	argv []string
 }
 
 // lzw are the flags converting to LZW with the horizontal predictor in
@@ -117,19 +165,39 @@ type workload struct {
 // source's tiles through.
 var lzw = []string{"-compression", "lzw", "-predictor", "horizontal", "-tile", "256"}
 
-// vipsJPEG70 re-encodes the SVS-like slide as libvips would copy it: a
-// JPEG Q70 SubIFD pyramid in the source's 240 x 240 tiles.
-var vipsJPEG70 = []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "240", "--tile-height", "240", "--pyramid", "--subifd",
-	"--compression", "jpeg", "--Q", "70"}
+// The names of the rows of libvips on the SVS-like slide: vips tiffsave
+// reads it through OpenSlide (openslideload, which libvips tries before
+// tiffload), as 4 bands, and writes RGBA; vips tiffload reads page 0 with
+// libtiff, as 3 bands, as ours does.
+const (
+	vipsOpenSlide = "libvips (OpenSlide, RGBA)"
+	vipsTiffload  = "libvips (tiffload, RGB)"
+)
+
+// svsLZW are the libvips commands converting the SVS-like slide to an LZW
+// pyramid: the issue's command (OpenSlide), then the same save from
+// tiffload, in libvips's default tiles as the issue's command has them.
+var svsLZW = []peer{
+	{vipsOpenSlide, []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--pyramid", "--subifd", "--compression", "lzw", "--predictor", "horizontal"}},
+	{vipsTiffload, []string{"vips", "tiffload", "IN", "OUT[tile,pyramid,subifd,compression=lzw,predictor=horizontal]"}},
+}
+
+// svsJPEG70 re-encode the SVS-like slide as libvips would copy it: a JPEG
+// Q70 SubIFD pyramid in the source's 240 x 240 tiles, read through
+// OpenSlide, then through tiffload.
+var svsJPEG70 = []peer{
+	{vipsOpenSlide, []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "240", "--tile-height", "240", "--pyramid", "--subifd",
+		"--compression", "jpeg", "--Q", "70"}},
+	{vipsTiffload, []string{"vips", "tiffload", "IN", "OUT[tile,tile-width=240,tile-height=240,pyramid,subifd,compression=jpeg,Q=70]"}},
+}
 
 var workloads = []workload{
-	{name: "svs", make: makeSVS, ext: ".svs", target: 0.45, maxRSS: 256 << 20, flags: lzw,
-		peer: []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--pyramid", "--subifd", "--compression", "lzw", "--predictor", "horizontal"}},
+	{name: "svs", make: makeSVS, ext: ".svs", target: 0.45, maxRSS: 256 << 20, flags: lzw, peers: svsLZW},
 	{name: "strips", make: makeStrips, ext: ".tif", target: 0.5, maxRSS: 128 << 20, flags: lzw,
-		peer: []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "256", "--tile-height", "256", "--pyramid", "--subifd",
-			"--compression", "lzw", "--predictor", "horizontal"}},
-	{name: "copy", make: makeSVS, ext: ".svs", input: "svs", target: 0.35, maxRSS: 256 << 20, peer: vipsJPEG70},
-	{name: "copy-levels", make: makeSVS, ext: ".svs", input: "svs", target: 0.05, maxRSS: 256 << 20, flags: []string{"-copy-levels"}, peer: vipsJPEG70},
+		peers: []peer{{"libvips", []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "256", "--tile-height", "256", "--pyramid", "--subifd",
+			"--compression", "lzw", "--predictor", "horizontal"}}}},
+	{name: "copy", make: makeSVS, ext: ".svs", input: "svs", target: 0.35, maxRSS: 256 << 20, peers: svsJPEG70},
+	{name: "copy-levels", make: makeSVS, ext: ".svs", input: "svs", target: 0.05, maxRSS: 256 << 20, flags: []string{"-copy-levels"}, peers: svsJPEG70},
 	{name: "huge", make: makeHuge, ext: ".tif", maxRSS: 256 << 20, flags: lzw},
 }
 
@@ -140,11 +208,21 @@ func run(args []string, stdout io.Writer) error {
 	fs.IntVar(&cfg.runs, "runs", 3, "measured `runs` of each converter")
 	fs.StringVar(&cfg.dir, "dir", "", "`folder` for the inputs (kept) and outputs; default: a temporary one")
 	fs.StringVar(&cfg.ometiff, "ometiff", "", "the ometiff `program` to measure; default: built from this module")
+	svsSize := fs.String("svs-size", fmt.Sprintf("%dx%d", fullSizes.svsWidth, fullSizes.svsHeight), "the SVS-like slide's `WxH`")
+	fs.IntVar(&cfg.sizes.strips, "strips-size", fullSizes.strips, "the striped TIFF's width and height")
+	fs.IntVar(&cfg.sizes.huge, "huge-size", fullSizes.huge, "huge's width and height, a multiple of 10")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if cfg.runs < 1 {
 		return fmt.Errorf("-runs %d: want at least 1", cfg.runs)
+	}
+	if n, err := fmt.Sscanf(*svsSize, "%dx%d", &cfg.sizes.svsWidth, &cfg.sizes.svsHeight); n != 2 || err != nil ||
+		cfg.sizes.svsWidth < 1 || cfg.sizes.svsHeight < 1 {
+		return fmt.Errorf("-svs-size %q: want WxH, both at least 1", *svsSize)
+	}
+	if cfg.sizes.strips < 1 || cfg.sizes.huge < 10 || cfg.sizes.huge%10 != 0 {
+		return fmt.Errorf("-strips-size %d, -huge-size %d: want at least 1, and a multiple of 10", cfg.sizes.strips, cfg.sizes.huge)
 	}
 	for _, name := range strings.Split(*list, ",") {
 		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == name }) {
@@ -169,7 +247,8 @@ func run(args []string, stdout io.Writer) error {
 			return fmt.Errorf("building ometiff (run from the module's root): %v: %s", err, out)
 		}
 	}
-	fmt.Fprintf(stdout, "%-8s %-8s %9s %9s %10s %10s %8s %s\n", "workload", "writer", "wall s", "cpu s", "peak MiB", "output MB", "wall/vips", "target")
+	fmt.Fprintf(stdout, "%-11s %-25s %8s %8s %9s %10s %13s %12s  %s\n", "workload", "writer", "wall s", "cpu s", "peak MiB", "output MB",
+		"ours/it wall", "ours/it cpu", "target")
 	var missed []string
 	for _, w := range workloads {
 		if !slices.Contains(cfg.workloads, w.name) {
@@ -209,45 +288,47 @@ type sample struct {
 }
 
 // measureWorkload makes the input (unless kept from before), runs ours and
-// the peer alternately, prints the medians and returns our peak memory,
-// the largest of the runs.
+// the peers in rounds, each once a round, prints the medians and returns
+// our peak memory, the largest of the runs.
 func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
-	in := filepath.Join(cfg.dir, cmp.Or(w.input, w.name)+w.ext)
+	in := filepath.Join(cfg.dir, cmp.Or(w.input, w.name)+cfg.sizes.suffix(cmp.Or(w.input, w.name))+w.ext)
 	if _, err := os.Stat(in); err != nil || !cfg.keep && w.input == "" {
 		fmt.Fprintf(os.Stderr, "making %s...\n", in)
-		if err := w.make(cfg.dir, in); err != nil {
+		if err := w.make(cfg.dir, in, cfg.sizes); err != nil {
 			return 0, err
 		}
 	}
 	ours := append(append([]string{cfg.ometiff, "convert", "-force"}, w.flags...), in, "OUT")
-	var mine, theirs []sample
+	var mine []sample
+	theirs := make([][]sample, len(w.peers))
 	for range cfg.runs {
 		s, err := measure(ours, filepath.Join(cfg.dir, "ours.ome.tif"))
 		if err != nil {
 			return 0, fmt.Errorf("ometiff: %w", err)
 		}
 		mine = append(mine, s)
-		if w.peer == nil {
-			continue
+		for i, p := range w.peers {
+			s, err = measure(substitute(p.argv, in), filepath.Join(cfg.dir, "peer.tif"))
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", p.name, err)
+			}
+			theirs[i] = append(theirs[i], s)
 		}
-		s, err = measure(substitute(w.peer, in), filepath.Join(cfg.dir, "peer.tif"))
-		if err != nil {
-			return 0, fmt.Errorf("vips: %w", err)
-		}
-		theirs = append(theirs, s)
 	}
 	m := median(mine)
-	ratio, target := "", ""
-	if w.peer != nil {
-		p := median(theirs)
-		ratio = fmt.Sprintf("%.2f", m.wall.Seconds()/p.wall.Seconds())
-		target = fmt.Sprintf("≤ %.2f", w.target)
-		defer printRow(stdout, w.name, "vips", p, "", "")
+	target := ""
+	if len(w.peers) > 0 {
+		target = fmt.Sprintf("wall ≤ %.2f of %s", w.target, w.peers[0].name)
 	}
 	if w.maxRSS > 0 {
-		target = strings.TrimSpace(target + fmt.Sprintf(" < %d MiB", w.maxRSS>>20))
+		target = strings.TrimPrefix(target+fmt.Sprintf("; peak < %d MiB", w.maxRSS>>20), "; ")
 	}
-	printRow(stdout, w.name, "ometiff", m, ratio, target)
+	printRow(stdout, w.name, "ometiff", m, "", "", target)
+	for i, p := range w.peers {
+		s := median(theirs[i])
+		printRow(stdout, w.name, p.name, s, fmt.Sprintf("%.2f", m.wall.Seconds()/s.wall.Seconds()),
+			fmt.Sprintf("%.2f", m.cpu.Seconds()/s.cpu.Seconds()), "")
+	}
 	peak := int64(0)
 	for _, s := range mine {
 		peak = max(peak, s.rss)
@@ -255,12 +336,15 @@ func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
 	return peak, nil
 }
 
-func printRow(w io.Writer, workload, writer string, s sample, ratio, target string) {
-	fmt.Fprintf(w, "%-8s %-8s %9.2f %9.2f %10.0f %10.1f %8s %s\n", workload, writer, s.wall.Seconds(), s.cpu.Seconds(),
-		float64(s.rss)/(1<<20), float64(s.size)/1e6, ratio, target)
+// printRow prints a row of the table: a writer's medians, and for a peer
+// the ratios of ours to them.
+func printRow(w io.Writer, workload, writer string, s sample, wallRatio, cpuRatio, target string) {
+	line := fmt.Sprintf("%-11s %-25s %8.2f %8.2f %9.0f %10.1f %13s %12s  %s", workload, writer, s.wall.Seconds(), s.cpu.Seconds(),
+		float64(s.rss)/(1<<20), float64(s.size)/1e6, wallRatio, cpuRatio, target)
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
 }
 
-// substitute replaces IN and OUT in a command with the files.
+// substitute replaces IN in a command with the input.
 func substitute(argv []string, in string) []string {
 	out := slices.Clone(argv)
 	for i, a := range out {
@@ -271,15 +355,22 @@ func substitute(argv []string, in string) []string {
 	return out
 }
 
+// substituteOut replaces OUT in a command with the output: OUT alone, or
+// followed by libvips's save options in brackets.
+func substituteOut(argv []string, out string) []string {
+	argv = slices.Clone(argv)
+	for i, a := range argv {
+		if a == "OUT" || strings.HasPrefix(a, "OUT[") {
+			argv[i] = out + strings.TrimPrefix(a, "OUT")
+		}
+	}
+	return argv
+}
+
 // measure runs argv, OUT standing for out, as a child process, and
 // returns its cost; the output is removed afterwards.
 func measure(argv []string, out string) (sample, error) {
-	argv = slices.Clone(argv)
-	for i, a := range argv {
-		if a == "OUT" {
-			argv[i] = out
-		}
-	}
+	argv = substituteOut(argv, out)
 	os.Remove(out)
 	defer os.Remove(out)
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -1,0 +1,106 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary act as the generator, as the program does
+// when it re-executes itself.
+func TestMain(m *testing.M) {
+	if job := os.Getenv(generateEnv); job != "" {
+		if err := generate(job, os.Args[1:]); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSVSPeers checks that every workload on the SVS-like slide measures
+// libvips both ways: the issue's command first (vips tiffsave, which reads
+// the slide through OpenSlide), then vips tiffload (RGB), with the same
+// save options.
+func TestSVSPeers(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		options  string // libvips's save options, as tiffload's output gets them
+	}{
+		{"svs", "[tile,pyramid,subifd,compression=lzw,predictor=horizontal]"},
+		{"copy", "[tile,tile-width=240,tile-height=240,pyramid,subifd,compression=jpeg,Q=70]"},
+		{"copy-levels", "[tile,tile-width=240,tile-height=240,pyramid,subifd,compression=jpeg,Q=70]"},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			w := find(t, tc.workload)
+			require.Len(t, w.peers, 2)
+			assert.Equal(t, vipsOpenSlide, w.peers[0].name)
+			assert.Equal(t, []string{"vips", "tiffsave", "IN", "OUT"}, w.peers[0].argv[:4], "the issue's command")
+			assert.Equal(t, vipsTiffload, w.peers[1].name)
+			assert.Equal(t, []string{"vips", "tiffload", "in.svs", "out.tif" + tc.options},
+				substituteOut(substitute(w.peers[1].argv, "in.svs"), "out.tif"))
+		})
+	}
+}
+
+// find returns the workload of the name.
+func find(t *testing.T, name string) workload {
+	t.Helper()
+	for _, w := range workloads {
+		if w.name == name {
+			return w
+		}
+	}
+	t.Fatalf("no workload %q", name)
+	return workload{}
+}
+
+// needTools skips the test unless the tools that make the inputs and the
+// peers are installed.
+func needTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"vips", "tiffcp", "tiffset", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+}
+
+// buildOmetiff builds the ometiff program into dir.
+func buildOmetiff(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "ometiff")
+	out, err := exec.Command("go", "build", "-o", bin, "../ometiff").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// TestRunSmallSVS runs the SVS-like workloads on a small slide: each has a
+// row for ours and one for each way libvips reads the slide.
+func TestRunSmallSVS(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	var stdout strings.Builder
+	err := run([]string{"-workloads", "svs,copy", "-runs", "1", "-svs-size", "600x400", "-dir", dir,
+		"-ometiff", buildOmetiff(t, t.TempDir())}, &stdout)
+	require.NoError(t, err, stdout.String())
+	for _, workload := range []string{"svs", "copy"} {
+		for _, writer := range []string{"ometiff", vipsOpenSlide, vipsTiffload} {
+			re := regexp.MustCompile(`(?m)^` + workload + ` +` + regexp.QuoteMeta(writer) + ` .*$`)
+			line := re.FindString(stdout.String())
+			require.NotEmpty(t, line, "no row for %s/%s in\n%s", workload, writer, stdout.String())
+			if writer != "ometiff" {
+				assert.Regexp(t, `\d+\.\d\d +\d+\.\d\d$`, line, "the ratios of ours to %s", writer)
+			}
+		}
+	}
+}
