@@ -69,7 +69,8 @@ func compare(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 }
 
 // run measures every writer that can do the workload, interleaving their
-// runs, then verifies our output and removes every output.
+// runs (see roundOrder), then verifies our output and removes every
+// output.
 func (c *comparison) run(wl workload) error {
 	raw, err := c.input(wl)
 	if err != nil {
@@ -77,7 +78,7 @@ func (c *comparison) run(wl workload) error {
 	}
 	entries := c.entries(wl, raw)
 	for run := 1; run <= c.cfg.runs; run++ {
-		for _, e := range entries {
+		for _, e := range roundOrder(run-1, entries) {
 			if err := c.ctx.Err(); err != nil {
 				return err
 			}
@@ -100,6 +101,18 @@ func (c *comparison) run(wl workload) error {
 		os.Remove(e.t.out)
 	}
 	return nil
+}
+
+// roundOrder returns the entries in the order round r (from 0) runs
+// them: as they are, ours first, in even rounds; ours after the peers in
+// odd ones, so that neither side always runs on a machine the other has
+// just warmed (or left writing back). Entries without ours stay as they
+// are.
+func roundOrder(r int, entries []entry) []entry {
+	if r%2 == 0 || len(entries) == 0 || entries[0].w.name != ours {
+		return entries
+	}
+	return append(slices.Clone(entries[1:]), entries[0])
 }
 
 // input generates the workload's raw input, untimed, unless an earlier

@@ -6,7 +6,9 @@
 // one run, and prints what each cost: wall time, CPU time (user +
 // system), peak resident memory, output size and OS write calls, as
 // medians of several runs, with ratios against libvips and against dd,
-// the floor of copying the raw bytes.
+// the floor of copying the raw bytes. The runs go in rounds, every writer
+// once a round, ours first in even rounds and after the peers in odd ones,
+// each run after a sync.
 //
 // Usage:
 //

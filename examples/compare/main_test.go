@@ -197,3 +197,39 @@ func TestRunJPEGWorkload(t *testing.T) {
 		assert.Contains(t, stdout, "slide-rgb-jpeg: vipsheader 300x300 uchar, 3 bands, srgb")
 	}
 }
+
+// TestRoundOrder checks that ours goes first in even rounds and after the
+// peers in odd ones.
+func TestRoundOrder(t *testing.T) {
+	names := func(es []entry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.w.name)
+		}
+		return out
+	}
+	entries := func(ws ...string) []entry {
+		var out []entry
+		for _, w := range ws {
+			out = append(out, entry{w: writer{name: w}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		round   int
+		entries []entry
+		want    []string
+	}{
+		{0, entries(ours, vips, dd), []string{ours, vips, dd}},
+		{1, entries(ours, vips, dd), []string{vips, dd, ours}},
+		{2, entries(ours, vips, dd), []string{ours, vips, dd}},
+		{3, entries(ours, vips), []string{vips, ours}},
+		{1, entries(ours), []string{ours}},
+		{1, entries(vips, dd), []string{vips, dd}},
+		{1, nil, nil},
+	} {
+		in := names(tc.entries)
+		assert.Equal(t, tc.want, names(roundOrder(tc.round, tc.entries)), "round %d of %v", tc.round, in)
+		assert.Equal(t, in, names(tc.entries), "the entries are left as they were")
+	}
+}

@@ -41,7 +41,11 @@
 //
 // Our converter is given 256 x 256 tiles, LZW and the horizontal
 // predictor where libvips is, and halves the levels until one tile, the
-// same work as the libvips commands. Each libvips command is a row of the
+// same work as the libvips commands. The runs go in rounds, each writer
+// once a round, ours first in even rounds and last in odd ones, each run
+// after a sync so that none pays for the writeback of the one before; the
+// table gives medians (the mean of the middle two for an even -runs).
+// Each libvips command is a row of the
 // table, with the ratios of our wall and CPU time to its own; a workload's
 // target is on the ratio to its first command, the one of the issue. The slides are internal/synth's RGB slide, generated
 // before anything is timed, by this program re-run in a generator mode so
@@ -288,8 +292,9 @@ type sample struct {
 }
 
 // measureWorkload makes the input (unless kept from before), runs ours and
-// the peers in rounds, each once a round, prints the medians and returns
-// our peak memory, the largest of the runs.
+// the peers in rounds, each once a round, ours first in even rounds and
+// last in odd ones, prints the medians and returns our peak memory, the
+// largest of the runs.
 func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
 	in := filepath.Join(cfg.dir, cmp.Or(w.input, w.name)+cfg.sizes.suffix(cmp.Or(w.input, w.name))+w.ext)
 	if _, err := os.Stat(in); err != nil || !cfg.keep && w.input == "" {
@@ -299,22 +304,27 @@ func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
 		}
 	}
 	ours := append(append([]string{cfg.ometiff, "convert", "-force"}, w.flags...), in, "OUT")
-	var mine []sample
-	theirs := make([][]sample, len(w.peers))
-	for range cfg.runs {
-		s, err := measure(ours, filepath.Join(cfg.dir, "ours.ome.tif"))
-		if err != nil {
-			return 0, fmt.Errorf("ometiff: %w", err)
-		}
-		mine = append(mine, s)
-		for i, p := range w.peers {
-			s, err = measure(substitute(p.argv, in), filepath.Join(cfg.dir, "peer.tif"))
+	// runners[0] is ours, then the peers; samples[i] are runners[i]'s.
+	runners := []peer{{"ometiff", ours}}
+	outs := []string{filepath.Join(cfg.dir, "ours.ome.tif")}
+	for _, p := range w.peers {
+		runners = append(runners, peer{p.name, substitute(p.argv, in)})
+		outs = append(outs, filepath.Join(cfg.dir, "peer.tif"))
+	}
+	samples := make([][]sample, len(runners))
+	for r := range cfg.runs {
+		for _, i := range roundOrder(r, len(runners)) {
+			// Every run starts with nothing left to write back: otherwise
+			// the kernel's writeback of the run before competes with it.
+			syscall.Sync()
+			s, err := measure(runners[i].argv, outs[i])
 			if err != nil {
-				return 0, fmt.Errorf("%s: %w", p.name, err)
+				return 0, fmt.Errorf("%s: %w", runners[i].name, err)
 			}
-			theirs[i] = append(theirs[i], s)
+			samples[i] = append(samples[i], s)
 		}
 	}
+	mine, theirs := samples[0], samples[1:]
 	m := median(mine)
 	target := ""
 	if len(w.peers) > 0 {
@@ -391,7 +401,23 @@ func measure(argv []string, out string) (sample, error) {
 	return s, nil
 }
 
-// median returns the median of each figure of the samples.
+// roundOrder returns the order in which round r (from 0) runs n runners,
+// ours being runner 0: ours first in even rounds, after the peers in odd
+// ones, so that neither side always runs on a machine the other has just
+// warmed (or left writing back).
+func roundOrder(r, n int) []int {
+	order := make([]int, 0, n)
+	for i := range n {
+		order = append(order, i)
+	}
+	if r%2 == 1 {
+		order = append(order[1:], 0)
+	}
+	return order
+}
+
+// median returns the median of each figure of the samples: the middle
+// value, or the mean of the two middle ones for an even count.
 func median(samples []sample) sample {
 	pick := func(f func(sample) int64) int64 {
 		v := make([]int64, len(samples))
@@ -399,7 +425,11 @@ func median(samples []sample) sample {
 			v[i] = f(s)
 		}
 		slices.Sort(v)
-		return v[len(v)/2]
+		n := len(v)
+		if n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[n/2]
 	}
 	return sample{
 		wall: time.Duration(pick(func(s sample) int64 { return int64(s.wall) })),

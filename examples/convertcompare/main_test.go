@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,5 +103,54 @@ func TestRunSmallSVS(t *testing.T) {
 				assert.Regexp(t, `\d+\.\d\d +\d+\.\d\d$`, line, "the ratios of ours to %s", writer)
 			}
 		}
+	}
+}
+
+// TestRoundOrder checks that ours (0) goes first in even rounds and after
+// the peers in odd ones.
+func TestRoundOrder(t *testing.T) {
+	for _, tc := range []struct {
+		round, runners int
+		want           []int
+	}{
+		{0, 1, []int{0}},
+		{1, 1, []int{0}},
+		{0, 2, []int{0, 1}},
+		{1, 2, []int{1, 0}},
+		{0, 3, []int{0, 1, 2}},
+		{1, 3, []int{1, 2, 0}},
+		{2, 3, []int{0, 1, 2}},
+		{5, 3, []int{1, 2, 0}},
+	} {
+		assert.Equal(t, tc.want, roundOrder(tc.round, tc.runners), "round %d of %d runners", tc.round, tc.runners)
+	}
+}
+
+// TestMedian checks the median of odd and even counts: the mean of the two
+// middle values for an even one.
+func TestMedian(t *testing.T) {
+	sec := func(s ...float64) []sample {
+		var out []sample
+		for _, v := range s {
+			out = append(out, sample{wall: time.Duration(v * float64(time.Second)), rss: int64(v * 10)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+		want    time.Duration
+		rss     int64
+	}{
+		{"one", sec(3), 3 * time.Second, 30},
+		{"odd", sec(5, 1, 3), 3 * time.Second, 30},
+		{"even", sec(4, 1, 2, 8), 3 * time.Second, 30},
+		{"two", sec(1, 2), 1500 * time.Millisecond, 15},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := median(tc.samples)
+			assert.Equal(t, tc.want, m.wall)
+			assert.Equal(t, tc.rss, m.rss)
+		})
 	}
 }

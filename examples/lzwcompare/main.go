@@ -17,7 +17,8 @@
 // The output size of a tiffcp row is its whole file (tiles, header and
 // directory), of a package compress row the sum of the encoded tiles.
 //
-// Each timing is the median of -runs rounds; every round runs every
+// Each timing is the median of -runs rounds (the mean of the middle two
+// for an even count); every round runs every
 // compressor once, so that background load spreads over all of them.
 //
 // It then checks that libtiff decodes our LZW tiles: it writes them as a
@@ -219,10 +220,16 @@ func tiffcp(in, out, arg string, tile int) (int64, error) {
 	return st.Size(), nil
 }
 
+// median returns the median of d: the middle value, or the mean of the
+// two middle ones for an even count.
 func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
-	return s[len(s)/2]
+	n := len(s)
+	if n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[n/2]
 }
 
 func printTable(results []result, raw int64) {
