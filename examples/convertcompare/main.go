@@ -45,6 +45,12 @@
 // once a round, ours first in even rounds and last in odd ones, each run
 // after a sync so that none pays for the writeback of the one before; the
 // table gives medians (the mean of the middle two for an even -runs).
+// After each run, the output's structure (not its pixels) is read with
+// package tiff: its first page must be tiled, of the input's size, with the
+// samples per pixel the writer makes (3, or 4 when libvips writes the RGBA
+// OpenSlide gives it as LZW) and the pyramid's levels in SubIFDs, halving
+// until one fits in a tile (ours rounding up, libvips down; with
+// -copy-levels, the input's levels); anything else fails the comparison.
 // Each libvips command is a row of the
 // table, with the ratios of our wall and CPU time to its own; a workload's
 // target is on the ratio to its first command, the one of the issue. The slides are internal/synth's RGB slide, generated
@@ -84,6 +90,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ometiff-go/ometiff/tiff"
 )
 
 func main() {
@@ -146,6 +154,11 @@ type workload struct {
 	input string
 	// flags are ometiff convert's flags.
 	flags []string
+	// tile is the tile size of our output's levels.
+	tile int
+	// copyLevels says that ours copies the input's levels: its output
+	// has as many as the input's main pyramid, not as halving gives.
+	copyLevels bool
 	// peers are libvips's commands, each a row of the table; none: ours
 	// only.
 	peers []peer
@@ -162,6 +175,11 @@ type peer struct {
 	// argv is the command, IN standing for the input and OUT (alone or
 	// followed by libvips's options in brackets) for the output.
 	argv []string
+	// samples are the samples per pixel of its output: 4 (RGBA) when
+	// libvips reads the slide through OpenSlide and writes LZW, 3
+	// otherwise (JPEG has no alpha: libvips drops it); tile is the
+	// output's tile size.
+	samples, tile int
 }
 
 // lzw are the flags converting to LZW with the horizontal predictor in
@@ -182,8 +200,8 @@ const (
 // pyramid: the issue's command (OpenSlide), then the same save from
 // tiffload, in libvips's default tiles as the issue's command has them.
 var svsLZW = []peer{
-	{vipsOpenSlide, []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--pyramid", "--subifd", "--compression", "lzw", "--predictor", "horizontal"}},
-	{vipsTiffload, []string{"vips", "tiffload", "IN", "OUT[tile,pyramid,subifd,compression=lzw,predictor=horizontal]"}},
+	{vipsOpenSlide, []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--pyramid", "--subifd", "--compression", "lzw", "--predictor", "horizontal"}, 4, 128},
+	{vipsTiffload, []string{"vips", "tiffload", "IN", "OUT[tile,pyramid,subifd,compression=lzw,predictor=horizontal]"}, 3, 128},
 }
 
 // svsJPEG70 re-encode the SVS-like slide as libvips would copy it: a JPEG
@@ -191,18 +209,19 @@ var svsLZW = []peer{
 // OpenSlide, then through tiffload.
 var svsJPEG70 = []peer{
 	{vipsOpenSlide, []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "240", "--tile-height", "240", "--pyramid", "--subifd",
-		"--compression", "jpeg", "--Q", "70"}},
-	{vipsTiffload, []string{"vips", "tiffload", "IN", "OUT[tile,tile-width=240,tile-height=240,pyramid,subifd,compression=jpeg,Q=70]"}},
+		"--compression", "jpeg", "--Q", "70"}, 3, 240}, // JPEG drops the alpha
+	{vipsTiffload, []string{"vips", "tiffload", "IN", "OUT[tile,tile-width=240,tile-height=240,pyramid,subifd,compression=jpeg,Q=70]"}, 3, 240},
 }
 
 var workloads = []workload{
-	{name: "svs", make: makeSVS, ext: ".svs", target: 0.45, maxRSS: 256 << 20, flags: lzw, peers: svsLZW},
-	{name: "strips", make: makeStrips, ext: ".tif", target: 0.5, maxRSS: 128 << 20, flags: lzw,
+	{name: "svs", make: makeSVS, ext: ".svs", target: 0.45, maxRSS: 256 << 20, flags: lzw, tile: 256, peers: svsLZW},
+	{name: "strips", make: makeStrips, ext: ".tif", target: 0.5, maxRSS: 128 << 20, flags: lzw, tile: 256,
 		peers: []peer{{"libvips", []string{"vips", "tiffsave", "IN", "OUT", "--tile", "--tile-width", "256", "--tile-height", "256", "--pyramid", "--subifd",
-			"--compression", "lzw", "--predictor", "horizontal"}}}},
-	{name: "copy", make: makeSVS, ext: ".svs", input: "svs", target: 0.35, maxRSS: 256 << 20, peers: svsJPEG70},
-	{name: "copy-levels", make: makeSVS, ext: ".svs", input: "svs", target: 0.05, maxRSS: 256 << 20, flags: []string{"-copy-levels"}, peers: svsJPEG70},
-	{name: "huge", make: makeHuge, ext: ".tif", maxRSS: 256 << 20, flags: lzw},
+			"--compression", "lzw", "--predictor", "horizontal"}, 3, 256}}},
+	{name: "copy", make: makeSVS, ext: ".svs", input: "svs", target: 0.35, maxRSS: 256 << 20, tile: 240, peers: svsJPEG70},
+	{name: "copy-levels", make: makeSVS, ext: ".svs", input: "svs", target: 0.05, maxRSS: 256 << 20, flags: []string{"-copy-levels"}, tile: 240,
+		copyLevels: true, peers: svsJPEG70},
+	{name: "huge", make: makeHuge, ext: ".tif", maxRSS: 256 << 20, flags: lzw, tile: 256},
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -304,12 +323,23 @@ func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
 		}
 	}
 	ours := append(append([]string{cfg.ometiff, "convert", "-force"}, w.flags...), in, "OUT")
+	src, err := readInput(in)
+	if err != nil {
+		return 0, fmt.Errorf("reading the input: %w", err)
+	}
 	// runners[0] is ours, then the peers; samples[i] are runners[i]'s.
-	runners := []peer{{"ometiff", ours}}
+	// Each output must have the samples and levels wanted[i].
+	levels := pyramidLevels(src.width, src.height, w.tile, true)
+	if w.copyLevels {
+		levels = src.levels
+	}
+	runners := []peer{{"ometiff", ours, 3, w.tile}}
 	outs := []string{filepath.Join(cfg.dir, "ours.ome.tif")}
+	wanted := []shape{{src.width, src.height, 3, w.tile, levels}}
 	for _, p := range w.peers {
-		runners = append(runners, peer{p.name, substitute(p.argv, in)})
+		runners = append(runners, peer{p.name, substitute(p.argv, in), p.samples, p.tile})
 		outs = append(outs, filepath.Join(cfg.dir, "peer.tif"))
+		wanted = append(wanted, shape{src.width, src.height, p.samples, p.tile, pyramidLevels(src.width, src.height, p.tile, false)})
 	}
 	samples := make([][]sample, len(runners))
 	for r := range cfg.runs {
@@ -317,7 +347,7 @@ func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
 			// Every run starts with nothing left to write back: otherwise
 			// the kernel's writeback of the run before competes with it.
 			syscall.Sync()
-			s, err := measure(runners[i].argv, outs[i])
+			s, err := measure(runners[i].argv, outs[i], wanted[i])
 			if err != nil {
 				return 0, fmt.Errorf("%s: %w", runners[i].name, err)
 			}
@@ -377,9 +407,10 @@ func substituteOut(argv []string, out string) []string {
 	return argv
 }
 
-// measure runs argv, OUT standing for out, as a child process, and
-// returns its cost; the output is removed afterwards.
-func measure(argv []string, out string) (sample, error) {
+// measure runs argv, OUT standing for out, as a child process, checks
+// that its output has the shape wanted, and returns its cost; the output
+// is removed afterwards.
+func measure(argv []string, out string, want shape) (sample, error) {
 	argv = substituteOut(argv, out)
 	os.Remove(out)
 	defer os.Remove(out)
@@ -398,7 +429,90 @@ func measure(argv []string, out string) (sample, error) {
 		return s, errors.New("no output")
 	}
 	s.size = fi.Size()
+	if err := checkOutput(out, want); err != nil {
+		return s, fmt.Errorf("wrong output: %w", err)
+	}
 	return s, nil
+}
+
+// A shape is what an output must be: its level 0's size, its samples per
+// pixel, its tile size and its number of levels (level 0 and its SubIFDs).
+type shape struct {
+	width, height, samples, tile, levels int
+}
+
+// checkOutput reads the structure of the TIFF at path, not its pixels,
+// and returns an error unless its first page has the shape wanted.
+func checkOutput(path string, want shape) error {
+	f, err := tiff.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if len(f.Pages) == 0 {
+		return errors.New("no page")
+	}
+	p := f.Pages[0]
+	l, err := p.Layout()
+	if err != nil {
+		return fmt.Errorf("page 0: %w", err)
+	}
+	got := shape{l.Width, l.Height, l.SamplesPerPixel, l.BlockWidth, 1 + len(p.SubIFDs)}
+	if !l.Tiled {
+		got.tile = 0
+	}
+	if got != want {
+		return fmt.Errorf("page 0 is %dx%d, %d samples, %d-pixel tiles, %d levels; want %dx%d, %d samples, %d-pixel tiles, %d levels",
+			got.width, got.height, got.samples, got.tile, got.levels, want.width, want.height, want.samples, want.tile, want.levels)
+	}
+	return nil
+}
+
+// pyramidLevels counts the levels of a pyramid of width x height in tiles
+// of tile pixels: each level half the one before until one fits in a
+// tile, halved rounding up (ours) or down (libvips).
+func pyramidLevels(width, height, tile int, roundUp bool) int {
+	n := 1
+	for width > tile || height > tile {
+		if roundUp {
+			width, height = (width+1)/2, (height+1)/2
+		} else {
+			width, height = width/2, height/2
+		}
+		n++
+	}
+	return n
+}
+
+// input is what the comparison needs to know of an input: its first
+// page's size and the levels of its main pyramid (the pages of the main
+// chain that are not an SVS's label or macro).
+type input struct {
+	width, height, levels int
+}
+
+// readInput reads the structure of the input at path.
+func readInput(path string) (input, error) {
+	f, err := tiff.Open(path)
+	if err != nil {
+		return input{}, err
+	}
+	defer f.Close()
+	if len(f.Pages) == 0 {
+		return input{}, errors.New("no page")
+	}
+	l, err := f.Pages[0].Layout()
+	if err != nil {
+		return input{}, err
+	}
+	in := input{width: l.Width, height: l.Height}
+	for _, p := range f.Pages {
+		if d := p.Description(); strings.Contains(d, "\nlabel ") || strings.Contains(d, "\nmacro ") {
+			continue
+		}
+		in.levels++
+	}
+	return in, nil
 }
 
 // roundOrder returns the order in which round r (from 0) runs n runners,

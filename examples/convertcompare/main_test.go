@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ometiff-go/ometiff/iohandle"
+	"github.com/ometiff-go/ometiff/pyramid"
 )
 
 // TestMain lets the test binary act as the generator, as the program does
@@ -152,5 +156,78 @@ func TestMedian(t *testing.T) {
 			assert.Equal(t, tc.want, m.wall)
 			assert.Equal(t, tc.rss, m.rss)
 		})
+	}
+}
+
+// writePyramid writes an RGB (or gray) pyramid of width x height in tiles
+// of tile pixels with package pyramid, and returns its path.
+func writePyramid(t *testing.T, width, height, samples, tile int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.ome.tif")
+	h, err := iohandle.Create(path, iohandle.Options{Replace: true, NoSync: true})
+	require.NoError(t, err)
+	defer h.Close()
+	w, err := pyramid.New(h, pyramid.Options{TileSize: tile})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: width, SizeY: height, SizeZ: 1, SizeC: 1, PixelType: pyramid.Uint8, SamplesPerPixel: samples})
+	require.NoError(t, err)
+	require.NoError(t, im.ReadPlanes(bytes.NewReader(make([]byte, width*height*samples))))
+	require.NoError(t, w.Close())
+	return path
+}
+
+// TestCheckOutput checks an output's structure against the shape wanted.
+func TestCheckOutput(t *testing.T) {
+	rgb := writePyramid(t, 600, 400, 3, 128)
+	gray := writePyramid(t, 600, 400, 1, 128)
+	notTIFF := filepath.Join(t.TempDir(), "out.tif")
+	require.NoError(t, os.WriteFile(notTIFF, []byte("not a TIFF at all"), 0o644))
+	want := shape{width: 600, height: 400, samples: 3, tile: 128, levels: 4}
+	for _, tc := range []struct {
+		name  string
+		path  string
+		want  shape
+		error string // "": none
+	}{
+		{"right", rgb, want, ""},
+		{"samples", gray, want, "1 samples"},
+		{"rgba wanted", rgb, shape{600, 400, 4, 128, 4}, "3 samples"},
+		{"levels", rgb, shape{600, 400, 3, 128, 5}, "4 levels; want"},
+		{"size", rgb, shape{601, 400, 3, 128, 4}, "page 0 is 600x400"},
+		{"tile", rgb, shape{600, 400, 3, 256, 4}, "128-pixel tiles"},
+		{"not a TIFF", notTIFF, want, "tiff"},
+		{"missing", filepath.Join(t.TempDir(), "none.tif"), want, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkOutput(tc.path, tc.want)
+			if tc.error == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tc.error)
+			}
+		})
+	}
+}
+
+// TestPyramidLevels checks the count of levels halving until one fits in
+// a tile, rounding up (ours) and down (libvips, whose 1023 x 515 slide
+// has levels 511 x 257 and 255 x 128).
+func TestPyramidLevels(t *testing.T) {
+	for _, tc := range []struct {
+		width, height, tile int
+		roundUp             bool
+		want                int
+	}{
+		{2400, 1600, 128, false, 6},
+		{2400, 1600, 256, true, 5},
+		{24576, 16384, 240, true, 8},
+		{8192, 8192, 256, true, 6},
+		{1024, 1024, 256, false, 3},
+		{1023, 515, 256, false, 3},
+		{513, 100, 256, false, 2},
+		{513, 100, 256, true, 3},
+		{100, 100, 256, true, 1},
+	} {
+		assert.Equal(t, tc.want, pyramidLevels(tc.width, tc.height, tc.tile, tc.roundUp), "%+v", tc)
 	}
 }
