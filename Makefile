@@ -65,9 +65,10 @@ turbo:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -tags ometiff_turbo ./compress/
 	CGO_ENABLED=1 GOTOOLCHAIN=$(FUZZ_TOOLCHAIN) $(GO) test -tags ometiff_turbo -run '^$$' -fuzz '^FuzzDecodeJPEG$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) ./compress/
 
-# The workloads (slide, stack, huge; see examples/compare) written by this
-# library and by the peers installed here (libvips, tifffile, GDAL, dd),
-# side by side; about 9 minutes.
+# The slide and stack workloads (every one but huge, which `make huge`
+# runs; see examples/compare) written by this library and by the peers
+# installed here (libvips, tifffile, GDAL, dd), side by side; about 9
+# minutes.
 compare:
 	$(GO) run ./examples/compare -runs 3 -strace
 

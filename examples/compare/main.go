@@ -42,10 +42,11 @@
 // GDAL a VRT over the raw file, tifffile and dd the raw file. Every
 // measured run is a child process, so its times and peak memory come from
 // its own rusage: our writer runs as this program re-executed in a worker
-// mode, which reads the raw input into memory (advised to use huge pages,
-// as numpy does for tifffile), writes it with package pyramid (without
-// fsync, like the peers) and prints the write calls its output handle
-// made; for huge it generates the bands as it goes. The peers' write calls are the kernel's count of
+// mode, which streams the raw input from its file into package pyramid
+// (Image.ReadPlanes, in bands: its memory does not grow with the image, as
+// libvips and GDAL stream theirs), writes without fsync, like the peers,
+// and prints the write calls its output handle made; for huge it
+// generates the bands as it goes. The peers' write calls are the kernel's count of
 // their write system calls. The peers are:
 //
 //	vips tiffsave IN.v OUT --tile --tile-width 256 --tile-height 256 --pyramid --subifd --compression lzw
