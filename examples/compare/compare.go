@@ -51,6 +51,9 @@ func compare(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if err := checkLauncher(dir); err != nil {
+		return err
+	}
 	installed, skipped := findWriters(cfg.python, dir)
 	// Our output is verified with every reader installed, asked to run or not.
 	writers := slices.DeleteFunc(slices.Clone(installed), func(w writer) bool { return w.name != ours && !slices.Contains(cfg.peers, w.name) })

@@ -40,8 +40,11 @@
 // raw files in a temporary directory; each peer gets them in a form it
 // loads cheaply, made untimed too: libvips a .v file from vips rawload,
 // GDAL a VRT over the raw file, tifffile and dd the raw file. Every
-// measured run is a child process, so its times and peak memory come from
-// its own rusage: our writer runs as this program re-executed in a worker
+// measured run is a child process started by GNU time (/usr/bin/time,
+// Debian's package time), so its times and peak memory are its own: its
+// times come from its rusage, its peak memory from time's report (the
+// rusage of a child Go starts holds at least this program's peak memory,
+// Go starting it with vfork); our writer runs as this program re-executed in a worker
 // mode, which streams the raw input from its file into package pyramid
 // (Image.ReadPlanes, in bands: its memory does not grow with the image, as
 // libvips and GDAL stream theirs), writes without fsync, like the peers,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -23,14 +24,69 @@ type sample struct {
 	writes    int64 // OS write calls
 }
 
-// measure runs argv as a child process, with env added to the
-// environment, and returns its cost; cancelling ctx kills it. The output file out must exist after
-// the run. Write calls are the child's: what it prints on stdout when
-// printsWrites, else the kernel's count of write system calls of the
-// child and its descendants, which reaches this process's own I/O
-// accounting when the child is reaped (see childWriteCalls).
+// launcher is GNU time, which runs each measured program and reports its
+// peak resident memory (%M, in KiB). The program's own rusage from wait4
+// would not do: Go starts a child with CLONE_VM|CLONE_VFORK, so until it
+// execs it runs in this process's memory, and Linux keeps that memory's
+// peak in the child's ru_maxrss across the exec: every child would report
+// at least this process's peak (the inputs it generated, say). time forks
+// normally, from its own small memory, so the program's ru_maxrss that it
+// prints is the program's own. It comes with Debian's package time.
+const launcher = "/usr/bin/time"
+
+// launcherWrites counts the write calls the launcher itself makes around a
+// program (its report), which measure takes from the count of write calls.
+var launcherWrites struct {
+	once sync.Once
+	n    int64
+	err  error
+}
+
+// checkLauncher returns an error unless the launcher is installed, and
+// counts its own write calls around /bin/true, which makes none.
+func checkLauncher(dir string) error {
+	launcherWrites.once.Do(func() {
+		if _, err := os.Stat(launcher); err != nil {
+			launcherWrites.err = fmt.Errorf("the peak memory of a run is measured with GNU time (Debian's package time): %w", err)
+			return
+		}
+		report := filepath.Join(dir, "launcher-check.rss")
+		defer os.Remove(report)
+		before, err := childWriteCalls()
+		if err != nil {
+			launcherWrites.err = err
+			return
+		}
+		if out, err := exec.Command(launcher, "-f", "%M", "-o", report, "--", "/bin/true").CombinedOutput(); err != nil {
+			launcherWrites.err = fmt.Errorf("%s: %v: %s", launcher, err, out)
+			return
+		}
+		after, err := childWriteCalls()
+		launcherWrites.n, launcherWrites.err = after-before, err
+	})
+	return launcherWrites.err
+}
+
+// measure runs argv as a child process under the launcher, with env added
+// to the environment, and returns its cost; cancelling ctx kills it. The
+// output file out must exist after the run. Wall and CPU time are the
+// launcher's and the program's (the launcher's own are a millisecond), the
+// peak memory the program's, which the launcher reports. Write calls are
+// the child's: what it prints on stdout when printsWrites, else the
+// kernel's count of write system calls of the child and its descendants,
+// which reaches this process's own I/O accounting when the child is reaped
+// (see childWriteCalls), less the launcher's own.
 func measure(ctx context.Context, argv, env []string, out string, printsWrites bool) (sample, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if err := checkLauncher(filepath.Dir(out)); err != nil {
+		return sample{}, err
+	}
+	prog, err := exec.LookPath(argv[0])
+	if err != nil {
+		return sample{}, err
+	}
+	report := out + ".rss"
+	defer os.Remove(report)
+	cmd := exec.CommandContext(ctx, launcher, append([]string{"-f", "%M", "-o", report, "--", prog}, argv[1:]...)...)
 	killGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
@@ -49,7 +105,11 @@ func measure(ctx context.Context, argv, env []string, out string, printsWrites b
 		return sample{}, err
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	s := sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss: ru.Maxrss * 1024, writes: after - before}
+	rss, err := peakKiB(report)
+	if err != nil {
+		return sample{}, err
+	}
+	s := sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss: rss * 1024, writes: after - before - launcherWrites.n}
 	if printsWrites {
 		if s.writes, err = strconv.ParseInt(strings.TrimSpace(stdout.String()), 10, 64); err != nil {
 			return sample{}, fmt.Errorf("write calls on stdout: %w", err)
@@ -61,6 +121,21 @@ func measure(ctx context.Context, argv, env []string, out string, printsWrites b
 	}
 	s.size = fi.Size()
 	return s, nil
+}
+
+// peakKiB reads the peak resident memory in KiB that the launcher wrote
+// to report: the last line (a line before says how a failed program
+// ended).
+func peakKiB(report string) (int64, error) {
+	text, err := os.ReadFile(report)
+	if err != nil {
+		return 0, fmt.Errorf("%s's report: %w", launcher, err)
+	}
+	kib, err := strconv.ParseInt(lastLine(text), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s's report %q: %w", launcher, text, err)
+	}
+	return kib, nil
 }
 
 // childWriteCalls returns the write system calls of the children this

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,4 +89,37 @@ func TestCancelKillsTheRun(t *testing.T) {
 			}, time.Minute, 10*time.Millisecond, "process %d survived", pid)
 		})
 	}
+}
+
+// TestMeasureOwnPeakMemory checks that a measured program's peak memory is
+// its own, not this process's: Linux keeps the peak of the memory a child
+// runs in before it execs, which for Go's vfork is this process's, in the
+// child's ru_maxrss. With this process past 256 MiB, /bin/true and a dd of
+// 64 KiB must stay under 32 MiB, and dd's one write is counted once.
+func TestMeasureOwnPeakMemory(t *testing.T) {
+	ballast := make([]byte, 256<<20)
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	dir := t.TempDir()
+	exists := filepath.Join(dir, "exists")
+	require.NoError(t, os.WriteFile(exists, nil, 0o644))
+	for _, tc := range []struct {
+		name   string
+		argv   []string
+		out    string
+		writes int64
+	}{
+		{"true", []string{"/bin/true"}, exists, 0},
+		{"dd", []string{"dd", "if=/dev/zero", "of=" + filepath.Join(dir, "dd.out"), "bs=64k", "count=1", "status=none"}, filepath.Join(dir, "dd.out"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := measure(context.Background(), tc.argv, nil, tc.out, false)
+			require.NoError(t, err)
+			assert.Positive(t, s.rss)
+			assert.Less(t, s.rss, int64(32<<20), "peak RSS %d MiB", s.rss>>20)
+			assert.Equal(t, tc.writes, s.writes, "write calls")
+		})
+	}
+	runtime.KeepAlive(ballast)
 }
