@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,23 +55,28 @@ func generate(seed string, args []string) error {
 
 // slide writes the synthetic slide of the seed, width x height, to a raw
 // file in dir, by this program re-run as a generator, and returns it.
-func slide(dir string, seed uint64, width, height int) (string, error) {
+func slide(ctx context.Context, dir string, seed uint64, width, height int) (string, error) {
 	raw := filepath.Join(dir, fmt.Sprintf("slide-%d-%dx%d.rgb", seed, width, height))
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(self, strconv.Itoa(width), strconv.Itoa(height), raw)
+	cmd := exec.CommandContext(ctx, self, strconv.Itoa(width), strconv.Itoa(height), raw)
+	killGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), generateEnv+"="+strconv.FormatUint(seed, 10))
 	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(raw)
 		return "", fmt.Errorf("generating %s: %v: %s", raw, err, out)
 	}
 	return raw, nil
 }
 
-// sh runs a command, failing with what it printed.
-func sh(name string, args ...string) error {
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+// sh runs a command, failing with what it printed; cancelling ctx kills
+// it.
+func sh(ctx context.Context, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	killGroupOnCancel(cmd)
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
 	}
 	return nil
@@ -79,13 +85,14 @@ func sh(name string, args ...string) error {
 // rawSave turns a raw slide into a TIFF (or a libvips image, .v) at path
 // with libvips's save options, and removes the raw file. libvips picks
 // its saver by the extension: another one, .svs, is saved as .tif first.
-func rawSave(raw, path string, width, height int, options string) error {
+func rawSave(ctx context.Context, raw, path string, width, height int, options string) error {
 	defer os.Remove(raw)
 	saved := path
 	if ext := filepath.Ext(path); ext != ".tif" && ext != ".v" {
 		saved = path + ".tif"
 	}
-	if err := sh("vips", "rawload", raw, saved+options, strconv.Itoa(width), strconv.Itoa(height), "3"); err != nil {
+	if err := sh(ctx, "vips", "rawload", raw, saved+options, strconv.Itoa(width), strconv.Itoa(height), "3"); err != nil {
+		os.Remove(saved)
 		return err
 	}
 	if saved != path {
@@ -96,25 +103,25 @@ func rawSave(raw, path string, width, height int, options string) error {
 
 // makeStrips writes the RGB slide, 8192 x 8192 by default, as libvips
 // writes a striped Deflate TIFF.
-func makeStrips(dir, path string, sz sizes) error {
-	raw, err := slide(dir, 1, sz.strips, sz.strips)
+func makeStrips(ctx context.Context, dir, path string, sz sizes) error {
+	raw, err := slide(ctx, dir, 1, sz.strips, sz.strips)
 	if err != nil {
 		return err
 	}
-	return rawSave(raw, path, sz.strips, sz.strips, "[compression=deflate]")
+	return rawSave(ctx, raw, path, sz.strips, sz.strips, "[compression=deflate]")
 }
 
 // makeSVS writes an SVS-like slide, 24576 x 16384 by default: libvips's
 // JPEG pyramid at quality 70 in 240 x 240 tiles, then a label (LZW strips)
 // and a macro (JPEG strips) appended by tiffcp, with Aperio descriptions
 // set by tiffset.
-func makeSVS(dir, path string, sz sizes) error {
+func makeSVS(ctx context.Context, dir, path string, sz sizes) error {
 	w, h := sz.svsWidth, sz.svsHeight
-	raw, err := slide(dir, 1, w, h)
+	raw, err := slide(ctx, dir, 1, w, h)
 	if err != nil {
 		return err
 	}
-	if err := rawSave(raw, path, w, h, "[compression=jpeg,Q=70,tile,tile-width=240,tile-height=240,pyramid]"); err != nil {
+	if err := rawSave(ctx, raw, path, w, h, "[compression=jpeg,Q=70,tile,tile-width=240,tile-height=240,pyramid]"); err != nil {
 		return err
 	}
 	levels, err := pages(path)
@@ -126,15 +133,15 @@ func makeSVS(dir, path string, sz sizes) error {
 		width, height  int
 		name, compress string
 	}{{2, 463, 387, "label", "lzw"}, {3, 1280, 431, "macro", "jpeg:70"}} {
-		raw, err := slide(dir, a.seed, a.width, a.height)
+		raw, err := slide(ctx, dir, a.seed, a.width, a.height)
 		if err != nil {
 			return err
 		}
 		plain := filepath.Join(dir, a.name+".tif")
-		if err := rawSave(raw, plain, a.width, a.height, ""); err != nil {
+		if err := rawSave(ctx, raw, plain, a.width, a.height, ""); err != nil {
 			return err
 		}
-		if err := sh("tiffcp", "-a", "-s", "-r", "16", "-c", a.compress, plain, path); err != nil {
+		if err := sh(ctx, "tiffcp", "-a", "-s", "-r", "16", "-c", a.compress, plain, path); err != nil {
 			return err
 		}
 		os.Remove(plain)
@@ -146,7 +153,7 @@ func makeSVS(dir, path string, sz sizes) error {
 		levels + 1: "Aperio Image Library v12.0.5\nmacro 1280x431",
 	}
 	for d, text := range descriptions {
-		if err := sh("tiffset", "-d", strconv.Itoa(d), "-s", "270", text, path); err != nil {
+		if err := sh(ctx, "tiffset", "-d", strconv.Itoa(d), "-s", "270", text, path); err != nil {
 			return err
 		}
 	}
@@ -156,18 +163,18 @@ func makeSVS(dir, path string, sz sizes) error {
 // makeHuge writes a 100,000 x 100,000 (by default) RGB JPEG BigTIFF in
 // libvips's default 128 x 128 tiles: a 10,000 x 10,000 slide replicated
 // 10 x 10.
-func makeHuge(dir, path string, sz sizes) error {
+func makeHuge(ctx context.Context, dir, path string, sz sizes) error {
 	base10 := sz.huge / 10
-	raw, err := slide(dir, 1, base10, base10)
+	raw, err := slide(ctx, dir, 1, base10, base10)
 	if err != nil {
 		return err
 	}
 	base := filepath.Join(dir, "huge-base.v")
 	defer os.Remove(base)
-	if err := rawSave(raw, base, base10, base10, ""); err != nil {
+	if err := rawSave(ctx, raw, base, base10, base10, ""); err != nil {
 		return err
 	}
-	return sh("vips", "replicate", base, path+"[compression=jpeg,tile,bigtiff]", "10", "10")
+	return sh(ctx, "vips", "replicate", base, path+"[compression=jpeg,tile,bigtiff]", "10", "10")
 }
 
 // pages counts the pages of the main chain of a TIFF file.

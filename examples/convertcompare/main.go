@@ -71,6 +71,13 @@
 //	-strips-size n   the striped TIFF's width and height (default 8192)
 //	-huge-size n     huge's width and height, a multiple of 10 (default 100000)
 //
+// -h prints the flags; a bad flag exits with 2. SIGINT (Ctrl-C), SIGTERM
+// and SIGHUP stop the comparison: the process group of the program running
+// (a measured run, or one making an input) is killed, the outputs (and an
+// input half made) are removed, the temporary directory too when -dir is
+// not given, and the program exits with 128 plus the signal's number (130
+// for SIGINT, 143 for SIGTERM).
+//
 // The figures depend on the machine and on what else runs on it:
 // measure on a quiet machine. Times are reported; a peak memory past its
 // bound, which does not depend on the load, makes the program fail.
@@ -78,19 +85,19 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -102,10 +109,20 @@ func main() {
 		}
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "convertcompare:", err)
-		os.Exit(1)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the program: it parses args, runs the comparison and returns the
+// exit code: 0 for -h, 2 for bad flags, 1 if anything failed, 128 plus
+// the signal's number when a signal stopped it.
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stdout)
+	if err != nil {
+		return cli.Exit("convertcompare", stderr, cli.UsageError{Err: err})
 	}
+	return cli.Run("convertcompare", stderr, func(ctx context.Context) error {
+		return compare(ctx, cfg, stdout, stderr)
+	})
 }
 
 // config is what the command line asks for.
@@ -146,8 +163,9 @@ func (sz sizes) suffix(input string) string {
 // workload is a conversion measured with both converters.
 type workload struct {
 	name string
-	// make writes the input at path into dir, untimed.
-	make func(dir, path string, sz sizes) error
+	// make writes the input at path into dir, untimed; cancelling ctx
+	// kills the program running.
+	make func(ctx context.Context, dir, path string, sz sizes) error
 	// ext is the input's extension.
 	ext string
 	// input names the input, when it is another workload's; "": its own.
@@ -224,8 +242,12 @@ var workloads = []workload{
 	{name: "huge", make: makeHuge, ext: ".tif", maxRSS: 256 << 20, flags: lzw, tile: 256},
 }
 
-func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("convertcompare", flag.ContinueOnError)
+// parseArgs reads the command line. -h prints the usage to stdout and
+// returns flag.ErrHelp.
+func parseArgs(args []string, stdout io.Writer) (config, error) {
+	fs := cli.NewFlagSet("convertcompare", "usage: convertcompare [flags]\n\n"+
+		"Convertcompare measures ometiff convert against libvips on an SVS-like slide\n"+
+		"and a striped TIFF and prints medians and ratios.\n\n")
 	list := fs.String("workloads", "svs,strips,copy,copy-levels", "comma-separated `workloads`: svs, strips, copy, copy-levels, huge")
 	cfg := config{}
 	fs.IntVar(&cfg.runs, "runs", 3, "measured `runs` of each converter")
@@ -234,39 +256,49 @@ func run(args []string, stdout io.Writer) error {
 	svsSize := fs.String("svs-size", fmt.Sprintf("%dx%d", fullSizes.svsWidth, fullSizes.svsHeight), "the SVS-like slide's `WxH`")
 	fs.IntVar(&cfg.sizes.strips, "strips-size", fullSizes.strips, "the striped TIFF's width and height")
 	fs.IntVar(&cfg.sizes.huge, "huge-size", fullSizes.huge, "huge's width and height, a multiple of 10")
-	if err := fs.Parse(args); err != nil {
-		return err
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
+		return cfg, err
 	}
 	if cfg.runs < 1 {
-		return fmt.Errorf("-runs %d: want at least 1", cfg.runs)
+		return cfg, fmt.Errorf("-runs %d: want at least 1", cfg.runs)
 	}
 	if n, err := fmt.Sscanf(*svsSize, "%dx%d", &cfg.sizes.svsWidth, &cfg.sizes.svsHeight); n != 2 || err != nil ||
 		cfg.sizes.svsWidth < 1 || cfg.sizes.svsHeight < 1 {
-		return fmt.Errorf("-svs-size %q: want WxH, both at least 1", *svsSize)
+		return cfg, fmt.Errorf("-svs-size %q: want WxH, both at least 1", *svsSize)
 	}
 	if cfg.sizes.strips < 1 || cfg.sizes.huge < 10 || cfg.sizes.huge%10 != 0 {
-		return fmt.Errorf("-strips-size %d, -huge-size %d: want at least 1, and a multiple of 10", cfg.sizes.strips, cfg.sizes.huge)
+		return cfg, fmt.Errorf("-strips-size %d, -huge-size %d: want at least 1, and a multiple of 10", cfg.sizes.strips, cfg.sizes.huge)
 	}
 	for _, name := range strings.Split(*list, ",") {
 		if !slices.ContainsFunc(workloads, func(w workload) bool { return w.name == name }) {
-			return fmt.Errorf("unknown workload %q", name)
+			return cfg, fmt.Errorf("-workloads: unknown workload %q", name)
 		}
 		cfg.workloads = append(cfg.workloads, name)
 	}
 	cfg.keep = cfg.dir != ""
+	return cfg, nil
+}
+
+// compare runs the workloads of cfg, printing the table to stdout and
+// progress to stderr. Cancelling ctx kills the program running, and
+// compare returns ctx's error once its outputs are removed.
+func compare(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if !cfg.keep {
 		dir, err := os.MkdirTemp("", "convertcompare")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		stop := removeOnSignal(dir)
-		defer stop()
 		cfg.dir = dir
 	}
 	if cfg.ometiff == "" {
 		cfg.ometiff = filepath.Join(cfg.dir, "ometiff")
-		if out, err := exec.Command("go", "build", "-o", cfg.ometiff, "./examples/ometiff").CombinedOutput(); err != nil {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", cfg.ometiff, "./examples/ometiff")
+		killGroupOnCancel(cmd)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("building ometiff (run from the module's root): %v: %s", err, out)
 		}
 	}
@@ -277,7 +309,10 @@ func run(args []string, stdout io.Writer) error {
 		if !slices.Contains(cfg.workloads, w.name) {
 			continue
 		}
-		rss, err := measureWorkload(stdout, cfg, w)
+		rss, err := measureWorkload(ctx, stdout, stderr, cfg, w)
+		if ctx.Err() != nil {
+			return ctx.Err() // stopped by a signal: not the workload's failure
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -291,19 +326,6 @@ func run(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// removeOnSignal removes dir when the program is interrupted, and exits.
-func removeOnSignal(dir string) (stop func()) {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		if _, ok := <-c; ok {
-			os.RemoveAll(dir)
-			os.Exit(130)
-		}
-	}()
-	return func() { signal.Stop(c); close(c) }
-}
-
 // sample is what one run cost.
 type sample struct {
 	wall, cpu time.Duration
@@ -314,11 +336,12 @@ type sample struct {
 // the peers in rounds, each once a round, ours first in even rounds and
 // last in odd ones, prints the medians and returns our peak memory, the
 // largest of the runs.
-func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
+func measureWorkload(ctx context.Context, stdout, stderr io.Writer, cfg config, w workload) (int64, error) {
 	in := filepath.Join(cfg.dir, cmp.Or(w.input, w.name)+cfg.sizes.suffix(cmp.Or(w.input, w.name))+w.ext)
 	if _, err := os.Stat(in); err != nil || !cfg.keep && w.input == "" {
-		fmt.Fprintf(os.Stderr, "making %s...\n", in)
-		if err := w.make(cfg.dir, in, cfg.sizes); err != nil {
+		fmt.Fprintf(stderr, "making %s...\n", in)
+		if err := w.make(ctx, cfg.dir, in, cfg.sizes); err != nil {
+			os.Remove(in) // half made: not to be reused
 			return 0, err
 		}
 	}
@@ -344,10 +367,13 @@ func measureWorkload(stdout io.Writer, cfg config, w workload) (int64, error) {
 	samples := make([][]sample, len(runners))
 	for r := range cfg.runs {
 		for _, i := range roundOrder(r, len(runners)) {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 			// Every run starts with nothing left to write back: otherwise
 			// the kernel's writeback of the run before competes with it.
 			syscall.Sync()
-			s, err := measure(runners[i].argv, outs[i], wanted[i])
+			s, err := measure(ctx, runners[i].argv, outs[i], wanted[i])
 			if err != nil {
 				return 0, fmt.Errorf("%s: %w", runners[i].name, err)
 			}
@@ -409,12 +435,13 @@ func substituteOut(argv []string, out string) []string {
 
 // measure runs argv, OUT standing for out, as a child process, checks
 // that its output has the shape wanted, and returns its cost; the output
-// is removed afterwards.
-func measure(argv []string, out string, want shape) (sample, error) {
+// is removed afterwards. Cancelling ctx kills the child's process group.
+func measure(ctx context.Context, argv []string, out string, want shape) (sample, error) {
 	argv = substituteOut(argv, out)
 	os.Remove(out)
 	defer os.Remove(out)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	killGroupOnCancel(cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -433,6 +460,14 @@ func measure(argv []string, out string, want shape) (sample, error) {
 		return s, fmt.Errorf("wrong output: %w", err)
 	}
 	return s, nil
+}
+
+// killGroupOnCancel runs cmd in a process group of its own, which
+// cancelling its context kills: cmd and every process it started (as
+// compare's does).
+func killGroupOnCancel(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 
 // A shape is what an output must be: its level 0's size, its samples per

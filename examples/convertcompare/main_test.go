@@ -4,6 +4,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -94,15 +97,14 @@ func buildOmetiff(t *testing.T, dir string) string {
 func TestRunSmallSVS(t *testing.T) {
 	needTools(t)
 	dir := t.TempDir()
-	var stdout strings.Builder
-	err := run([]string{"-workloads", "svs,copy", "-runs", "1", "-svs-size", "600x400", "-dir", dir,
-		"-ometiff", buildOmetiff(t, t.TempDir())}, &stdout)
-	require.NoError(t, err, stdout.String())
+	code, stdout, stderr := clitest.Run(run, "-workloads", "svs,copy", "-runs", "1", "-svs-size", "600x400", "-dir", dir,
+		"-ometiff", buildOmetiff(t, t.TempDir()))
+	require.Equal(t, 0, code, stderr)
 	for _, workload := range []string{"svs", "copy"} {
 		for _, writer := range []string{"ometiff", vipsOpenSlide, vipsTiffload} {
 			re := regexp.MustCompile(`(?m)^` + workload + ` +` + regexp.QuoteMeta(writer) + ` .*$`)
-			line := re.FindString(stdout.String())
-			require.NotEmpty(t, line, "no row for %s/%s in\n%s", workload, writer, stdout.String())
+			line := re.FindString(stdout)
+			require.NotEmpty(t, line, "no row for %s/%s in\n%s", workload, writer, stdout)
 			if writer != "ometiff" {
 				assert.Regexp(t, `\d+\.\d\d +\d+\.\d\d$`, line, "the ratios of ours to %s", writer)
 			}
@@ -230,4 +232,59 @@ func TestPyramidLevels(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, pyramidLevels(tc.width, tc.height, tc.tile, tc.roundUp), "%+v", tc)
 	}
+}
+
+func TestRunHelp(t *testing.T) {
+	clitest.AssertUsage(t, run, "-workloads workloads", "-runs runs")
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-runs", "0"}, {"-runs", "x"}, {"-workloads", "svs,nope"}, {"-svs-size", "600"}, {"-svs-size", "0x400"},
+		{"-strips-size", "0"}, {"-huge-size", "15"}, {"-bogus"}, {"extra"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			clitest.AssertFails(t, run, "convertcompare", t.TempDir(), 2, args...)
+		})
+	}
+}
+
+// TestCancelKillsTheRun cancels a measured run: measure returns at once,
+// the program it ran and the one that program started are gone, and the
+// output is removed.
+func TestCancelKillsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	out := filepath.Join(dir, "out.tif")
+	// The shell writes the output, starts a sleep in the background and
+	// waits for it: killing the shell alone would leave the sleep running.
+	argv := []string{"sh", "-c", `echo partial > "$1"; sleep 60 & echo $! > "$0.tmp" && mv "$0.tmp" "$0"; wait`, pidFile, "OUT"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := measure(ctx, argv, out, shape{})
+		done <- err
+	}()
+	var pid int
+	require.Eventually(t, func() bool {
+		text, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		_, err = fmt.Sscan(string(text), &pid)
+		return err == nil
+	}, time.Minute, 10*time.Millisecond, "the program never started")
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("still running after the cancellation")
+	}
+	assert.NoFileExists(t, out)
+	assert.Eventually(t, func() bool {
+		state, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || strings.Contains(string(state), ") Z ")
+	}, time.Minute, 10*time.Millisecond, "the background sleep %d survived", pid)
 }

@@ -25,6 +25,10 @@
 // tiled TIFF, has `tiffcp -c none` decompress it, and compares the pixels
 // with the plane.
 //
+// -h prints the flags. A bad flag, -runs below 1, a -tile that is not a
+// positive multiple of 16 or a -size that is not a positive multiple of
+// -tile exits with 2 and a message naming the flag.
+//
 // SIGINT (Ctrl-C) and SIGTERM stop it after the measurement running, and
 // it removes its temporary directory and exits with 130 or 143 (128 plus
 // the signal's number).
@@ -33,9 +37,9 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"flag"
 	"fmt"
 	"image"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,14 +57,46 @@ import (
 )
 
 func main() {
-	size := flag.Int("size", 8192, "image width and height in pixels")
-	tileSize := flag.Int("tile", 256, "tile width and height in pixels")
-	runs := flag.Int("runs", 3, "runs per measurement; the median is reported")
-	dir := flag.String("dir", "", "directory for the TIFF files (default: a new temporary one, removed at the end)")
-	flag.Parse()
+	cfg, err := parseArgs(os.Args[1:], os.Stdout)
+	if err != nil {
+		os.Exit(cli.Exit("lzwcompare", os.Stderr, cli.UsageError{Err: err}))
+	}
 	os.Exit(cli.Run("lzwcompare", os.Stderr, func(ctx context.Context) error {
-		return run(ctx, *size, *tileSize, *runs, *dir)
+		return run(ctx, cfg.size, cfg.tile, cfg.runs, cfg.dir)
 	}))
+}
+
+// config is what the flags ask for.
+type config struct {
+	size, tile, runs int
+	dir              string
+}
+
+// parseArgs reads the command line: -h prints the usage to stdout and
+// returns flag.ErrHelp; a value out of range is an error naming its flag.
+func parseArgs(args []string, stdout io.Writer) (config, error) {
+	var cfg config
+	fs := cli.NewFlagSet("lzwcompare", "usage: lzwcompare [flags]\n\n"+
+		"Lzwcompare times package compress's LZW against libtiff's (tiffcp) on the\n"+
+		"slide workload's plane.\n\n")
+	fs.IntVar(&cfg.size, "size", 8192, "image width and height in pixels, a multiple of -tile")
+	fs.IntVar(&cfg.tile, "tile", 256, "tile width and height in pixels, a multiple of 16")
+	fs.IntVar(&cfg.runs, "runs", 3, "runs per measurement; the median is reported")
+	fs.StringVar(&cfg.dir, "dir", "", "directory for the TIFF files (default: a new temporary one, removed at the end)")
+	if err := cli.ParseFlagsOnly(fs, args, stdout); err != nil {
+		return cfg, err
+	}
+	switch {
+	case cfg.runs < 1:
+		return cfg, fmt.Errorf("-runs %d: want at least 1", cfg.runs)
+	case cfg.tile < 16 || cfg.tile%16 != 0:
+		return cfg, fmt.Errorf("-tile %d: want a positive multiple of 16", cfg.tile)
+	case cfg.size < 1:
+		return cfg, fmt.Errorf("-size %d: want at least 1", cfg.size)
+	case cfg.size%cfg.tile != 0:
+		return cfg, fmt.Errorf("-size %d: want a multiple of -tile %d", cfg.size, cfg.tile)
+	}
+	return cfg, nil
 }
 
 // result is one measured row of the table.
@@ -74,9 +110,6 @@ type result struct {
 // run measures and verifies. Cancelling ctx stops it between two
 // measurements, and it removes its temporary directory.
 func run(ctx context.Context, size, tileSize, runs int, dir string) error {
-	if size%tileSize != 0 || tileSize%16 != 0 {
-		return fmt.Errorf("size %d must be a multiple of the tile size %d, itself a multiple of 16", size, tileSize)
-	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "lzwcompare")
 		if err != nil {
