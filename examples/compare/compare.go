@@ -54,6 +54,9 @@ func compare(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err := checkLauncher(dir); err != nil {
 		return err
 	}
+	if launcherWrites.missing != nil {
+		fmt.Fprintf(stderr, "compare: warning: %v\n", launcherWrites.missing)
+	}
 	installed, skipped := findWriters(cfg.python, dir)
 	// Our output is verified with every reader installed, asked to run or not.
 	writers := slices.DeleteFunc(slices.Clone(installed), func(w writer) bool { return w.name != ours && !slices.Contains(cfg.peers, w.name) })

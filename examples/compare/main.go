@@ -41,7 +41,9 @@
 // loads cheaply, made untimed too: libvips a .v file from vips rawload,
 // GDAL a VRT over the raw file, tifffile and dd the raw file. Every
 // measured run is a child process started by GNU time (/usr/bin/time,
-// Debian's package time), so its times and peak memory are its own: its
+// Debian's package time; without it, started directly, its peak memory
+// at least this program's, which compare warns of), so its times and
+// peak memory are its own: its
 // times come from its rusage, its peak memory from time's report (the
 // rusage of a child Go starts holds at least this program's peak memory,
 // Go starting it with vfork); our writer runs as this program re-executed in a worker
