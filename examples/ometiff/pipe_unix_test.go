@@ -156,3 +156,39 @@ func TestInspectNamedPipe(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, fifo+": not a regular file")
 }
+
+// TestPipedRawSize: raw samples from a pipe, whose size is known only once
+// read, are refused when bytes follow the last plane, as a file of that
+// size is (they were dropped, and the planes written); a pipe of exactly
+// the planes converts.
+func TestPipedRawSize(t *testing.T) {
+	args := []string{"-raw-width", "10", "-raw-height", "10", "-raw-z", "2"}
+	for _, tt := range []struct {
+		name string
+		size int
+		code int
+		msg  string
+	}{
+		{"exact", 200, 0, ""},
+		{"one byte more", 201, 2, " holds more than the 2 planes of 10 x 10 x 1 uint8 samples (200 bytes) the -raw flags describe"},
+		{"a plane more", 300, 2, " holds more than the 2 planes"},
+		{"short", 150, 1, ": plane 1 (z 1, c 0, t 0): the input ends after 50 of the plane's 100 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data := bytes.Repeat([]byte{7, 8, 9}, tt.size)[:tt.size]
+			fifo, done := feedFIFO(t, dir, data)
+			output := filepath.Join(dir, "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, append(args, fifo, output)...)
+			<-done // the writer may meet the pipe closed: the converter stopped reading
+			require.Equal(t, tt.code, code, stderr)
+			if tt.code == 0 {
+				assert.Len(t, clitest.Planes(t, output), 2)
+				return
+			}
+			clitest.AssertErrorLine(t, convertName, stderr)
+			assert.Contains(t, stderr, fifo+tt.msg)
+			assert.NoFileExists(t, output)
+		})
+	}
+}

@@ -15,13 +15,16 @@ import (
 type rawSource struct {
 	in     *os.File
 	format rawFormat
+	// piped is an input of unknown size (a pipe), whose size is checked
+	// only once its planes are read.
+	piped bool
 }
 
 // newRawSource checks that the input's size matches the format, when the
 // input is a regular file, and that the writer's bands for its width fit
 // -max-memory, and returns the source.
 func newRawSource(in *input, format rawFormat, lim limits) (rawSource, error) {
-	s := rawSource{in: in.f, format: format}
+	s := rawSource{in: in.f, format: format, piped: in.size < 0}
 	// Streamed, as a TIFF is: bounded when asked.
 	if n := mul(int64(format.width), int64(format.height)); lim.pixelsGiven && lim.maxPixels > 0 && n > lim.maxPixels {
 		return s, fmt.Errorf("%s: -raw-width and -raw-height give %d x %d pixels, more than -max-pixels %d", in.name, format.width, format.height, lim.maxPixels)
@@ -77,6 +80,18 @@ func (s rawSource) writePlanes(im *pyramid.Image) error {
 		}
 		if err := copyPlane(pw, s.in, s.planeBytes(), buf); err != nil {
 			return fmt.Errorf("%s: plane %d (z %d, c %d, t %d): %w", s.in.Name(), p, z, c, t, err)
+		}
+	}
+	// A regular file's size was checked before; a pipe's shows only now.
+	// Bytes past the last plane mean the flags do not describe the input
+	// (a wrong size or type), so the planes written may be wrong too:
+	// refused as a file of that size is, not dropped unseen.
+	if s.piped {
+		var extra [1]byte
+		if n, _ := io.ReadFull(s.in, extra[:]); n > 0 {
+			f := s.format
+			return cli.UsageError{Err: fmt.Errorf("%s holds more than the %s of %d x %d x %d %v samples (%d bytes) the -raw flags describe",
+				s.in.Name(), plural64(int64(spec.Planes()), "plane"), f.width, f.height, f.samples, f.pixelType, mul(int64(spec.Planes()), s.planeBytes()))}
 		}
 	}
 	return nil
