@@ -28,6 +28,7 @@ import (
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
 	"github.com/ometiff-go/ometiff/iohandle"
 	"github.com/ometiff-go/ometiff/pyramid"
+	"github.com/ometiff-go/ometiff/pyramid/source"
 )
 
 // Fixtures: small images with a different value at every pixel.
@@ -734,4 +735,47 @@ func TestRawMaxPixels(t *testing.T) {
 		"-max-pixels", "10", "-raw-width", "300", "-raw-height", "200", in, "out.ome.tif")
 	code, _, stderr := clitest.Run(runConvert, "-raw-width", "300", "-raw-height", "200", in, filepath.Join(dir, "out.ome.tif"))
 	assert.Equal(t, 0, code, stderr)
+}
+
+// TestImageNameIsXMLText: an image named after its input's file name, which
+// need not be UTF-8 nor free of control characters, is named as the
+// library cleans a TIFF's text (the writer refused it, exit 2, naming its
+// field); a -name or -channels the OME-XML cannot hold is a usage error
+// naming the flag.
+func TestImageNameIsXMLText(t *testing.T) {
+	png := encoded(t, grayImage(8, 8), encodePNG)
+	tif := encoded(t, grayImage(8, 8), encodeTIFF)
+	for _, tt := range []struct {
+		name string
+		file string
+		data []byte
+		args []string
+		code int
+		want string // the image's name, or what the error says
+	}{
+		{"invalid UTF-8", "a\xff.png", png, nil, 0, "a\uFFFD"},
+		{"escape", "a\x1bb.png", png, nil, 0, "ab"},
+		{"TIFF of a control character", "\x01c.tif", tif, nil, 0, "c"},
+		{"-name invalid UTF-8", "in.png", png, []string{"-name", "b\xff"}, 2, `-name "b\xff": invalid UTF-8`},
+		{"-name escape", "in.png", png, []string{"-name", "b\x1b"}, 2, `-name "b\x1b": character U+001B`},
+		{"-channels escape", "in.png", png, []string{"-channels", "\x02"}, 2, `-channels "\x02": character U+0002`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeFile(t, dir, tt.file, tt.data)
+			out := filepath.Join(dir, "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, append(tt.args, in, out)...)
+			require.Equal(t, tt.code, code, stderr)
+			if tt.code != 0 {
+				clitest.AssertErrorLine(t, convertName, stderr)
+				assert.Contains(t, stderr, tt.want)
+				assert.NoFileExists(t, out)
+				return
+			}
+			back, err := source.Open(out, source.Options{})
+			require.NoError(t, err)
+			defer back.Close()
+			assert.Equal(t, tt.want, back.Images[0].Spec.Name)
+		})
+	}
 }

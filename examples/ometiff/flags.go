@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/examples/internal/cli"
@@ -165,6 +166,14 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		cfg.name = baseName(cfg.input)
 	}
 	cfg.channelNames = splitNames(*channels)
+	// Refused here, in the flags' words, so that the writer's refusal of
+	// metadata is the input's (tiffSource.write).
+	if err := checkXMLText("-name", cfg.name); err != nil {
+		return cfg, err
+	}
+	if err := checkXMLText("-channels", *channels); err != nil {
+		return cfg, err
+	}
 	if cfg.set["images"] {
 		var err error
 		if cfg.images, err = parseImages(*images); err != nil {
@@ -270,15 +279,50 @@ func (r rawFormat) check() error {
 }
 
 // baseName is a file's name without its folder and extensions (".ome.tif"
-// whole).
+// whole), as the images it names are named: made text the OME-XML can
+// hold (xmlText), since a file name need not be UTF-8 nor free of control
+// characters, and the name is not the user's to fix, as -name's is.
 func baseName(path string) string {
 	base := filepath.Base(path)
 	for _, ext := range []string{".ome.tiff", ".ome.tif", ".ome.btf", ".ome.tf8"} {
 		if len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext) {
-			return base[:len(base)-len(ext)]
+			return xmlText(base[:len(base)-len(ext)])
 		}
 	}
-	return strings.TrimSuffix(base, filepath.Ext(base))
+	return xmlText(strings.TrimSuffix(base, filepath.Ext(base)))
+}
+
+// xmlText makes s text the OME-XML can hold, as package pyramid/source
+// makes a TIFF file's text (its cleanText, which it does not export):
+// invalid UTF-8 becomes U+FFFD, and the characters XML 1.0 does not allow
+// are dropped.
+func xmlText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if xmlChar(r) {
+			return r
+		}
+		return -1
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// xmlChar reports whether XML 1.0 allows the character r (its Char
+// production).
+func xmlChar(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= utf8.MaxRune
+}
+
+// checkXMLText refuses the value of a flag (name, as "-name") that the
+// OME-XML cannot hold, naming the flag: the writer's refusal would name
+// its field ("(Name)"), which the user did not write.
+func checkXMLText(flag, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q: invalid UTF-8, which the OME-XML cannot hold", flag, s)
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return !xmlChar(r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return fmt.Errorf("%s %q: character %U, which XML 1.0 does not allow", flag, s, r)
+	}
+	return nil
 }
 
 // describe adds the command line's metadata to the input's specs: the

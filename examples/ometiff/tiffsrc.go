@@ -40,6 +40,10 @@ type tiffSource struct {
 	// number is each image's number in the file, as ometiff info gives
 	// it: the messages name images so when -images selects some.
 	number []int
+	// described is set when flags give metadata of the first image
+	// (-physical-unit, say): the writer's refusal of its metadata may be
+	// theirs. Any other image's metadata is the input's alone.
+	described bool
 }
 
 // isTIFF reports whether a file's first bytes are a TIFF or BigTIFF
@@ -82,6 +86,8 @@ func openTIFF(in *input, cfg config, stderr io.Writer) (src sourceImages, ok boo
 	s := &tiffSource{name: in.name, lim: cfg.limits, opts: source.Options{
 		Workers: cfg.options.Workers, SkipUnsupported: cfg.skipUnsupported, Rows: cfg.limits.tileSize(),
 		DatasetDir: filepath.Dir(in.name), MaxDecodeRatio: cmp.Or(cfg.limits.maxDecodeRatio, -1)}}
+	s.described = slices.ContainsFunc([]string{"name", "channels", "physical-size", "physical-size-z", "physical-unit"},
+		func(flag string) bool { return cfg.set[flag] })
 	// A band or block larger than the reader's default bound (a whole
 	// scan in one JPEG strip) is read when -max-memory is set above it:
 	// the memory planned is checked against it (checkLimits). Without a
@@ -345,7 +351,15 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 			dsts[i], err = w.AddImage(spec)
 		}
 		if err != nil {
-			return specs, fmt.Errorf("image %d (%q): %w", s.number[i], spec.Name, err)
+			err = fmt.Errorf("%s: image %d (%q): %w", s.name, s.number[i], spec.Name, err)
+			// Metadata the writer refuses that no flag gave is the
+			// input's (exit status 1), not a bad command line (2), which
+			// package pyramid's ErrMetadata is taken for. (A flag's
+			// option, -predictor say, stays the command line's.)
+			if errors.Is(err, pyramid.ErrMetadata) && (i > 0 || !s.described) {
+				err = cli.InputError{Err: err}
+			}
+			return specs, err
 		}
 		specs[i] = dsts[i].Spec()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/ifd"
 	"github.com/ometiff-go/ometiff/iohandle"
@@ -559,5 +560,40 @@ func TestImagesPastUnselectedMetadata(t *testing.T) {
 		code, _, stderr = clitest.Run(runConvert, append(append(images, "-force"), path, out)...)
 		assert.Equal(t, 1, code, "%v", images)
 		assert.Contains(t, stderr, "GDAL metadata (tag 42112)", "%v", images)
+	}
+}
+
+// TestTIFFMetadataRefusedIsInput: metadata of a TIFF input that the
+// writer refuses is the input's, exit status 1 (it was taken for a bad
+// command line, 2), unless flags describe the image.
+func TestTIFFMetadataRefusedIsInput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.tif")
+	writeTIFF(t, path, page{width: 16, height: 16, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
+	for _, tt := range []struct {
+		name string
+		set  map[string]bool // the flags given
+		code int
+	}{
+		{"the input's", nil, 1},
+		{"a flag's", map[string]bool{"physical-unit": true}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := openInput(path)
+			require.NoError(t, err)
+			defer in.Close()
+			src, ok, err := openTIFF(in, config{set: tt.set}, io.Discard)
+			require.NoError(t, err)
+			require.True(t, ok)
+			w, err := pyramid.Create(filepath.Join(dir, "out.ome.tif"), pyramid.Options{})
+			require.NoError(t, err)
+			defer w.Abort()
+			specs := src.specs()
+			specs[0].PhysicalSizeX, specs[0].PhysicalSizeXUnit = 1, "furlong"
+			_, err = src.write(context.Background(), w, specs)
+			require.ErrorIs(t, err, pyramid.ErrMetadata)
+			assert.ErrorContains(t, err, path+": image 0")
+			assert.Equal(t, tt.code, cli.Exit(convertName, io.Discard, err))
+		})
 	}
 }
