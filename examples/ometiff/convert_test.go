@@ -779,3 +779,59 @@ func TestImageNameIsXMLText(t *testing.T) {
 		})
 	}
 }
+
+// TestImageTooShortForItsHeader: a BMP or GIF file too short for the image
+// its header claims is refused before it is decoded, naming the sizes (a
+// 70-byte BMP claiming 15000 x 15000 pixels allocated 900 MB first).
+func TestImageTooShortForItsHeader(t *testing.T) {
+	le := binary.LittleEndian
+	bmpHeader := func(width, height int32, bpp uint16) []byte {
+		h := make([]byte, 54, 70)
+		copy(h, "BM")
+		le.PutUint32(h[10:], 54)
+		le.PutUint32(h[14:], 40)
+		le.PutUint32(h[18:], uint32(width))
+		le.PutUint32(h[22:], uint32(height))
+		le.PutUint16(h[26:], 1)
+		le.PutUint16(h[28:], bpp)
+		return append(h, make([]byte, 16)...) // 70 bytes
+	}
+	gifHeader := func(width, height uint16) []byte {
+		h := []byte("GIF89a")
+		h = le.AppendUint16(h, width)
+		h = le.AppendUint16(h, height)
+		h = append(h, 0, 0, 0, 0x2c, 0, 0, 0, 0)
+		h = le.AppendUint16(h, width)
+		h = le.AppendUint16(h, height)
+		return append(h, 0, 2, 1, 0, 0, 0x3b)
+	}
+	bmp := encoded(t, nrgbaImage(30, 20, false), encodeBMP)
+	for _, tt := range []struct {
+		name string
+		file string
+		data []byte
+		msg  string // "" converts
+	}{
+		{"BMP whole", "in.bmp", bmp, ""},
+		{"BMP a byte short", "in.bmp", bmp[:len(bmp)-1], "a 1893-byte file cannot hold this 30 x 20 BMP: its header and 20 rows of 92 bytes (24 bits a pixel, padded to 4 bytes) take at least 1894 bytes"},
+		{"BMP forged", "in.bmp", bmpHeader(15000, 15000, 24), "a 70-byte file cannot hold this 15000 x 15000 BMP"},
+		{"BMP forged top down", "in.bmp", bmpHeader(15000, -15000, 32), "a 70-byte file cannot hold this 15000 x 15000 BMP: its header and 15000 rows of 60000 bytes (32 bits a pixel"},
+		{"GIF whole", "in.gif", encoded(t, palettedImage(30, 20), encodeGIF), ""},
+		{"GIF forged", "in.gif", gifHeader(15000, 15000), "a 28-byte file cannot hold this 15000 x 15000 GIF: the LZW codes of its first image's 225000000 pixels"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeFile(t, dir, tt.file, tt.data)
+			out := filepath.Join(dir, "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, in, out)
+			if tt.msg == "" {
+				require.Equal(t, 0, code, stderr)
+				return
+			}
+			assert.Equal(t, 1, code)
+			clitest.AssertErrorLine(t, convertName, stderr)
+			assert.Contains(t, stderr, in+": "+tt.msg)
+			assert.NoFileExists(t, out)
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/ometiff-go/ometiff/compress"
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream"
 	"github.com/ometiff-go/ometiff/pyramid"
 )
@@ -48,6 +49,13 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	}
 	if err := lim.checkPixels(in.name, cfg.Width, cfg.Height); err != nil {
 		return nil, err
+	}
+	// The decoders allocate the whole image before they read its data: a
+	// file too short for it is refused first. (From a pipe, whose size is
+	// known only once read, -max-memory bounds what is allocated.)
+	if need, what := minImageSize(in.header(), format); in.size >= 0 && need > in.size {
+		return nil, cli.InputError{Err: fmt.Errorf("%s: a %d-byte file cannot hold this %d x %d %s: %s take at least %d bytes (the file is truncated or forged)",
+			in.name, in.size, cfg.Width, cfg.Height, strings.ToUpper(format), what, need)}
 	}
 	var frame jpegFrame
 	if format == "jpeg" {
@@ -117,6 +125,48 @@ func openImage(in *input, lim limits) (imageInput, error) {
 		src.notes = append(src.notes, fmt.Sprintf("EXIF Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", frame.orientation))
 	}
 	return src, nil
+}
+
+// minImageSize returns the fewest bytes a file of format can hold its
+// image in, as its header (r, from its start) gives it, and what takes
+// them; 0 when no bound follows from the header cheaply.
+//
+// A BMP that golang.org/x/image/bmp decodes is uncompressed: its pixel
+// data (from the offset its header gives) holds every row, padded to 4
+// bytes. A GIF's LZW codes are at least 3 bits each (a minimum code size
+// of 2) and stand for at most 4096 pixels (the size of the code table),
+// a loose bound but one that refuses a small file claiming a large image.
+// A JPEG or WebP has none worth its cost: their entropy coders (Huffman
+// codes of one bit, VP8's arithmetic coder, VP8L's single-symbol codes,
+// a progressive JPEG's end-of-band runs) take next to nothing for a flat
+// image, and a JPEG is read whole before it is decoded, bounded by
+// -max-memory.
+func minImageSize(r io.Reader, format string) (need int64, what string) {
+	switch format {
+	case "bmp":
+		var h [34]byte // the file header and the info header up to its compression
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return 0, ""
+		}
+		le := binary.LittleEndian
+		offset := int64(le.Uint32(h[10:]))
+		width, height := int64(int32(le.Uint32(h[18:]))), int64(int32(le.Uint32(h[22:])))
+		bpp := int64(le.Uint16(h[28:]))
+		if width < 0 || le.Uint32(h[30:]) != 0 && le.Uint32(h[30:]) != 3 { // not what the decoder reads
+			return 0, ""
+		}
+		height = max(height, -height) // negative: stored top down
+		rowBytes := (width*bpp + 31) / 32 * 4
+		return offset + mul(rowBytes, height), fmt.Sprintf("its header and %d rows of %d bytes (%d bits a pixel, padded to 4 bytes)", height, rowBytes, bpp)
+	case "gif":
+		frame, _, ok := gifFirstFrame(r)
+		if !ok {
+			return 0, ""
+		}
+		pixels := mul(int64(frame.Dx()), int64(frame.Dy()))
+		return (pixels + 4095) / 4096 * 3 / 8, fmt.Sprintf("the LZW codes of its first image's %d pixels (3 bits or more for at most 4096 pixels each)", pixels)
+	}
+	return 0, ""
 }
 
 // hasTransparentColour reports whether a paletted image's palette has a

@@ -79,8 +79,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		"width x bytes per pixel + 48 MiB (180 MiB for RGB 30000 pixels wide).\n"+
 		"Other images are decoded whole.\n"+
 		"The header is checked before the output is created: an image of more than\n"+
-		"-max-pixels pixels (TIFF and raw files only when it is given), a PNG too short for\n"+
-		"the image it claims, and an image needing more than -max-memory (decoded\n"+
+		"-max-pixels pixels (TIFF and raw files only when it is given), a PNG, BMP or GIF\n"+
+		"too short for the image it claims, and an image needing more than -max-memory (decoded\n"+
 		"whole, or the bands read and written) are refused, leaving no file. An\n"+
 		"image refused for being decoded whole can be rewritten as a non-interlaced\n"+
 		"PNG, which streams: vips copy in.jpg in.png\n\n")

@@ -133,7 +133,9 @@
 //     decodes to more than -max-decode-ratio times its size (default 1024;
 //     0 lifts it, for a trusted file) and 256 MiB: a decompression bomb;
 //   - a PNG shorter than the image it claims can be, as deflate expands at
-//     most 1032 times: a decompression bomb or a truncated file;
+//     most 1032 times: a decompression bomb or a truncated file; and a
+//     BMP shorter than its rows (uncompressed) or a GIF shorter than its
+//     LZW codes can be, which Go's decoders would allocate first;
 //   - an image whose plan needs more than -max-memory (default 1 GiB; 0
 //     lifts it): the decoded image and the writer's bands for an image
 //     decoded whole, the bands read and written for one streamed. Go's
