@@ -163,21 +163,29 @@ func outputError(err error, cfg config) error {
 
 // checkOutput refuses an output path that names a directory, or the
 // input itself, which -force would replace with its conversion, or whose
-// directory is missing.
+// directory is missing or one the process cannot create files in.
 func checkOutput(in *input, path string) error {
 	out, err := os.Stat(path)
+	if err == nil {
+		if out.IsDir() {
+			return cli.UsageError{Err: fmt.Errorf("%s is a directory: name the output file", path)}
+		}
+		if info, err := in.f.Stat(); err == nil && os.SameFile(info, out) {
+			return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
+		}
+	}
+	// A missing output is the common case: its directory must be there.
+	// The directory is the path's text before its last separator, not
+	// cleaned: "link/.." is the parent of the link's target, and
+	// "missing/.." is none.
+	dir, _ := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if d := strings.TrimSuffix(dir, string(filepath.Separator)); d != "" {
+		dir = d // as the path names it, and the system opens it so
+	}
 	if err != nil {
-		// A missing output is the common case: its directory must be
-		// there. Create reports the rest. The directory is the path's
-		// text before its last separator, not cleaned: "link/.." is the
-		// parent of the link's target, and "missing/.." is none.
-		dir, _ := filepath.Split(path)
-		if dir == "" {
-			dir = "."
-		}
-		if d := strings.TrimSuffix(dir, string(filepath.Separator)); d != "" {
-			dir = d // as the path names it, and the system opens it so
-		}
 		if info, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: its directory, %s, does not exist", path, dir)
 		} else if err != nil {
@@ -185,13 +193,12 @@ func checkOutput(in *input, path string) error {
 		} else if !info.IsDir() {
 			return fmt.Errorf("%s: its directory, %s, is not a directory", path, dir)
 		}
-		return nil
 	}
-	if out.IsDir() {
-		return cli.UsageError{Err: fmt.Errorf("%s is a directory: name the output file", path)}
-	}
-	if info, err := in.f.Stat(); err == nil && os.SameFile(info, out) {
-		return cli.UsageError{Err: fmt.Errorf("%s is the input: name another output (the conversion would replace its source)", path)}
+	// The output is written to a temporary file there and renamed, even
+	// one that exists (-force): without this, a directory the process
+	// cannot write was found only once the whole input was decoded.
+	if err := writableDir(dir); err != nil {
+		return fmt.Errorf("%s: its directory, %s, is not writable: %w", path, dir, err)
 	}
 	return nil
 }
