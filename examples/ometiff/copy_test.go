@@ -107,9 +107,9 @@ func TestConvertCopyThrough(t *testing.T) {
 	}{
 		{"copied", []string{lzw}, "image 0: LZW tiles of 64 x 64 copied through, the levels computed (-compression encodes them again)\n", "LZW", false},
 		{"levels copied", []string{"-copy-levels", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied", "LZW", false},
-		{"levels copied, -levels", []string{"-copy-levels", "-levels", "2", lzw}, "image 0: -levels does not apply: the source's 2 reduced levels are copied\n", "LZW", false},
+		{"levels copied, -levels", []string{"-copy-levels", "-levels", "2", lzw}, "image 0: LZW tiles of 64 x 64 copied through, 1 level copied", "LZW", false},
 		{"levels copied, -levels and -downsampling", []string{"-copy-levels", "-downsampling", "nearest", "-levels", "3", lzw},
-			"image 0: -levels, -downsampling do not apply: the source's 2 reduced levels are copied\n", "LZW", false},
+			"image 0: -downsampling does not apply: the source's 2 reduced levels are copied\n", "LZW", false},
 		{"no levels", []string{"-levels", "1", lzw}, "image 0: LZW tiles of 64 x 64 copied through, no reduced levels (-levels 1)", "LZW", false},
 		{"-copy-levels and -compression", []string{"-copy-levels", "-compression", "deflate", lzw},
 			"-copy-levels does not apply: -compression encodes every image again\n", "Deflate", false},
@@ -899,4 +899,44 @@ func TestConvertBandPastFileBound(t *testing.T) {
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1,
 		"(with -max-memory 0, a band takes at most 1000 times the file's size; a -max-memory above the band reads it)",
 		"-max-memory", "0", "-max-decode-ratio", "0", in, "out.ome.tif")
+}
+
+// TestCopyLevelsHonoursLevels: with -copy-levels, -levels N copies the
+// first N of the source's levels, the full resolution included (it said
+// "-levels does not apply" and copied them all), and says so when the
+// source has fewer; -jpeg-color, which encodes every level again, says
+// -copy-levels does not apply, as another -tile does.
+func TestCopyLevelsHonoursLevels(t *testing.T) {
+	dir := t.TempDir()
+	lzw := filepath.Join(dir, "lzw.ome.tif") // 3 levels
+	writeTiled(t, lzw, pyramid.Options{TileSize: 64, Compression: pyramid.LZW, Predictor: pyramid.PredictorHorizontal})
+	jpg := filepath.Join(dir, "ycbcr.ome.tif")
+	writeJPEGSource(t, jpg)
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		levels int // of the output's first image
+		stderr string
+	}{
+		{"-levels 1", []string{"-levels", "1", lzw}, 1, "image 0: LZW tiles of 64 x 64 copied through, no reduced levels (-levels 1)"},
+		{"-levels 2", []string{"-levels", "2", lzw}, 2, "image 0: LZW tiles of 64 x 64 copied through, 1 level copied"},
+		{"-levels 3", []string{"-levels", "3", lzw}, 3, "image 0: LZW tiles of 64 x 64 copied through, 2 levels copied"},
+		{"-levels past the source's", []string{"-levels", "5", lzw}, 3, "image 0: -levels 5: the source has 3 levels, all copied (none is computed past them)\n"},
+		{"-jpeg-color", []string{"-jpeg-color", "rgb", jpg}, 0, "-jpeg-color rgb, the source's are YCbCr; -copy-levels does not apply\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, append([]string{"-copy-levels"}, append(tt.args, out)...)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stderr, tt.stderr)
+			assert.NotContains(t, stderr, "does not apply: the source's")
+			if tt.levels == 0 {
+				return
+			}
+			f, err := tiff.Open(out)
+			require.NoError(t, err)
+			defer f.Close()
+			assert.Len(t, f.Pages[0].SubIFDs, tt.levels-1, "reduced levels")
+		})
+	}
 }

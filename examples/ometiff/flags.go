@@ -94,7 +94,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.TextVar(&o.JPEGColor, "jpeg-color", pyramid.JPEGYCbCr420, "`coding` of RGB JPEG tiles: ycbcr (4:2:0) or rgb")
 	fs.BoolVar(&cfg.copyLevels, "copy-levels", false,
 		"copy the reduced levels of a TIFF input through too, when its tiles are copied and\n"+
-			"its levels form an OME pyramid (one integer factor), instead of computing them")
+			"its levels form an OME pyramid (one integer factor), instead of computing them;\n"+
+			"with -levels N, the first N (full resolution included), none computed past them")
 	fs.IntVar(&o.Level, "level", 0, "deflate or zstd level; 0 is the codec's default")
 	fs.TextVar(&o.Predictor, "predictor", pyramid.PredictorAuto,
 		"`predictor`: auto, none, horizontal or floating-point; auto is one of the last two when compressed.\n"+

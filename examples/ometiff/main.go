@@ -77,8 +77,9 @@
 // full resolution is still decoded, to compute the reduced levels; with
 // -copy-levels the source's own levels are copied as well, with no decoding
 // at all, when they form an OME pyramid (one integer factor between levels:
-// 2 for a libvips pyramid, 4 for an Aperio slide). -compression encodes
-// every image again, as it says.
+// 2 for a libvips pyramid, 4 for an Aperio slide): with -levels N, the
+// first N of them (the full resolution included), none computed past
+// them. -compression encodes every image again, as it says.
 //
 // Images (PNG, JPEG, GIF, BMP, WebP) are decoded by the standard library
 // and golang.org/x/image (non-interlaced PNGs by a streaming reader of

@@ -416,6 +416,12 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			return levels, nil, err
 		}
 		if levels, why = im.Encoded(true); why == nil {
+			// -levels counts the levels written, the full resolution
+			// included, copied or computed: the first of the source's
+			// (with one, the writer computes none: -levels 1).
+			if n := cfg.options.Levels; n > 0 && len(levels) > n {
+				levels = levels[:n]
+			}
 			return levels, nil, nil
 		}
 		levels, err = im.Encoded(false)
@@ -501,9 +507,13 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			coding := s.copyCoding(cfg, im, c)
 			s.coding[i] = &coding
 			copiedJPEG = true
-			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %s, the source's are %s", s.number[i], o.JPEGColor,
+			note := ""
+			if cfg.copyLevels { // as encodeAgain says it
+				note = "; -copy-levels does not apply"
+			}
+			say("image %d: encoded again as JPEG (%v) at quality %d: -jpeg-color %s, the source's are %s%s", s.number[i], o.JPEGColor,
 				cmp.Or(coding.Quality, compress.DefaultJPEGQuality), map[bool]string{true: "rgb", false: "ycbcr"}[o.JPEGColor == pyramid.JPEGRGB],
-				map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB])
+				map[bool]string{true: "RGB-coded", false: "YCbCr"}[c.Photometric == tiff.PhotometricRGB], note)
 			continue
 		}
 		// The computed levels' tiles are the first copied image's, unless
@@ -522,8 +532,11 @@ func (s *tiffSource) planCopy(cfg config, stderr io.Writer) {
 			say("image %d: its levels are computed, as -copy-levels cannot copy them: %s", s.number[i], plainWhy(why))
 		}
 		if len(levels) > 1 {
+			if o.Levels > len(levels) {
+				say("image %d: -levels %d: the source has %s, all copied (none is computed past them)", s.number[i], o.Levels, plural(len(levels), "level"))
+			}
 			var unused []string // the flags of computed levels
-			for _, f := range []string{"levels", "downsampling", "quality", "level"} {
+			for _, f := range []string{"downsampling", "quality", "level"} {
 				if cfg.set[f] {
 					unused = append(unused, "-"+f)
 				}
