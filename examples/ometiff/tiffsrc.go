@@ -272,10 +272,15 @@ func (s *tiffSource) checkLimits() error {
 		}
 		need := s.planned(im)
 		if lim.overBudget(need) {
-			advice := "raise it, or use a smaller -tile"
-			if l, err := im.Planes[0].Page.Layout(); err == nil && l.BlockHeight > lim.tileSize() {
-				// Each block is decoded whole, whatever the tile.
-				advice = fmt.Sprintf("its blocks are %d x %d pixels, each decoded whole, which -tile does not change: raise -max-memory (0: no limit)",
+			// A smaller -tile is advised only when one fits: the bands
+			// read hold whole blocks whatever the tile, so blocks as tall
+			// as the tile (JPEG tiles copied through) or taller need as
+			// much at any -tile but for the writer's bands.
+			advice := "raise it"
+			if t := s.fittingTile(im); t > 0 {
+				advice = fmt.Sprintf("raise it, or give -tile %d or less", t)
+			} else if l, err := im.Planes[0].Page.Layout(); err == nil && l.BlockHeight > 16 {
+				advice = fmt.Sprintf("its blocks are %d x %d pixels, each decoded whole at any -tile, and no -tile brings it within: raise -max-memory (0: no limit)",
 					l.BlockWidth, l.BlockHeight)
 			}
 			return fmt.Errorf("%s: image %d (%d x %d) needs about %v for the bands read and written at tile %d and the blocks decoded, more than -max-memory %v (%s)",
@@ -283,6 +288,19 @@ func (s *tiffSource) checkLimits() error {
 		}
 	}
 	return nil
+}
+
+// fittingTile returns the largest -tile below the writer's tile at which
+// the memory planned for an image fits -max-memory, or 0 when none does.
+func (s *tiffSource) fittingTile(im *source.Image) int {
+	at := *s
+	for t := (s.lim.tileSize() - 1) / 16 * 16; t >= 16; t -= 16 {
+		at.opts.Rows, at.lim.tile = t, t
+		if !at.lim.overBudget(at.planned(im)) {
+			return t
+		}
+	}
+	return 0
 }
 
 // planned is the memory an image's conversion holds: two bands of its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -459,7 +460,7 @@ func TestStripTallerThanTile(t *testing.T) {
 	writeTIFF(t, path, page{width: 64, height: 600, samples: 1, bits: 8, photometric: tiff.PhotometricBlackIsZero})
 	code, _, stderr := clitest.Run(runConvert, "-max-memory", "100KiB", path, filepath.Join(dir, "out.ome.tif"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "(its blocks are 64 x 600 pixels, each decoded whole, which -tile does not change: raise -max-memory (0: no limit))")
+	assert.Contains(t, stderr, "(its blocks are 64 x 600 pixels, each decoded whole at any -tile, and no -tile brings it within: raise -max-memory (0: no limit))")
 	in, err := openInput(path)
 	require.NoError(t, err)
 	defer in.Close()
@@ -594,6 +595,40 @@ func TestTIFFMetadataRefusedIsInput(t *testing.T) {
 			require.ErrorIs(t, err, pyramid.ErrMetadata)
 			assert.ErrorContains(t, err, path+": image 0")
 			assert.Equal(t, tt.code, cli.Exit(convertName, io.Discard, err))
+		})
+	}
+}
+
+// TestMemoryAdviceIsRight: an image refused for -max-memory is advised a
+// smaller -tile only when one fits, and that -tile converts it; blocks as
+// tall as the tile (JPEG tiles of 1024 copied through) were advised a
+// smaller -tile, which was refused again, as any -tile is.
+func TestMemoryAdviceIsRight(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "jpeg.ome.tif")
+	w, err := pyramid.Create(in, pyramid.Options{TileSize: 1024, Compression: pyramid.JPEG, Levels: 1})
+	require.NoError(t, err)
+	im, err := w.AddImage(pyramid.ImageSpec{SizeX: 8000, SizeY: 1100, PixelType: pyramid.Uint8, SamplesPerPixel: 3})
+	require.NoError(t, err)
+	require.NoError(t, im.WritePlane(0, 0, 0, make([]byte, im.PlaneBytes())))
+	require.NoError(t, w.Close())
+	for _, tt := range []struct {
+		name   string
+		memory string
+		tile   string // the -tile advised, which converts; "" when none is
+		advice string
+	}{
+		{"no tile fits", "80MiB", "", "(its blocks are 1024 x 1024 pixels, each decoded whole at any -tile, and no -tile brings it within: raise -max-memory (0: no limit))"},
+		{"a smaller tile fits", "130MiB", "336", "(raise it, or give -tile 336 or less)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, "-max-memory", tt.memory, in, out)
+			require.Equal(t, 1, code, stderr)
+			assert.Contains(t, stderr, tt.advice)
+			tile := cmp.Or(tt.tile, "16") // none fits: the smallest is refused too
+			code, _, stderr = clitest.Run(runConvert, "-max-memory", tt.memory, "-tile", tile, in, out)
+			assert.Equal(t, map[bool]int{true: 0, false: 1}[tt.tile != ""], code, stderr)
 		})
 	}
 }
