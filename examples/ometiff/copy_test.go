@@ -875,30 +875,44 @@ func TestConvertBandPastFileBound(t *testing.T) {
 	require.NoError(t, err)
 	strip, err := zstd.Encode(nil, make([]byte, side*side))
 	require.NoError(t, err)
-	h := iohandle.NewMemory()
-	w, err := tiff.NewWriter(h, tiff.Options{})
-	require.NoError(t, err)
-	page := func(width, height int, compression uint16, data []byte) {
-		b, err := w.WriteBlock(data)
-		require.NoError(t, err)
-		f := &ifd.Builder{}
-		f.AddUint(tiff.TagImageWidth, uint64(width))
-		f.AddUint(tiff.TagImageLength, uint64(height))
-		f.AddShort(tiff.TagBitsPerSample, 8)
-		f.AddShort(tiff.TagCompression, compression)
-		f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
-		f.AddUint(tiff.TagRowsPerStrip, uint64(height))
-		require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts, Blocks: []tiff.Block{b}}))
+	// A file of the strip alone is small: its bound is the reader's
+	// default, 256 MiB, which it was told -max-memory above raises though
+	// -max-memory 0 was given.
+	for _, tt := range []struct {
+		name string
+		bulk bool // a page of 300 KB, making the file's thousand times its size more than 256 MiB
+		msg  string
+	}{
+		{"large file", true, "(with -max-memory 0, a band takes at most 1000 times the file's size; a -max-memory above the band reads it)"},
+		{"small file", false, "(with -max-memory 0, a band takes at most 256.0 MiB (more than 1000 times the file's size); a -max-memory above the band reads it)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := iohandle.NewMemory()
+			w, err := tiff.NewWriter(h, tiff.Options{})
+			require.NoError(t, err)
+			page := func(width, height int, compression uint16, data []byte) {
+				b, err := w.WriteBlock(data)
+				require.NoError(t, err)
+				f := &ifd.Builder{}
+				f.AddUint(tiff.TagImageWidth, uint64(width))
+				f.AddUint(tiff.TagImageLength, uint64(height))
+				f.AddShort(tiff.TagBitsPerSample, 8)
+				f.AddShort(tiff.TagCompression, compression)
+				f.AddShort(tiff.TagPhotometricInterpretation, tiff.PhotometricBlackIsZero)
+				f.AddUint(tiff.TagRowsPerStrip, uint64(height))
+				require.NoError(t, w.AddDirectory(&tiff.Directory{Fields: f, OffsetsTag: tiff.TagStripOffsets, CountsTag: tiff.TagStripByteCounts, Blocks: []tiff.Block{b}}))
+			}
+			page(side, side, tiff.CompressionZstd, strip)
+			if tt.bulk {
+				page(600, 500, tiff.CompressionNone, bytes.Repeat([]byte{1, 2, 3, 4, 5}, 600*100))
+			}
+			require.NoError(t, w.Close())
+			require.NoError(t, h.Commit())
+			in := writeFile(t, t.TempDir(), "strip.tif", h.Bytes())
+			clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, tt.msg,
+				"-max-memory", "0", "-max-decode-ratio", "0", in, "out.ome.tif")
+		})
 	}
-	page(side, side, tiff.CompressionZstd, strip)
-	page(600, 500, tiff.CompressionNone, bytes.Repeat([]byte{1, 2, 3, 4, 5}, 600*100)) // the file's bulk
-	require.NoError(t, w.Close())
-	require.NoError(t, h.Commit())
-	dir := t.TempDir()
-	in := writeFile(t, dir, "strip.tif", h.Bytes())
-	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1,
-		"(with -max-memory 0, a band takes at most 1000 times the file's size; a -max-memory above the band reads it)",
-		"-max-memory", "0", "-max-decode-ratio", "0", in, "out.ome.tif")
 }
 
 // TestCopyLevelsHonoursLevels: with -copy-levels, -levels N copies the

@@ -385,11 +385,18 @@ func (s *tiffSource) write(ctx context.Context, w *pyramid.Writer, specs []pyram
 		if err := im.WritePlanes(ctx, dsts[i], s.opts); err != nil {
 			switch {
 			case !errors.Is(err, source.ErrSize) || errors.Is(err, source.ErrBomb):
+			case s.lim.maxMemory == 0:
+				// No limit given: the bound is what the file can hold, or
+				// the reader's default when that is more (openTIFF leaves
+				// MaxBandBytes 0 for a small file): not a -max-memory to
+				// raise, which the user lifted.
+				bound := "at most 1000 times the file's size"
+				if s.opts.MaxBandBytes == 0 {
+					bound = fmt.Sprintf("at most %v (more than 1000 times the file's size)", byteSize(source.DefaultMaxBandBytes))
+				}
+				err = fmt.Errorf("%w (with -max-memory 0, a band takes %s; a -max-memory above the band reads it)", err, bound)
 			case s.opts.MaxBandBytes == 0:
 				err = fmt.Errorf("%w (-max-memory above %v raises the bound)", err, byteSize(source.DefaultMaxBandBytes))
-			case s.lim.maxMemory == 0:
-				// No limit given: the bound is what the file can hold.
-				err = fmt.Errorf("%w (with -max-memory 0, a band takes at most 1000 times the file's size; a -max-memory above the band reads it)", err)
 			}
 			return specs, fmt.Errorf("%s: image %d (%q): %w", s.name, s.number[i], specs[i].Name, err)
 		}
