@@ -141,3 +141,29 @@ func TestConvertDatasetCompanion(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "2 images, 12 planes")
 }
+
+// TestInfoDatasetRefused: ometiff info names what is wrong with a
+// dataset it cannot read, as convert does, whichever file names it: for
+// its companion it said "not a TIFF ... file", the reason lost.
+func TestInfoDatasetRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		named string // the file given
+		msg   string
+	}{
+		{"companion", "set.companion.ome", `the dataset's file "set_1.ome.tif" is missing`},
+		{"a part", "set_0.ome.tif", `the dataset's file "set_1.ome.tif" is missing`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			datasettest.Write(t, dir, true)
+			// The file of both images' first planes: no image can be read.
+			require.NoError(t, os.Remove(filepath.Join(dir, "set_1.ome.tif")))
+			code, stdout, stderr := clitest.Run(runInfo, filepath.Join(dir, tt.named))
+			assert.Equal(t, 1, code, stdout)
+			clitest.AssertErrorLine(t, infoName, stderr)
+			assert.Contains(t, stderr, tt.msg)
+			assert.NotContains(t, stderr, "not a TIFF")
+		})
+	}
+}

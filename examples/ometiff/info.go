@@ -57,6 +57,12 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprint(stdout, desc)
 				return nil
 			}
+			// A companion (an XML file) is never a TIFF: source.Open's
+			// error says what is wrong with it (a file of its dataset
+			// missing), where tiff.Open's would only say it is no TIFF.
+			if xmlFile(path) && !errors.Is(err, tiff.ErrNotTIFF) {
+				return fmt.Errorf("%s: %w", path, err)
+			}
 			rc, terr := tiff.Open(path) // the file itself, not a file it names
 			if terr == nil {
 				rc.Close()
@@ -69,6 +75,20 @@ func runInfo(args []string, stdout, stderr io.Writer) int {
 		describeFile(stdout, f, path)
 		return nil
 	})
+}
+
+// xmlFile reports whether the file at path starts as an XML document
+// does (a companion of a multi-file OME-TIFF dataset), as convert tells
+// one (isXML).
+func xmlFile(path string) bool {
+	f, err := tiff.OpenRegular(path) // a FIFO's open would block
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [64]byte
+	n, _ := io.ReadFull(f, head[:])
+	return isXML(head[:n])
 }
 
 // imageFile describes a PNG, JPEG, GIF, BMP or WebP file as convert
