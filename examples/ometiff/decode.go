@@ -124,6 +124,12 @@ func openImage(in *input, lim limits) (imageInput, error) {
 	if frame.orientation > 1 {
 		src.notes = append(src.notes, fmt.Sprintf("EXIF Orientation %d is not applied: the pixels are written as stored, as tifffile and Bio-Formats read them", frame.orientation))
 	}
+	if frame.icc {
+		src.notes = append(src.notes, iccNote)
+	}
+	if frame.comment {
+		src.notes = append(src.notes, "its comment (COM) is not kept")
+	}
 	return src, nil
 }
 
@@ -274,9 +280,11 @@ type imageSource struct {
 	img     image.Image
 	name    string
 	density [2]uint32 // an interlaced PNG's pixels per metre, X and Y
-	left    []error   // what the file holds and the conversion leaves out
-	notes   []string  // what the conversion says
-	gray    bool      // gray and alpha decoded as NRGBA: written as gray, its alpha left out
+	// annotations are an interlaced PNG's text (readPNGMeta).
+	annotations []pyramid.KeyValue
+	left        []error  // what the file holds and the conversion leaves out
+	notes       []string // what the conversion says
+	gray        bool     // gray and alpha decoded as NRGBA: written as gray, its alpha left out
 }
 
 func (s imageSource) leftOut() []error { return s.left }
@@ -337,7 +345,7 @@ func decodeWhole(in *input, stream []byte) (imageSource, error) {
 // pixel type and samples from the image.
 func (s imageSource) spec() pyramid.ImageSpec {
 	b := s.img.Bounds()
-	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1}
+	spec := pyramid.ImageSpec{SizeX: b.Dx(), SizeY: b.Dy(), SizeZ: 1, SizeC: 1, SizeT: 1, Annotations: s.annotations}
 	setDensity(&spec, s.density)
 	return spec
 }
@@ -397,6 +405,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 			"and deflate expands at most 1032 times (the file is truncated or forged)",
 			in.name, in.size, h.Width, h.Height, int64(h.Height)*(1+int64(h.RowBytes())))
 	}
+	meta := readPNGMeta(in.header())
 	pixelType, samples := pngLayout(h)
 	outPixel := samples * pixelType.Size()
 	if h.Interlaced {
@@ -410,6 +419,7 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 			return nil, err
 		}
 		src.density, src.left = h.PixelsPerMetre, pngFrames(h)
+		src.annotations, src.notes = meta.text, append(src.notes, meta.notes...)
 		src.gray = h.ColorType == pngstream.GrayAlpha
 		return src, nil
 	}
@@ -419,5 +429,5 @@ func openPNG(in *input, lim limits) (imageInput, error) {
 	if d, err = pngstream.NewDecoder(in.body()); err != nil { // from the start again: a pipe's header was peeked
 		return nil, in.headerError(err)
 	}
-	return pngSource{name: in.name, dec: d, rows: min(lim.tileSize(), h.Height)}, nil
+	return pngSource{name: in.name, dec: d, rows: min(lim.tileSize(), h.Height), meta: meta}, nil
 }

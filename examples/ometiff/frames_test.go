@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"image"
@@ -19,6 +20,7 @@ import (
 	"github.com/ometiff-go/ometiff/examples/internal/clitest"
 	"github.com/ometiff-go/ometiff/examples/internal/pngstream/pngtest"
 	"github.com/ometiff-go/ometiff/ifd"
+	"github.com/ometiff-go/ometiff/internal/readback"
 	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/pyramid/source"
 	"github.com/ometiff-go/ometiff/tiff"
@@ -407,4 +409,68 @@ func TestGIFFrameSmallerThanScreen(t *testing.T) {
 	transparent := color.Palette{color.RGBA{0, 0, 0, 255}, color.RGBA{}, color.RGBA{255, 255, 255, 255}}
 	clitest.AssertFailsSaying(t, runConvert, convertName, t.TempDir(), 1, "the image is transparent (its alpha, or its transparent colour) at pixel (0, 0)",
 		write("transparent.gif", transparent, 0), "out.ome.tif")
+}
+
+// withChunks returns a PNG with chunks inserted after its IHDR chunk.
+func withChunks(p []byte, chunks ...[]byte) []byte {
+	const afterIHDR = 8 + 8 + 13 + 4
+	out := bytes.Clone(p[:afterIHDR])
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return append(out, p[afterIHDR:]...)
+}
+
+// TestImageMetadataKeptOrNoted: a PNG's text (tEXt, zTXt, iTXt) is kept
+// as the image's map annotations, streamed or interlaced, and an ICC
+// profile of a PNG (iCCP) or JPEG (APP2) and a JPEG's comment (COM) are
+// said not to be kept, as a TIFF's profile is: all were dropped unsaid.
+func TestImageMetadataKeptOrNoted(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := zlib.NewWriter(&zipped)
+	_, err := zw.Write([]byte("inflated text"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	png := encoded(t, grayImage(20, 9), encodePNG)
+	jpg := encoded(t, grayImage(20, 9), encodeJPEG)
+	iccp := pngtest.Chunk("iCCP", append([]byte("sRGB\x00\x00"), zipped.Bytes()...))
+	for _, tt := range []struct {
+		name  string
+		file  string
+		data  []byte
+		xml   []string // in the output's OME-XML
+		notes []string // on stderr
+	}{
+		{"PNG tEXt", "in.png", withChunks(png, pngtest.Chunk("tEXt", []byte("Title\x00caf\xe9 \x1b"))), []string{`<M K="Title">café </M>`}, nil},
+		{"PNG zTXt", "in.png", withChunks(png, pngtest.Chunk("zTXt", append([]byte("Comment\x00\x00"), zipped.Bytes()...))), []string{`<M K="Comment">inflated text</M>`}, nil},
+		{"PNG iTXt", "in.png", withChunks(png, pngtest.Chunk("iTXt", []byte("Author\x00\x00\x00en\x00Autor\x00Zoë"))), []string{`<M K="Author">Zoë</M>`}, nil},
+		{"PNG iTXt compressed", "in.png", withChunks(png, pngtest.Chunk("iTXt", append([]byte("Software\x00\x01\x00\x00\x00"), zipped.Bytes()...))),
+			[]string{`<M K="Software">inflated text</M>`}, nil},
+		{"interlaced PNG tEXt", "in.png", withChunks(interlaced(t, 20, 9), pngtest.Chunk("tEXt", []byte("Title\x00interlaced"))), []string{`<M K="Title">interlaced</M>`}, nil},
+		{"PNG iCCP", "in.png", withChunks(png, iccp), nil, []string{"in.png: its ICC colour profile is not kept (OME has no field for it)\n"}},
+		{"interlaced PNG iCCP", "in.png", withChunks(interlaced(t, 20, 9), iccp), nil, []string{"in.png: its ICC colour profile is not kept (OME has no field for it)\n"}},
+		{"JPEG ICC", "in.jpg", withSegment(jpg, 0xe2, []byte("ICC_PROFILE\x00\x01\x01profile")), nil, []string{"in.jpg: its ICC colour profile is not kept (OME has no field for it)\n"}},
+		{"JPEG COM", "in.jpg", withSegment(jpg, 0xfe, []byte("a comment")), nil, []string{"in.jpg: its comment (COM) is not kept\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeFile(t, dir, tt.file, tt.data)
+			out := filepath.Join(dir, "out.ome.tif")
+			code, _, stderr := clitest.Run(runConvert, in, out)
+			require.Equal(t, 0, code, stderr)
+			for _, note := range tt.notes {
+				assert.Contains(t, stderr, note)
+			}
+			if tt.notes == nil {
+				assert.Empty(t, stderr)
+			}
+			data, err := os.ReadFile(out)
+			require.NoError(t, err)
+			file, err := readback.Parse(data)
+			require.NoError(t, err)
+			for _, want := range tt.xml {
+				assert.Contains(t, file.IFDs[0].Text(270), want)
+			}
+		})
+	}
 }

@@ -19,6 +19,10 @@ type jpegFrame struct {
 	sampling    [][2]int // horizontal and vertical factor of each component
 	pictures    int      // of a multi-picture file: its first and its frames; 0 when not said
 	orientation int      // 0 when not said
+	// icc and comment say the file has an ICC profile (APP2
+	// ICC_PROFILE) and a comment (COM) before its frame header, which
+	// the output does not keep. (A comment after it, rare, is not seen.)
+	icc, comment bool
 }
 
 // maxAppSegment is the largest APP1 or APP2 segment read whole; a segment
@@ -69,9 +73,12 @@ func readJPEGFrame(r io.Reader) (jpegFrame, error) {
 				f.pictures = mpfPictures(seg[4:])
 			case m == 0xe1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) && f.orientation == 0:
 				f.orientation = exifOrientation(seg[6:])
+			case m == 0xe2 && bytes.HasPrefix(seg, []byte("ICC_PROFILE\x00")):
+				f.icc = true
 			}
 			continue
 		}
+		f.comment = f.comment || m == 0xfe
 		if m < 0xc0 || m > 0xcf || m == 0xc4 || m == 0xc8 || m == 0xcc { // not a SOF
 			if _, err := br.Discard(length); err != nil {
 				return jpegFrame{}, err

@@ -88,8 +88,11 @@
 // models and uint8 otherwise. The output holds no transparency: an image
 // with a pixel that is not opaque (alpha, a transparent colour or palette
 // entry) is refused, naming it, or with -skip-unsupported converted
-// without it; alpha that is opaque throughout is dropped. A raw file is read plane
-// by plane, in the -raw-order of its planes.
+// without it; alpha that is opaque throughout is dropped. A PNG's text
+// (tEXt, zTXt, iTXt before its image data) is kept as the image's map
+// annotations; an ICC profile (PNG or JPEG) and a JPEG's comment are
+// said not to be kept. A raw file is read plane by plane, in the
+// -raw-order of its planes.
 //
 // The metadata flags (-name, -channels, -physical-size and
 // -physical-size-z) describe the first image and override what the input

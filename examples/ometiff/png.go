@@ -16,6 +16,7 @@ type pngSource struct {
 	name string
 	dec  *pngstream.Decoder
 	rows int // per band: a tile row, so that the writer tiles it without a copy
+	meta pngMeta
 }
 
 // pngLayout is the layout a PNG's pixels get, the same whether it is
@@ -209,10 +210,14 @@ func (s pngSource) spec() pyramid.ImageSpec {
 	h := s.dec.Header()
 	pixelType, samples := pngLayout(h)
 	spec := pyramid.ImageSpec{SizeX: h.Width, SizeY: h.Height, SizeZ: 1, SizeC: 1, SizeT: 1,
-		PixelType: pixelType, SamplesPerPixel: samples}
+		PixelType: pixelType, SamplesPerPixel: samples, Annotations: s.meta.text}
 	setDensity(&spec, h.PixelsPerMetre)
 	return spec
 }
+
+// said is what the conversion says of the PNG: the chunks it does not
+// keep.
+func (s pngSource) said() []string { return s.meta.notes }
 
 // leftOut lists the frames of an animated PNG, which are not written.
 func (s pngSource) leftOut() []error { return pngFrames(s.dec.Header()) }
