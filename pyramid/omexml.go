@@ -37,11 +37,31 @@ func checkXMLText(s string) error {
 		return fmt.Errorf("%w: invalid UTF-8 in %q", ErrMetadata, s)
 	}
 	for _, r := range s {
-		if !(r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF) {
+		if !xmlChar(r) {
 			return fmt.Errorf("%w: character %U cannot be stored in XML", ErrMetadata, r)
 		}
 	}
 	return nil
+}
+
+// xmlChar reports whether XML 1.0 allows the character r (its Char
+// production).
+func xmlChar(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= utf8.MaxRune
+}
+
+// XMLText returns s as text the OME-XML can hold, which the writer takes
+// in every name, description and annotation of a spec: invalid UTF-8
+// becomes U+FFFD, and the characters XML 1.0 does not allow (control
+// characters but tab, newline and carriage return) are dropped. It is for
+// text of other origins: a file name, a TIFF tag, a PNG's text chunk.
+func XMLText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if xmlChar(r) {
+			return r
+		}
+		return -1
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // escape returns s escaped for an XML attribute value, as the copier of a

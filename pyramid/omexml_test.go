@@ -79,3 +79,17 @@ func readOME(t *testing.T, afterUUID string) string {
 	t.Helper()
 	return `<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" UUID="urn:uuid:0"` + afterUUID
 }
+
+// TestXMLText: text of other origins is made what the writer takes:
+// invalid UTF-8 replaced, the characters XML 1.0 forbids dropped, the rest
+// (tab, newline, the private use and astral planes) kept.
+func TestXMLText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain": "plain", "a\xffb": "a\uFFFDb", "esc\x1b.tif": "esc.tif", "t\tn\nr\r": "t\tn\nr\r",
+		"\uFFFE\uFFFF": "", "\ue000\U0001F600": "\ue000\U0001F600", "nul\x00": "nul", "": "",
+	} {
+		got := XMLText(in)
+		assert.Equal(t, want, got, "%q", in)
+		assert.NoError(t, checkXMLText(got), "%q", in)
+	}
+}

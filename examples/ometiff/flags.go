@@ -281,35 +281,16 @@ func (r rawFormat) check() error {
 
 // baseName is a file's name without its folder and extensions (".ome.tif"
 // whole), as the images it names are named: made text the OME-XML can
-// hold (xmlText), since a file name need not be UTF-8 nor free of control
+// hold (pyramid.XMLText), since a file name need not be UTF-8 nor free of control
 // characters, and the name is not the user's to fix, as -name's is.
 func baseName(path string) string {
 	base := filepath.Base(path)
 	for _, ext := range []string{".ome.tiff", ".ome.tif", ".ome.btf", ".ome.tf8"} {
 		if len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext) {
-			return xmlText(base[:len(base)-len(ext)])
+			return pyramid.XMLText(base[:len(base)-len(ext)])
 		}
 	}
-	return xmlText(strings.TrimSuffix(base, filepath.Ext(base)))
-}
-
-// xmlText makes s text the OME-XML can hold, as package pyramid/source
-// makes a TIFF file's text (its cleanText, which it does not export):
-// invalid UTF-8 becomes U+FFFD, and the characters XML 1.0 does not allow
-// are dropped.
-func xmlText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if xmlChar(r) {
-			return r
-		}
-		return -1
-	}, strings.ToValidUTF8(s, "\uFFFD"))
-}
-
-// xmlChar reports whether XML 1.0 allows the character r (its Char
-// production).
-func xmlChar(r rune) bool {
-	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= utf8.MaxRune
+	return pyramid.XMLText(strings.TrimSuffix(base, filepath.Ext(base)))
 }
 
 // checkXMLText refuses the value of a flag (name, as "-name") that the
@@ -319,9 +300,11 @@ func checkXMLText(flag, s string) error {
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("%s %q: invalid UTF-8, which the OME-XML cannot hold", flag, s)
 	}
-	if i := strings.IndexFunc(s, func(r rune) bool { return !xmlChar(r) }); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(s[i:])
-		return fmt.Errorf("%s %q: character %U, which XML 1.0 does not allow", flag, s, r)
+	clean := []rune(pyramid.XMLText(s))
+	for i, r := range []rune(s) {
+		if i >= len(clean) || clean[i] != r {
+			return fmt.Errorf("%s %q: character %U, which XML 1.0 does not allow", flag, s, r)
+		}
 	}
 	return nil
 }

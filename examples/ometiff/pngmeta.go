@@ -119,11 +119,11 @@ func pngText(typ string, data []byte) (pyramid.KeyValue, error) {
 	if !utf {
 		text = latin1(rest)
 	}
-	key := xmlText(latin1(keyword))
+	key := pyramid.XMLText(latin1(keyword))
 	if key == "" { // a map annotation's key is not empty
 		return pyramid.KeyValue{}, errors.New("its keyword holds no character XML allows")
 	}
-	return pyramid.KeyValue{Key: key, Value: xmlText(text)}, nil
+	return pyramid.KeyValue{Key: key, Value: pyramid.XMLText(text)}, nil
 }
 
 // latin1 decodes ISO 8859-1, which PNG's keywords and tEXt are in.

@@ -161,8 +161,8 @@ func parseIScan(packet []byte) (iScan, bool) {
 			case t.Name.Local == "iScan":
 				var out iScan
 				for _, a := range t.Attr {
-					if v := cleanText(strings.TrimSpace(a.Value)); v != "" {
-						out.attrs = append(out.attrs, pyramid.KeyValue{Key: cleanText(a.Name.Local), Value: v})
+					if v := pyramid.XMLText(strings.TrimSpace(a.Value)); v != "" {
+						out.attrs = append(out.attrs, pyramid.KeyValue{Key: pyramid.XMLText(a.Name.Local), Value: v})
 					}
 				}
 				// A packet cut short within iScan keeps the attributes.
@@ -193,7 +193,7 @@ func (s *iScan) readChildren(d *boundedXML) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if len(s.children) < maxNamedChildren {
-				s.children = append(s.children, cleanText(t.Name.Local))
+				s.children = append(s.children, pyramid.XMLText(t.Name.Local))
 			} else if len(s.children) == maxNamedChildren {
 				s.children = append(s.children, "...")
 			}

@@ -50,7 +50,7 @@ func (m *mapper) gdal(im *Image, l pageLayout) error {
 		}
 		named := !l.rgb && len(s.Channels) == 0 && s.SizeC == l.planesPerPage()
 		for _, it := range doc.Items {
-			value := cleanText(strings.TrimSpace(unescapeXML(it.Value)))
+			value := pyramid.XMLText(strings.TrimSpace(unescapeXML(it.Value)))
 			band := it.Sample != nil && *it.Sample >= 0
 			if named && band && it.Role == "description" && *it.Sample < s.SizeC && it.Domain == "" {
 				if len(s.Channels) == 0 {
@@ -59,12 +59,12 @@ func (m *mapper) gdal(im *Image, l pageLayout) error {
 				s.Channels[*it.Sample].Name = value
 				continue
 			}
-			key := cleanText(strings.TrimSpace(it.Name))
+			key := pyramid.XMLText(strings.TrimSpace(it.Name))
 			if key == "" {
 				key = it.Role
 			}
 			if it.Domain != "" {
-				key = cleanText(it.Domain) + ":" + key
+				key = pyramid.XMLText(it.Domain) + ":" + key
 			}
 			if band {
 				key = fmt.Sprintf("%s (band %d)", key, *it.Sample+1)
@@ -73,7 +73,7 @@ func (m *mapper) gdal(im *Image, l pageLayout) error {
 		}
 	}
 	if nodata, ok := p.Text(tiff.TagGDALNoData); ok {
-		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: "GDAL_NODATA", Value: cleanText(strings.TrimSpace(nodata))})
+		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: "GDAL_NODATA", Value: pyramid.XMLText(strings.TrimSpace(nodata))})
 	}
 	return nil
 }

@@ -369,7 +369,7 @@ func imageJText(im *Image, p *tiff.Page) (more, dropped int) {
 			}
 			out = utf8.AppendRune(out, r)
 		}
-		t := cleanText(strings.TrimSpace(string(out)))
+		t := pyramid.XMLText(strings.TrimSpace(string(out)))
 		kept += len(t)
 		return t
 	}
@@ -720,10 +720,10 @@ func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tif
 		DimensionOrder: pyramid.XYCZT, PixelType: l.pixelType, SamplesPerPixel: l.specSamples(),
 	}
 	if name, ok := first.Text(tiff.TagPageName); ok {
-		spec.Name = cleanText(strings.TrimSpace(name))
+		spec.Name = pyramid.XMLText(strings.TrimSpace(name))
 	}
 	if d := strings.TrimSpace(first.Description()); d != "" && !strings.HasPrefix(d, "ImageJ=") {
-		spec.Description = cleanText(d)
+		spec.Description = pyramid.XMLText(d)
 	}
 	if dt, ok := first.Text(tiff.TagDateTime); ok {
 		// TIFF's DateTime has no zone: its clock is the writer's, whatever that was.
@@ -1065,7 +1065,7 @@ func textTags(im *Image) {
 		// editor's), each ended by a NUL.
 		var parts []string
 		for s := range strings.SplitSeq(v, "\x00") {
-			if s = cleanText(strings.TrimSpace(s)); s != "" {
+			if s = pyramid.XMLText(strings.TrimSpace(s)); s != "" {
 				parts = append(parts, s)
 			}
 		}

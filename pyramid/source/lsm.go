@@ -573,7 +573,7 @@ func readLSMChannelColors(tf *tiff.File, o binary.ByteOrder, off int64) (lsmChan
 			if n > int64(len(rest)-4) {
 				return out, fmt.Errorf("a channel name of %d bytes, past the record's %d", n, size)
 			}
-			out.names = append(out.names, cleanText(strings.TrimRight(string(rest[4:4+n]), "\x00")))
+			out.names = append(out.names, pyramid.XMLText(strings.TrimRight(string(rest[4:4+n]), "\x00")))
 			rest = rest[4+n:]
 		}
 	}

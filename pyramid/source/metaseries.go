@@ -462,9 +462,9 @@ func msImage(pages []*tiff.Page, metas []msPage, l pageLayout) *Image {
 	ppp := l.planesPerPage()
 	s.SizeZ, s.SizeC, s.SizeT, s.DimensionOrder = z, c*ppp, t, pyramid.XYCZT
 	if first.name != "" {
-		s.Name = cleanText(first.name)
+		s.Name = pyramid.XMLText(first.name)
 	}
-	s.Description = cleanText(first.description)
+	s.Description = pyramid.XMLText(first.description)
 	if !first.at.IsZero() {
 		s.AcquisitionDate = first.at
 	}
@@ -518,7 +518,7 @@ func msImage(pages []*tiff.Page, metas []msPage, l pageLayout) *Image {
 					s.Channels[i].EmissionWavelength = pyramid.Quantity{Value: w, Unit: "nm"}
 				}
 			}
-			s.Channels[i].Name = cleanText(illum)
+			s.Channels[i].Name = pyramid.XMLText(illum)
 		}
 		for k, p := range metas {
 			if len(waves) > 0 && p.hasWave && p.wavelength != waves[k%c] {
@@ -554,13 +554,13 @@ func msImage(pages []*tiff.Page, metas []msPage, l pageLayout) *Image {
 	// then the TIFF's text fields (Software...).
 	s.Annotations = nil
 	for _, p := range first.props {
-		if !carried[p.id] && cleanText(p.id) != "" {
-			s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: cleanText(p.id), Value: cleanText(p.value)})
+		if !carried[p.id] && pyramid.XMLText(p.id) != "" {
+			s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: pyramid.XMLText(p.id), Value: pyramid.XMLText(p.value)})
 		}
 	}
 	for _, kv := range first.lines {
-		if (kv.Key != "Exposure" || !first.hasExposure) && cleanText(kv.Key) != "" {
-			s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
+		if (kv.Key != "Exposure" || !first.hasExposure) && pyramid.XMLText(kv.Key) != "" {
+			s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: pyramid.XMLText(kv.Key), Value: pyramid.XMLText(kv.Value)})
 		}
 	}
 	if first.lost > 0 {

@@ -193,7 +193,7 @@ func describeNDPI(im *Image, planes []*tiff.Page) {
 	}
 	textTags(im)
 	if v, ok := p.Text(tiff.TagNDPIReference); ok && strings.TrimSpace(v) != "" {
-		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: "Reference", Value: cleanText(strings.TrimSpace(v))})
+		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: "Reference", Value: pyramid.XMLText(strings.TrimSpace(v))})
 	}
 	for _, f := range []struct {
 		tag uint16
@@ -206,8 +206,8 @@ func describeNDPI(im *Image, planes []*tiff.Page) {
 	if v, ok := p.Text(tiff.TagNDPIProperties); ok {
 		for line := range strings.Lines(v) {
 			key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
-			if key = cleanText(strings.TrimSpace(key)); ok && key != "" {
-				s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: key, Value: cleanText(strings.TrimSpace(value))})
+			if key = pyramid.XMLText(strings.TrimSpace(key)); ok && key != "" {
+				s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: key, Value: pyramid.XMLText(strings.TrimSpace(value))})
 			}
 		}
 	}

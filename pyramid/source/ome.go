@@ -28,7 +28,7 @@ func (e omeUnreadable) Unwrap() error { return e.error }
 // took from the first page, whose OME-XML could not be read: the document
 // is no description.
 func dropDescription(f *File, first *tiff.Page) {
-	d := cleanText(strings.TrimSpace(first.Description())) // as genericImage takes it
+	d := pyramid.XMLText(strings.TrimSpace(first.Description())) // as genericImage takes it
 	for _, im := range f.Images {
 		if im.Spec.Description == d {
 			im.Spec.Description = ""
@@ -242,7 +242,7 @@ func (m *mapper) ome(text string) error {
 	maps := map[string][]pyramid.KeyValue{}
 	for _, a := range doc.Maps {
 		for _, kv := range a.Values {
-			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: cleanText(kv.Key), Value: cleanText(kv.Value)})
+			maps[a.ID] = append(maps[a.ID], pyramid.KeyValue{Key: pyramid.XMLText(kv.Key), Value: pyramid.XMLText(kv.Value)})
 		}
 	}
 	// A page (or a sample of one) is one plane of an image: TiffData
@@ -381,7 +381,7 @@ func (m *mapper) carry(doc *omeDoc, text string) error {
 			continue
 		}
 		im.Spec.OME = oi
-		im.Spec.Description = cleanText(doc.Images[i].Description)
+		im.Spec.Description = pyramid.XMLText(doc.Images[i].Description)
 		im.Spec.AcquisitionDate, im.Spec.Annotations = time.Time{}, nil
 		im.AcquisitionDate = strings.TrimSpace(doc.Images[i].AcquisitionDate)
 	}
@@ -508,7 +508,7 @@ func (m *mapper) omeImage(oi omeImage, maps map[string][]pyramid.KeyValue) (*Ima
 		l.rgb = false
 	}
 	spec := pyramid.ImageSpec{
-		Name: cleanText(oi.Name), Description: cleanText(strings.TrimSpace(oi.Description)),
+		Name: pyramid.XMLText(oi.Name), Description: pyramid.XMLText(strings.TrimSpace(oi.Description)),
 		SizeX: l.width, SizeY: l.height, SizeZ: omeSize(px.SizeZ), SizeT: omeSize(px.SizeT),
 		DimensionOrder: pyramid.DimensionOrder(px.DimensionOrder), PixelType: l.pixelType, SamplesPerPixel: l.specSamples(),
 		PhysicalSizeX: positive(px.PhysicalSizeX), PhysicalSizeY: positive(px.PhysicalSizeY), PhysicalSizeZ: positive(px.PhysicalSizeZ),
@@ -686,7 +686,7 @@ func omeChannels(cs []omeChannel, effC int, l pageLayout) []pyramid.Channel {
 			// as Bio-Formats reads them.
 			oc = cs[c]
 		}
-		ch := pyramid.Channel{Name: cleanText(oc.Name)}
+		ch := pyramid.Channel{Name: pyramid.XMLText(oc.Name)}
 		if oc.Color != nil {
 			v := uint32(*oc.Color)
 			ch.Color = color.NRGBA{R: uint8(v >> 24), G: uint8(v >> 16), B: uint8(v >> 8), A: uint8(v)}

@@ -84,7 +84,7 @@ func parseQPI(d string) (qpiFields, error) {
 			out.lost++
 			return
 		}
-		out.fields = append(out.fields, pyramid.KeyValue{Key: cleanText(key), Value: cleanText(strings.TrimSpace(value))})
+		out.fields = append(out.fields, pyramid.KeyValue{Key: pyramid.XMLText(key), Value: pyramid.XMLText(strings.TrimSpace(value))})
 	}
 	rooted := false
 	var profileAt int64 // where a ScanProfile's content starts, 0 when none is open

@@ -131,7 +131,7 @@ func parseSCN(d string, pages int) (*scnDoc, error) {
 		return strings.Join(names, ".")
 	}
 	add := func(key, value string) {
-		kv := pyramid.KeyValue{Key: cleanText(key), Value: cleanText(strings.TrimSpace(value))}
+		kv := pyramid.KeyValue{Key: pyramid.XMLText(key), Value: pyramid.XMLText(strings.TrimSpace(value))}
 		if image == nil {
 			// Every image takes the collection's fields: bounded as an
 			// image's are, they cost no more than its own.
@@ -219,7 +219,7 @@ func parseSCN(d string, pages int) (*scnDoc, error) {
 				key := path()
 				if len(stack) == imageDepth+1 && image != nil {
 					if a.Name.Local == "name" {
-						image.name = cleanText(strings.TrimSpace(a.Value))
+						image.name = pyramid.XMLText(strings.TrimSpace(a.Value))
 						continue
 					}
 					key = a.Name.Local
@@ -269,7 +269,7 @@ func (doc *scnDoc) collectionAttr(a xml.Attr) error {
 	var err error
 	switch a.Name.Local {
 	case "name":
-		doc.collectionName = cleanText(strings.TrimSpace(a.Value))
+		doc.collectionName = pyramid.XMLText(strings.TrimSpace(a.Value))
 	case "sizeX":
 		doc.sizeX, err = scnInt(a)
 	case "sizeY":

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/ometiff-go/ometiff/compress"
 	"github.com/ometiff-go/ometiff/pyramid"
@@ -1100,16 +1099,4 @@ func planesOf(p *tiff.Page, l pageLayout, levels []*tiff.Page) []Plane {
 		out[s] = Plane{Page: p, Sample: s, Levels: levels}
 	}
 	return out
-}
-
-// cleanText makes text from a file fit for the OME-XML: invalid UTF-8
-// becomes U+FFFD, and characters XML cannot hold are dropped.
-func cleanText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		if r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= utf8.MaxRune {
-			return r
-		}
-		return -1
-	}, s)
 }

@@ -433,7 +433,7 @@ func TestKindString(t *testing.T) {
 }
 
 func TestCleanText(t *testing.T) {
-	assert.Equal(t, "a\uFFFDb\tc", cleanText("a\xffb\x01\tc\x00"))
+	assert.Equal(t, "a\uFFFDb\tc", pyramid.XMLText("a\xffb\x01\tc\x00"))
 }
 
 // omeDocument is an OME-XML document of the images, each given as its

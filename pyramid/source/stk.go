@@ -299,13 +299,13 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 	}
 	// The description: the first plane's; the others' are annotations.
 	descriptions := strings.Split(im.Planes[0].Page.Description(), "\x00")
-	s.Description = cleanText(strings.TrimSpace(descriptions[0]))
+	s.Description = pyramid.XMLText(strings.TrimSpace(descriptions[0]))
 	xmeta, err := readSTKXML(descriptions, n)
 	if err != nil {
 		im.Notes = append(im.Notes, fmt.Sprintf("its first plane's description, MetaMorph's MetaData XML, cannot be read (%v): it is read as text", err))
 	}
 	if xmeta != nil {
-		s.Description = cleanText(xmeta.first.description)
+		s.Description = pyramid.XMLText(xmeta.first.description)
 	}
 	unit, calibrated := stkUnit(meta.units)
 	switch {
@@ -459,12 +459,12 @@ func describeSTK(im *Image, meta stkMeta, l pageLayout, name string) {
 			perPlane("AbsoluteZ", k, strconv.FormatFloat(meta.absZ[k], 'g', -1, 64))
 		}
 		if k < len(meta.labels) {
-			perPlane("StageLabel", k, cleanText(meta.labels[k]))
+			perPlane("StageLabel", k, pyramid.XMLText(meta.labels[k]))
 		}
 		if p, ok := xmeta.plane(k); ok && k > 0 {
-			perPlane("PlaneDescription", k, cleanText(p.description))
+			perPlane("PlaneDescription", k, pyramid.XMLText(p.description))
 		} else if k > 0 && k < len(descriptions) {
-			perPlane("PlaneDescription", k, cleanText(strings.TrimSpace(descriptions[k])))
+			perPlane("PlaneDescription", k, pyramid.XMLText(strings.TrimSpace(descriptions[k])))
 		}
 	}
 	if n > maxSTKPlaneKeys {
@@ -848,7 +848,7 @@ func readUIC1(r uicReader, p *tiff.Page, off, n uint64, meta *stkMeta) {
 				continue // tifffile reads such an offset as an empty string
 			}
 			if s, _, ok := uicString(r, uint64(v), "UIC1tag's "+def.name); ok {
-				s = cleanText(s)
+				s = pyramid.XMLText(s)
 				meta.values[def.name] = s
 				switch id {
 				case 6:

@@ -214,14 +214,14 @@ func (x *stkXML) annotate(im *Image, carried map[string]bool) {
 	s := &im.Spec
 	lost := x.first.lost
 	add := func(k, v string) {
-		if carried[k] || cleanText(k) == "" {
+		if carried[k] || pyramid.XMLText(k) == "" {
 			return
 		}
 		if len(s.Annotations) >= maxAnnotations {
 			lost++
 			return
 		}
-		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: cleanText(k), Value: cleanText(v)})
+		s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: pyramid.XMLText(k), Value: pyramid.XMLText(v)})
 	}
 	for _, p := range x.first.props {
 		add(p.id, p.value)

@@ -49,7 +49,7 @@ func parseAperio(d string) aperio {
 		for i, token := range strings.Split(line, "|") {
 			token = strings.TrimSpace(token)
 			if key, value, ok := strings.Cut(token, "="); ok && i > 0 {
-				a.fields = append(a.fields, pyramid.KeyValue{Key: cleanText(strings.TrimSpace(key)), Value: cleanText(strings.TrimSpace(value))})
+				a.fields = append(a.fields, pyramid.KeyValue{Key: pyramid.XMLText(strings.TrimSpace(key)), Value: pyramid.XMLText(strings.TrimSpace(value))})
 				continue
 			}
 			if !strings.Contains(token, "=") {
@@ -58,7 +58,7 @@ func parseAperio(d string) aperio {
 				a.macro = a.macro || strings.Contains(lower, "macro")
 			}
 			if token != "" {
-				text = append(text, cleanText(token))
+				text = append(text, pyramid.XMLText(token))
 			}
 		}
 	}
