@@ -97,9 +97,10 @@ func (a aperio) field(key string) (string, bool) {
 //     OffsetZ (page 0's may give TotalDepth instead, its offset 0) are
 //     the focal planes of a Z stack: the image's planes along Z, in order
 //     of their offsets, each offset the plane's PositionZ (in "reference
-//     frame", as Bio-Formats gives it). Another page of page 0's size is
-//     not supported, nor two at one offset; any other page becomes an
-//     image of its own, named after its index.
+//     frame", as Bio-Formats gives it), each plane's levels the reduced
+//     pages after it. Another page of page 0's size is not supported, nor
+//     two at one offset, nor a focal plane of another layout; any other
+//     page becomes an image of its own, named after its index.
 //
 // The scan's fields Bio-Formats maps go to the image too (and stay among
 // its annotations): Emission Wavelength and Excitation Wavelength (nm)
@@ -140,12 +141,17 @@ func (m *mapper) svs() error {
 		unnamed := p.Description() == "" || p.NewSubfileType() != 0
 		switch {
 		case err == nil && w == w0 && h == h0:
-			if z, ok := svsOffsetZ(parseAperio(p.Description())); ok && stacked {
+			z, ok := svsOffsetZ(parseAperio(p.Description()))
+			if ok && stacked {
 				kinds[i+1] = "focal plane"
 				stack = append(stack, svsPlane{page: i + 1, z: z})
 				continue
 			}
-			err := fmt.Errorf("%w: page %d of the SVS file has the size of page 0, and no OffsetZ of a focal plane (channels of an SVS are not read)", ErrUnsupported, i+1)
+			why := "and no OffsetZ of a focal plane (channels of an SVS are not read)"
+			if ok {
+				why = "at an OffsetZ, but page 0 gives none (nor TotalDepth): no Z stack"
+			}
+			err := fmt.Errorf("%w: page %d of the SVS file has the size of page 0, %s", ErrUnsupported, i+1, why)
 			if err := m.skip(err); err != nil {
 				return err
 			}
@@ -179,18 +185,15 @@ func (m *mapper) svs() error {
 		var levels map[*tiff.Page][]*tiff.Page
 		switch {
 		case i == 0 && len(stack) > 1:
-			// The levels of the other focal planes are pages of their own,
-			// which svsLevels does not tell apart: they are computed.
-			planes = planes[:0]
+			if planes, err = m.svsFocalPlanes(pages, kinds, stack, l); err != nil {
+				return err
+			}
+			levels = map[*tiff.Page][]*tiff.Page{}
 			for _, f := range stack {
-				pl, err := layoutOf(pages[f.page])
-				if err == nil && !sameShape(pl, l) {
-					err = fmt.Errorf("%w: its layout is not page 0's", ErrUnsupported)
-				}
-				if err != nil {
-					return fmt.Errorf("the focal plane at OffsetZ %g of the SVS file (page %d): %w", f.z, f.page, err)
-				}
-				planes = append(planes, pages[f.page])
+				levels[pages[f.page]] = svsPlaneLevels(pages, kinds, f.page)
+			}
+			if len(planes) < len(stack) {
+				stack = slices.DeleteFunc(stack, func(f svsPlane) bool { return !slices.Contains(planes, pages[f.page]) })
 			}
 		case i == 0:
 			levels = map[*tiff.Page][]*tiff.Page{p: svsLevels(pages, kinds)}
@@ -355,16 +358,21 @@ type svsPlane struct {
 	z    float64
 }
 
-// svsOffsetZ returns the Z offset of an SVS page: its OffsetZ, or 0 when
-// it gives only TotalDepth (the first focal plane, as Bio-Formats reads
-// it).
-func svsOffsetZ(a aperio) (float64, bool) {
-	if v, ok := a.field("OffsetZ"); ok {
-		z, ok := decimal(v)
-		return z, ok
+// svsOffsetZ returns the Z offset of an SVS page, as Bio-Formats reads
+// it: of its OffsetZ and TotalDepth fields, the last (TotalDepth giving
+// 0, the first focal plane); an OffsetZ that is no number gives none.
+func svsOffsetZ(a aperio) (z float64, ok bool) {
+	for _, f := range a.fields {
+		switch f.Key {
+		case "TotalDepth":
+			z, ok = 0, true
+		case "OffsetZ":
+			if v, valid := decimal(f.Value); valid {
+				z, ok = v, true
+			}
+		}
 	}
-	_, ok := a.field("TotalDepth")
-	return 0, ok
+	return z, ok
 }
 
 // svsStack sorts the focal planes of an SVS file by their offsets. Two
@@ -372,9 +380,9 @@ func svsOffsetZ(a aperio) (float64, bool) {
 // with SkipUnsupported left out and reported.
 func (m *mapper) svsStack(pages []*tiff.Page, stack []svsPlane) ([]svsPlane, error) {
 	slices.SortStableFunc(stack, func(a, b svsPlane) int { return cmp.Compare(a.z, b.z) })
-	out := stack[:0]
-	for k, f := range stack {
-		if k > 0 && f.z == stack[k-1].z {
+	var out []svsPlane
+	for _, f := range stack {
+		if len(out) > 0 && f.z == out[len(out)-1].z {
 			err := fmt.Errorf("%w: page %d of the SVS file is a focal plane at OffsetZ %g, as page %d is", ErrUnsupported, f.page, f.z, out[len(out)-1].page)
 			if err := m.skip(err); err != nil {
 				return nil, err
@@ -384,6 +392,41 @@ func (m *mapper) svsStack(pages []*tiff.Page, stack []svsPlane) ([]svsPlane, err
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// svsFocalPlanes returns the pages of the focal planes of the stack, in
+// its order, page 0's layout l; a focal plane of another layout is
+// refused, or with SkipUnsupported left out and reported.
+func (m *mapper) svsFocalPlanes(pages []*tiff.Page, kinds []string, stack []svsPlane, l pageLayout) ([]*tiff.Page, error) {
+	var planes []*tiff.Page
+	for _, f := range stack {
+		pl, err := layoutOf(pages[f.page])
+		if err == nil && !sameShape(pl, l) {
+			err = fmt.Errorf("%w: it is %v, page 0 %v", ErrUnsupported, pl, l)
+		}
+		if err != nil {
+			if err := m.skip(fmt.Errorf("the focal plane at OffsetZ %g of the SVS file (page %d): %w", f.z, f.page, err)); err != nil {
+				return nil, err
+			}
+			kinds[f.page] = "skipped"
+			continue
+		}
+		planes = append(planes, pages[f.page])
+	}
+	return planes, nil
+}
+
+// svsPlaneLevels returns the levels of the focal plane of page p of a Z
+// stack: the pyramid svsLevels finds among the pages after it, up to the
+// next focal plane's, where Aperio stores each plane's (Bio-Formats'
+// SVSReader takes resolution r of plane z at IFD r + 1 + z × the
+// resolutions; page 0's come after the thumbnail).
+func svsPlaneLevels(pages []*tiff.Page, kinds []string, p int) []*tiff.Page {
+	end := p + 1
+	for end < len(pages) && kinds[end] != "focal plane" && kinds[end] != "skipped" {
+		end++
+	}
+	return svsLevels(pages[p:end], kinds[p:end])
 }
 
 // describeScan maps the fields of an SVS image's description Bio-Formats
@@ -440,7 +483,8 @@ func (a aperio) describeScan(s *pyramid.ImageSpec, stack []svsPlane) {
 }
 
 // decimal reads a number of a scanner's metadata as positiveDecimal does,
-// of any sign: finite, and within float32's range, as OME's floats are.
+// of any sign: finite, of magnitude below 10^12 (one below float32's
+// least, as OME's floats are, is written as 0).
 func decimal(v string) (float64, bool) {
 	v = strings.TrimSpace(v)
 	if strings.Count(v, ",") == 1 && !strings.Contains(v, ".") {

@@ -319,8 +319,19 @@ func TestSVSRefused(t *testing.T) {
 			svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")), label},
 			"page 2 of the SVS file is a focal plane at OffsetZ 1, as page 1 is", []string{`"" 64x48 Z2 C1 T1 XYCZT uint8 x3: 0:* 1:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`}, false},
 		{"a page of page 0's size, page 0 at no offset", []testPage{svsPage(64, 48, true, description(svsHead)), svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")), label},
-			"page 1 of the SVS file has the size of page 0, and no OffsetZ", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}, false},
+			"page 1 of the SVS file has the size of page 0, at an OffsetZ, but page 0 gives none (nor TotalDepth)", []string{`"" 64x48 Z1 C1 T1 XYCZT uint8 x3: 0:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 2:*`}, false},
 	}
+	gray := testPage{width: 64, height: 48, samples: 1, bits: 8, tileW: 16, tileH: 16, codec: mustCodec(tiff.CompressionLZW), more: fields(description(svsHead + "|OffsetZ = 1"))}
+	tests = append(tests, struct {
+		name  string
+		pages []testPage
+		says  string
+		kept  []string
+		whole bool
+	}{"a focal plane of another layout", []testPage{svsPage(64, 48, true, description(svsHead+"|TotalDepth = 3")), gray,
+		svsPage(64, 48, true, description(svsHead+"|OffsetZ = 2")), label},
+		"the focal plane at OffsetZ 1 of the SVS file (page 1): source: unsupported layout: it is 64 x 48, 1 samples of uint8, page 0 64 x 48, 3 samples of uint8, RGB",
+		[]string{`"" 64x48 Z2 C1 T1 XYCZT uint8 x3: 0:* 2:*`, `"label" 20x30 Z1 C1 T1 XYCZT uint8 x3: 3:*`}, false})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := mapPages(t, Options{}, tt.pages...)
@@ -332,5 +343,42 @@ func TestSVSRefused(t *testing.T) {
 			require.Len(t, f.Skipped, 1)
 			assert.Equal(t, tt.whole, errors.Is(f.Skipped[0], ErrLeftOut))
 		})
+	}
+}
+
+// TestSVSFocalPlaneLevels: each focal plane of a Z stack has for its levels
+// the reduced pages after it, as Aperio stores them and Bio-Formats'
+// SVSReader reads them (resolution r of plane z at IFD r + 1 + z × the
+// resolutions), page 0's after its thumbnail.
+func TestSVSFocalPlaneLevels(t *testing.T) {
+	level := func(z string) testPage {
+		return svsPage(32, 24, true, description("Aperio Image Library v10.0.51\r\n64x48 -> 32x24 - |OffsetZ = "+z))
+	}
+	f, _, err := mapPages(t, Options{}, svsPage(64, 48, true, description(svsHead+"|TotalDepth = 3|OffsetZ = 0")), svsPage(16, 11, false), level("0"),
+		svsPage(64, 48, true, description(svsHead+"|OffsetZ = 2")), level("2"),
+		svsPage(64, 48, true, description(svsHead+"|OffsetZ = 1")), level("1"))
+	require.NoError(t, err)
+	require.Len(t, f.Images, 1)
+	im := f.Images[0]
+	for z, want := range [][2]int{{0, 2}, {5, 6}, {3, 4}} { // the plane's page, its level's
+		require.Len(t, im.Planes[z].Levels, 1, "plane %d", z)
+		assert.Same(t, f.TIFF.Pages[want[0]], im.Planes[z].Page, "plane %d", z)
+		assert.Same(t, f.TIFF.Pages[want[1]], im.Planes[z].Levels[0], "plane %d", z)
+	}
+}
+
+// TestSVSOffsetZ: of a page's OffsetZ and TotalDepth, the last gives its
+// offset, as Bio-Formats reads them in order; an OffsetZ that is no number
+// gives none.
+func TestSVSOffsetZ(t *testing.T) {
+	for d, want := range map[string]float64{"|OffsetZ = 2": 2, "|TotalDepth = 3": 0, "|OffsetZ = 2|TotalDepth = 3": 0, "|TotalDepth = 3|OffsetZ = 2": 2,
+		"|TotalDepth = 3|OffsetZ = 0.0.1": 0, "|OffsetZ = -1,5": -1.5, "|OffsetZ = x": -99, "": -99} {
+		z, ok := svsOffsetZ(parseAperio(svsHead + d))
+		if want == -99 {
+			assert.False(t, ok, d)
+			continue
+		}
+		assert.True(t, ok, d)
+		assert.Equal(t, want, z, d)
 	}
 }
