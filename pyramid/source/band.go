@@ -163,7 +163,7 @@ func BlockFormat(p *tiff.Page) (tiff.Layout, compress.BlockFormat, error) {
 // harmless after), as does the end of the context NewBandReader was
 // given. A reader dropped before either keeps its decoding goroutines
 // (with several Workers) until the context ends, as a file not closed
-// keeps its descriptor, and until the garbage collector finds the reader
+// keeps its descriptor, or until the garbage collector finds the reader
 // unreachable, which stops them as Close would: close every reader. Next,
 // Read, WriteTo, Err and Close of a zero BandReader return ErrClosed; its
 // Layout and RowBytes are zero.
@@ -249,15 +249,21 @@ func NewBandReader(ctx context.Context, page *tiff.Page, opts Options) (*BandRea
 
 // errDropped is the cause a BandReader's cleanup cancels its pipeline
 // with, when the reader was dropped without Close.
-var errDropped = errors.New("source: band reader dropped without Close")
+var errDropped = fmt.Errorf("%w: dropped without Close", ErrClosed)
 
 // Layout returns the layout of the page read.
-func (br *BandReader) Layout() tiff.Layout { return br.state().Layout() }
+func (br *BandReader) Layout() tiff.Layout {
+	defer runtime.KeepAlive(br) // as every method: its cleanup would fail the reader
+	return br.state().Layout()
+}
 
 // RowBytes returns the bytes of a row of a band: Width × SamplesPerPixel
 // × the bytes of a sample (BitsPerSample / 8, and 1 for samples of fewer
 // than 8 bits).
-func (br *BandReader) RowBytes() int { return br.state().RowBytes() }
+func (br *BandReader) RowBytes() int {
+	defer runtime.KeepAlive(br)
+	return br.state().RowBytes()
+}
 
 // Next returns the next band: the rows from y on, as many as the band's
 // length holds (the band height, fewer for the last band). The band is
@@ -270,7 +276,10 @@ func (br *BandReader) Next() (y int, band []byte, err error) {
 
 // Err returns the reader's first error, or nil (after Close too, when
 // Close met none).
-func (br *BandReader) Err() error { return br.state().Err() }
+func (br *BandReader) Err() error {
+	defer runtime.KeepAlive(br)
+	return br.state().Err()
+}
 
 // Read reads the page's rows as one stream of bytes, band after band.
 func (br *BandReader) Read(p []byte) (int, error) {

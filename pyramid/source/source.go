@@ -246,8 +246,10 @@ type Image struct {
 	AcquisitionDate string
 	// Notes say how the mapping read what the file leaves unsaid, or says
 	// in terms OME has no place for: axes put along T, a plane order
-	// taken as XYZCT. Each is a sentence, for showing; the images of most
-	// files have none.
+	// taken as XYZCT, and what of its pages the output does not carry or
+	// writes otherwise than a viewer expects (an ICC profile, an
+	// Orientation not applied, white-is-zero values kept). Each is a
+	// sentence, for showing; the images of most files have none.
 	Notes []string
 	// mapsLost says why the typed annotations lack the image's map
 	// annotations (too many to copy); nil when they have them. It is said
