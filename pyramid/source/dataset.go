@@ -250,9 +250,6 @@ func (m *mapper) companion(doc *omeDoc) (*omeDoc, string, error) {
 	if !ok {
 		return nil, "", fmt.Errorf("%w: BinaryOnly MetadataFile %q names no file in the dataset's directory (a path through .. is not followed: open the metadata file itself)", ErrMetadata, bo.MetadataFile)
 	}
-	if _, err := datasetPath(m.opts.DatasetDir, name); err != nil {
-		return nil, "", err
-	}
 	text, err := readCompanion(m.opts.DatasetDir, name, "metadata file")
 	if errors.Is(err, errNoCompanion) {
 		// A master OME-TIFF (the specification's other kind of metadata
@@ -358,27 +355,6 @@ func (m *mapper) partOf(td omeTiffData, i int) (*part, error) {
 	return p, nil
 }
 
-// datasetPath returns the path of a file of the dataset, name in dir,
-// checking that it is in the directory or below once its links are
-// resolved: a link out of it, which an archive can hold, names no file of
-// the dataset (as a path through ".." does not), and is ErrMetadata. A
-// path that does not resolve is returned as it is: opening it says why.
-func datasetPath(dir, name string) (string, error) {
-	path := filepath.Join(dir, name)
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return path, nil
-	}
-	base, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return path, nil
-	}
-	if rel, err := filepath.Rel(base, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%w: the dataset's file %q is a link out of the dataset's directory (to %q)", ErrMetadata, name, real)
-	}
-	return path, nil
-}
-
 // missing reports whether the dataset's directory has no file of the
 // name (one that cannot be looked at is not missing: opening it says why).
 func (m *mapper) missing(name string) bool {
@@ -413,10 +389,7 @@ func (m *mapper) openPart(name string) (*part, error) {
 		m.failed[name] = err
 		return nil, err
 	}
-	path, err := datasetPath(m.opts.DatasetDir, name)
-	if err != nil {
-		return fail(err)
-	}
+	path := filepath.Join(m.opts.DatasetDir, name)
 	info, err := os.Stat(path)
 	if err == nil {
 		for _, p := range m.parts {

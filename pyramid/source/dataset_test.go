@@ -129,10 +129,11 @@ func TestDatasetMasterTIFF(t *testing.T) {
 	assert.ErrorContains(t, err, `the metadata file "plain.tif": not an OME-XML document`)
 }
 
-// TestDatasetLinkWithin: a file of the dataset that is a link to another
-// in its directory, or below, is read (only a link out of it is refused),
-// and so is a dataset in a directory reached through a link.
-func TestDatasetLinkWithin(t *testing.T) {
+// TestDatasetLinks: a file of the dataset that is a link is read, to a
+// file in its directory or out of it (a workflow's staged inputs, links
+// to files elsewhere, which Bio-Formats reads), as is a dataset in a
+// directory reached through a link.
+func TestDatasetLinks(t *testing.T) {
 	real := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "linked")
 	require.NoError(t, os.Symlink(real, dir))
@@ -143,6 +144,16 @@ func TestDatasetLinkWithin(t *testing.T) {
 	write("sub/stored.tif", omeDocument(`UUID="`+uuidB+`"`))
 	require.NoError(t, os.Symlink("sub/stored.tif", filepath.Join(real, "b.ome.tif")))
 	f, err := Open(filepath.Join(dir, "a.ome.tif"), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"im0" 8x8 Z1 C1 T1 XYZCT uint16 x1: 0:*`, `"im1" 8x8 Z1 C1 T1 XYZCT uint16 x1: -1:*`}, summary(f))
+	require.NoError(t, f.Close())
+
+	// Staged: every file a link to one of the dataset's, elsewhere.
+	staged := t.TempDir()
+	for _, name := range []string{"a.ome.tif", "b.ome.tif"} {
+		require.NoError(t, os.Symlink(filepath.Join(dir, name), filepath.Join(staged, name)))
+	}
+	f, err = Open(filepath.Join(staged, "a.ome.tif"), Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{`"im0" 8x8 Z1 C1 T1 XYZCT uint16 x1: 0:*`, `"im1" 8x8 Z1 C1 T1 XYZCT uint16 x1: -1:*`}, summary(f))
 	require.NoError(t, f.Close())
@@ -210,9 +221,9 @@ func TestDatasetRefused(t *testing.T) {
 			[]error{ErrMultiFile}, `names a file by its UUID alone, "urn:uuid:1\nforged" (no TiffData gives its FileName)`, 1},
 		{"the other file no OME-TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "a plain TIFF"},
 			[]error{ErrMetadata}, `names "b.ome.tif" with UUID ` + uuidB + `, but the file has no OME-XML`, 1},
-		// A link out of the directory, to a file of the right UUID.
-		{"a link out", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "link:" + omeDocument(`UUID="`+uuidB+`"`)},
-			[]error{ErrMetadata}, `the dataset's file "b.ome.tif" is a link out of the dataset's directory`, 1},
+		// A link out of the directory, to a file of the wrong UUID.
+		{"a link out", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "link:" + omeDocument(`UUID="`+uuidC+`"`)},
+			[]error{ErrMetadata}, `names "b.ome.tif" with UUID ` + uuidB + `, but the file's UUID is ` + uuidC, 1},
 		{"not a TIFF", doc(`UUID="`+uuidA+`"`, inB("b.ome.tif", uuidB)), map[string]string{"b.ome.tif": "companion:" + omeDocument(``)},
 			[]error{ErrUnsupported, tiff.ErrNotTIFF}, `the dataset's file "b.ome.tif"`, 1},
 		{"the companion missing", binaryOnly(uuidC), nil, []error{ErrMetadata, fs.ErrNotExist}, `the metadata file "set.companion.ome"`, -1},

@@ -18,8 +18,9 @@
 //     multi-file dataset is read whole from any of its TIFFs, or from its
 //     companion file: the TIFFs its TiffData elements name (by FileName,
 //     their UUIDs checked: a file without OME-XML is no part) are read
-//     from Options.DatasetDir or below, never through a link out of it,
-//     the companion a BinaryOnly element names too (File.Parts), a
+//     from Options.DatasetDir or below (links followed, as Bio-Formats
+//     follows them: a workflow's staged inputs), the companion a
+//     BinaryOnly element names too (File.Parts), a
 //     .companion.ome file or the master OME-TIFF whose first
 //     ImageDescription holds the document. A file whose root has no UUID
 //     and that names itself by a name now missing (it was renamed) is
