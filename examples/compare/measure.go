@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 )
 
 // A sample is what one run of a writer cost.
@@ -95,7 +97,7 @@ func measure(ctx context.Context, argv, env []string, out string, printsWrites b
 	if launcherWrites.missing != nil {
 		cmd = exec.CommandContext(ctx, prog, argv[1:]...)
 	}
-	killGroupOnCancel(cmd)
+	cli.KillGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -214,7 +216,7 @@ const straceCalls = "write,pwrite64,writev,lseek,ftruncate,fallocate"
 func traceCalls(ctx context.Context, argv, env []string, dir string) (map[string]int64, error) {
 	log := filepath.Join(dir, "strace.txt")
 	cmd := exec.CommandContext(ctx, "strace", append([]string{"-f", "-c", "-o", log, "-e", "trace=" + straceCalls}, argv...)...)
-	killGroupOnCancel(cmd)
+	cli.KillGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -242,12 +244,4 @@ func parseStrace(text []byte) map[string]int64 {
 		}
 	}
 	return counts
-}
-
-// killGroupOnCancel runs cmd in a process group of its own, which
-// cancelling its context kills: cmd and every process it started, such as
-// the program strace traces, which outlives a killed strace otherwise.
-func killGroupOnCancel(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ometiff-go/ometiff/examples/internal/cli"
 	"github.com/ometiff-go/ometiff/internal/synth"
 	"github.com/ometiff-go/ometiff/tiff"
 )
@@ -62,7 +63,7 @@ func slide(ctx context.Context, dir string, seed uint64, width, height int) (str
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, self, strconv.Itoa(width), strconv.Itoa(height), raw)
-	killGroupOnCancel(cmd)
+	cli.KillGroupOnCancel(cmd)
 	cmd.Env = append(os.Environ(), generateEnv+"="+strconv.FormatUint(seed, 10))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(raw)
@@ -75,7 +76,7 @@ func slide(ctx context.Context, dir string, seed uint64, width, height int) (str
 // it.
 func sh(ctx context.Context, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
-	killGroupOnCancel(cmd)
+	cli.KillGroupOnCancel(cmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
 	}

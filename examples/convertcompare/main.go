@@ -294,7 +294,7 @@ func compare(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if cfg.ometiff == "" {
 		cfg.ometiff = filepath.Join(cfg.dir, "ometiff")
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", cfg.ometiff, "./examples/ometiff")
-		killGroupOnCancel(cmd)
+		cli.KillGroupOnCancel(cmd)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -441,7 +441,7 @@ func measure(ctx context.Context, argv []string, out string, want shape) (sample
 	os.Remove(out)
 	defer os.Remove(out)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	killGroupOnCancel(cmd)
+	cli.KillGroupOnCancel(cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -460,14 +460,6 @@ func measure(ctx context.Context, argv []string, out string, want shape) (sample
 		return s, fmt.Errorf("wrong output: %w", err)
 	}
 	return s, nil
-}
-
-// killGroupOnCancel runs cmd in a process group of its own, which
-// cancelling its context kills: cmd and every process it started (as
-// compare's does).
-func killGroupOnCancel(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 
 // A shape is what an output must be: its level 0's size, its samples per

@@ -433,17 +433,18 @@ func svsPlaneLevels(pages []*tiff.Page, kinds []string, p int) []*tiff.Page {
 // maps besides its size, date and magnification (see svs): the channels'
 // wavelengths and dye, and the planes' positions.
 func (a aperio) describeScan(s *pyramid.ImageSpec, stack []svsPlane) {
-	var ch pyramid.Channel
-	if v, ok := a.field("Emission Wavelength"); ok {
-		if nm, ok := positiveDecimal(v); ok {
-			ch.EmissionWavelength = pyramid.Quantity{Value: nm, Unit: "nm"}
+	// quantity is the field key as a quantity of unit, if read: none
+	// (zero) for a field missing, or one parse does not read.
+	quantity := func(key, unit string, parse func(string) (float64, bool)) pyramid.Quantity {
+		if v, ok := a.field(key); ok {
+			if f, ok := parse(v); ok {
+				return pyramid.Quantity{Value: f, Unit: unit}
+			}
 		}
+		return pyramid.Quantity{}
 	}
-	if v, ok := a.field("Excitation Wavelength"); ok {
-		if nm, ok := positiveDecimal(v); ok {
-			ch.ExcitationWavelength = pyramid.Quantity{Value: nm, Unit: "nm"}
-		}
-	}
+	ch := pyramid.Channel{EmissionWavelength: quantity("Emission Wavelength", "nm", positiveDecimal),
+		ExcitationWavelength: quantity("Excitation Wavelength", "nm", positiveDecimal)}
 	if v, ok := a.field("Dye"); ok && s.SizeC == 1 {
 		ch.Name = v
 	}
@@ -456,17 +457,7 @@ func (a aperio) describeScan(s *pyramid.ImageSpec, stack []svsPlane) {
 			}
 		}
 	}
-	var at pyramid.Plane
-	if v, ok := a.field("Left"); ok {
-		if mm, ok := decimal(v); ok {
-			at.PositionX = pyramid.Quantity{Value: mm, Unit: "mm"}
-		}
-	}
-	if v, ok := a.field("Top"); ok {
-		if mm, ok := decimal(v); ok {
-			at.PositionY = pyramid.Quantity{Value: mm, Unit: "mm"}
-		}
-	}
+	at := pyramid.Plane{PositionX: quantity("Left", "mm", decimal), PositionY: quantity("Top", "mm", decimal)}
 	if at == (pyramid.Plane{}) && len(stack) < 2 {
 		return
 	}
