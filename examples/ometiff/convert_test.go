@@ -99,7 +99,7 @@ var webpImage = []byte("\x52\x49\x46\x46\x34\x00\x00\x00\x57\x45\x42\x50\x56\x50
 	"\x1d\xd8\xf9\x8b\xfd\x08\x83\x32\x16\x31\x01\x00\x2b\x3d\x00\x00")
 
 // encoded returns img in a file format.
-func encoded(t *testing.T, img image.Image, encode func(io.Writer, image.Image) error) []byte {
+func encoded(t testing.TB, img image.Image, encode func(io.Writer, image.Image) error) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, encode(&buf, img))

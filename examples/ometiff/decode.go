@@ -13,6 +13,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,7 +164,9 @@ func minImageSize(r io.Reader, format string) (need int64, what string) {
 		}
 		height = max(height, -height) // negative: stored top down
 		rowBytes := (width*bpp + 31) / 32 * 4
-		return offset + mul(rowBytes, height), fmt.Sprintf("its header and %d rows of %d bytes (%d bits a pixel, padded to 4 bytes)", height, rowBytes, bpp)
+		// Saturating: the offset and the rows of a forged header could
+		// pass int64 together, which would read as a small bound.
+		return min(offset, math.MaxInt64-mul(rowBytes, height)) + mul(rowBytes, height), fmt.Sprintf("its header and %d rows of %d bytes (%d bits a pixel, padded to 4 bytes)", height, rowBytes, bpp)
 	case "gif":
 		frame, _, ok := gifFirstFrame(r)
 		if !ok {

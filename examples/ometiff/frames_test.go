@@ -250,8 +250,9 @@ func TestJPEGFrameSegments(t *testing.T) {
 	assert.Zero(t, exifOrientation([]byte("MM\x00\x2a\x00\x00\x00\x08\x00\x05")), "entries past the end")
 }
 
-// FuzzImageHeaders reads arbitrary bytes as a GIF's blocks and a JPEG's
-// segments: neither panics, a GIF's count is at most one frame for each
+// FuzzImageHeaders reads arbitrary bytes as a GIF's blocks, a JPEG's
+// segments, a PNG's chunks before its image data and a BMP's header: none
+// panics, a PNG's text is text the OME-XML holds, a GIF's count is at most one frame for each
 // 10 bytes after its header (an image's descriptor, code size and
 // terminator), and a JPEG's pictures at most one for each 16 bytes of
 // its multi-picture index.
@@ -262,7 +263,24 @@ func FuzzImageHeaders(f *testing.F) {
 	f.Add(withSegment(withSegment(jpg.Bytes(), 0xe2, mpf(0x030000, 0x020001)), 0xe1, exif("II", 6)))
 	f.Add(webpImage)
 	f.Add([]byte("RIFF\x30\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x02\x00\x00\x00\x05\x00\x00\x03\x00\x00ANIM"))
+	png := encoded(f, grayImage(4, 3), encodePNG)
+	f.Add(withChunks(png, pngtest.Chunk("tEXt", []byte("Title\x00caf\xe9")), pngtest.Chunk("iTXt", []byte("Author\x00\x01\x00en\x00A\x00x\x9c")),
+		pngtest.Chunk("iCCP", []byte("sRGB\x00\x00"))))
+	f.Add(encoded(f, grayImage(5, 2), encodeBMP))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A PNG's text is what the OME-XML holds, a non-empty key each,
+		// and no more than its chunks' bytes.
+		meta := readPNGMeta(bytes.NewReader(data))
+		for _, kv := range meta.text {
+			if kv.Key == "" || pyramid.XMLText(kv.Key) != kv.Key || pyramid.XMLText(kv.Value) != kv.Value || len(kv.Value) > 4*maxPNGText {
+				t.Fatalf("annotation %q = %d bytes", kv.Key, len(kv.Value))
+			}
+		}
+		for _, format := range []string{"bmp", "gif", "png"} {
+			if need, _ := minImageSize(bytes.NewReader(data), format); need < 0 {
+				t.Fatalf("%s: %d bytes at least", format, need)
+			}
+		}
 		if n, _ := gifFrames(bytes.NewReader(data)); n < 0 || n > max(0, len(data)-13)/10 {
 			t.Fatalf("%d frames in %d bytes", n, len(data))
 		}
