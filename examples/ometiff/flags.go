@@ -131,7 +131,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		"memory `size` planned for the image: decoded whole, or the writer's bands\n"+
 			"while rows stream; a larger input is refused (e.g. 512MiB, 4GiB; 0 is no limit). A TIFF\n"+
 			"band or block past 256MiB (a whole scan in one strip) is read only with a size above it,\n"+
-			"or 0 (then up to a thousand times the file's size)")
+			"or 0 (then up to a thousand times the file's size). It bounds the image's plan, not\n"+
+			"the process, which holds the program and garbage besides: leave a container room above it")
 	fs.IntVar(&cfg.limits.maxDecodeRatio, "max-decode-ratio", source.DefaultMaxDecodeRatio,
 		"refuse a TIFF whose blocks share their data or store none (sparse) when it decodes\n"+
 			"to more than `ratio` times its size (and 256MiB): a decompression bomb. 0 is no limit,\n"+
