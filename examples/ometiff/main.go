@@ -43,7 +43,7 @@
 // BIF its level=0 page and its label and thumbnail; an SCN each image its
 // XML describes; a QPTIFF its channels along C (named, coloured, their
 // exposures), its thumbnail, overview (macro) and label; a Philips TIFF its
-// pixel size, label and macro; a plain TIFF its pages of one shape as
+// pixel size, objective, barcode, label and macro; a plain TIFF its pages of one shape as
 // planes along T, and pages of other shapes as further images. 1-, 2- and
 // 4-bit pages (bilevel images, GDAL's masks) are
 // read as uint8, their values as stored (tifffile reads them so); a

@@ -105,7 +105,10 @@
 //     Artist, HostComputer, DocumentName, Copyright, and a DateTime not
 //     read as the acquisition date); PageName names the image. A Philips
 //     slide (its description a DPUfsImport XML) has the pixel size of its
-//     first DICOM_PIXEL_SPACING; its pages described "Label..." and
+//     first DICOM_PIXEL_SPACING, the objective's magnification of
+//     DICOM_DERIVATION_DESCRIPTION's levels, and its base64
+//     PIM_DP_UFS_BARCODE as a "Barcode" annotation, as OpenSlide maps
+//     them; its pages described "Label..." and
 //     "Macro...", or failing those the base64 JPEGs of its XML's
 //     LABELIMAGE and MACROIMAGE (read from a TIFF made in memory, whose
 //     page is none of the file's), are images named "label" and "macro",

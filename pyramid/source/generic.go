@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -735,6 +736,7 @@ func genericImage(pages []*tiff.Page, l pageLayout, levels map[*tiff.Page][]*tif
 	if x, y, ok := philipsSpacing(first.Description()); ok {
 		spec.PhysicalSizeX, spec.PhysicalSizeY = x, y
 		spec.PhysicalSizeXUnit, spec.PhysicalSizeYUnit = "µm", "µm"
+		philipsDescribe(&spec, first.Description())
 	}
 	// A Philips slide's label and macro pages are described so, as
 	// OpenSlide names them.
@@ -760,16 +762,11 @@ func philipsSpacing(d string) (x, y float64, ok bool) {
 	if !isPhilips(d) {
 		return 0, 0, false
 	}
-	_, after, found := strings.Cut(d, `Name="DICOM_PIXEL_SPACING"`)
+	value, found := philipsAttribute(d, "DICOM_PIXEL_SPACING")
 	if !found {
 		return 0, 0, false
 	}
-	_, after, found = strings.Cut(after, ">")
-	value, _, closed := strings.Cut(after, "<")
-	if !found || !closed {
-		return 0, 0, false
-	}
-	fields := strings.Fields(strings.ReplaceAll(strings.ReplaceAll(value, "&quot;", " "), `"`, " "))
+	fields := strings.Fields(strings.ReplaceAll(value, `"`, " "))
 	if len(fields) != 2 {
 		return 0, 0, false
 	}
@@ -777,6 +774,55 @@ func philipsSpacing(d string) (x, y float64, ok bool) {
 	cols, err2 := strconv.ParseFloat(fields[1], 64)
 	x, y = positive(cols*1000), positive(rows*1000)
 	return x, y, err1 == nil && err2 == nil && x > 0 && y > 0
+}
+
+// philipsAttribute returns the text of the first Attribute element named
+// name in a Philips slide's description, its entities replaced, as
+// OpenSlide reads the attributes it maps.
+func philipsAttribute(d, name string) (string, bool) {
+	_, after, found := strings.Cut(d, `Name="`+name+`"`)
+	if !found {
+		return "", false
+	}
+	_, after, found = strings.Cut(after, ">")
+	value, _, closed := strings.Cut(after, "<")
+	if !found || !closed {
+		return "", false
+	}
+	return xmlEntities.Replace(value), true
+}
+
+// xmlEntities replaces XML's predefined entities.
+var xmlEntities = strings.NewReplacer("&quot;", `"`, "&apos;", "'", "&lt;", "<", "&gt;", ">", "&amp;", "&")
+
+// philipsDescribe maps what OpenSlide maps of a Philips slide's
+// description besides its pixel size: the objective's magnification, the
+// first entry of DICOM_DERIVATION_DESCRIPTION's "levels=" when at most
+// 200 (a larger one is no magnification), and the barcode,
+// PIM_DP_UFS_BARCODE in base64, as an annotation.
+func philipsDescribe(s *pyramid.ImageSpec, d string) {
+	if v, ok := philipsAttribute(d, "DICOM_DERIVATION_DESCRIPTION"); ok {
+		for item := range strings.SplitSeq(v, "-") {
+			key, value, _ := strings.Cut(item, "=")
+			if key == "sourceFilename" { // a quoted value, whose dashes split it
+				break
+			}
+			if key == "levels" {
+				first, _, _ := strings.Cut(value, ",")
+				if mag, err := strconv.ParseUint(first, 10, 32); err == nil && mag > 0 && mag <= 200 {
+					s.Instrument = objective(float64(mag))
+				}
+				break
+			}
+		}
+	}
+	if v, ok := philipsAttribute(d, "PIM_DP_UFS_BARCODE"); ok {
+		if b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v)); err == nil {
+			if text := strings.TrimSpace(pyramid.XMLText(string(b))); text != "" {
+				s.Annotations = append(s.Annotations, pyramid.KeyValue{Key: "Barcode", Value: text})
+			}
+		}
+	}
 }
 
 // resolution returns the size of a pixel in µm from XResolution,

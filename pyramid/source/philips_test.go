@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ometiff-go/ometiff/internal/ndpitest"
+	"github.com/ometiff-go/ometiff/pyramid"
 	"github.com/ometiff-go/ometiff/tiff"
 )
 
@@ -220,7 +221,9 @@ func TestPhilipsLabelPages(t *testing.T) {
 // seeded with one holding a label and a macro as base64 JPEG.
 func FuzzPhilipsDescription(f *testing.F) {
 	enc := base64.StdEncoding.EncodeToString
-	fuzzDescription(f, []string{philipsXML("LABELIMAGE", enc(philipsJPEG(f, 16, 8, false)), "MACROIMAGE", enc(philipsJPEG(f, 8, 8, true)))},
+	withProperties := strings.Replace(philipsXML(), `<DataObject ObjectType="DPUfsImport">`, `<DataObject ObjectType="DPUfsImport">`+
+		`<Attribute Name="DICOM_DERIVATION_DESCRIPTION">tiff-levels=40,10002-q80</Attribute><Attribute Name="PIM_DP_UFS_BARCODE">UzEyMw==</Attribute>`, 1)
+	fuzzDescription(f, []string{philipsXML("LABELIMAGE", enc(philipsJPEG(f, 16, 8, false)), "MACROIMAGE", enc(philipsJPEG(f, 8, 8, true))), withProperties},
 		gray(16, 16))
 }
 
@@ -249,5 +252,41 @@ func TestWithoutImageData(t *testing.T) {
 		if strings.HasSuffix(tc.in, ">") {
 			assert.NoError(t, xml.Unmarshal([]byte("<r>"+got+"</r>"), new(struct{})), tc.in)
 		}
+	}
+}
+
+// TestPhilipsProperties: what OpenSlide maps of a Philips slide's
+// description besides its pixel size: the objective's magnification from
+// DICOM_DERIVATION_DESCRIPTION's first "levels=" entry (one past 200 is
+// no magnification, and a sourceFilename before it ends the search), and
+// the base64 barcode, as an annotation.
+func TestPhilipsProperties(t *testing.T) {
+	attr := func(name, value string) string {
+		return `<Attribute Name="` + name + `" Group="0x0008" Element="0x2111" PMSVR="IString">` + value + `</Attribute>`
+	}
+	barcode := attr("PIM_DP_UFS_BARCODE", base64.StdEncoding.EncodeToString([]byte("S-1234\x1b")))
+	tests := []struct {
+		name, derivation string
+		mag              float64
+	}{
+		{"magnification", "tiff-useBigTIFF=1-useRgb=0-levels=40,10002,10000,10001-processing=0-q80-sourceFilename=&quot;T11-07929-I1-5&quot;", 40},
+		{"a level number", "tiff-useBigTIFF=1-levels=10003,10002-processing=0", 0},
+		{"levels after sourceFilename", "tiff-sourceFilename=&quot;a-levels=20&quot;-levels=20", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			xml := strings.Replace(philipsXML(), `<DataObject ObjectType="DPUfsImport">`,
+				`<DataObject ObjectType="DPUfsImport">`+attr("DICOM_DERIVATION_DESCRIPTION", tt.derivation)+barcode, 1)
+			f, _, err := mapPages(t, Options{}, gray(64, 48, description(xml), ascii(tiff.TagSoftware, "Philips DP v1.0")))
+			require.NoError(t, err)
+			s := f.Images[0].Spec
+			assert.Equal(t, [2]float64{0.25, 0.25}, [2]float64{s.PhysicalSizeX, s.PhysicalSizeY})
+			if tt.mag > 0 {
+				assert.Equal(t, &pyramid.Instrument{Objectives: []pyramid.Objective{{NominalMagnification: tt.mag}}}, s.Instrument)
+			} else {
+				assert.Nil(t, s.Instrument)
+			}
+			assert.Contains(t, s.Annotations, pyramid.KeyValue{Key: "Barcode", Value: "S-1234"})
+		})
 	}
 }
